@@ -1,0 +1,66 @@
+//! relaunch-bench: measured figures from TARGETS.md.
+//!
+//! Each benchmark prints `METRIC <name> <value> <unit>` lines plus a human
+//! table and writes `target/bench/<name>.json`. Run in release mode:
+//! `cargo run --release -p relaunch-bench -- <name>|all`.
+
+mod report;
+
+use std::process::ExitCode;
+
+/// A named benchmark.
+struct Bench {
+    name: &'static str,
+    about: &'static str,
+    run: fn(&mut report::Report) -> Result<(), String>,
+}
+
+/// Every benchmark, in the order `all` runs them.
+const BENCHES: &[Bench] = &[];
+
+fn main() -> ExitCode {
+    let wanted: Vec<String> = std::env::args().skip(1).collect();
+    if wanted.is_empty() || wanted.iter().any(|a| a == "-h" || a == "--help") {
+        eprintln!("usage: relaunch-bench <name>... | all");
+        for bench in BENCHES {
+            eprintln!("  {:<14} {}", bench.name, bench.about);
+        }
+        return ExitCode::from(2);
+    }
+    let selected: Vec<&Bench> = if wanted.iter().any(|a| a == "all") {
+        BENCHES.iter().collect()
+    } else {
+        let mut out = Vec::new();
+        for name in &wanted {
+            match BENCHES.iter().find(|b| b.name == name) {
+                Some(b) => out.push(b),
+                None => {
+                    eprintln!("relaunch-bench: unknown benchmark {name:?} (try --help)");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        out
+    };
+    let mut failed = false;
+    for bench in selected {
+        let mut report = report::Report::new(bench.name);
+        match (bench.run)(&mut report) {
+            Ok(()) => {
+                if let Err(e) = report.finish() {
+                    eprintln!("relaunch-bench: {}: cannot write report: {e}", bench.name);
+                    failed = true;
+                }
+            }
+            Err(e) => {
+                eprintln!("relaunch-bench: {} failed: {e}", bench.name);
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,6 @@
+//! AMDGPU HSA code objects: ELF container, metadata note, kernel descriptors
+//! and the PM4 acceptance verdict.
+
+pub mod descriptor;
+
+pub use descriptor::KernelDescriptor;

@@ -1,0 +1,180 @@
+//! GPU target names (`gfx1100`, `gfx1201:xnack-`) and the PM4 encoder family
+//! each belongs to. Anything outside RDNA1-4 is refused by name.
+
+use std::fmt;
+
+/// The PM4 encoder family a target belongs to (see `docs/pm4.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// RDNA1/RDNA2: gfx1010..gfx1036.
+    Gfx10,
+    /// RDNA3/RDNA3.5: gfx1100..gfx1103, gfx1150..gfx1153.
+    Gfx11,
+    /// RDNA4: gfx1200, gfx1201.
+    Gfx12,
+}
+
+impl Family {
+    /// Lower-case family name as used in messages and dumps.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Gfx10 => "gfx10",
+            Family::Gfx11 => "gfx11",
+            Family::Gfx12 => "gfx12",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A target feature setting as written after the processor name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FeatureSetting {
+    On,
+    Off,
+}
+
+/// A parsed target such as `gfx1100:xnack-` (the processor is kept as written).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GfxTarget {
+    processor: String,
+    features: Vec<(String, FeatureSetting)>,
+}
+
+/// Why a target string was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("target name {0:?} is not of the form gfxNNNN[:feature+|-]...")]
+    Malformed(String),
+    #[error(
+        "target {0} is not an RDNA GPU relaunch can encode PM4 for \
+         (supported: gfx1010-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, gfx1200-gfx1201)"
+    )]
+    Unsupported(String),
+}
+
+impl GfxTarget {
+    /// Parse `gfx1100`, `gfx1100:xnack-`, or a full target id such as
+    /// `amdgcn-amd-amdhsa--gfx1100:sramecc+` (the triple prefix is dropped).
+    pub fn parse(text: &str) -> Result<Self, TargetError> {
+        let id = text.rsplit("--").next().unwrap_or(text).trim();
+        let mut parts = id.split(':');
+        let processor = parts.next().unwrap_or_default();
+        let digits = processor.strip_prefix("gfx").unwrap_or("");
+        let well_formed = !digits.is_empty()
+            && digits.len() <= 5
+            && digits
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
+        if !well_formed {
+            return Err(TargetError::Malformed(text.to_string()));
+        }
+        let mut features = Vec::new();
+        for feature in parts {
+            let (name, setting) = if let Some(name) = feature.strip_suffix('+') {
+                (name, FeatureSetting::On)
+            } else if let Some(name) = feature.strip_suffix('-') {
+                (name, FeatureSetting::Off)
+            } else {
+                return Err(TargetError::Malformed(text.to_string()));
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(TargetError::Malformed(text.to_string()));
+            }
+            features.push((name.to_string(), setting));
+        }
+        Ok(GfxTarget {
+            processor: processor.to_string(),
+            features,
+        })
+    }
+
+    /// The processor name without features, e.g. `gfx1100`.
+    pub fn processor(&self) -> &str {
+        &self.processor
+    }
+
+    /// Feature settings in the order written.
+    pub fn features(&self) -> &[(String, FeatureSetting)] {
+        &self.features
+    }
+
+    /// The encoder family, or an error naming the unsupported target.
+    pub fn family(&self) -> Result<Family, TargetError> {
+        family_of(&self.processor).ok_or_else(|| TargetError::Unsupported(self.to_string()))
+    }
+}
+
+impl fmt::Display for GfxTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.processor)?;
+        for (name, setting) in &self.features {
+            let sign = match setting {
+                FeatureSetting::On => '+',
+                FeatureSetting::Off => '-',
+            };
+            write!(f, ":{name}{sign}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Family of a bare processor name; `None` for anything relaunch refuses.
+pub fn family_of(processor: &str) -> Option<Family> {
+    let number = processor.strip_prefix("gfx")?;
+    let value = u32::from_str_radix(number, 16).ok()?;
+    // Names are hex-ish (gfx90a); compare on the hex value of the digits.
+    match value {
+        0x1010..=0x1036 => Some(Family::Gfx10),
+        0x1100..=0x1103 | 0x1150..=0x1153 => Some(Family::Gfx11),
+        0x1200..=0x1201 => Some(Family::Gfx12),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_of_supported_targets() {
+        for (name, family) in [
+            ("gfx1010", Family::Gfx10),
+            ("gfx1030", Family::Gfx10),
+            ("gfx1036", Family::Gfx10),
+            ("gfx1100", Family::Gfx11),
+            ("gfx1151", Family::Gfx11),
+            ("gfx1200", Family::Gfx12),
+            ("gfx1201", Family::Gfx12),
+        ] {
+            assert_eq!(
+                GfxTarget::parse(name).unwrap().family(),
+                Ok(family),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_other_families_by_name() {
+        for name in ["gfx90a", "gfx942", "gfx1250", "gfx1037", "gfx1104"] {
+            let err = GfxTarget::parse(name).unwrap().family().unwrap_err();
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn parses_features_and_triples() {
+        let t = GfxTarget::parse("amdgcn-amd-amdhsa--gfx1030:sramecc-:xnack+").unwrap();
+        assert_eq!(t.processor(), "gfx1030");
+        assert_eq!(t.to_string(), "gfx1030:sramecc-:xnack+");
+        assert!(GfxTarget::parse("gfx").is_err());
+        assert!(GfxTarget::parse("gfx1100:xnack").is_err());
+        assert!(GfxTarget::parse("GFX1100").is_err());
+        assert!(GfxTarget::parse("sm_90").is_err());
+    }
+}

@@ -1,0 +1,70 @@
+//! Command-line parsing and dispatch. Each subcommand lives in its own module
+//! and returns an exit code; errors are printed once, here.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod inspect;
+mod pm4;
+
+#[derive(Parser)]
+#[command(
+    name = "relaunch",
+    version,
+    about = "Retained PM4 dispatch for AMD RDNA GPUs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the kernels in a code object with their PM4 verdicts.
+    Inspect(inspect::Args),
+    /// PM4 tools (dump a raw dword file).
+    Pm4(pm4::Args),
+}
+
+/// A failure to report: the message and the exit code to use.
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// Exit code 2: the input was malformed or refused.
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::Pm4(args) => pm4::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("relaunch: error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// Logging goes to stderr, filtered by `RELAUNCH_LOG` (default: warnings).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RELAUNCH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
