@@ -4,3 +4,6 @@
 pub mod descriptor;
 
 pub use descriptor::KernelDescriptor;
+pub mod verdict;
+
+pub use verdict::{Refusal, Verdict};

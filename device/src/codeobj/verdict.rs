@@ -1,0 +1,248 @@
+//! The PM4 acceptance verdict: can the direct PM4 path run this kernel with
+//! exactly the state the hardware would get from a full AQL dispatch? Every
+//! reason for refusal is collected, never only the first (PM4.md,
+//! "Acceptance for the direct PM4 path").
+
+use std::fmt;
+
+use super::descriptor::KernelDescriptor;
+use crate::target::Family;
+
+/// Largest LDS allocation one workgroup may use on RDNA1-4.
+pub const MAX_LDS_BYTES: u32 = 64 * 1024;
+
+/// Most user SGPRs COMPUTE_USER_DATA_0..15 can deliver.
+pub const MAX_USER_SGPRS: u32 = 16;
+
+/// One reason the direct PM4 path refuses a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The kernel needs scratch (private segment) memory.
+    Scratch { private_segment_fixed_size: u32 },
+    /// The kernel's stack size is only known at run time.
+    DynamicStack,
+    /// Needs the AQL dispatch packet pointer in SGPRs.
+    DispatchPtr,
+    /// Needs the AQL queue pointer in SGPRs.
+    QueuePtr,
+    /// Needs a dispatch id in SGPRs.
+    DispatchId,
+    /// Needs flat scratch initialisation.
+    FlatScratchInit,
+    /// Needs the private segment size in an SGPR.
+    PrivateSegmentSize,
+    /// Asks for a private segment buffer on a family that has none to give.
+    PrivateSegmentBufferOnGfx12,
+    /// Uses kernarg preloading (V5 field), which needs the AQL packet.
+    KernargPreload { preload: u16 },
+    /// RSRC2 asks for more user SGPRs than USER_DATA can hold.
+    TooManyUserSgprs { count: u32 },
+    /// RSRC2's user SGPR count differs from what the encoder will deliver.
+    UserSgprMismatch { rsrc2: u32, delivered: u32 },
+    /// Static LDS beyond what one workgroup may use.
+    LdsTooLarge { bytes: u32 },
+    /// The kernel's target is outside RDNA1-4.
+    UnsupportedTarget { target: String },
+    /// A hidden argument the library cannot fill honestly.
+    UnfillableHiddenArgument { value_kind: String, offset: u32 },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Scratch {
+                private_segment_fixed_size,
+            } => write!(
+                f,
+                "scratch (private_segment_fixed_size = {private_segment_fixed_size} bytes)"
+            ),
+            Refusal::DynamicStack => f.write_str("dynamic stack"),
+            Refusal::DispatchPtr => f.write_str("dispatch ptr"),
+            Refusal::QueuePtr => f.write_str("queue ptr"),
+            Refusal::DispatchId => f.write_str("dispatch id"),
+            Refusal::FlatScratchInit => f.write_str("flat scratch init"),
+            Refusal::PrivateSegmentSize => f.write_str("private segment size SGPR"),
+            Refusal::PrivateSegmentBufferOnGfx12 => {
+                f.write_str("private segment buffer SGPRs (not available on gfx12)")
+            }
+            Refusal::KernargPreload { preload } => {
+                write!(f, "kernarg preload (field 0x{preload:04x})")
+            }
+            Refusal::TooManyUserSgprs { count } => {
+                write!(f, "too many user SGPRs ({count} > {MAX_USER_SGPRS})")
+            }
+            Refusal::UserSgprMismatch { rsrc2, delivered } => write!(
+                f,
+                "user SGPR count mismatch (RSRC2 says {rsrc2}, PM4 delivers {delivered})"
+            ),
+            Refusal::LdsTooLarge { bytes } => {
+                write!(f, "LDS {bytes} bytes exceeds {MAX_LDS_BYTES}")
+            }
+            Refusal::UnsupportedTarget { target } => {
+                write!(f, "unsupported target family ({target})")
+            }
+            Refusal::UnfillableHiddenArgument { value_kind, offset } => {
+                write!(
+                    f,
+                    "unfillable hidden argument {value_kind} at offset {offset}"
+                )
+            }
+        }
+    }
+}
+
+/// The user SGPRs the PM4 encoder delivers for this descriptor, in order:
+/// four zero dwords for the private segment buffer (gfx10/11 only, when
+/// asked), then the kernarg pointer (two dwords, when asked).
+pub fn delivered_user_sgprs(kd: &KernelDescriptor, family: Family) -> u32 {
+    let mut count = 0;
+    if kd.wants_private_segment_buffer() && family != Family::Gfx12 {
+        count += 4;
+    }
+    if kd.wants_kernarg_segment_ptr() {
+        count += 2;
+    }
+    count
+}
+
+/// Every refusal that follows from the descriptor alone on `family`.
+/// Metadata-level refusals (hidden arguments, target) are added by the
+/// code-object reader.
+pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    if kd.private_segment_fixed_size != 0 || kd.scratch_enabled() {
+        out.push(Refusal::Scratch {
+            private_segment_fixed_size: kd.private_segment_fixed_size,
+        });
+    }
+    if kd.uses_dynamic_stack() {
+        out.push(Refusal::DynamicStack);
+    }
+    if kd.wants_dispatch_ptr() {
+        out.push(Refusal::DispatchPtr);
+    }
+    if kd.wants_queue_ptr() {
+        out.push(Refusal::QueuePtr);
+    }
+    if kd.wants_dispatch_id() {
+        out.push(Refusal::DispatchId);
+    }
+    if kd.wants_flat_scratch_init() {
+        out.push(Refusal::FlatScratchInit);
+    }
+    if kd.wants_private_segment_size() {
+        out.push(Refusal::PrivateSegmentSize);
+    }
+    if kd.wants_private_segment_buffer() && family == Family::Gfx12 {
+        out.push(Refusal::PrivateSegmentBufferOnGfx12);
+    }
+    if kd.kernarg_preload != 0 {
+        out.push(Refusal::KernargPreload {
+            preload: kd.kernarg_preload,
+        });
+    }
+    let count = kd.user_sgpr_count();
+    if count > MAX_USER_SGPRS {
+        out.push(Refusal::TooManyUserSgprs { count });
+    } else {
+        let delivered = delivered_user_sgprs(kd, family);
+        if count != delivered {
+            out.push(Refusal::UserSgprMismatch {
+                rsrc2: count,
+                delivered,
+            });
+        }
+    }
+    if kd.group_segment_fixed_size > MAX_LDS_BYTES {
+        out.push(Refusal::LdsTooLarge {
+            bytes: kd.group_segment_fixed_size,
+        });
+    }
+    out
+}
+
+/// The verdict for one kernel: accepted when no refusal applies.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Verdict {
+    pub refusals: Vec<Refusal>,
+}
+
+impl Verdict {
+    pub fn accepted(&self) -> bool {
+        self.refusals.is_empty()
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.accepted() {
+            return f.write_str("accepted");
+        }
+        f.write_str("refused: ")?;
+        for (i, r) in self.refusals.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codeobj::descriptor::{properties as p, rsrc2};
+
+    fn kd(props: u16, user_sgprs: u32) -> KernelDescriptor {
+        KernelDescriptor {
+            group_segment_fixed_size: 0,
+            private_segment_fixed_size: 0,
+            kernarg_size: 8,
+            kernel_code_entry_byte_offset: 0,
+            compute_pgm_rsrc3: 0,
+            compute_pgm_rsrc1: 0,
+            compute_pgm_rsrc2: user_sgprs << rsrc2::USER_SGPR_SHIFT,
+            kernel_code_properties: props,
+            kernarg_preload: 0,
+        }
+    }
+
+    #[test]
+    fn kernarg_only_kernel_is_accepted_everywhere() {
+        let k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 2);
+        for fam in [Family::Gfx10, Family::Gfx11, Family::Gfx12] {
+            assert!(descriptor_refusals(&k, fam).is_empty());
+        }
+    }
+
+    #[test]
+    fn private_segment_buffer_counts_on_gfx10_11_only() {
+        let k = kd(p::PRIVATE_SEGMENT_BUFFER | p::KERNARG_SEGMENT_PTR, 6);
+        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
+        let refusals = descriptor_refusals(&k, Family::Gfx12);
+        assert!(refusals.contains(&Refusal::PrivateSegmentBufferOnGfx12));
+    }
+
+    #[test]
+    fn collects_every_reason() {
+        let mut k = kd(
+            p::DISPATCH_PTR | p::QUEUE_PTR | p::KERNARG_SEGMENT_PTR | p::FLAT_SCRATCH_INIT,
+            8,
+        );
+        k.private_segment_fixed_size = 16;
+        let v = Verdict {
+            refusals: descriptor_refusals(&k, Family::Gfx11),
+        };
+        let text = v.to_string();
+        for needle in [
+            "scratch",
+            "dispatch ptr",
+            "queue ptr",
+            "flat scratch init",
+            "mismatch",
+        ] {
+            assert!(text.contains(needle), "{text}");
+        }
+    }
+}
