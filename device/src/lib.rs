@@ -7,6 +7,8 @@
 //! simulated device: they all sit above it.
 
 pub mod codeobj;
+pub mod hsa;
+pub mod identity;
 pub mod target;
 
 pub use target::{Family, GfxTarget, TargetError};

@@ -1,0 +1,1 @@
+//! The HSA runtime over the function table in `relaunch-hsa-sys`.

@@ -1,0 +1,1 @@
+//! Device identity: sysfs enumeration, selectors, host manifest, deny list.

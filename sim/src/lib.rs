@@ -1,0 +1,1 @@
+//! relaunch-sim: the simulated RDNA device (see README.md).
