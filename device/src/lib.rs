@@ -1,9 +1,12 @@
 //! relaunch-device: everything about one machine's AMD GPUs.
 //!
-//! Owns: GPU target names and families, AMDGPU code objects (ELF, metadata,
-//! kernel descriptors, PM4 acceptance), and (later) the HSA runtime seam and
-//! device identity. Refuses: anything outside RDNA1-4, code objects it cannot
-//! read completely. Must not depend on the encoders, graph, scheduler or the
+//! Owns: GPU target names and families ([`target`]), AMDGPU code objects
+//! ([`codeobj`]: ELF, metadata, kernel descriptors, PM4 acceptance), the HSA
+//! runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
+//! over `relaunch-hsa-sys`'s function table) and device identity
+//! ([`identity`]: selectors, host manifest, deny list, sysfs).
+//! Refuses: anything outside RDNA1-4, code objects it cannot read completely,
+//! denied devices. Must not depend on the encoders, graph, scheduler or the
 //! simulated device: they all sit above it.
 
 pub mod codeobj;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod devices;
 mod inspect;
 mod pm4;
 
@@ -21,6 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// List this host's GPUs with their stable anchors and deny marks (read-only).
+    Devices(devices::Args),
     /// List the kernels in a code object with their PM4 verdicts.
     Inspect(inspect::Args),
     /// PM4 tools (dump a raw dword file).
@@ -47,6 +50,7 @@ pub fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Devices(args) => devices::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Pm4(args) => pm4::run(args),
     };

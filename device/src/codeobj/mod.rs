@@ -1,9 +1,29 @@
 //! AMDGPU HSA code objects: ELF container, metadata note, kernel descriptors
 //! and the PM4 acceptance verdict.
+//!
+//! Owns: reading code object V4/V5 ELF files and clang offload bundles into
+//! [`CodeObject`] / [`KernelInfo`], and deciding per kernel whether the
+//! direct PM4 path can run it ([`Verdict`]). Refuses: other ELF classes,
+//! machines, OS ABIs and code object versions, damaged or oversized tables,
+//! compressed bundles; each with its own [`CodeObjectError`] variant. Bad
+//! input never panics and never allocates more than a small multiple of its
+//! own size. Must not import the encoders, the simulated device or anything
+//! above this crate.
 
+pub mod args;
+pub mod bundle;
 pub mod descriptor;
-
-pub use descriptor::KernelDescriptor;
+pub mod elf;
+pub mod error;
+pub mod kernel;
+pub mod metadata;
+pub mod object;
 pub mod verdict;
 
+pub use args::{ArgFill, Axis, KernelArg, ValueKind};
+pub use descriptor::KernelDescriptor;
+pub use elf::{CodeObjectVersion, LoadSegment};
+pub use error::CodeObjectError;
+pub use kernel::KernelInfo;
+pub use object::CodeObject;
 pub use verdict::{Refusal, Verdict};

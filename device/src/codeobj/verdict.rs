@@ -5,8 +5,9 @@
 
 use std::fmt;
 
-use super::descriptor::KernelDescriptor;
-use crate::target::Family;
+use super::args::{ArgFill, KernelArg};
+use super::descriptor::{rsrc2, KernelDescriptor};
+use crate::target::{Family, GfxTarget};
 
 /// Largest LDS allocation one workgroup may use on RDNA1-4.
 pub const MAX_LDS_BYTES: u32 = 64 * 1024;
@@ -37,7 +38,9 @@ pub enum Refusal {
     KernargPreload { preload: u16 },
     /// RSRC2 asks for more user SGPRs than USER_DATA can hold.
     TooManyUserSgprs { count: u32 },
-    /// RSRC2's user SGPR count differs from what the encoder will deliver.
+    /// RSRC2's user SGPR count differs from what the enabled user SGPRs
+    /// take (`delivered`: their total, which is what the encoder delivers
+    /// when none of them is refused), beyond explained padding.
     UserSgprMismatch { rsrc2: u32, delivered: u32 },
     /// Static LDS beyond what one workgroup may use.
     LdsTooLarge { bytes: u32 },
@@ -45,6 +48,12 @@ pub enum Refusal {
     UnsupportedTarget { target: String },
     /// A hidden argument the library cannot fill honestly.
     UnfillableHiddenArgument { value_kind: String, offset: u32 },
+    /// The code entry is not 256-byte aligned, so COMPUTE_PGM_LO/HI
+    /// (entry >> 8) cannot address it.
+    MisalignedCodeEntry { offset: u64 },
+    /// An explicit argument of a kind that needs runtime objects (image,
+    /// sampler, pipe, queue) or that this reader does not know.
+    UnsupportedArgument { value_kind: String, offset: u32 },
 }
 
 impl fmt::Display for Refusal {
@@ -73,7 +82,7 @@ impl fmt::Display for Refusal {
             }
             Refusal::UserSgprMismatch { rsrc2, delivered } => write!(
                 f,
-                "user SGPR count mismatch (RSRC2 says {rsrc2}, PM4 delivers {delivered})"
+                "user SGPR count mismatch (RSRC2 says {rsrc2}, the enabled user SGPRs take {delivered})"
             ),
             Refusal::LdsTooLarge { bytes } => {
                 write!(f, "LDS {bytes} bytes exceeds {MAX_LDS_BYTES}")
@@ -86,6 +95,12 @@ impl fmt::Display for Refusal {
                     f,
                     "unfillable hidden argument {value_kind} at offset {offset}"
                 )
+            }
+            Refusal::MisalignedCodeEntry { offset } => {
+                write!(f, "code entry 0x{offset:x} is not 256-byte aligned")
+            }
+            Refusal::UnsupportedArgument { value_kind, offset } => {
+                write!(f, "unsupported argument kind {value_kind} at offset {offset}")
             }
         }
     }
@@ -103,6 +118,62 @@ pub fn delivered_user_sgprs(kd: &KernelDescriptor, family: Family) -> u32 {
         count += 2;
     }
     count
+}
+
+/// User SGPRs every enabled `kernel_code_properties` bit takes, refused
+/// or not (AMDGPUUsage, "Initial Kernel Execution State"): private segment
+/// buffer 4, dispatch ptr 2, queue ptr 2, kernarg ptr 2, dispatch id 2,
+/// flat scratch init 2, private segment size 1. Equals
+/// [`delivered_user_sgprs`] whenever no refused SGPR is asked for.
+pub fn enabled_user_sgprs(kd: &KernelDescriptor) -> u32 {
+    [
+        (kd.wants_private_segment_buffer(), 4),
+        (kd.wants_dispatch_ptr(), 2),
+        (kd.wants_queue_ptr(), 2),
+        (kd.wants_kernarg_segment_ptr(), 2),
+        (kd.wants_dispatch_id(), 2),
+        (kd.wants_flat_scratch_init(), 2),
+        (kd.wants_private_segment_size(), 1),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, n)| n)
+    .sum()
+}
+
+/// Workgroup system SGPRs RSRC2 enables (TGID_X/Y/Z, TG_SIZE). The
+/// scratch wave offset SGPR is left out on purpose: see [`user_sgpr_padding`].
+fn workgroup_sgpr_count(kd: &KernelDescriptor) -> u32 {
+    const TG_SIZE_EN: u32 = 1 << 10;
+    [
+        rsrc2::TGID_X_EN,
+        rsrc2::TGID_Y_EN,
+        rsrc2::TGID_Z_EN,
+        TG_SIZE_EN,
+    ]
+    .iter()
+    .filter(|&&bit| kd.compute_pgm_rsrc2 & bit != 0)
+    .count() as u32
+}
+
+/// User SGPRs RSRC2 declares beyond the enabled ones, carrying nothing.
+///
+/// gfx1100 and gfx1102 need at least 16 user + system SGPRs initialised
+/// (LLVM's "user SGPR init 16" hardware bug workaround), so clang raises the
+/// RSRC2 count until user + workgroup-id/info SGPRs = 16; the scratch wave
+/// offset is not counted, since the compiler pads before it knows whether
+/// the kernel uses scratch. The kernel never reads the extra SGPRs; the
+/// encoder writes zeros to their USER_DATA registers. Any other surplus is
+/// not explained and stays a mismatch (fail closed).
+pub fn user_sgpr_padding(kd: &KernelDescriptor) -> u32 {
+    let count = kd.user_sgpr_count();
+    let enabled = enabled_user_sgprs(kd);
+    let padded_to_16 = count + workgroup_sgpr_count(kd) == MAX_USER_SGPRS;
+    if count > enabled && padded_to_16 && kd.kernarg_preload == 0 {
+        count - enabled
+    } else {
+        0
+    }
 }
 
 /// Every refusal that follows from the descriptor alone on `family`.
@@ -145,11 +216,11 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal
     if count > MAX_USER_SGPRS {
         out.push(Refusal::TooManyUserSgprs { count });
     } else {
-        let delivered = delivered_user_sgprs(kd, family);
-        if count != delivered {
+        let enabled = enabled_user_sgprs(kd);
+        if count != enabled + user_sgpr_padding(kd) {
             out.push(Refusal::UserSgprMismatch {
                 rsrc2: count,
-                delivered,
+                delivered: enabled,
             });
         }
     }
@@ -159,6 +230,58 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal
         });
     }
     out
+}
+
+/// Refusals that follow from the metadata's argument list: hidden arguments
+/// the library cannot fill honestly and explicit arguments of kinds it cannot
+/// supply (see `args.rs` for which are which and why).
+pub fn argument_refusals(args: &[KernelArg]) -> Vec<Refusal> {
+    args.iter()
+        .filter(|a| a.fill() == ArgFill::Unfillable)
+        .map(|a| {
+            let value_kind = a.value_kind.to_string();
+            if a.value_kind.is_hidden() {
+                Refusal::UnfillableHiddenArgument {
+                    value_kind,
+                    offset: a.offset,
+                }
+            } else {
+                Refusal::UnsupportedArgument {
+                    value_kind,
+                    offset: a.offset,
+                }
+            }
+        })
+        .collect()
+}
+
+/// The whole verdict for a kernel built for `target`: descriptor refusals
+/// (family-dependent ones only when the family is supported), an
+/// unsupported-target refusal, and the argument refusals.
+pub fn kernel_verdict(kd: &KernelDescriptor, target: &GfxTarget, args: &[KernelArg]) -> Verdict {
+    let mut refusals = match target.family() {
+        Ok(family) => descriptor_refusals(kd, family),
+        Err(_) => {
+            // Without a family the SGPR layout is unknown: keep only the
+            // reasons that hold on any target.
+            let mut r = descriptor_refusals(kd, Family::Gfx11);
+            r.retain(|x| {
+                !matches!(
+                    x,
+                    Refusal::UserSgprMismatch { .. } | Refusal::PrivateSegmentBufferOnGfx12
+                )
+            });
+            r.insert(
+                0,
+                Refusal::UnsupportedTarget {
+                    target: target.to_string(),
+                },
+            );
+            r
+        }
+    };
+    refusals.extend(argument_refusals(args));
+    Verdict { refusals }
 }
 
 /// The verdict for one kernel: accepted when no refusal applies.
@@ -228,7 +351,7 @@ mod tests {
     fn collects_every_reason() {
         let mut k = kd(
             p::DISPATCH_PTR | p::QUEUE_PTR | p::KERNARG_SEGMENT_PTR | p::FLAT_SCRATCH_INIT,
-            8,
+            9, // the enabled SGPRs take 8
         );
         k.private_segment_fixed_size = 16;
         let v = Verdict {
@@ -244,5 +367,65 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{text}");
         }
+    }
+
+    #[test]
+    fn gfx1100_init16_padding_is_accepted_other_surplus_is_not() {
+        // counter.kd as clang-19 writes it for gfx1100: 15 user SGPRs
+        // (2 kernarg + 13 padding) + TGID_X = 16.
+        let mut k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 15);
+        k.compute_pgm_rsrc2 |= rsrc2::TGID_X_EN;
+        assert_eq!(user_sgpr_padding(&k), 13);
+        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
+        k.compute_pgm_rsrc2 &= !rsrc2::TGID_X_EN;
+        assert_eq!(user_sgpr_padding(&k), 0);
+        assert_eq!(
+            descriptor_refusals(&k, Family::Gfx11),
+            vec![Refusal::UserSgprMismatch {
+                rsrc2: 15,
+                delivered: 2
+            }]
+        );
+    }
+
+    #[test]
+    fn refused_sgprs_do_not_also_report_a_mismatch() {
+        let k = kd(
+            p::PRIVATE_SEGMENT_BUFFER | p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR,
+            8,
+        );
+        assert_eq!(
+            descriptor_refusals(&k, Family::Gfx10),
+            vec![Refusal::DispatchPtr]
+        );
+    }
+
+    #[test]
+    fn kernel_verdict_adds_target_and_argument_reasons() {
+        use crate::codeobj::args::{KernelArg, ValueKind};
+        let arg = |offset, kind: &str| KernelArg {
+            offset,
+            size: 8,
+            value_kind: ValueKind::parse(kind),
+            name: None,
+            type_name: None,
+            address_space: None,
+            pointee_align: None,
+        };
+        let args = [
+            arg(0, "global_buffer"),
+            arg(8, "image"),
+            arg(16, "hidden_block_count_x"),
+            arg(24, "hidden_hostcall_buffer"),
+        ];
+        let k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 2);
+        let v = kernel_verdict(&k, &GfxTarget::parse("gfx1100").unwrap(), &args);
+        assert_eq!(
+            v.to_string(),
+            "refused: unsupported argument kind image at offset 8, \
+             unfillable hidden argument hidden_hostcall_buffer at offset 24"
+        );
+        let v = kernel_verdict(&k, &GfxTarget::parse("gfx90a").unwrap(), &args[..1]);
+        assert_eq!(v.to_string(), "refused: unsupported target family (gfx90a)");
     }
 }

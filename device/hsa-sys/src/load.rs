@@ -1,0 +1,162 @@
+//! Finding and opening the HSA runtime library, and keeping it loaded for as
+//! long as its function table is in use.
+
+use std::path::{Path, PathBuf};
+
+use libloading::Library;
+
+use crate::api::HsaApi;
+
+/// Environment variable naming the HSA runtime library to load.
+pub const HSA_LIB_ENV: &str = "RELAUNCH_HSA_LIB";
+
+/// Library names tried, in order, when neither a path nor `RELAUNCH_HSA_LIB`
+/// is given.
+pub const DEFAULT_CANDIDATES: &[&str] = &[
+    "libhsa-runtime64.so.1",
+    "libhsa-runtime64.so",
+    "/opt/rocm/lib/libhsa-runtime64.so.1",
+    "/opt/rocm/lib/libhsa-runtime64.so",
+];
+
+/// Why the runtime library could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// An explicitly named library (argument or `RELAUNCH_HSA_LIB`) failed to open.
+    Open {
+        path: PathBuf,
+        from_env: bool,
+        reason: String,
+    },
+    /// None of the default names could be opened.
+    NotFound { tried: Vec<(String, String)> },
+    /// The library opened but lacks an entry point relaunch needs.
+    MissingSymbol {
+        symbol: &'static str,
+        library: String,
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Open {
+                path,
+                from_env,
+                reason,
+            } => {
+                let origin = if *from_env {
+                    format!(" (from {HSA_LIB_ENV})")
+                } else {
+                    String::new()
+                };
+                write!(
+                    f,
+                    "cannot open HSA runtime library {}{origin}: {reason}; \
+                     point {HSA_LIB_ENV} at libhsa-runtime64.so.1 or unset it",
+                    path.display()
+                )
+            }
+            LoadError::NotFound { tried } => {
+                write!(f, "no HSA runtime library found (tried ")?;
+                for (i, (name, reason)) in tried.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(f, "{sep}{name}: {reason}")?;
+                }
+                write!(f, "); install ROCm's libhsa-runtime64 or set {HSA_LIB_ENV}")
+            }
+            LoadError::MissingSymbol {
+                symbol,
+                library,
+                reason,
+            } => write!(
+                f,
+                "missing symbol {symbol} in {library}: {reason}; \
+                 this is not an HSA runtime (or too old a one)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// A function table together with whatever keeps its functions alive.
+///
+/// Dropping it unloads the library, so every object created through
+/// `api` must be gone first; holders keep it in an `Arc` for that reason.
+#[derive(Debug)]
+pub struct LoadedHsa {
+    /// The entry points.
+    pub api: HsaApi,
+    /// Where the table came from (library path or a description).
+    pub origin: String,
+    // Declared after `api` so the table is dropped before the library.
+    _library: Option<Library>,
+}
+
+impl LoadedHsa {
+    /// Wraps a table whose functions live in this process (the simulated
+    /// device): nothing to unload.
+    pub fn from_table(api: HsaApi, origin: impl Into<String>) -> Self {
+        Self {
+            api,
+            origin: origin.into(),
+            _library: None,
+        }
+    }
+
+    /// Loads the HSA runtime: from `path` if given, else from
+    /// `RELAUNCH_HSA_LIB` if set, else from [`DEFAULT_CANDIDATES`] in order.
+    pub fn load(path: Option<&Path>) -> Result<Self, LoadError> {
+        if let Some(path) = path {
+            return Self::load_path(path, false);
+        }
+        if let Some(env) = std::env::var_os(HSA_LIB_ENV).filter(|v| !v.is_empty()) {
+            return Self::load_path(Path::new(&env), true);
+        }
+        let mut tried = Vec::new();
+        for name in DEFAULT_CANDIDATES {
+            match open_library(Path::new(name)) {
+                Ok(lib) => return Self::with_library(lib, name),
+                Err(reason) => tried.push((name.to_string(), reason)),
+            }
+        }
+        Err(LoadError::NotFound { tried })
+    }
+
+    fn load_path(path: &Path, from_env: bool) -> Result<Self, LoadError> {
+        let lib = open_library(path).map_err(|reason| LoadError::Open {
+            path: path.to_path_buf(),
+            from_env,
+            reason,
+        })?;
+        Self::with_library(lib, &path.display().to_string())
+    }
+
+    fn with_library(lib: Library, name: &str) -> Result<Self, LoadError> {
+        // SAFETY: the symbols are looked up by their `hsa.h` names and typed
+        // with the header's signatures; the library is stored next to the
+        // table and outlives it (field order).
+        let api = unsafe { HsaApi::resolve(&lib, name) }?;
+        tracing::debug!(library = name, "loaded HSA runtime");
+        Ok(Self {
+            api,
+            origin: name.to_string(),
+            _library: Some(lib),
+        })
+    }
+}
+
+fn open_library(path: &Path) -> Result<Library, String> {
+    // SAFETY: loading a shared library runs its initialisers; we only load
+    // libraries the user or the ROCm install names as the HSA runtime.
+    unsafe { Library::new(path) }.map_err(|err| err.to_string())
+}
+
+impl HsaApi {
+    /// Same as [`LoadedHsa::load`].
+    pub fn load(path: Option<&Path>) -> Result<LoadedHsa, LoadError> {
+        LoadedHsa::load(path)
+    }
+}

@@ -1,0 +1,446 @@
+//! The ELF64 container of an AMDGPU HSA code object, read by hand with a
+//! bounds check on every access: header, loadable segments, sections,
+//! symbols and notes. Nothing here knows about kernels or metadata.
+
+use std::collections::HashMap;
+
+use super::error::CodeObjectError as E;
+
+pub const EM_AMDGPU: u16 = 224;
+pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+const PT_LOAD: u32 = 1;
+const PT_NOTE: u32 = 4;
+const SHT_SYMTAB: u32 = 2;
+const SHT_STRTAB: u32 = 3;
+const SHT_NOTE: u32 = 7;
+const SHT_NOBITS: u32 = 8;
+const SHT_DYNSYM: u32 = 11;
+const EHDR_BYTES: u64 = 64;
+const PHDR_BYTES: u64 = 56;
+const SHDR_BYTES: u64 = 64;
+const SYM_BYTES: u64 = 24;
+/// Largest loaded image accepted: code objects are kilobytes to a few
+/// megabytes, and a loader allocates this much, so a crafted memsz must not
+/// pass.
+pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
+/// More notes than any real code object has; stops a crafted note table early.
+const MAX_NOTES: usize = 1024;
+
+/// Code object versions relaunch reads (ELF `e_ident[EI_ABIVERSION]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CodeObjectVersion {
+    /// ABI version 2.
+    V4,
+    /// ABI version 3.
+    V5,
+}
+
+impl CodeObjectVersion {
+    fn from_abi_version(v: u8) -> Result<Self, E> {
+        match v {
+            2 => Ok(CodeObjectVersion::V4),
+            3 => Ok(CodeObjectVersion::V5),
+            other => Err(E::UnknownVersion(other)),
+        }
+    }
+
+    /// `4` or `5`.
+    pub fn number(self) -> u32 {
+        match self {
+            CodeObjectVersion::V4 => 4,
+            CodeObjectVersion::V5 => 5,
+        }
+    }
+}
+
+/// One PT_LOAD program header: what a loader copies where. Virtual addresses
+/// are offsets into the loaded image (code objects are linked at base 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LoadSegment {
+    pub vaddr: u64,
+    pub file_offset: u64,
+    pub filesz: u64,
+    pub memsz: u64,
+    /// PF_X = 1, PF_W = 2, PF_R = 4.
+    pub flags: u32,
+    pub align: u64,
+}
+
+impl LoadSegment {
+    /// True when `[vaddr, vaddr + size)` lies inside this segment's file bytes.
+    fn holds_file_bytes(&self, vaddr: u64, size: u64) -> bool {
+        let Some(end) = vaddr.checked_add(size) else {
+            return false;
+        };
+        vaddr >= self.vaddr && end <= self.vaddr.saturating_add(self.filesz)
+    }
+
+    /// True when `vaddr` lies inside the segment's memory image.
+    pub fn contains(&self, vaddr: u64) -> bool {
+        vaddr >= self.vaddr && vaddr < self.vaddr.saturating_add(self.memsz)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Section {
+    kind: u32,
+    offset: u64,
+    size: u64,
+    link: u32,
+    entsize: u64,
+}
+
+/// A note's type and payload, owner already matched by the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct Note<'a> {
+    pub owner: &'a [u8],
+    pub kind: u32,
+    pub desc: &'a [u8],
+    pub offset: u64,
+}
+
+/// A validated ELF64 AMDGPU HSA image borrowed from the file bytes.
+#[derive(Debug)]
+pub struct Elf<'a> {
+    bytes: &'a [u8],
+    pub version: CodeObjectVersion,
+    pub e_flags: u32,
+    pub segments: Vec<LoadSegment>,
+    sections: Vec<Section>,
+    note_ranges: Vec<(u64, u64)>,
+}
+
+fn len64(bytes: &[u8]) -> u64 {
+    bytes.len() as u64
+}
+
+/// `bytes[offset..offset + size]`, or an error naming `what`.
+fn range<'a>(bytes: &'a [u8], offset: u64, size: u64, what: &str) -> Result<&'a [u8], E> {
+    let out_of_bounds = || E::OutOfBounds {
+        what: what.to_string(),
+        offset,
+        size,
+        len: len64(bytes),
+    };
+    let end = offset.checked_add(size).ok_or_else(out_of_bounds)?;
+    if end > len64(bytes) {
+        return Err(out_of_bounds());
+    }
+    // Both bounds are <= bytes.len(), which fits in usize.
+    Ok(&bytes[offset as usize..end as usize])
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    b.get(o..o + 2)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u16::from_le_bytes)
+}
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    b.get(o..o + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    b.get(o..o + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// A NUL-terminated string inside `table`.
+fn cstr<'a>(table: &'a [u8], offset: u32, name: &'static str) -> Result<&'a str, E> {
+    let bad = || E::BadString {
+        table: name,
+        offset: u64::from(offset),
+    };
+    let tail = table.get(offset as usize..).ok_or_else(bad)?;
+    let end = tail.iter().position(|&c| c == 0).ok_or_else(bad)?;
+    std::str::from_utf8(&tail[..end]).map_err(|_| bad())
+}
+
+impl<'a> Elf<'a> {
+    /// Validate the header and read the program and section header tables.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, E> {
+        if bytes.is_empty() {
+            return Err(E::Empty);
+        }
+        if bytes.len() < 4 || bytes[..4] != *b"\x7fELF" {
+            return Err(E::NotElf {
+                found: bytes.iter().take(4).copied().collect(),
+            });
+        }
+        if len64(bytes) < EHDR_BYTES {
+            return Err(E::Truncated {
+                what: "ELF header",
+                offset: 0,
+                needed: EHDR_BYTES,
+                len: len64(bytes),
+            });
+        }
+        let h = &bytes[..EHDR_BYTES as usize];
+        if h[4] != 2 {
+            return Err(E::WrongClass(h[4]));
+        }
+        if h[5] != 1 {
+            return Err(E::WrongEndian(h[5]));
+        }
+        let machine = u16_at(h, 18);
+        if machine != EM_AMDGPU {
+            return Err(E::WrongMachine(machine));
+        }
+        if h[7] != ELFOSABI_AMDGPU_HSA {
+            return Err(E::WrongOsAbi(h[7]));
+        }
+        let version = CodeObjectVersion::from_abi_version(h[8])?;
+        let e_flags = u32_at(h, 48);
+        let phoff = u64_at(h, 32);
+        let shoff = u64_at(h, 40);
+        let phentsize = u64::from(u16_at(h, 54));
+        let phnum = u64::from(u16_at(h, 56));
+        let shentsize = u64::from(u16_at(h, 58));
+        let shnum = u64::from(u16_at(h, 60));
+        let shstrndx = u32::from(u16_at(h, 62));
+
+        let mut segments = Vec::new();
+        let mut note_ranges = Vec::new();
+        if phnum > 0 {
+            if phentsize != PHDR_BYTES {
+                return Err(E::BadEntrySize {
+                    what: "program header",
+                    found: phentsize,
+                    expected: PHDR_BYTES,
+                });
+            }
+            let table = range(bytes, phoff, phnum * PHDR_BYTES, "program header table")?;
+            for (index, ph) in table.chunks_exact(PHDR_BYTES as usize).enumerate() {
+                let kind = u32_at(ph, 0);
+                let (offset, filesz) = (u64_at(ph, 8), u64_at(ph, 32));
+                if kind == PT_LOAD || kind == PT_NOTE {
+                    range(bytes, offset, filesz, &format!("program header {index}"))?;
+                }
+                if kind == PT_NOTE {
+                    note_ranges.push((offset, filesz));
+                }
+                if kind == PT_LOAD {
+                    let (vaddr, memsz) = (u64_at(ph, 16), u64_at(ph, 40));
+                    if vaddr
+                        .checked_add(memsz)
+                        .is_none_or(|end| end > MAX_IMAGE_BYTES)
+                    {
+                        return Err(E::ImageTooLarge {
+                            index,
+                            vaddr,
+                            memsz,
+                            limit: MAX_IMAGE_BYTES,
+                        });
+                    }
+                    if filesz > memsz {
+                        return Err(E::SegmentSizes {
+                            index,
+                            filesz,
+                            memsz,
+                        });
+                    }
+                    segments.push(LoadSegment {
+                        vaddr,
+                        file_offset: offset,
+                        filesz,
+                        memsz,
+                        flags: u32_at(ph, 4),
+                        align: u64_at(ph, 48),
+                    });
+                }
+            }
+        }
+        check_segments_disjoint(&segments)?;
+
+        let mut sections = Vec::new();
+        if shnum > 0 {
+            if shentsize != SHDR_BYTES {
+                return Err(E::BadEntrySize {
+                    what: "section header",
+                    found: shentsize,
+                    expected: SHDR_BYTES,
+                });
+            }
+            let table = range(bytes, shoff, shnum * SHDR_BYTES, "section header table")?;
+            for (index, sh) in table.chunks_exact(SHDR_BYTES as usize).enumerate() {
+                let s = Section {
+                    kind: u32_at(sh, 4),
+                    offset: u64_at(sh, 24),
+                    size: u64_at(sh, 32),
+                    link: u32_at(sh, 40),
+                    entsize: u64_at(sh, 56),
+                };
+                if s.kind != SHT_NOBITS && index != 0 {
+                    range(bytes, s.offset, s.size, &format!("section {index}"))?;
+                }
+                sections.push(s);
+            }
+            if shstrndx as usize >= sections.len() || sections[shstrndx as usize].kind != SHT_STRTAB
+            {
+                return Err(E::BadStringTableIndex(shstrndx));
+            }
+            check_sections_disjoint(&sections)?;
+        }
+        if note_ranges.is_empty() {
+            note_ranges = sections
+                .iter()
+                .filter(|s| s.kind == SHT_NOTE)
+                .map(|s| (s.offset, s.size))
+                .collect();
+        }
+        Ok(Elf {
+            bytes,
+            version,
+            e_flags,
+            segments,
+            sections,
+            note_ranges,
+        })
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Every note in PT_NOTE segments (or SHT_NOTE sections when the file has
+    /// no PT_NOTE), in file order.
+    pub fn notes(&self) -> Result<Vec<Note<'a>>, E> {
+        let mut out = Vec::new();
+        for &(offset, size) in &self.note_ranges {
+            let mut data = range(self.bytes, offset, size, "note segment")?;
+            let mut at = offset;
+            while !data.is_empty() {
+                let bad = |reason| E::BadNote { offset: at, reason };
+                if data.len() < 12 {
+                    return Err(bad("header shorter than 12 bytes"));
+                }
+                let namesz = u64::from(u32_at(data, 0));
+                let descsz = u64::from(u32_at(data, 4));
+                let kind = u32_at(data, 8);
+                let name_end = 12 + namesz;
+                let desc_start = align4(name_end);
+                let desc_end = desc_start + descsz;
+                let next = align4(desc_end);
+                if desc_end > len64(data) {
+                    return Err(bad("name or description runs past the note area"));
+                }
+                let owner = &data[12..name_end as usize];
+                let owner = owner.strip_suffix(&[0]).unwrap_or(owner);
+                out.push(Note {
+                    owner,
+                    kind,
+                    desc: &data[desc_start as usize..desc_end as usize],
+                    offset: at,
+                });
+                if out.len() > MAX_NOTES {
+                    return Err(E::TooMany {
+                        what: "notes",
+                        count: out.len() as u64,
+                        limit: MAX_NOTES as u64,
+                    });
+                }
+                let step = next.min(len64(data));
+                data = &data[step as usize..];
+                at += step;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every defined symbol whose name ends in `.kd`, by name, with its value
+    /// (the descriptor's virtual address) and size. Reads `.symtab` and
+    /// `.dynsym`; the first definition of a name wins.
+    pub fn descriptor_symbols(&self) -> Result<HashMap<&'a str, (u64, u64)>, E> {
+        let mut found = HashMap::new();
+        let mut any_table = false;
+        for s in &self.sections {
+            if s.kind != SHT_SYMTAB && s.kind != SHT_DYNSYM {
+                continue;
+            }
+            any_table = true;
+            if s.entsize != SYM_BYTES {
+                return Err(E::BadEntrySize {
+                    what: "symbol",
+                    found: s.entsize,
+                    expected: SYM_BYTES,
+                });
+            }
+            let strings = self
+                .sections
+                .get(s.link as usize)
+                .filter(|t| t.kind == SHT_STRTAB)
+                .ok_or(E::BadSymbolStrings(s.link))?;
+            let strings = range(self.bytes, strings.offset, strings.size, "symbol strings")?;
+            let table = range(self.bytes, s.offset, s.size, "symbol table")?;
+            for sym in table.chunks_exact(SYM_BYTES as usize) {
+                let shndx = u16_at(sym, 6);
+                if shndx == 0 {
+                    continue; // undefined
+                }
+                let name = cstr(strings, u32_at(sym, 0), "symbol string table")?;
+                if name.ends_with(".kd") {
+                    found
+                        .entry(name)
+                        .or_insert((u64_at(sym, 8), u64_at(sym, 16)));
+                }
+            }
+        }
+        if !any_table {
+            return Err(E::NoSymbolTable);
+        }
+        Ok(found)
+    }
+
+    /// The file bytes at virtual address `vaddr`, `size` long, when they lie
+    /// inside one loadable segment's file image.
+    pub fn bytes_at_vaddr(&self, vaddr: u64, size: u64) -> Option<&'a [u8]> {
+        let seg = self
+            .segments
+            .iter()
+            .find(|s| s.holds_file_bytes(vaddr, size))?;
+        let offset = seg.file_offset.checked_add(vaddr - seg.vaddr)?;
+        range(self.bytes, offset, size, "segment bytes").ok()
+    }
+}
+
+fn align4(x: u64) -> u64 {
+    x.saturating_add(3) & !3
+}
+
+/// Loadable segments must not overlap in the memory image.
+fn check_segments_disjoint(segments: &[LoadSegment]) -> Result<(), E> {
+    let mut order: Vec<usize> = (0..segments.len()).collect();
+    order.sort_by_key(|&i| segments[i].vaddr);
+    for pair in order.windows(2) {
+        let (a, b) = (&segments[pair[0]], &segments[pair[1]]);
+        // Every segment ends below MAX_IMAGE_BYTES, so the sum cannot wrap.
+        if a.vaddr + a.memsz > b.vaddr && b.memsz > 0 && a.memsz > 0 {
+            return Err(E::Overlap {
+                first: format!("loadable segment {} (vaddr 0x{:x})", pair[0], a.vaddr),
+                second: format!("loadable segment {} (vaddr 0x{:x})", pair[1], b.vaddr),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Sections with file contents must not share bytes.
+fn check_sections_disjoint(sections: &[Section]) -> Result<(), E> {
+    let mut order: Vec<usize> = (1..sections.len())
+        .filter(|&i| sections[i].kind != SHT_NOBITS && sections[i].size > 0)
+        .collect();
+    order.sort_by_key(|&i| sections[i].offset);
+    for pair in order.windows(2) {
+        let (a, b) = (&sections[pair[0]], &sections[pair[1]]);
+        // In bounds was checked, so the sum cannot overflow.
+        if a.offset + a.size > b.offset {
+            return Err(E::Overlap {
+                first: format!("section {}", pair[0]),
+                second: format!("section {}", pair[1]),
+            });
+        }
+    }
+    Ok(())
+}

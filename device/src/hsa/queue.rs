@@ -1,0 +1,255 @@
+//! `AqlQueue`: one hardware AQL queue, created once and reused. Submission
+//! reserves a slot, writes the packet body, publishes the header word with
+//! release ordering, then rings the doorbell; waits watch the completion
+//! signal and the error the runtime reports through the queue callback.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use relaunch_hsa_sys as sys;
+
+use super::agent::AgentInfo;
+use super::packet::AqlPacket;
+use super::runtime::{Runtime, RuntimeInner};
+use super::signal::{Signal, WAIT_SLICE};
+use super::HsaError;
+
+/// First error status the runtime reported for a queue (0 = none).
+#[derive(Debug, Default)]
+struct ErrorSlot {
+    status: AtomicU32,
+}
+
+unsafe extern "C" fn on_queue_error(
+    status: sys::Status,
+    _source: *mut sys::Queue,
+    data: *mut c_void,
+) {
+    if data.is_null() {
+        return;
+    }
+    // SAFETY: `data` is the boxed ErrorSlot of the AqlQueue being reported on;
+    // it is freed only after hsa_queue_destroy returns, after which the
+    // runtime no longer calls back.
+    let slot = unsafe { &*data.cast::<ErrorSlot>() };
+    // Keep the first error: later ones are usually consequences.
+    let _ = slot
+        .status
+        .compare_exchange(0, status.max(1), Ordering::AcqRel, Ordering::Acquire);
+}
+
+/// An AQL queue on one GPU agent. Single producer: submitting needs `&mut`.
+#[derive(Debug)]
+pub struct AqlQueue {
+    inner: Arc<RuntimeInner>,
+    queue: NonNull<sys::Queue>,
+    // Boxed so its address stays fixed for the runtime's callback; dropped
+    // after the queue is destroyed (Drop runs before field drops).
+    error: Box<ErrorSlot>,
+    size: u32,
+    id: u64,
+}
+
+// SAFETY: the queue object may be used from any thread; AqlQueue has one
+// owner (the queue actor) and submission takes `&mut self`.
+unsafe impl Send for AqlQueue {}
+
+impl Runtime {
+    /// Creates an AQL queue of `size` packets (a power of two within the
+    /// agent's limits) on `gpu`.
+    pub fn create_queue(&self, gpu: &AgentInfo, size: u32) -> Result<AqlQueue, HsaError> {
+        let limits = gpu.limits.ok_or_else(|| HsaError::Invalid {
+            what: "queue agent",
+            problem: format!("{} is not a GPU (kernel) agent", gpu.name),
+        })?;
+        if !size.is_power_of_two() || size < limits.queue_min_size || size > limits.queue_max_size {
+            return Err(HsaError::Invalid {
+                what: "queue size",
+                problem: format!(
+                    "{size} packets; {} accepts powers of two from {} to {}",
+                    gpu.name, limits.queue_min_size, limits.queue_max_size
+                ),
+            });
+        }
+        let error = Box::new(ErrorSlot::default());
+        let mut queue: *mut sys::Queue = std::ptr::null_mut();
+        // SAFETY: GPU agent of this runtime; the callback does not unwind and
+        // its data (the boxed slot) outlives the queue; u32::MAX segment
+        // sizes mean "no hint".
+        let status = unsafe {
+            (self.inner.api().queue_create)(
+                gpu.handle,
+                size,
+                sys::HSA_QUEUE_TYPE_MULTI,
+                Some(on_queue_error),
+                (&*error as *const ErrorSlot).cast_mut().cast::<c_void>(),
+                u32::MAX,
+                u32::MAX,
+                &mut queue,
+            )
+        };
+        self.inner.check("hsa_queue_create", status)?;
+        let queue = NonNull::new(queue).ok_or_else(|| HsaError::Call {
+            call: "hsa_queue_create",
+            status,
+            message: "success with a null queue".to_string(),
+        })?;
+        // SAFETY: the runtime returned a live hsa_queue_t; we read its fields.
+        let (ring_size, id, base) = unsafe {
+            let q = queue.as_ref();
+            (q.size, q.id, q.base_address)
+        };
+        let made = AqlQueue {
+            inner: Arc::clone(&self.inner),
+            queue,
+            error,
+            size: ring_size,
+            id,
+        };
+        if base.is_null()
+            || (base as usize) % sys::AQL_PACKET_BYTES != 0
+            || !ring_size.is_power_of_two()
+        {
+            return Err(HsaError::Call {
+                call: "hsa_queue_create",
+                status,
+                message: format!("queue with an unusable ring (base {base:p}, size {ring_size})"),
+            });
+        }
+        tracing::debug!(queue = id, size = ring_size, agent = %gpu.name, "AQL queue created");
+        Ok(made)
+    }
+}
+
+impl AqlQueue {
+    /// The runtime's queue id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    /// Ring size in packets.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn raw(&self) -> *const sys::Queue {
+        self.queue.as_ptr()
+    }
+
+    /// The recorded queue error, if any, as an error mentioning `during`.
+    pub fn check_error(&self, during: &str) -> Result<(), HsaError> {
+        let status = self.error.status.load(Ordering::Acquire);
+        if status == 0 {
+            return Ok(());
+        }
+        Err(HsaError::QueueFault {
+            queue_id: self.id,
+            status,
+            message: self.inner.describe(status),
+            during: during.to_string(),
+        })
+    }
+
+    /// (read index, write index) as the packet processor sees them.
+    pub fn indices(&self) -> (u64, u64) {
+        // SAFETY: live queue of a live runtime.
+        unsafe {
+            (
+                (self.inner.api().queue_load_read_index_scacquire)(self.raw()),
+                (self.inner.api().queue_load_write_index_relaxed)(self.raw()),
+            )
+        }
+    }
+
+    /// Submits one packet and returns its packet id.
+    pub fn submit(&mut self, packet: &AqlPacket) -> Result<u64, HsaError> {
+        self.check_error("before submitting a packet")?;
+        let (read, write) = self.indices();
+        let in_flight = write.wrapping_sub(read);
+        if in_flight >= self.size as u64 {
+            return Err(HsaError::QueueFull {
+                queue_id: self.id,
+                in_flight,
+                size: self.size,
+            });
+        }
+        let words = packet.words();
+        // SAFETY: live queue; we are its only producer (`&mut self`), so the
+        // reserved id equals `write` and its slot was checked free above.
+        let id = unsafe { (self.inner.api().queue_add_write_index_scacq_screl)(self.raw(), 1) };
+        // SAFETY: base_address is the 64-byte-aligned ring of `size` packets
+        // (checked at creation); the slot index is reduced modulo size.
+        let slot = unsafe {
+            let base = self.queue.as_ref().base_address.cast::<u32>();
+            base.add((id & (self.size as u64 - 1)) as usize * 16)
+        };
+        // Body first: the packet processor may read the slot as soon as the
+        // header stops saying INVALID.
+        for (i, word) in words.iter().enumerate().skip(1) {
+            // SAFETY: `slot + i` for i < 16 is inside this packet's slot;
+            // volatile because another agent reads it.
+            unsafe { std::ptr::write_volatile(slot.add(i), *word) };
+        }
+        // SAFETY: the slot's first dword is 4-byte aligned and only accessed
+        // atomically by the packet processor; Release orders the body before it.
+        unsafe { AtomicU32::from_ptr(slot) }.store(words[0], Ordering::Release);
+        // SAFETY: live queue; ringing the doorbell with the packet id.
+        unsafe {
+            let doorbell = self.queue.as_ref().doorbell_signal;
+            (self.inner.api().signal_store_screlease)(doorbell, id as i64);
+        }
+        tracing::trace!(queue = self.id, packet = id, "AQL packet submitted");
+        Ok(id)
+    }
+
+    /// Waits until `signal` drops below `below` (a completion signal armed
+    /// at N reaches 0 after N packets), checking the queue's error state
+    /// between slices. A timeout names the signal, the value seen and the
+    /// queue's indices.
+    pub fn wait(&self, signal: &Signal, below: i64, timeout: Duration) -> Result<i64, HsaError> {
+        let start = Instant::now();
+        let what = || {
+            format!(
+                "completion signal {:#x} on queue {} to drop below {below}",
+                signal.handle().handle,
+                self.id
+            )
+        };
+        loop {
+            self.check_error(&format!("while waiting for {}", what()))?;
+            let remaining = timeout.saturating_sub(start.elapsed());
+            let seen = signal.wait_slice_below(below, remaining.min(WAIT_SLICE));
+            if seen < below {
+                // A fault may have completed the signal with an error: report it.
+                self.check_error(&format!("while waiting for {}", what()))?;
+                return Ok(seen);
+            }
+            if start.elapsed() >= timeout {
+                let (read, write) = self.indices();
+                return Err(HsaError::Timeout {
+                    what: what(),
+                    waited: start.elapsed(),
+                    seen,
+                    state: format!("queue read index {read}, write index {write}"),
+                });
+            }
+        }
+    }
+}
+
+impl Drop for AqlQueue {
+    fn drop(&mut self) {
+        // SAFETY: we own this queue; the runtime is alive (we hold its Arc);
+        // the error slot is still allocated during this call.
+        let status = unsafe { (self.inner.api().queue_destroy)(self.queue.as_ptr()) };
+        if status != sys::HSA_STATUS_SUCCESS {
+            tracing::warn!(
+                queue = self.id,
+                "hsa_queue_destroy failed: {}",
+                self.inner.describe(status)
+            );
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! The host manifest (`devices.toml`): per-host aliases and a deny list.
+//!
+//! Format (the shape `INTEGRATION.md` shows; aliases sit directly in the host
+//! table, next to `deny`):
+//!
+//! ```toml
+//! [host.hipx]
+//! dev0 = "uuid:GPU-43390a851e296ee5"
+//! apu  = "bdf:0000:bf:00.0"
+//! deny = ["bdf:0000:bf:00.0"]  # Strix Halo APU: device reset takes the host down
+//! ```
+//!
+//! A deny entry's reason is either written inside the string after `#`
+//! (`"bdf:0000:bf:00.0 # reason"`, wins when present) or as the TOML comment
+//! at the end of the entry's line (every entry on that line shares it).
+//!
+//! Discovery order, each file applied over the previous: `/etc/relaunch/devices.toml`,
+//! `$XDG_CONFIG_HOME/relaunch/devices.toml` (else `~/.config/relaunch/devices.toml`),
+//! then every `.relaunch/devices.toml` from the filesystem root down to the
+//! working directory, so the nearest file wins for an alias. Deny lists from
+//! all files accumulate; nothing can remove an earlier deny entry.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{IdentityError, Origin};
+use super::selector::{validate_alias_name, Selector};
+
+/// Largest manifest read; a hand-written host list is a few kilobytes.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
+/// Where to look for manifests. Tests set every field; `from_env` fills
+/// them the way the CLI and library do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManifestSources {
+    /// System-wide file, normally `/etc/relaunch/devices.toml`.
+    pub system: Option<PathBuf>,
+    /// Per-user file under the XDG config directory.
+    pub user: Option<PathBuf>,
+    /// Directory to walk up from looking for `.relaunch/devices.toml`.
+    pub walk_from: Option<PathBuf>,
+}
+
+impl ManifestSources {
+    pub fn from_env() -> Self {
+        let config_dir = match std::env::var_os("XDG_CONFIG_HOME") {
+            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+            _ => std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|home| PathBuf::from(home).join(".config")),
+        };
+        ManifestSources {
+            system: Some(PathBuf::from("/etc/relaunch/devices.toml")),
+            user: config_dir.map(|dir| dir.join("relaunch").join("devices.toml")),
+            walk_from: std::env::current_dir().ok(),
+        }
+    }
+
+    /// Candidate paths in application order (later files override aliases).
+    pub fn candidates(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self.system.iter().chain(&self.user).cloned().collect();
+        if let Some(start) = &self.walk_from {
+            let mut walked: Vec<PathBuf> = start
+                .ancestors()
+                .map(|dir| dir.join(".relaunch").join("devices.toml"))
+                .collect();
+            walked.reverse(); // farthest first, so the nearest is applied last
+            paths.extend(walked);
+        }
+        let mut unique = Vec::with_capacity(paths.len());
+        for path in paths {
+            if !unique.contains(&path) {
+                unique.push(path);
+            }
+        }
+        unique
+    }
+}
+
+/// `[host.NAME] alias = "selector"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasEntry {
+    pub name: String,
+    pub selector: Selector,
+    pub origin: Origin,
+}
+
+/// One `deny` entry with the reason quoted back when it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenyEntry {
+    pub selector: Selector,
+    /// The selector part as written.
+    pub text: String,
+    pub reason: Option<String>,
+    pub origin: Origin,
+}
+
+/// The active host's aliases and deny list, merged over all files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostManifest {
+    host: String,
+    aliases: BTreeMap<String, AliasEntry>,
+    deny: Vec<DenyEntry>,
+    files: Vec<PathBuf>,
+}
+
+impl HostManifest {
+    /// No files: no aliases, nothing denied.
+    pub fn empty(host: impl Into<String>) -> Self {
+        HostManifest {
+            host: host.into(),
+            aliases: BTreeMap::new(),
+            deny: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Read every existing candidate file in order. A file that exists but
+    /// cannot be read is an error: a deny list must not be skipped silently.
+    pub fn load(sources: &ManifestSources, host: &str) -> Result<Self, IdentityError> {
+        let mut manifest = HostManifest::empty(host);
+        for path in sources.candidates() {
+            if let Some(text) = read_manifest(&path)? {
+                manifest.merge_text(&path, &text)?;
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// Apply one file's text (named `path` in messages) over this manifest.
+    pub fn merge_text(&mut self, path: &Path, text: &str) -> Result<(), IdentityError> {
+        let file: ManifestFile = toml::from_str(text).map_err(|e| IdentityError::Manifest {
+            origin: origin_at(path, text, e.span().map_or(0, |s| s.start)),
+            message: e.message().trim().to_string(),
+        })?;
+        for (host, section) in file.host {
+            let parsed = parse_section(path, text, section)?;
+            if host != self.host {
+                continue; // still validated above: a typo fails on every host
+            }
+            for alias in parsed.aliases {
+                if let Some(old) = self.aliases.get(&alias.name) {
+                    tracing::debug!(alias = %alias.name, old = %old.origin, new = %alias.origin, "alias overridden");
+                }
+                self.aliases.insert(alias.name.clone(), alias);
+            }
+            self.deny.extend(parsed.deny);
+        }
+        self.files.push(path.to_path_buf());
+        Ok(())
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn alias(&self, name: &str) -> Option<&AliasEntry> {
+        self.aliases.get(name)
+    }
+
+    pub fn aliases(&self) -> impl Iterator<Item = &AliasEntry> {
+        self.aliases.values()
+    }
+
+    pub fn deny_entries(&self) -> &[DenyEntry] {
+        &self.deny
+    }
+
+    /// The files that were read, in order.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+}
+
+/// `RELAUNCH_HOST` when set and non-empty, else `/proc/sys/kernel/hostname`.
+pub fn hostname_from_env() -> Result<String, IdentityError> {
+    if let Some(host) = std::env::var("RELAUNCH_HOST")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+    {
+        return Ok(host.trim().to_string());
+    }
+    let path = Path::new("/proc/sys/kernel/hostname");
+    let text = std::fs::read_to_string(path).map_err(|e| IdentityError::Hostname {
+        reason: format!("{}: {e}", path.display()),
+    })?;
+    let host = text.trim();
+    if host.is_empty() {
+        return Err(IdentityError::Hostname {
+            reason: format!("{} is empty", path.display()),
+        });
+    }
+    Ok(host.to_string())
+}
+
+fn read_manifest(path: &Path) -> Result<Option<String>, IdentityError> {
+    let io = |e: std::io::Error| IdentityError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(IdentityError::Manifest {
+            origin: Origin {
+                path: path.to_path_buf(),
+                line: 1,
+            },
+            message: format!("larger than {MAX_MANIFEST_BYTES} bytes; not a host manifest"),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        IdentityError::Manifest {
+            origin: Origin {
+                path: path.to_path_buf(),
+                line,
+            },
+            message: "not valid UTF-8".to_string(),
+        }
+    })?;
+    Ok(Some(text))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    #[serde(default)]
+    host: BTreeMap<String, BTreeMap<String, Spanned<HostValue>>>,
+}
+
+/// A value in a host table: an alias's selector, or the `deny` list.
+enum HostValue {
+    Selector(String),
+    List(Vec<Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for HostValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(HostValueVisitor)
+    }
+}
+
+struct HostValueVisitor;
+
+impl<'de> Visitor<'de> for HostValueVisitor {
+    type Value = HostValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a selector string (an alias) or, for `deny`, a list of selector strings")
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<HostValue, E> {
+        Ok(HostValue::Selector(value.to_string()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<HostValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<String>>()? {
+            items.push(item);
+        }
+        Ok(HostValue::List(items))
+    }
+}
+
+struct ParsedSection {
+    aliases: Vec<AliasEntry>,
+    deny: Vec<DenyEntry>,
+}
+
+fn parse_section(
+    path: &Path,
+    text: &str,
+    section: BTreeMap<String, Spanned<HostValue>>,
+) -> Result<ParsedSection, IdentityError> {
+    let mut parsed = ParsedSection {
+        aliases: Vec::new(),
+        deny: Vec::new(),
+    };
+    for (key, value) in section {
+        let origin = origin_at(path, text, value.span().start);
+        let fail = |message: String| IdentityError::Manifest {
+            origin: origin.clone(),
+            message,
+        };
+        match (key.as_str(), value.into_inner()) {
+            ("deny", HostValue::List(items)) => {
+                for item in items {
+                    parsed.deny.push(parse_deny(path, text, item)?);
+                }
+            }
+            ("deny", HostValue::Selector(_)) => {
+                return Err(fail(
+                    "`deny` must be a list of selector strings, e.g. deny = [\"bdf:0000:bf:00.0\"]"
+                        .to_string(),
+                ))
+            }
+            (name, HostValue::Selector(selector_text)) => {
+                validate_alias_name(name).map_err(|e| fail(format!("alias key: {e}")))?;
+                let selector = Selector::parse(&selector_text)
+                    .map_err(|e| fail(format!("alias `{name}`: {e}")))?;
+                parsed.aliases.push(AliasEntry {
+                    name: name.to_string(),
+                    selector,
+                    origin,
+                });
+            }
+            (name, HostValue::List(_)) => {
+                return Err(fail(format!(
+                    "`{name}` is a list, but only `deny` may be a list; an alias is one \
+                     selector string, e.g. {name} = \"uuid:GPU-…\""
+                )))
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+fn parse_deny(path: &Path, text: &str, item: Spanned<String>) -> Result<DenyEntry, IdentityError> {
+    let span = item.span();
+    let origin = origin_at(path, text, span.start);
+    let raw = item.into_inner();
+    let (selector_text, in_string_reason) = match raw.split_once('#') {
+        Some((selector, reason)) => (selector.trim(), non_empty(reason)),
+        None => (raw.trim(), None),
+    };
+    let selector = Selector::parse(selector_text).map_err(|e| IdentityError::Manifest {
+        origin: origin.clone(),
+        message: format!("deny entry: {e}"),
+    })?;
+    let reason = in_string_reason.or_else(|| trailing_comment(text, span.end));
+    Ok(DenyEntry {
+        selector,
+        text: selector_text.to_string(),
+        reason,
+        origin,
+    })
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// The `# comment` after byte `from` on the same line, skipping over any
+/// further strings, commas and brackets on that line.
+fn trailing_comment(text: &str, from: usize) -> Option<String> {
+    let rest = text.get(from..)?;
+    let line = rest.split('\n').next().unwrap_or("");
+    let mut chars = line.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '#' => return non_empty(&line[at + 1..]),
+            '"' => {
+                // A basic string: skip to the closing quote, honouring escapes.
+                while let Some((_, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '\'' => {
+                for (_, c) in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn origin_at(path: &Path, text: &str, offset: usize) -> Origin {
+    let end = offset.min(text.len());
+    let line = text.as_bytes()[..end]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1;
+    Origin {
+        path: path.to_path_buf(),
+        line,
+    }
+}

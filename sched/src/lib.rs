@@ -1,0 +1,1 @@
+//! relaunch-sched: queue actors and the scheduler (see README.md).

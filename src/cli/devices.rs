@@ -1,0 +1,95 @@
+//! `relaunch devices`: read-only inventory of this host's GPUs with their
+//! stable anchors and deny marks. Opens no queue and touches no device, so it
+//! is safe on a busy machine. Reads sysfs under `RELAUNCH_SYSFS_ROOT`.
+
+use std::io::Write;
+
+use relaunch_device::identity::{device_deny_match, FactSource, HostContext, Inventory};
+
+use super::Failure;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> Result<(), Failure> {
+    let ctx = HostContext::from_env().map_err(|e| Failure::input(e.to_string()))?;
+    let inventory = ctx
+        .inventory(None)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let text = render(&ctx, &inventory)?;
+    // A closed pipe (`relaunch devices | head -1`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(())
+}
+
+/// The whole listing as text.
+fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
+    let host = ctx.manifest.host();
+    let mut out = String::new();
+    if inventory.is_empty() {
+        out.push_str(&format!(
+            "host {host}: no AMD GPU agents (no GPU node under {}).\n\
+             Use the simulated device instead: --device sim:gfx1201 (or any RDNA target: \
+             gfx1010-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, gfx1200-gfx1201).\n",
+            ctx.sysfs_root.topology_nodes().display()
+        ));
+        return Ok(out);
+    }
+    let source = match inventory.source() {
+        FactSource::Sysfs => {
+            " (from sysfs; rocr# assumes KFD order without a ROCR_VISIBLE_DEVICES filter)"
+        }
+        FactSource::Runtime => "",
+    };
+    out.push_str(&format!(
+        "host {host}: {} GPU agent(s){source}\n",
+        inventory.devices().len()
+    ));
+    if let Some(filter) = std::env::var_os("ROCR_VISIBLE_DEVICES").filter(|f| !f.is_empty()) {
+        if inventory.source() == FactSource::Sysfs {
+            out.push_str(&format!(
+                "  note: ROCR_VISIBLE_DEVICES={} is set; the runtime's indices may differ \
+                 from the rocr# shown here\n",
+                filter.to_string_lossy()
+            ));
+        }
+    }
+    for (position, device) in inventory.devices().iter().enumerate() {
+        let mark = match device_deny_match(device, &ctx.manifest) {
+            Ok(None) => String::new(),
+            Ok(Some(entry)) => format!(
+                "  DENIED by `{}` ({}){}",
+                entry.text,
+                entry.origin,
+                entry
+                    .reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            ),
+            Err(e) => return Err(Failure::input(format!("deny list: {e}"))),
+        };
+        out.push_str(&format!("  [{position}] {}{mark}\n", device.describe()));
+    }
+    out.push_str(
+        "Copy the bracketed anchor (uuid:… or bdf:…) into engine config or the host manifest; \
+         do not copy the leading [N] ordinal.\n",
+    );
+    match ctx.manifest.files() {
+        [] => out.push_str(&format!(
+            "No host manifest found (aliases and deny lists go in [host.{host}] of \
+             /etc/relaunch/devices.toml, ~/.config/relaunch/devices.toml or .relaunch/devices.toml).\n"
+        )),
+        files => {
+            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            out.push_str(&format!("Host manifest: {}\n", names.join(", ")));
+            for alias in ctx.manifest.aliases() {
+                out.push_str(&format!(
+                    "  @{} = {} ({})\n",
+                    alias.name, alias.selector, alias.origin
+                ));
+            }
+        }
+    }
+    Ok(out)
+}

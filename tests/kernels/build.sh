@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the test kernels into committed code-object fixtures:
+#   tests/kernels/build/<target>/<name>.co      code object V5 (clang-19 default)
+#   tests/kernels/build/<target>/<name>-v4.co   code object V4 (v4_targets x v4_kernels)
+#   tests/kernels/build/gfx90a/counter.co       a target outside RDNA (refused by family)
+# Usage: tests/kernels/build.sh [OUT_DIR]   (default: tests/kernels/build)
+# Needs Debian's clang-19 (which brings ld.lld-19). No ROCm device libraries:
+# the kernels use clang builtins only (see common.h).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${1:-$here/build}"
+clang="${CLANG:-clang-19}"
+targets=(gfx1010 gfx1030 gfx1100 gfx1151 gfx1201)
+kernels=(counter add_scalar axpy produce_consume lds_reverse scratch_hog uses_printf)
+v4_targets=(gfx1030 gfx1100)
+v4_kernels=(counter add_scalar)
+
+if ! command -v "$clang" >/dev/null 2>&1; then
+    echo "build.sh: $clang not found (apt-get install clang-19 lld-19)" >&2
+    exit 1
+fi
+
+compile() { # target source output [extra flags...]
+    local target="$1" src="$2" dst="$3"
+    shift 3
+    "$clang" -x cl -Xclang -finclude-default-header -nogpulib \
+        -target amdgcn-amd-amdhsa -mcpu="$target" -O2 -cl-kernel-arg-info -I"$here" \
+        "$@" "$here/$src.cl" -o "$dst"
+}
+
+for target in "${targets[@]}"; do
+    mkdir -p "$out/$target"
+    for k in "${kernels[@]}"; do
+        compile "$target" "$k" "$out/$target/$k.co"
+    done
+done
+for target in "${v4_targets[@]}"; do
+    for k in "${v4_kernels[@]}"; do
+        compile "$target" "$k" "$out/$target/$k-v4.co" -mcode-object-version=4
+    done
+done
+# CDNA2: reads fine, refused as an unsupported target family.
+mkdir -p "$out/gfx90a"
+compile gfx90a counter "$out/gfx90a/counter.co"
+echo "built $(find "$out" -name '*.co' | wc -l) code objects under $out"

@@ -1,0 +1,12 @@
+#include "common.h"
+// Needs scratch: a private array indexed by a run-time value cannot live in
+// registers, so the direct PM4 path must refuse this kernel.
+// Kernarg layout: 0 out (global uint*), 8 seed (uint).
+__kernel void scratch_hog(__global uint *out, uint seed) {
+    volatile uint table[256];
+    for (uint k = 0; k < 256; ++k) {
+        table[k] = k * seed;
+    }
+    uint i = gid_x();
+    out[i] = table[(seed + i) & 255];
+}
