@@ -4,6 +4,8 @@
 //! table and writes `target/bench/<name>.json`. Run in release mode:
 //! `cargo run --release -p relaunch-bench -- <name>|all`.
 
+mod density;
+mod instantiate;
 mod report;
 
 use std::process::ExitCode;
@@ -16,7 +18,18 @@ struct Bench {
 }
 
 /// Every benchmark, in the order `all` runs them.
-const BENCHES: &[Bench] = &[];
+const BENCHES: &[Bench] = &[
+    Bench {
+        name: "density",
+        about: "PM4 dwords per dispatch and encode cost vs memcpy",
+        run: density::run,
+    },
+    Bench {
+        name: "instantiate",
+        about: "compile the reference decode graph at 10k and 100k nodes",
+        run: instantiate::run,
+    },
+];
 
 fn main() -> ExitCode {
     let wanted: Vec<String> = std::env::args().skip(1).collect();

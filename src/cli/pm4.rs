@@ -1,8 +1,16 @@
-//! `relaunch pm4 dump FILE`.
+//! `relaunch pm4 dump FILE [--family gfx10|gfx11|gfx12] [--strict]`: decode a
+//! raw little-endian dword file into packets with register names.
 
+use std::io::Read;
 use std::path::PathBuf;
 
+use relaunch_device::Family;
+use relaunch_encoders::decode::{dump, dump_lenient};
+
 use super::Failure;
+
+/// Largest file `pm4 dump` reads (64 Mi dwords: far beyond any IB segment).
+const MAX_DUMP_BYTES: u64 = 256 << 20;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -18,14 +26,100 @@ enum Pm4Command {
         /// Register family to decode against (gfx10, gfx11, gfx12).
         #[arg(long, default_value = "gfx12")]
         family: String,
+        /// Stop at the first packet the simulated device would refuse
+        /// (default: mark problems with `!!` and continue).
+        #[arg(long)]
+        strict: bool,
     },
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     match args.command {
-        Pm4Command::Dump { file, family } => {
-            let _ = (file, family);
-            Err(Failure::input("pm4 dump: the PM4 decoder is not built yet"))
+        Pm4Command::Dump {
+            file,
+            family,
+            strict,
+        } => {
+            let family = parse_family(&family)?;
+            let dwords = read_dwords(&file)?;
+            let text = if strict {
+                dump(&dwords, family)
+                    .map_err(|e| Failure::input(format!("pm4 dump: {}: {e}", file.display())))?
+            } else {
+                dump_lenient(&dwords, family)
+            };
+            print!("{text}");
+            Ok(())
         }
+    }
+}
+
+fn parse_family(name: &str) -> Result<Family, Failure> {
+    match name {
+        "gfx10" => Ok(Family::Gfx10),
+        "gfx11" => Ok(Family::Gfx11),
+        "gfx12" => Ok(Family::Gfx12),
+        other => Err(Failure::input(format!(
+            "pm4 dump: unknown family {other:?}; use gfx10, gfx11 or gfx12"
+        ))),
+    }
+}
+
+fn read_dwords(path: &PathBuf) -> Result<Vec<u32>, Failure> {
+    let shown = path.display();
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure::input(format!("pm4 dump: cannot read {shown}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_DUMP_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::input(format!("pm4 dump: cannot read {shown}: {e}")))?;
+    if bytes.len() as u64 > MAX_DUMP_BYTES {
+        return Err(Failure::input(format!(
+            "pm4 dump: {shown} is larger than {MAX_DUMP_BYTES} bytes; dump one IB segment at a time"
+        )));
+    }
+    if bytes.len() % 4 != 0 {
+        return Err(Failure::input(format!(
+            "pm4 dump: {shown} is {} bytes, not a whole number of dwords",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("relaunch-pm4-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn reads_little_endian_dwords() {
+        let path = temp_file("ok.bin", &[0x00, 0x46, 0x00, 0xC0, 0x07, 0x04, 0, 0]);
+        assert_eq!(read_dwords(&path).ok(), Some(vec![0xC000_4600, 0x407]));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn refuses_partial_dwords_and_unknown_families() {
+        let path = temp_file("odd.bin", &[1, 2, 3]);
+        let err = read_dwords(&path).err().unwrap();
+        assert!(
+            err.message
+                .contains("3 bytes, not a whole number of dwords"),
+            "{}",
+            err.message
+        );
+        let _ = std::fs::remove_file(path);
+        let err = parse_family("gfx9").err().unwrap();
+        assert!(err.message.contains("use gfx10, gfx11 or gfx12"));
+        assert_eq!(parse_family("gfx11").ok(), Some(Family::Gfx11));
     }
 }

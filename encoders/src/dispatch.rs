@@ -1,0 +1,176 @@
+//! What one dispatch programs: the kernel's fixed state (checked once per
+//! kernel) and the per-launch values (checked every dispatch).
+
+use relaunch_device::codeobj::verdict::descriptor_refusals;
+use relaunch_device::codeobj::KernelDescriptor;
+use relaunch_device::Family;
+
+use crate::error::EncodeError;
+use crate::regs::{
+    INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_FORCE_START_AT_000, INIT_ORDER_MODE,
+    LDS_GRANULE_BYTES, RSRC2_LDS_SIZE,
+};
+
+/// Most work-items one workgroup may have on RDNA1-4.
+pub const MAX_BLOCK_WORK_ITEMS: u64 = 1024;
+/// Most LDS bytes one workgroup may use on RDNA1-4.
+pub const MAX_LDS_BYTES: u64 = 64 * 1024;
+
+/// COMPUTE_RESOURCE_LIMITS relaunch programs: 0 = no waves-per-SH limit, no
+/// workgroups-per-CU limit, no lock threshold, default SIMD placement. This
+/// leaves occupancy to the hardware, as the queue's own AQL dispatches do.
+pub const RESOURCE_LIMITS_VALUE: u32 = 0;
+
+/// A kernel as the encoder needs it: its descriptor as loaded, where the
+/// descriptor lives on the GPU, and the family its code object targets.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelCode<'a> {
+    pub symbol: &'a str,
+    pub family: Family,
+    pub descriptor: KernelDescriptor,
+    /// GPU virtual address of the `.kd` symbol.
+    pub kd_address: u64,
+}
+
+/// One launch: grid and block in work-items, dynamic group (LDS) bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Launch {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_group_bytes: u32,
+}
+
+/// The per-kernel part of the programming, computed once per kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Prepared {
+    pub kd_address: u64,
+    pub pgm: [u32; 2],
+    pub rsrc1: u32,
+    /// RSRC2 with LDS_SIZE cleared (filled per launch).
+    pub rsrc2_base: u32,
+    pub rsrc3: u32,
+    pub initiator: u32,
+    /// 4 zero dwords for the private segment buffer first (gfx10/11).
+    pub private_segment_dwords: u8,
+    pub kernarg_ptr: bool,
+    pub kernarg_size: u32,
+    pub static_lds: u32,
+}
+
+impl Prepared {
+    /// Check the kernel against `family` and derive its fixed state.
+    pub fn new(code: &KernelCode<'_>, family: Family) -> Result<Self, EncodeError> {
+        if code.family != family {
+            return Err(EncodeError::FamilyMismatch {
+                symbol: code.symbol.to_string(),
+                kernel: code.family,
+                builder: family,
+            });
+        }
+        let kd = &code.descriptor;
+        let reasons = descriptor_refusals(kd, family);
+        if !reasons.is_empty() {
+            return Err(EncodeError::Refused {
+                symbol: code.symbol.to_string(),
+                reasons,
+            });
+        }
+        let entry = kd.code_entry(code.kd_address);
+        if entry % 256 != 0 {
+            return Err(EncodeError::MisalignedCodeEntry {
+                symbol: code.symbol.to_string(),
+                entry,
+            });
+        }
+        if entry >> 48 != 0 {
+            return Err(EncodeError::CodeEntryOutOfRange {
+                symbol: code.symbol.to_string(),
+                entry,
+            });
+        }
+        let mut initiator = INIT_COMPUTE_SHADER_EN.place(1)
+            | INIT_FORCE_START_AT_000.place(1)
+            | INIT_ORDER_MODE.place(1);
+        if kd.wave32() {
+            initiator |= INIT_CS_W32_EN.place(1);
+        }
+        let psb = kd.wants_private_segment_buffer() && family != Family::Gfx12;
+        Ok(Prepared {
+            kd_address: code.kd_address,
+            pgm: [(entry >> 8) as u32, (entry >> 40) as u32],
+            rsrc1: kd.compute_pgm_rsrc1,
+            rsrc2_base: kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask(),
+            rsrc3: kd.compute_pgm_rsrc3,
+            initiator,
+            private_segment_dwords: if psb { 4 } else { 0 },
+            kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+            kernarg_size: kd.kernarg_size,
+            static_lds: kd.group_segment_fixed_size,
+        })
+    }
+
+    /// Number of USER_DATA registers this kernel loads.
+    #[inline]
+    pub fn user_sgprs(&self) -> usize {
+        self.private_segment_dwords as usize + if self.kernarg_ptr { 2 } else { 0 }
+    }
+}
+
+/// Per-launch values after checking the launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LaunchState {
+    pub groups: [u32; 3],
+    pub rsrc2: u32,
+}
+
+/// Check `launch` for a prepared kernel and compute workgroup counts and RSRC2.
+#[inline]
+pub(crate) fn check_launch(
+    p: &Prepared,
+    launch: &Launch,
+    symbol: &str,
+) -> Result<LaunchState, EncodeError> {
+    let Launch {
+        grid,
+        block,
+        dynamic_group_bytes,
+    } = *launch;
+    if grid.contains(&0) || block.contains(&0) {
+        return Err(EncodeError::ZeroDimension {
+            symbol: symbol.to_string(),
+            grid,
+            block,
+        });
+    }
+    let work_items = block[0] as u64 * block[1] as u64 * block[2] as u64;
+    if work_items > MAX_BLOCK_WORK_ITEMS {
+        return Err(EncodeError::BlockTooLarge {
+            symbol: symbol.to_string(),
+            work_items,
+        });
+    }
+    let mut groups = [0u32; 3];
+    for axis in 0..3 {
+        if grid[axis] % block[axis] != 0 {
+            return Err(EncodeError::NonIntegralGrid {
+                symbol: symbol.to_string(),
+                axis: ['x', 'y', 'z'][axis],
+                grid: grid[axis],
+                block: block[axis],
+            });
+        }
+        groups[axis] = grid[axis] / block[axis];
+    }
+    let lds = p.static_lds as u64 + dynamic_group_bytes as u64;
+    if lds > MAX_LDS_BYTES {
+        return Err(EncodeError::LdsTooLarge {
+            symbol: symbol.to_string(),
+            bytes: lds,
+        });
+    }
+    let granules = lds.div_ceil(LDS_GRANULE_BYTES as u64) as u32;
+    Ok(LaunchState {
+        groups,
+        rsrc2: p.rsrc2_base | RSRC2_LDS_SIZE.place(granules),
+    })
+}

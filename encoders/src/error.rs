@@ -1,0 +1,132 @@
+//! The crate's error types: what was wrong and what to do about it.
+
+use relaunch_device::codeobj::Refusal;
+use relaunch_device::Family;
+
+/// Why a dispatch, boundary or finish was refused by the encoder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    #[error(
+        "kernel {symbol} cannot run on the direct PM4 path: {}; \
+         launch it through a regular AQL dispatch instead",
+        join(.reasons)
+    )]
+    Refused {
+        symbol: String,
+        reasons: Vec<Refusal>,
+    },
+    #[error(
+        "kernel {symbol} was built for {kernel} but this IB encodes for {builder}; \
+         load the code object built for the device's target"
+    )]
+    FamilyMismatch {
+        symbol: String,
+        kernel: Family,
+        builder: Family,
+    },
+    #[error("kernel {symbol}: grid {grid:?} / block {block:?} has a zero dimension; every dimension must be at least 1")]
+    ZeroDimension {
+        symbol: String,
+        grid: [u32; 3],
+        block: [u32; 3],
+    },
+    #[error(
+        "kernel {symbol}: grid {grid} work-items on axis {axis} is not a whole multiple of block {block}; \
+         partial workgroups are not supported, round the grid up and bounds-check in the kernel"
+    )]
+    NonIntegralGrid {
+        symbol: String,
+        axis: char,
+        grid: u32,
+        block: u32,
+    },
+    #[error("kernel {symbol}: block of {work_items} work-items exceeds the limit of 1024")]
+    BlockTooLarge { symbol: String, work_items: u64 },
+    #[error(
+        "kernel {symbol}: {bytes} bytes of LDS (static + dynamic group segment) exceed the 65536 bytes \
+         one workgroup may use"
+    )]
+    LdsTooLarge { symbol: String, bytes: u64 },
+    #[error(
+        "kernel {symbol}: code entry {entry:#x} is not 256-byte aligned; \
+         COMPUTE_PGM_LO cannot address it (is kd_address the descriptor's GPU address?)"
+    )]
+    MisalignedCodeEntry { symbol: String, entry: u64 },
+    #[error("kernel {symbol}: code entry {entry:#x} is beyond the 48-bit address COMPUTE_PGM_HI can hold")]
+    CodeEntryOutOfRange { symbol: String, entry: u64 },
+    #[error("kernel {symbol}: kernarg alignment {align} is not a power of two up to 4096")]
+    BadKernargAlign { symbol: String, align: u32 },
+    #[error(
+        "kernel {symbol}: its descriptor says the kernarg segment is {need} bytes but only {got} \
+         were given; pass the whole segment, hidden arguments included"
+    )]
+    KernargTooShort {
+        symbol: String,
+        need: u32,
+        got: usize,
+    },
+    #[error(
+        "kernel {symbol} takes no kernarg pointer, yet {got} kernarg bytes were given; \
+         pass an empty kernarg slice"
+    )]
+    KernargUnused { symbol: String, got: usize },
+    #[error("the kernarg image would exceed 4 GiB; split the work over several IBs")]
+    KernargImageTooLarge,
+    #[error("an IB holds at most {max} dispatches")]
+    TooManyDispatches { max: u32 },
+    #[error(
+        "kernarg base {base:#x} is not aligned to {align} bytes, as kernarg_layout() requires"
+    )]
+    MisalignedKernargBase { base: u64, align: u32 },
+    #[error(
+        "kernarg block [{base:#x}, +{bytes:#x}) crosses a 4 GiB boundary; the encoder programs only \
+         the low pointer dword after the first dispatch, so allocate the block inside one 4 GiB window"
+    )]
+    KernargCrosses4GiB { base: u64, bytes: u64 },
+    #[error("no dispatches were recorded; an IB needs at least one dispatch")]
+    Empty,
+    #[error("IB address {address:#x} is not 4-byte aligned")]
+    MisalignedIb { address: u64 },
+    #[error(
+        "IB of {dwords} dwords is outside 1..=1048575, the INDIRECT_BUFFER size field's range"
+    )]
+    IbSize { dwords: u64 },
+}
+
+fn join(reasons: &[Refusal]) -> String {
+    let v: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
+    v.join(", ")
+}
+
+/// Why a dword stream did not decode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("dword {at}: packet needs {need} dwords but only {have} remain (truncated IB)")]
+    Truncated { at: usize, need: usize, have: usize },
+    #[error("dword {at}: header {header:#010x} is a type-{kind} packet; relaunch IBs hold only type-3 packets")]
+    NotType3 { at: usize, header: u32, kind: u32 },
+    #[error("dword {at}: unknown type-3 opcode {opcode:#04x} (header {header:#010x})")]
+    UnknownOpcode { at: usize, opcode: u8, header: u32 },
+    #[error("dword {at}: {packet} with {body} body dwords; expected {expected}")]
+    BadCount {
+        at: usize,
+        packet: &'static str,
+        body: usize,
+        expected: &'static str,
+    },
+    #[error("dword {at}: SET_SH_REG to offset {offset:#x}, a register {family} does not have")]
+    UnknownRegister {
+        at: usize,
+        offset: u32,
+        family: Family,
+    },
+    #[error("dword {at}: SET_SH_REG writes {name} ({offset:#x}), which is {class}; an IB must never write it")]
+    ForbiddenRegister {
+        at: usize,
+        offset: u32,
+        name: &'static str,
+        class: &'static str,
+    },
+    #[error("dword {at}: predicated packet (header {header:#010x}); relaunch never predicates")]
+    Predicated { at: usize, header: u32 },
+}

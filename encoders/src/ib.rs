@@ -1,0 +1,148 @@
+//! A finished IB: segments to submit in order on one queue, the kernarg image
+//! to copy to the kernarg block, and per-dispatch patch sites.
+
+use std::ops::Range;
+
+use relaunch_device::Family;
+
+use crate::packet::MAX_IB_DWORDS;
+
+/// Index of a dispatch inside one IB, in recording order.
+pub type DispatchId = u32;
+
+/// One INDIRECT_BUFFER's worth of dwords (at most 1,048,575).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub dwords: Vec<u32>,
+    /// Index of the first dispatch this segment holds.
+    pub first_dispatch: u32,
+    pub dispatch_count: u32,
+}
+
+/// Where one dispatch's kernarg block and packets live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DispatchSite {
+    /// Index into `EncodedIb::segments`.
+    pub segment: u32,
+    /// Dword index of this dispatch's DISPATCH_DIRECT header in its segment.
+    pub dispatch_dword: u32,
+    /// Byte offset of the kernarg block in the image (= from the kernarg base).
+    pub kernarg_offset: u32,
+    pub kernarg_len: u32,
+    /// Index into `EncodedIb::kernels`.
+    pub kernel: u32,
+}
+
+/// A kernel referenced by the IB.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub symbol: String,
+    pub kd_address: u64,
+}
+
+/// Size and alignment the kernarg block must have (see `IbBuilder::kernarg_layout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernargLayout {
+    pub bytes: u64,
+    /// Required alignment of the block's base (a power of two, >= 16).
+    pub align: u32,
+    /// The block must not cross a 4 GiB boundary (see `docs/pm4.md`).
+    pub within_4gib: bool,
+}
+
+/// Why a kernarg patch was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    #[error("dispatch {dispatch} does not exist; the IB has {count} dispatches")]
+    NoSuchDispatch { dispatch: usize, count: usize },
+    #[error("bytes {offset}..{end} are outside dispatch {dispatch}'s {len}-byte kernarg block")]
+    OutOfRange {
+        dispatch: usize,
+        offset: usize,
+        end: usize,
+        len: u32,
+    },
+    #[error(
+        "this IB was built with kernargs_immutable, so identical kernarg blocks are shared; \
+         rebuild it without that option to patch kernargs"
+    )]
+    Shared,
+}
+
+/// The result of `IbBuilder::finish`.
+#[derive(Debug, Clone)]
+pub struct EncodedIb {
+    pub family: Family,
+    pub segments: Vec<Segment>,
+    /// Bytes to copy to the kernarg block at `kernarg_base` before replay.
+    pub kernarg_image: Vec<u8>,
+    pub kernarg_base: u64,
+    pub sites: Vec<DispatchSite>,
+    pub kernels: Vec<KernelInfo>,
+    /// Identical kernarg blocks were merged (patching is refused).
+    pub kernargs_shared: bool,
+}
+
+impl EncodedIb {
+    pub fn dispatch_count(&self) -> usize {
+        self.sites.len()
+    }
+
+    /// Dwords over all segments.
+    pub fn total_dwords(&self) -> usize {
+        self.segments.iter().map(|s| s.dwords.len()).sum()
+    }
+
+    /// The symbol of dispatch `id`'s kernel.
+    pub fn symbol(&self, id: DispatchId) -> Option<&str> {
+        let site = self.sites.get(id as usize)?;
+        Some(&self.kernels[site.kernel as usize].symbol)
+    }
+
+    /// Byte range of dispatch `id`'s kernarg block in the image.
+    pub fn kernarg_range(&self, id: DispatchId) -> Option<Range<usize>> {
+        let s = self.sites.get(id as usize)?;
+        let start = s.kernarg_offset as usize;
+        Some(start..start + s.kernarg_len as usize)
+    }
+
+    /// Overwrite `bytes` at `byte_offset` inside dispatch `dispatch`'s kernarg
+    /// block in the image; returns the image range changed, which the caller
+    /// copies to the same offset from `kernarg_base`.
+    pub fn patch_kernargs(
+        &mut self,
+        dispatch: usize,
+        byte_offset: usize,
+        bytes: &[u8],
+    ) -> Result<Range<usize>, PatchError> {
+        if self.kernargs_shared {
+            return Err(PatchError::Shared);
+        }
+        let site = *self.sites.get(dispatch).ok_or(PatchError::NoSuchDispatch {
+            dispatch,
+            count: self.sites.len(),
+        })?;
+        let end = byte_offset.checked_add(bytes.len());
+        match end {
+            Some(end) if end <= site.kernarg_len as usize => {
+                let start = site.kernarg_offset as usize + byte_offset;
+                let range = start..start + bytes.len();
+                self.kernarg_image[range.clone()].copy_from_slice(bytes);
+                Ok(range)
+            }
+            _ => Err(PatchError::OutOfRange {
+                dispatch,
+                offset: byte_offset,
+                end: end.unwrap_or(usize::MAX),
+                len: site.kernarg_len,
+            }),
+        }
+    }
+
+    /// True when every segment fits one INDIRECT_BUFFER.
+    pub fn segments_fit(&self) -> bool {
+        self.segments
+            .iter()
+            .all(|s| !s.dwords.is_empty() && s.dwords.len() <= MAX_IB_DWORDS as usize)
+    }
+}

@@ -1,0 +1,121 @@
+//! The kernarg image: every dispatch's kernarg block, laid out as it will sit
+//! at the kernarg base. Blocks start at max(16, requested) alignment and are
+//! padded to 16 bytes; with immutable kernargs identical blocks are shared.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use crate::error::EncodeError;
+
+/// Kernarg blocks are aligned to at least this (PM4.md: max(16, metadata)).
+pub const MIN_KERNARG_ALIGN: u32 = 16;
+
+/// The kernarg bytes of one IB under construction.
+#[derive(Debug, Default)]
+pub(crate) struct KernargImage {
+    bytes: Vec<u8>,
+    /// Largest block alignment used: the base must honour it.
+    align: u32,
+    immutable: bool,
+    last_block: Option<(u32, u32)>,
+    dedupe: HashMap<u64, u32>,
+}
+
+impl KernargImage {
+    pub fn new(immutable: bool) -> Self {
+        KernargImage {
+            align: MIN_KERNARG_ALIGN,
+            immutable,
+            ..Default::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn align(&self) -> u32 {
+        self.align
+    }
+
+    pub fn reserve(&mut self, bytes: usize) {
+        self.bytes.reserve(bytes);
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// Offset and length of the block holding `kernarg`.
+    #[inline]
+    pub fn place(&mut self, kernarg: &[u8], align: u32) -> Result<(u32, u32), EncodeError> {
+        if kernarg.is_empty() {
+            return Ok((self.bytes.len() as u32, 0));
+        }
+        let len = kernarg.len() as u32;
+        let align = align.max(MIN_KERNARG_ALIGN);
+        let mut hash = 0;
+        if self.immutable {
+            if let Some((o, l)) = self.last_block {
+                if l == len
+                    && o & (align - 1) == 0
+                    && &self.bytes[o as usize..(o + l) as usize] == kernarg
+                {
+                    return Ok((o, l));
+                }
+            }
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            kernarg.hash(&mut h);
+            hash = h.finish();
+            if let Some(&o) = self.dedupe.get(&hash) {
+                let range = o as usize..o as usize + kernarg.len();
+                if o & (align - 1) == 0 && self.bytes.get(range) == Some(kernarg) {
+                    self.last_block = Some((o, len));
+                    return Ok((o, len));
+                }
+            }
+        }
+        // align is a power of two: round up with a mask, not a division.
+        let start = (self.bytes.len() as u64 + align as u64 - 1) & !(align as u64 - 1);
+        let end = start + kernarg.len() as u64;
+        if end > u32::MAX as u64 {
+            return Err(EncodeError::KernargImageTooLarge);
+        }
+        if start as usize > self.bytes.len() {
+            self.bytes.resize(start as usize, 0);
+        }
+        push_block(&mut self.bytes, kernarg);
+        self.align = self.align.max(align);
+        let o = start as u32;
+        self.last_block = Some((o, len));
+        if self.immutable {
+            self.dedupe.entry(hash).or_insert(o);
+        }
+        Ok((o, len))
+    }
+}
+
+/// Append `bytes` and zero-pad the image to a multiple of 16 bytes, so the
+/// next block needs no padding at the usual 16-byte alignment. Small blocks
+/// are written with fixed-size copies, which compile to a few stores where a
+/// variable-length copy is a library call; this runs once per dispatch.
+#[inline]
+fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
+    if let Ok(b) = <[u8; 8]>::try_from(bytes) {
+        // Two 8-byte stores; building a 16-byte chunk on the stack first
+        // stalls on store forwarding.
+        image.reserve(16);
+        image.extend_from_slice(&b);
+        image.extend_from_slice(&[0u8; 8]);
+    } else if bytes.len() <= 16 {
+        let mut chunk = [0u8; 16];
+        for (d, s) in chunk.iter_mut().zip(bytes) {
+            *d = *s;
+        }
+        image.extend_from_slice(&chunk);
+    } else {
+        image.extend_from_slice(bytes);
+        let padded = (image.len() + 15) & !15;
+        image.resize(padded, 0);
+    }
+}

@@ -1,0 +1,270 @@
+//! Type-3 packet facts: opcodes, the header word, and the fields of the body
+//! dwords relaunch emits or decodes, declared like register fields so the
+//! encoder and decoder share them (facts from the kernel's `nvd.h` and
+//! `soc21_enum.h`; see `docs/pm4.md`).
+
+use crate::field::Field;
+
+/// Type-3 opcodes relaunch emits or decodes.
+pub mod op {
+    pub const NOP: u8 = 0x10;
+    pub const DISPATCH_DIRECT: u8 = 0x15;
+    pub const WRITE_DATA: u8 = 0x37;
+    pub const WAIT_REG_MEM: u8 = 0x3C;
+    pub const INDIRECT_BUFFER: u8 = 0x3F;
+    pub const COPY_DATA: u8 = 0x40;
+    pub const EVENT_WRITE: u8 = 0x46;
+    pub const RELEASE_MEM: u8 = 0x49;
+    pub const ACQUIRE_MEM: u8 = 0x58;
+    pub const SET_SH_REG: u8 = 0x76;
+}
+
+/// Every opcode the decoder knows, with its name (used by the header check).
+pub const OPCODES: [(u8, &str); 10] = [
+    (op::NOP, "NOP"),
+    (op::DISPATCH_DIRECT, "DISPATCH_DIRECT"),
+    (op::WRITE_DATA, "WRITE_DATA"),
+    (op::WAIT_REG_MEM, "WAIT_REG_MEM"),
+    (op::INDIRECT_BUFFER, "INDIRECT_BUFFER"),
+    (op::COPY_DATA, "COPY_DATA"),
+    (op::EVENT_WRITE, "EVENT_WRITE"),
+    (op::RELEASE_MEM, "RELEASE_MEM"),
+    (op::ACQUIRE_MEM, "ACQUIRE_MEM"),
+    (op::SET_SH_REG, "SET_SH_REG"),
+];
+
+/// Name of a known opcode.
+pub fn opcode_name(opcode: u8) -> Option<&'static str> {
+    OPCODES.iter().find(|(o, _)| *o == opcode).map(|(_, n)| *n)
+}
+
+/// Header word fields.
+pub mod header {
+    use crate::field::Field;
+    pub const PREDICATE: Field = Field::bit("PREDICATE", 0);
+    pub const SHADER_TYPE: Field = Field::bit("SHADER_TYPE", 1);
+    pub const OPCODE: Field = Field::new("IT_OPCODE", 8, 15);
+    pub const COUNT: Field = Field::new("COUNT", 16, 29);
+    pub const TYPE: Field = Field::new("TYPE", 30, 31);
+}
+
+/// Largest body a type-3 header can describe (COUNT is 14 bits, count+1 dwords).
+pub const MAX_BODY_DWORDS: u32 = 0x4000;
+
+/// A type-3 header for `body_dwords` (1..=0x4000) body dwords. `compute` sets
+/// SHADER_TYPE, which SET_SH_REG and DISPATCH_DIRECT on compute queues use.
+/// Out-of-range counts are masked into the 14-bit COUNT field (the result is
+/// then a wrong but well-formed header, which the decoder reports).
+#[inline]
+pub const fn type3(opcode: u8, body_dwords: u32, compute: bool) -> u32 {
+    (3 << 30)
+        | ((body_dwords.wrapping_sub(1) & 0x3FFF) << 16)
+        | ((opcode as u32) << 8)
+        | ((compute as u32) << 1)
+}
+
+/// Event types (`soc21_enum.h` VGT_EVENT_TYPE) relaunch uses or names.
+pub mod event {
+    pub const CS_PARTIAL_FLUSH: u32 = 0x07;
+    pub const CACHE_FLUSH_AND_INV_TS_EVENT: u32 = 0x14;
+    pub const BOTTOM_OF_PIPE_TS: u32 = 0x28;
+    pub const CS_DONE: u32 = 0x2F;
+    /// EVENT_INDEX for the *_PARTIAL_FLUSH events.
+    pub const INDEX_PARTIAL_FLUSH: u32 = 4;
+
+    /// Name of an event type relaunch knows.
+    pub fn name(event_type: u32) -> Option<&'static str> {
+        Some(match event_type {
+            CS_PARTIAL_FLUSH => "CS_PARTIAL_FLUSH",
+            CACHE_FLUSH_AND_INV_TS_EVENT => "CACHE_FLUSH_AND_INV_TS_EVENT",
+            BOTTOM_OF_PIPE_TS => "BOTTOM_OF_PIPE_TS",
+            CS_DONE => "CS_DONE",
+            _ => return None,
+        })
+    }
+}
+
+/// EVENT_WRITE body dword 1 (and RELEASE_MEM dword 1's low bits).
+pub mod event_cntl {
+    use crate::field::Field;
+    pub const EVENT_TYPE: Field = Field::new("EVENT_TYPE", 0, 5);
+    pub const EVENT_INDEX: Field = Field::new("EVENT_INDEX", 8, 11);
+    pub static FIELDS: [Field; 2] = [EVENT_TYPE, EVENT_INDEX];
+}
+
+/// ACQUIRE_MEM GCR_CNTL (body dword 7).
+pub mod gcr {
+    use crate::field::Field;
+    pub const GLI_INV: Field = Field::new("GLI_INV", 0, 1);
+    pub const GL1_RANGE: Field = Field::new("GL1_RANGE", 2, 3);
+    pub const GLM_WB: Field = Field::bit("GLM_WB", 4);
+    pub const GLM_INV: Field = Field::bit("GLM_INV", 5);
+    pub const GLK_WB: Field = Field::bit("GLK_WB", 6);
+    pub const GLK_INV: Field = Field::bit("GLK_INV", 7);
+    pub const GLV_INV: Field = Field::bit("GLV_INV", 8);
+    pub const GL1_INV: Field = Field::bit("GL1_INV", 9);
+    pub const GL2_US: Field = Field::bit("GL2_US", 10);
+    pub const GL2_RANGE: Field = Field::new("GL2_RANGE", 11, 12);
+    pub const GL2_DISCARD: Field = Field::bit("GL2_DISCARD", 13);
+    pub const GL2_INV: Field = Field::bit("GL2_INV", 14);
+    pub const GL2_WB: Field = Field::bit("GL2_WB", 15);
+    pub const SEQ: Field = Field::new("SEQ", 16, 17);
+    pub const RANGE_IS_PA: Field = Field::bit("RANGE_IS_PA", 18);
+    pub static FIELDS: [Field; 15] = [
+        GLI_INV,
+        GL1_RANGE,
+        GLM_WB,
+        GLM_INV,
+        GLK_WB,
+        GLK_INV,
+        GLV_INV,
+        GL1_INV,
+        GL2_US,
+        GL2_RANGE,
+        GL2_DISCARD,
+        GL2_INV,
+        GL2_WB,
+        SEQ,
+        RANGE_IS_PA,
+    ];
+}
+
+/// RELEASE_MEM body dword 1 (event and GCR control).
+pub mod release_cntl {
+    use crate::field::Field;
+    pub const GCR_GLM_WB: Field = Field::bit("GCR_GLM_WB", 12);
+    pub const GCR_GLM_INV: Field = Field::bit("GCR_GLM_INV", 13);
+    pub const GCR_GLV_INV: Field = Field::bit("GCR_GLV_INV", 14);
+    pub const GCR_GL1_INV: Field = Field::bit("GCR_GL1_INV", 15);
+    pub const GCR_GL2_US: Field = Field::bit("GCR_GL2_US", 16);
+    pub const GCR_GL2_RANGE: Field = Field::bit("GCR_GL2_RANGE", 17);
+    pub const GCR_GL2_DISCARD: Field = Field::bit("GCR_GL2_DISCARD", 19);
+    pub const GCR_GL2_INV: Field = Field::bit("GCR_GL2_INV", 20);
+    pub const GCR_GL2_WB: Field = Field::bit("GCR_GL2_WB", 21);
+    pub const GCR_SEQ: Field = Field::bit("GCR_SEQ", 22);
+    pub const CACHE_POLICY: Field = Field::new("CACHE_POLICY", 25, 26);
+    pub const EXECUTE: Field = Field::bit("EXECUTE", 28);
+    pub static FIELDS: [Field; 14] = [
+        super::event_cntl::EVENT_TYPE,
+        super::event_cntl::EVENT_INDEX,
+        GCR_GLM_WB,
+        GCR_GLM_INV,
+        GCR_GLV_INV,
+        GCR_GL1_INV,
+        GCR_GL2_US,
+        GCR_GL2_RANGE,
+        GCR_GL2_DISCARD,
+        GCR_GL2_INV,
+        GCR_GL2_WB,
+        GCR_SEQ,
+        CACHE_POLICY,
+        EXECUTE,
+    ];
+}
+
+/// RELEASE_MEM body dword 2 (data control).
+pub mod release_data {
+    use crate::field::Field;
+    pub const DST_SEL: Field = Field::new("DST_SEL", 16, 17);
+    pub const INT_SEL: Field = Field::new("INT_SEL", 24, 26);
+    pub const DATA_SEL: Field = Field::new("DATA_SEL", 29, 31);
+    pub static FIELDS: [Field; 3] = [DST_SEL, INT_SEL, DATA_SEL];
+}
+
+/// WRITE_DATA body dword 1.
+pub mod write_data {
+    use crate::field::Field;
+    pub const DST_SEL: Field = Field::new("DST_SEL", 8, 11);
+    pub const WR_ONE_ADDR: Field = Field::bit("WR_ONE_ADDR", 16);
+    pub const WR_CONFIRM: Field = Field::bit("WR_CONFIRM", 20);
+    pub const CACHE_POLICY: Field = Field::new("CACHE_POLICY", 25, 26);
+    pub const ENGINE_SEL: Field = Field::new("ENGINE_SEL", 30, 31);
+    pub static FIELDS: [Field; 5] = [DST_SEL, WR_ONE_ADDR, WR_CONFIRM, CACHE_POLICY, ENGINE_SEL];
+}
+
+/// WAIT_REG_MEM body dword 1.
+pub mod wait_reg_mem {
+    use crate::field::Field;
+    pub const FUNCTION: Field = Field::new("FUNCTION", 0, 2);
+    pub const MEM_SPACE: Field = Field::new("MEM_SPACE", 4, 5);
+    pub const OPERATION: Field = Field::new("OPERATION", 6, 7);
+    pub const ENGINE: Field = Field::new("ENGINE", 8, 9);
+    pub static FIELDS: [Field; 4] = [FUNCTION, MEM_SPACE, OPERATION, ENGINE];
+}
+
+/// COPY_DATA body dword 1 (layout as public PM4 references describe it; the
+/// kernel's nvd.h names no COPY_DATA fields, so the header check skips them).
+pub mod copy_data {
+    use crate::field::Field;
+    pub const SRC_SEL: Field = Field::new("SRC_SEL", 0, 3);
+    pub const DST_SEL: Field = Field::new("DST_SEL", 8, 11);
+    pub const COUNT_SEL: Field = Field::bit("COUNT_SEL", 16);
+    pub const WR_CONFIRM: Field = Field::bit("WR_CONFIRM", 20);
+    pub const ENGINE_SEL: Field = Field::new("ENGINE_SEL", 30, 31);
+    pub static FIELDS: [Field; 5] = [SRC_SEL, DST_SEL, COUNT_SEL, WR_CONFIRM, ENGINE_SEL];
+}
+
+/// INDIRECT_BUFFER body dword 3 (control).
+pub mod ib_control {
+    use crate::field::Field;
+    pub const IB_SIZE: Field = Field::new("IB_SIZE", 0, 19);
+    pub const PRE_ENB: Field = Field::bit("PRE_ENB", 21);
+    pub const VALID: Field = Field::bit("VALID", 23);
+    pub const CACHE_POLICY: Field = Field::new("CACHE_POLICY", 28, 29);
+    pub const PRE_RESUME: Field = Field::bit("PRE_RESUME", 30);
+    pub static FIELDS: [Field; 5] = [IB_SIZE, PRE_ENB, VALID, CACHE_POLICY, PRE_RESUME];
+}
+
+/// Most dwords one INDIRECT_BUFFER can point at (IB_SIZE is 20 bits).
+pub const MAX_IB_DWORDS: u32 = (1 << 20) - 1;
+
+/// Fields the header check compares with `nvd.h`, as `(group, field)`.
+pub fn checked_fields() -> Vec<(&'static str, Field)> {
+    let mut out = Vec::new();
+    for (group, fields) in [
+        ("EVENT_CNTL", &event_cntl::FIELDS[..]),
+        ("ACQUIRE_MEM_GCR_CNTL", &gcr::FIELDS[..]),
+        ("RELEASE_MEM_CNTL", &release_cntl::FIELDS[..]),
+        ("RELEASE_MEM_DATA", &release_data::FIELDS[..]),
+        ("WRITE_DATA", &write_data::FIELDS[..]),
+        ("WAIT_REG_MEM", &wait_reg_mem::FIELDS[..]),
+        ("INDIRECT_BUFFER", &ib_control::FIELDS[..]),
+    ] {
+        out.extend(fields.iter().map(|f| (group, *f)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_golden_words() {
+        assert_eq!(type3(op::DISPATCH_DIRECT, 4, true), 0xC003_1502);
+        assert_eq!(type3(op::SET_SH_REG, 3, true), 0xC002_7602);
+        assert_eq!(type3(op::EVENT_WRITE, 1, false), 0xC000_4600);
+        assert_eq!(type3(op::ACQUIRE_MEM, 7, false), 0xC006_5800);
+        assert_eq!(type3(op::INDIRECT_BUFFER, 3, false), 0xC002_3F00);
+        assert_eq!(type3(op::RELEASE_MEM, 7, false), 0xC006_4900);
+        assert_eq!(type3(op::WRITE_DATA, 4, false), 0xC003_3700);
+        assert_eq!(type3(op::WAIT_REG_MEM, 6, false), 0xC005_3C00);
+        assert_eq!(type3(op::COPY_DATA, 5, false), 0xC004_4000);
+        assert_eq!(type3(op::NOP, 1, false), 0xC000_1000);
+    }
+
+    #[test]
+    fn gcr_bits_match_pm4_md() {
+        let rmw = gcr::GLK_INV.place(1) | gcr::GLV_INV.place(1) | gcr::GL1_INV.place(1);
+        assert_eq!(rmw, 0x380);
+        let full = gcr::GLI_INV.place(1)
+            | gcr::GLM_WB.place(1)
+            | gcr::GLM_INV.place(1)
+            | gcr::GLK_INV.place(1)
+            | gcr::GLV_INV.place(1)
+            | gcr::GL1_INV.place(1)
+            | gcr::GL2_INV.place(1)
+            | gcr::GL2_WB.place(1);
+        assert_eq!(full, 0xC3B1);
+    }
+}

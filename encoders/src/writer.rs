@@ -1,0 +1,162 @@
+//! The counted dword writer: space is reserved for a known number of dwords,
+//! then exactly that many are written (checked in debug builds). One
+//! reservation grows the buffer at most once, so packets are written without
+//! per-dword capacity checks.
+
+/// An append-only dword buffer.
+#[derive(Debug, Default, Clone)]
+pub struct DwordWriter {
+    buf: Vec<u32>,
+}
+
+impl DwordWriter {
+    pub fn new() -> Self {
+        DwordWriter { buf: Vec::new() }
+    }
+
+    pub fn with_capacity(dwords: usize) -> Self {
+        DwordWriter {
+            buf: Vec::with_capacity(dwords),
+        }
+    }
+
+    /// Make room for `total` dwords in all without reallocating.
+    pub fn reserve_total(&mut self, total: usize) {
+        self.buf.reserve(total.saturating_sub(self.buf.len()));
+    }
+
+    /// Dwords written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Append a whole packet of compile-time length (the count is the array's
+    /// length, so nothing can be left unwritten).
+    #[inline(always)]
+    pub fn put<const N: usize>(&mut self, words: &[u32; N]) {
+        self.buf.extend_from_slice(words);
+    }
+
+    /// Reserve room for exactly `n` dwords; the returned scope must write `n`.
+    #[inline]
+    pub fn reserve(&mut self, n: usize) -> Reserved<'_> {
+        self.buf.reserve(n);
+        #[cfg(debug_assertions)]
+        let end = self.buf.len() + n;
+        Reserved {
+            buf: &mut self.buf,
+            #[cfg(debug_assertions)]
+            end,
+        }
+    }
+
+    /// The dwords written.
+    pub fn as_slice(&self) -> &[u32] {
+        &self.buf
+    }
+
+    /// Mutable access for patching already-written dwords in place.
+    pub fn as_mut_slice(&mut self) -> &mut [u32] {
+        &mut self.buf
+    }
+
+    /// Take the dwords, leaving the writer empty.
+    pub fn take(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.buf)
+    }
+
+    pub fn into_vec(self) -> Vec<u32> {
+        self.buf
+    }
+}
+
+/// A reservation of a fixed number of dwords.
+pub struct Reserved<'a> {
+    buf: &'a mut Vec<u32>,
+    #[cfg(debug_assertions)]
+    end: usize,
+}
+
+impl Reserved<'_> {
+    /// Append one dword.
+    #[inline]
+    pub fn push(&mut self, dword: u32) {
+        #[cfg(debug_assertions)]
+        assert!(
+            self.buf.len() < self.end,
+            "PM4 writer: more dwords written than reserved"
+        );
+        self.buf.push(dword);
+    }
+
+    /// Append several dwords.
+    #[inline]
+    pub fn extend(&mut self, dwords: &[u32]) {
+        #[cfg(debug_assertions)]
+        assert!(
+            self.buf.len() + dwords.len() <= self.end,
+            "PM4 writer: more dwords written than reserved"
+        );
+        self.buf.extend_from_slice(dwords);
+    }
+
+    /// Index the next dword will be written at.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+#[cfg(debug_assertions)]
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            assert_eq!(
+                self.buf.len(),
+                self.end,
+                "PM4 writer: fewer dwords written than reserved"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_what_was_reserved() {
+        let mut w = DwordWriter::new();
+        {
+            let mut r = w.reserve(3);
+            r.push(1);
+            r.extend(&[2, 3]);
+        }
+        assert_eq!(w.as_slice(), &[1, 2, 3]);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "fewer dwords written than reserved")]
+    fn short_write_is_caught_in_debug() {
+        let mut w = DwordWriter::new();
+        let mut r = w.reserve(2);
+        r.push(1);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "more dwords written than reserved")]
+    fn long_write_is_caught_in_debug() {
+        let mut w = DwordWriter::new();
+        let mut r = w.reserve(1);
+        r.push(1);
+        r.push(2);
+    }
+}
