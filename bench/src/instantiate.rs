@@ -78,12 +78,20 @@ pub fn run(report: &mut Report) -> Result<(), String> {
             c.dispatches, c.dependencies, c.wait, c.rmw_vmem, c.rmw
         );
     }
+    let (ours, baseline) = crate::decode_ratio::decode_step_dwords()?;
+    println!("default decode step IB dwords: {ours} (every dependency fenced: {baseline})");
     report.metric("instantiate_100k_ms", t100k, "ms", Some((2000.0, true)));
     report.metric(
         "instantiate_scaling",
         t100k / t10k / 10.0,
         "ratio",
         Some((1.3, true)),
+    );
+    report.metric(
+        "decode_step_dwords_ratio",
+        ours as f64 / baseline as f64,
+        "ratio",
+        Some((0.75, true)),
     );
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! table and writes `target/bench/<name>.json`. Run in release mode:
 //! `cargo run --release -p relaunch-bench -- <name>|all`.
 
+mod decode_ratio;
 mod density;
 mod instantiate;
 mod report;

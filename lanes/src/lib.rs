@@ -4,11 +4,11 @@
 //! `store` and shared with plans), the hazard check
 //! (`hazard`), the partition into lanes and their replay order
 //! (`schedule`), minimal boundaries (`boundary`), the plan and its lowering
-//! interface (`plan`), the fingerprint (`fingerprint`), mock launch
+//! interface (`plan`), lowering into the PM4 encoder (`lower`), the fingerprint (`fingerprint`), mock launch
 //! (`mock`), DOT output (`dot`) and the reference decode-step graph
 //! (`reference`). Refuses: unordered hazards, cycles, malformed regions.
 //! Must not depend on the HSA runtime, the scheduler or the simulator; it
-//! talks to the encoders only through boundary kinds and `LaneSink`.
+//! talks to the encoders only through boundary kinds and `lower`.
 //!
 //! ```
 //! use relaunch_lanes::{Access, BoundaryKind, Graph, GraphOptions, KernelNode};
@@ -39,6 +39,7 @@ pub mod graph;
 mod hazard;
 mod history;
 mod intervals;
+pub mod lower;
 pub mod mock;
 pub mod plan;
 mod reach;
@@ -52,6 +53,7 @@ pub use graph::{
     Access, BufferId, BufferInfo, Graph, GraphOptions, KernelNode, KernelRef, Mode, NodeId,
     NodeView,
 };
+pub use lower::{EncoderSink, KernelResolver, ResolvedKernel};
 pub use mock::{MockEvent, MockRecorder};
 pub use plan::{BoundaryCounts, GraphExec, LaneSink, NodeLocation, Plan, PlannedNode};
 pub use relaunch_encoders::BoundaryKind;

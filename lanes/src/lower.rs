@@ -1,0 +1,104 @@
+//! Lowering a lane into PM4: `EncoderSink` implements `LaneSink` over the
+//! encoders' `IbBuilder`, one IB per lane. What a node's kernel is (its
+//! descriptor and code address) is the caller's knowledge, supplied through
+//! `KernelResolver`; the graph only names kernels.
+
+use relaunch_device::codeobj::KernelDescriptor;
+use relaunch_device::Family;
+use relaunch_encoders::{BoundaryKind, IbBuilder, KernelCode, Launch};
+
+use crate::boundary::BoundaryReason;
+use crate::graph::KernelRef;
+use crate::plan::{LaneSink, PlannedNode};
+
+/// A node's kernel as the encoder needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResolvedKernel {
+    pub descriptor: KernelDescriptor,
+    /// GPU virtual address of the kernel's `.kd` symbol.
+    pub kd_address: u64,
+    /// Kernarg alignment from the kernel's metadata.
+    pub kernarg_align: u32,
+}
+
+/// Maps a node's kernel reference to a loaded kernel.
+pub trait KernelResolver {
+    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, String>;
+}
+
+impl<F: FnMut(&KernelRef) -> Result<ResolvedKernel, String>> KernelResolver for F {
+    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
+        self(kernel)
+    }
+}
+
+/// Encodes one lane: boundaries and dispatches go straight to the builder.
+/// Counts the dwords boundaries took (for the dword-ratio figures).
+pub struct EncoderSink<R> {
+    builder: IbBuilder,
+    family: Family,
+    resolver: R,
+    boundary_dwords: usize,
+}
+
+impl<R: KernelResolver> EncoderSink<R> {
+    pub fn new(builder: IbBuilder, resolver: R) -> Self {
+        EncoderSink {
+            family: builder.family(),
+            builder,
+            resolver,
+            boundary_dwords: 0,
+        }
+    }
+
+    /// Dwords emitted by boundaries so far.
+    pub fn boundary_dwords(&self) -> usize {
+        self.boundary_dwords
+    }
+
+    /// The builder, ready for `finish`.
+    pub fn into_builder(self) -> IbBuilder {
+        self.builder
+    }
+}
+
+fn symbol_of(kernel: &KernelRef) -> &str {
+    match kernel {
+        KernelRef::Named(name) => name,
+        KernelRef::Module { symbol, .. } => symbol,
+    }
+}
+
+impl<R: KernelResolver> LaneSink for EncoderSink<R> {
+    type Error = String;
+
+    fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), String> {
+        let kernel = self.resolver.resolve(node.kernel)?;
+        let code = KernelCode {
+            symbol: symbol_of(node.kernel),
+            family: self.family,
+            descriptor: kernel.descriptor,
+            kd_address: kernel.kd_address,
+        };
+        let launch = Launch {
+            grid: node.grid,
+            block: node.block,
+            dynamic_group_bytes: node.dynamic_group_bytes,
+        };
+        self.builder
+            .dispatch(&code, &launch, node.kernarg, kernel.kernarg_align)
+            .map(|_| ())
+            .map_err(|e| format!("node {}: {e}", node.node.raw()))
+    }
+
+    fn boundary(&mut self, kind: BoundaryKind, _: &BoundaryReason) -> Result<(), String> {
+        // The builder emits a boundary lazily at the next dispatch and drops
+        // one before the first dispatch; a plan never puts two boundaries in
+        // a row, so each boundary after a dispatch costs exactly its words.
+        if self.builder.dispatch_count() > 0 {
+            self.boundary_dwords += kind.dwords();
+        }
+        self.builder.boundary(kind);
+        Ok(())
+    }
+}
