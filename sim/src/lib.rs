@@ -1,1 +1,21 @@
 //! relaunch-sim: the simulated RDNA device (see README.md).
+//!
+//! Owns: checked device memory, the host-twin kernel registry, PM4 and AQL
+//! execution, the ordering/coherence model and the HSA table over all that.
+//! Refuses: anything it cannot check (unknown packets, registers the family
+//! lacks, dispatches without a twin) with an error, never a silent no-op.
+//! Must not import: lanes, sched, the facade or any front end.
+
+pub mod aql;
+pub mod device;
+pub mod hsa;
+pub mod memory;
+pub mod ordering;
+pub mod pm4;
+pub mod queue;
+pub mod signal;
+pub mod trace;
+pub mod twins;
+
+pub use device::{KernelEntry, LoadedImage, SimConfig, SimDevice, SimError};
+pub use queue::{ErrorCallback, FaultPlan, QueueError, QueueErrorKind, SimQueue};

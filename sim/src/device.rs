@@ -1,0 +1,387 @@
+//! The simulated GPU as a whole: configuration, memory, signals, loaded
+//! kernels (code entry -> descriptor, symbol, family) and the violation log.
+//! Queues hold an `Arc<SimDevice>`; the HSA table is a thin layer above.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use relaunch_device::codeobj::{CodeObject, KernelDescriptor};
+use relaunch_device::target::{Family, GfxTarget};
+
+use crate::memory::{DeviceMemory, MemKind, MemoryError, VmFault};
+use crate::ordering::{InFlight, Violation};
+use crate::signal::SignalTable;
+
+/// How many violations the device log keeps (later ones are counted only).
+const VIOLATION_LOG_CAP: usize = 10_000;
+
+/// How the simulated device is set up.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The GPU target it claims to be, e.g. `gfx1201`.
+    pub target: String,
+    /// Seed for permuting unordered dispatches.
+    pub seed: u64,
+    /// When true, any ordering violation fails the packet with a queue error;
+    /// otherwise violations are only logged (see [`SimDevice::take_violations`]).
+    pub strict: bool,
+    /// Most bytes of device memory live at once.
+    pub memory_limit: usize,
+    /// Register the twins of `tests/kernels` (unless a twin of that name exists).
+    pub test_kernel_twins: bool,
+    /// Marketing name reported as the product name.
+    pub product_name: String,
+    /// Compute units reported.
+    pub compute_units: u32,
+    /// Most workgroups one dispatch may have: twins run on the host, so a
+    /// garbage grid must be refused rather than run for hours.
+    pub max_workgroups_per_dispatch: u64,
+}
+
+impl SimConfig {
+    pub fn new(target: &str) -> Self {
+        SimConfig {
+            target: target.to_string(),
+            seed: 0x5EED,
+            strict: true,
+            memory_limit: 4 << 30,
+            test_kernel_twins: true,
+            product_name: format!("relaunch simulated {target}"),
+            compute_units: 32,
+            max_workgroups_per_dispatch: 1 << 18,
+        }
+    }
+}
+
+/// Errors of device-level operations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error("simulated device target {target:?}: {reason}")]
+    Target { target: String, reason: String },
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error(transparent)]
+    Fault(#[from] VmFault),
+    #[error("code object refused: {0}")]
+    CodeObject(String),
+    #[error(
+        "code object is for {object} but this simulated device is {device}: \
+         load the build for {device}"
+    )]
+    WrongTarget { object: String, device: String },
+    #[error("kernel {symbol}: {reason}")]
+    Kernel { symbol: String, reason: String },
+    #[error("queue: {0}")]
+    Queue(String),
+}
+
+/// A kernel whose code is loaded in device memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelEntry {
+    /// Symbol without `.kd`.
+    pub symbol: String,
+    /// Device address of the 64-byte descriptor (the AQL kernel_object).
+    pub kd_addr: u64,
+    /// Device address of the first instruction (what COMPUTE_PGM_LO/HI hold).
+    pub code_entry: u64,
+    pub descriptor: KernelDescriptor,
+    pub family: Family,
+    /// Kernarg segment alignment from the metadata.
+    pub kernarg_align: u32,
+}
+
+/// A loaded code object image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedImage {
+    pub base: u64,
+    pub size: usize,
+    pub kernels: Vec<Arc<KernelEntry>>,
+}
+
+#[derive(Debug, Default)]
+struct KernelMaps {
+    by_entry: HashMap<u64, Arc<KernelEntry>>,
+    by_kd: HashMap<u64, Arc<KernelEntry>>,
+}
+
+/// The simulated GPU.
+#[derive(Debug)]
+pub struct SimDevice {
+    config: SimConfig,
+    target: GfxTarget,
+    family: Family,
+    /// Device memory; shared by every simulated GPU of one HSA system.
+    pub memory: Arc<DeviceMemory>,
+    /// Signals; shared like the memory.
+    pub signals: Arc<SignalTable>,
+    kernels: RwLock<KernelMaps>,
+    violations: Mutex<(Vec<Violation>, u64)>,
+    next_queue_id: AtomicU64,
+    /// Packets executing on this device's queues (cross-queue check).
+    pub(crate) in_flight: InFlight,
+}
+
+impl SimDevice {
+    /// A device for `config.target` (an RDNA1-4 target, else refused) with
+    /// its own memory and signals.
+    pub fn new(config: SimConfig) -> Result<Arc<Self>, SimError> {
+        let memory = Arc::new(DeviceMemory::new(config.memory_limit));
+        Self::new_shared(config, memory, Arc::new(SignalTable::default()))
+    }
+
+    /// A device that shares `memory` and `signals` with others (several GPU
+    /// agents in one simulated HSA system, one address space).
+    pub fn new_shared(
+        config: SimConfig,
+        memory: Arc<DeviceMemory>,
+        signals: Arc<SignalTable>,
+    ) -> Result<Arc<Self>, SimError> {
+        let refuse = |reason: String| SimError::Target {
+            target: config.target.clone(),
+            reason,
+        };
+        let target = GfxTarget::parse(&config.target).map_err(|e| refuse(e.to_string()))?;
+        let family = target.family().map_err(|e| refuse(e.to_string()))?;
+        if config.test_kernel_twins {
+            crate::twins::register_test_kernel_twins();
+        }
+        Ok(Arc::new(SimDevice {
+            memory,
+            signals,
+            kernels: RwLock::new(KernelMaps::default()),
+            violations: Mutex::new((Vec::new(), 0)),
+            next_queue_id: AtomicU64::new(0),
+            in_flight: InFlight::default(),
+            target,
+            family,
+            config,
+        }))
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+    pub fn target(&self) -> &GfxTarget {
+        &self.target
+    }
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    pub(crate) fn next_queue_id(&self) -> u64 {
+        self.next_queue_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Load a code object: copy its PT_LOAD segments into device memory and
+    /// register every kernel's descriptor and code entry.
+    pub fn load_code_object(&self, bytes: &[u8]) -> Result<LoadedImage, SimError> {
+        let object =
+            CodeObject::from_bundle_or_elf(bytes, Some(self.target.processor())).map_err(|e| {
+                match e {
+                    relaunch_device::codeobj::CodeObjectError::WrongTarget { found, .. } => {
+                        SimError::WrongTarget {
+                            object: found,
+                            device: self.target.to_string(),
+                        }
+                    }
+                    other => SimError::CodeObject(other.to_string()),
+                }
+            })?;
+        if object.target().processor() != self.target.processor() {
+            return Err(SimError::WrongTarget {
+                object: object.target().to_string(),
+                device: self.target.to_string(),
+            });
+        }
+        let size = usize::try_from(object.image_size())
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| SimError::CodeObject("code object has no loadable bytes".into()))?;
+        let base = self.memory.allocate(size, MemKind::Code)?;
+        let loaded = self.copy_and_register(&object, base);
+        if loaded.is_err() {
+            let _ = self.memory.free(base);
+        }
+        let kernels = loaded?;
+        tracing::debug!(
+            base,
+            size,
+            kernels = kernels.len(),
+            "sim code object loaded"
+        );
+        Ok(LoadedImage {
+            base,
+            size,
+            kernels,
+        })
+    }
+
+    fn copy_and_register(
+        &self,
+        object: &CodeObject,
+        base: u64,
+    ) -> Result<Vec<Arc<KernelEntry>>, SimError> {
+        for seg in object.load_segments() {
+            self.memory
+                .write(base + seg.vaddr, object.segment_bytes(seg))?;
+        }
+        let mut out = Vec::new();
+        for k in object.kernels() {
+            let kd_addr = base + k.kd_vaddr;
+            let entry = Arc::new(KernelEntry {
+                symbol: k.name.clone(),
+                kd_addr,
+                code_entry: k.descriptor.code_entry(kd_addr),
+                descriptor: k.descriptor,
+                family: self.family,
+                kernarg_align: k.kernarg_align,
+            });
+            out.push(entry);
+        }
+        let mut maps = self.kernels.write();
+        for e in &out {
+            maps.by_entry.insert(e.code_entry, Arc::clone(e));
+            maps.by_kd.insert(e.kd_addr, Arc::clone(e));
+        }
+        Ok(out)
+    }
+
+    /// Place a descriptor for `symbol` in fresh code memory (for tests and
+    /// front ends that build kernels without an ELF): the descriptor sits at
+    /// the start of a 512-byte block and the code entry 256 bytes after it.
+    pub fn install_kernel(
+        &self,
+        symbol: &str,
+        mut descriptor: KernelDescriptor,
+    ) -> Result<LoadedImage, SimError> {
+        const SIZE: usize = 512;
+        let base = self.memory.allocate(SIZE, MemKind::Code)?;
+        descriptor.kernel_code_entry_byte_offset = 256;
+        self.memory.write(base, &descriptor.to_bytes())?;
+        let entry = Arc::new(KernelEntry {
+            symbol: symbol.strip_suffix(".kd").unwrap_or(symbol).to_string(),
+            kd_addr: base,
+            code_entry: base + 256,
+            descriptor,
+            family: self.family,
+            kernarg_align: 16,
+        });
+        let mut maps = self.kernels.write();
+        maps.by_entry.insert(entry.code_entry, Arc::clone(&entry));
+        maps.by_kd.insert(entry.kd_addr, Arc::clone(&entry));
+        Ok(LoadedImage {
+            base,
+            size: SIZE,
+            kernels: vec![entry],
+        })
+    }
+
+    /// Forget an image's kernels and free its memory.
+    pub fn unload(&self, image: &LoadedImage) -> Result<(), SimError> {
+        let mut maps = self.kernels.write();
+        for k in &image.kernels {
+            maps.by_entry.remove(&k.code_entry);
+            maps.by_kd.remove(&k.kd_addr);
+        }
+        drop(maps);
+        self.memory.free(image.base)?;
+        Ok(())
+    }
+
+    /// The kernel whose first instruction is at `code_entry`.
+    pub fn kernel_at_entry(&self, code_entry: u64) -> Option<Arc<KernelEntry>> {
+        self.kernels.read().by_entry.get(&code_entry).cloned()
+    }
+
+    /// The kernel whose descriptor is at `kd_addr`.
+    pub fn kernel_at_descriptor(&self, kd_addr: u64) -> Option<Arc<KernelEntry>> {
+        self.kernels.read().by_kd.get(&kd_addr).cloned()
+    }
+
+    /// Refuse a dispatch with more workgroups than the configured limit.
+    pub fn check_dispatch_size(&self, grid: [u32; 3], block: [u32; 3]) -> Result<(), String> {
+        let groups: u64 = (0..3)
+            .map(|d| u64::from(grid[d]).div_ceil(u64::from(block[d].max(1))))
+            .product();
+        let limit = self.config.max_workgroups_per_dispatch;
+        if groups > limit {
+            return Err(format!(
+                "the dispatch has {groups} workgroups (grid {grid:?}, block {block:?}), more than \
+                 the simulator runs per dispatch ({limit}; SimConfig::max_workgroups_per_dispatch)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Record violations found by a queue.
+    pub(crate) fn log_violations(&self, found: &[Violation]) {
+        let mut log = self.violations.lock();
+        for v in found {
+            tracing::warn!(violation = %v, "sim ordering violation");
+            if log.0.len() < VIOLATION_LOG_CAP {
+                log.0.push(v.clone());
+            } else {
+                log.1 += 1;
+            }
+        }
+    }
+
+    /// Take every violation logged so far (and how many were dropped past the cap).
+    pub fn take_violations(&self) -> (Vec<Violation>, u64) {
+        std::mem::take(&mut *self.violations.lock())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(target: &str, name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/../tests/kernels/build/{target}/{name}.co",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn refuses_non_rdna_targets() {
+        let err = SimDevice::new(SimConfig::new("gfx942")).unwrap_err();
+        assert!(err.to_string().contains("gfx942"), "{err}");
+        assert!(SimDevice::new(SimConfig::new("sm_90")).is_err());
+    }
+
+    #[test]
+    fn loads_a_code_object_and_maps_its_kernel() {
+        let dev = SimDevice::new(SimConfig::new("gfx1201")).unwrap();
+        let image = dev
+            .load_code_object(&fixture("gfx1201", "counter"))
+            .unwrap();
+        let k = &image.kernels[0];
+        assert_eq!(k.symbol, "counter");
+        assert_eq!(k.code_entry % 256, 0);
+        let kd = dev.memory.read_vec(k.kd_addr, 64).unwrap();
+        assert_eq!(KernelDescriptor::parse(&kd).unwrap(), k.descriptor);
+        assert_eq!(dev.kernel_at_entry(k.code_entry).unwrap().symbol, "counter");
+        assert_eq!(
+            dev.kernel_at_descriptor(k.kd_addr).unwrap().code_entry,
+            k.code_entry
+        );
+        dev.unload(&image).unwrap();
+        assert!(dev.kernel_at_entry(k.code_entry).is_none());
+        assert_eq!(dev.memory.stats().live_allocations, 0);
+    }
+
+    #[test]
+    fn refuses_a_code_object_for_another_target() {
+        let dev = SimDevice::new(SimConfig::new("gfx1100")).unwrap();
+        let err = dev
+            .load_code_object(&fixture("gfx1201", "counter"))
+            .unwrap_err();
+        assert!(matches!(err, SimError::WrongTarget { .. }), "{err}");
+        assert!(err.to_string().contains("gfx1201"), "{err}");
+        assert_eq!(dev.memory.stats().live_allocations, 0);
+    }
+}

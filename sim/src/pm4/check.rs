@@ -1,0 +1,283 @@
+//! The DISPATCH_DIRECT check: the SH state an IB programmed must be exactly
+//! what the kernel descriptor at COMPUTE_PGM asks for (RSRC1/2/3, user SGPR
+//! count and contents, LDS, wave32, block and grid dims). Register facts
+//! (offsets, fields) come from the encoders' tables.
+
+use std::sync::Arc;
+
+use relaunch_device::codeobj::verdict::{delivered_user_sgprs, descriptor_refusals, MAX_LDS_BYTES};
+use relaunch_device::codeobj::Verdict;
+use relaunch_device::target::Family;
+use relaunch_encoders::regs::{
+    off, table, INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_PARTIAL_TG_EN,
+    INIT_USE_THREAD_DIMENSIONS, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, RSRC2_USER_SGPR,
+};
+
+use super::Pm4ErrorKind;
+use crate::device::{KernelEntry, SimDevice};
+use crate::memory::Access;
+use crate::twins::DispatchContext;
+
+/// Most work-items in one workgroup on RDNA.
+const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// The SH register file of one IB (SET_SH_REG offsets 0..0x400).
+pub(crate) struct ShFile {
+    regs: Vec<Option<u32>>,
+}
+
+impl ShFile {
+    pub(crate) fn new() -> Self {
+        ShFile {
+            regs: vec![None; 0x400],
+        }
+    }
+
+    pub(crate) fn write(&mut self, offset: u32, values: &[u32]) {
+        for (i, v) in values.iter().enumerate() {
+            if let Some(slot) = self.regs.get_mut(offset as usize + i) {
+                *slot = Some(*v);
+            }
+        }
+    }
+
+    fn get(&self, offset: u16) -> Option<u32> {
+        self.regs.get(offset as usize).copied().flatten()
+    }
+}
+
+/// Programmed state that does not match what the kernel needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    #[error(
+        "{register} was not written in this IB before DISPATCH_DIRECT: a retained IB must \
+         program every register its dispatches use"
+    )]
+    Unwritten { register: &'static str },
+    #[error(
+        "COMPUTE_PGM_LO/HI give code address {addr:#x}, where no loaded kernel's code starts{hint}"
+    )]
+    WrongCodeAddress { addr: u64, hint: String },
+    #[error("kernel {kernel}: {register} is {found:#010x} but the descriptor needs {expected:#010x}{what}")]
+    Mismatch {
+        kernel: String,
+        register: &'static str,
+        found: u32,
+        expected: u32,
+        what: String,
+    },
+    #[error("kernel {kernel}: {reason}")]
+    Invalid { kernel: String, reason: String },
+}
+
+/// A dispatch whose state checked out.
+pub(crate) struct Checked {
+    pub kernel: Arc<KernelEntry>,
+    pub ctx: DispatchContext,
+}
+
+fn reg_name(family: Family, offset: u16) -> &'static str {
+    table(family).get(offset as u32).map_or("?", |r| r.name)
+}
+
+fn need(regs: &ShFile, family: Family, offset: u16) -> Result<u32, StateError> {
+    regs.get(offset).ok_or(StateError::Unwritten {
+        register: reg_name(family, offset),
+    })
+}
+
+/// Check the state for one DISPATCH_DIRECT and build its dispatch context.
+pub(crate) fn dispatch_state(
+    device: &SimDevice,
+    regs: &ShFile,
+    groups: [u32; 3],
+    initiator: u32,
+) -> Result<Checked, Pm4ErrorKind> {
+    let family = device.family();
+    let lo = need(regs, family, off::COMPUTE_PGM_LO)?;
+    let hi = need(regs, family, off::COMPUTE_PGM_HI)?;
+    let addr = (u64::from(lo) << 8) | (u64::from(hi & 0xFF) << 40);
+    let kernel = device.kernel_at_entry(addr).ok_or_else(|| {
+        let hint = match device.kernel_at_descriptor(addr) {
+            Some(k) => format!(
+                " ({addr:#x} is the descriptor of {}: PGM must hold its code entry {:#x})",
+                k.symbol, k.code_entry
+            ),
+            None => String::new(),
+        };
+        StateError::WrongCodeAddress { addr, hint }
+    })?;
+    let kd = kernel.descriptor;
+    let name = kernel.symbol.clone();
+    let invalid = |reason: String| StateError::Invalid {
+        kernel: name.clone(),
+        reason,
+    };
+    let refusals = descriptor_refusals(&kd, family);
+    if !refusals.is_empty() {
+        let verdict = Verdict { refusals };
+        return Err(invalid(format!("the direct PM4 path cannot run it: {verdict}")).into());
+    }
+    let mismatch = |register: u16, found: u32, expected: u32, what: String| StateError::Mismatch {
+        kernel: name.clone(),
+        register: reg_name(family, register),
+        found,
+        expected,
+        what,
+    };
+
+    let rsrc1 = need(regs, family, off::COMPUTE_PGM_RSRC1)?;
+    if rsrc1 != kd.compute_pgm_rsrc1 {
+        return Err(mismatch(
+            off::COMPUTE_PGM_RSRC1,
+            rsrc1,
+            kd.compute_pgm_rsrc1,
+            String::new(),
+        )
+        .into());
+    }
+    let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
+    let lds_mask = RSRC2_LDS_SIZE.mask();
+    if rsrc2 & !lds_mask != kd.compute_pgm_rsrc2 & !lds_mask {
+        let (f, e) = (
+            RSRC2_USER_SGPR.get(rsrc2),
+            RSRC2_USER_SGPR.get(kd.compute_pgm_rsrc2),
+        );
+        let what = if f != e {
+            format!(" (USER_SGPR count {f}, descriptor {e})")
+        } else {
+            " (outside LDS_SIZE)".to_string()
+        };
+        return Err(mismatch(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2, what).into());
+    }
+    let lds_bytes = RSRC2_LDS_SIZE.get(rsrc2) * LDS_GRANULE_BYTES;
+    if lds_bytes < kd.group_segment_fixed_size || lds_bytes > MAX_LDS_BYTES {
+        return Err(invalid(format!(
+            "RSRC2 LDS_SIZE gives {lds_bytes} bytes; the kernel's static group segment is {} \
+             bytes and a workgroup may use at most {MAX_LDS_BYTES}",
+            kd.group_segment_fixed_size
+        ))
+        .into());
+    }
+    let rsrc3 = need(regs, family, off::COMPUTE_PGM_RSRC3)?;
+    if rsrc3 != kd.compute_pgm_rsrc3 {
+        return Err(mismatch(
+            off::COMPUTE_PGM_RSRC3,
+            rsrc3,
+            kd.compute_pgm_rsrc3,
+            String::new(),
+        )
+        .into());
+    }
+
+    // User SGPRs: [4 zero dwords of private segment buffer] then the kernarg pointer.
+    let count = delivered_user_sgprs(&kd, family);
+    let mut user = Vec::with_capacity(count as usize);
+    for i in 0..count as u16 {
+        user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
+    }
+    let mut next = 0;
+    if kd.wants_private_segment_buffer() && family != Family::Gfx12 {
+        if let Some(i) = user[..4].iter().position(|&v| v != 0) {
+            return Err(invalid(format!(
+                "COMPUTE_USER_DATA_{i} is {:#x}: the private segment buffer SGPRs must be zero \
+                 (no scratch on the direct path)",
+                user[i]
+            ))
+            .into());
+        }
+        next = 4;
+    }
+    let (kernarg_ptr, kernarg_size) = if kd.wants_kernarg_segment_ptr() {
+        let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
+        let size = kd.kernarg_size as usize;
+        if size > 0 {
+            // The kernel's first s_load would fault here; report it as such.
+            device.memory.check(ptr, size, Access::Read)?;
+        }
+        (ptr, size)
+    } else {
+        (0, 0)
+    };
+
+    if INIT_COMPUTE_SHADER_EN.get(initiator) == 0 {
+        return Err(invalid(format!(
+            "DISPATCH_INITIATOR {initiator:#x} lacks COMPUTE_SHADER_EN"
+        ))
+        .into());
+    }
+    if INIT_PARTIAL_TG_EN.get(initiator) != 0 {
+        return Err(
+            invalid("PARTIAL_TG_EN is set; partial workgroups are not modelled".into()).into(),
+        );
+    }
+    let w32 = INIT_CS_W32_EN.get(initiator) != 0;
+    if w32 != kd.wave32() {
+        return Err(invalid(format!(
+            "DISPATCH_INITIATOR CS_W32_EN is {} but the kernel is wave{}",
+            u8::from(w32),
+            kd.wavefront_size()
+        ))
+        .into());
+    }
+    let mut block = [0u32; 3];
+    for (d, slot) in block.iter_mut().enumerate() {
+        let o = off::COMPUTE_NUM_THREAD_X + d as u16;
+        let raw = need(regs, family, o)?;
+        let fields = table(family).get(o as u32).map_or(&[][..], |r| r.fields);
+        let full = fields.iter().find(|f| f.name == "NUM_THREAD_FULL");
+        let partial = fields.iter().find(|f| f.name == "NUM_THREAD_PARTIAL");
+        *slot = full.map_or(raw, |f| f.get(raw));
+        if partial.is_some_and(|f| f.get(raw) != 0) || *slot == 0 {
+            return Err(invalid(format!(
+                "{} is {raw:#x}: need a non-zero NUM_THREAD_FULL and no partial threads",
+                reg_name(family, o)
+            ))
+            .into());
+        }
+    }
+    let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
+    if threads > u64::from(MAX_BLOCK_THREADS) {
+        return Err(invalid(format!(
+            "block {block:?} has {threads} work-items (max 1024)"
+        ))
+        .into());
+    }
+    for (d, o) in [
+        off::COMPUTE_START_X,
+        off::COMPUTE_START_X + 1,
+        off::COMPUTE_START_X + 2,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if regs.get(o).is_some_and(|v| v != 0) {
+            return Err(invalid(format!("COMPUTE_START dimension {d} is non-zero")).into());
+        }
+    }
+    let mut grid = [0u32; 3];
+    let by_threads = INIT_USE_THREAD_DIMENSIONS.get(initiator) != 0;
+    for d in 0..3 {
+        if groups[d] == 0 {
+            return Err(invalid(format!("DISPATCH_DIRECT dimension {d} is 0")).into());
+        }
+        grid[d] = if by_threads {
+            if groups[d] % block[d] != 0 {
+                return Err(invalid(format!(
+                    "grid {groups:?} work-items is not a whole number of {block:?} blocks"
+                ))
+                .into());
+            }
+            groups[d]
+        } else {
+            groups[d].checked_mul(block[d]).ok_or_else(|| {
+                invalid(format!(
+                    "grid {groups:?} x block {block:?} overflows 32 bits"
+                ))
+            })?
+        };
+    }
+    device.check_dispatch_size(grid, block).map_err(invalid)?;
+    let ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    Ok(Checked { kernel, ctx })
+}

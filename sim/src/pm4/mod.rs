@@ -1,0 +1,388 @@
+//! Executing one IB: decode with the encoders' strict decoder (which already
+//! refuses unknown packets, bad counts, registers the family lacks and
+//! queue- or CP-owned registers), keep the SH register file, check the
+//! programmed state against the kernel descriptor at every DISPATCH_DIRECT
+//! (see `check`), run the twins of dispatches between two waits in a seeded
+//! random order, and feed everything to the ordering model.
+//!
+//! The register file starts empty at every IB: a retained IB must program
+//! everything its dispatches use, never inherit state from an earlier one.
+
+mod check;
+
+use std::sync::Arc;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use relaunch_encoders::decode::Decoder;
+use relaunch_encoders::packet::{event, release_cntl, release_data, write_data};
+use relaunch_encoders::{DecodeError, Packet};
+
+use crate::device::{KernelEntry, SimDevice};
+use crate::memory::VmFault;
+use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
+use crate::trace::RangeSet;
+use crate::twins::{DispatchContext, KernelFault, TwinFn};
+
+pub use check::StateError;
+
+/// COHER_SIZE of a whole-address-space ACQUIRE_MEM (COHER_SIZE_HI 0xFFFFFF).
+const FULL_COHER_SIZE: u64 = 0x00FF_FFFF_FFFF_FFFF;
+
+/// What went wrong executing an IB.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Pm4ErrorKind {
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("{0} is not modelled by the simulated device (relaunch IBs do not use it)")]
+    Unsupported(String),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("no host twin is registered for kernel {0}: register one (twins::register_twin)")]
+    NoTwin(String),
+    #[error("kernel {kernel} faulted: {fault}")]
+    Kernel { kernel: String, fault: KernelFault },
+    #[error(transparent)]
+    Vm(#[from] VmFault),
+}
+
+/// An IB execution error with its location.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("queue {}, AQL packet {}, PM4 packet {packet} (dword {dword}){}: {kind}",
+    .at.queue, .at.aql_packet,
+    .dispatch.map(|d| format!(", dispatch {d}")).unwrap_or_default())]
+pub struct Pm4Error {
+    pub at: IbLocation,
+    /// Index of the PM4 packet within the IB.
+    pub packet: usize,
+    /// Dword offset of that packet.
+    pub dword: usize,
+    pub dispatch: Option<usize>,
+    /// Boxed: the kinds carry messages and faults, the Ok path stays small.
+    pub kind: Box<Pm4ErrorKind>,
+}
+
+impl Pm4Error {
+    /// True when the cause is a GPU page fault (kernel or CP access).
+    pub fn is_vm_fault(&self) -> bool {
+        matches!(
+            *self.kind,
+            Pm4ErrorKind::Vm(_)
+                | Pm4ErrorKind::Kernel {
+                    fault: KernelFault::Vm(_),
+                    ..
+                }
+        )
+    }
+}
+
+/// A dispatch waiting for its group to be run.
+struct Pending {
+    packet: usize,
+    dword: usize,
+    dispatch: usize,
+    kernel: Arc<KernelEntry>,
+    twin: TwinFn,
+    ctx: DispatchContext,
+}
+
+/// Program-ordered events since the last wait.
+enum Event {
+    Dispatch(Box<Pending>),
+    Acquire(CacheOps),
+    /// RELEASE_MEM: cache ops plus an optional end-of-pipe data write.
+    Release(CacheOps, Option<(u64, Vec<u8>, usize, usize)>),
+}
+
+/// Execute `dwords` as one IB on `device`, with writes left unreleased by
+/// the queue's earlier packets (`carried`). `host_observes`: the packet's
+/// completion tells the host the work is done, so everything must be
+/// released by the end. Violations are returned, not raised: the caller
+/// decides whether they fail the packet.
+pub fn execute_ib(
+    device: &SimDevice,
+    at: IbLocation,
+    dwords: &[u32],
+    carried: &RangeSet,
+    host_observes: bool,
+) -> Result<IbEnd, Pm4Error> {
+    let seed = device.config().seed
+        ^ at.queue.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ at.aql_packet.rotate_left(32);
+    let mut run = IbRun {
+        device,
+        at,
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        regs: check::ShFile::new(),
+        model: OrderingModel::new(at),
+        events: Vec::new(),
+        dispatches: 0,
+    };
+    run.model.carry_in(carried);
+    for (index, item) in Decoder::new(dwords, device.family()).enumerate() {
+        let (dword, packet) = item.map_err(|e| {
+            let dword = match &e {
+                DecodeError::Truncated { at, .. }
+                | DecodeError::NotType3 { at, .. }
+                | DecodeError::UnknownOpcode { at, .. }
+                | DecodeError::BadCount { at, .. }
+                | DecodeError::UnknownRegister { at, .. }
+                | DecodeError::ForbiddenRegister { at, .. }
+                | DecodeError::Predicated { at, .. } => *at,
+            };
+            run.error(index, dword, None, e.into())
+        })?;
+        run.packet(index, dword, packet)?;
+    }
+    run.flush()?;
+    Ok(run.model.finish_parts(host_observes))
+}
+
+struct IbRun<'d> {
+    device: &'d SimDevice,
+    at: IbLocation,
+    rng: ChaCha8Rng,
+    regs: check::ShFile,
+    model: OrderingModel,
+    events: Vec<Event>,
+    dispatches: usize,
+}
+
+impl IbRun<'_> {
+    fn error(
+        &self,
+        packet: usize,
+        dword: usize,
+        dispatch: Option<usize>,
+        kind: Pm4ErrorKind,
+    ) -> Pm4Error {
+        Pm4Error {
+            at: self.at,
+            packet,
+            dword,
+            dispatch,
+            kind: Box::new(kind),
+        }
+    }
+
+    fn packet(&mut self, index: usize, dword: usize, packet: Packet<'_>) -> Result<(), Pm4Error> {
+        let unsupported = |s: &Self, what: String| {
+            Err(s.error(index, dword, None, Pm4ErrorKind::Unsupported(what)))
+        };
+        match packet {
+            Packet::Nop { .. } => Ok(()),
+            Packet::SetShReg { offset, values } => {
+                self.regs.write(offset, values);
+                Ok(())
+            }
+            Packet::DispatchDirect { groups, initiator } => {
+                self.dispatch(index, dword, groups, initiator)
+            }
+            Packet::EventWrite {
+                event_type,
+                event_index,
+                address: None,
+            } if event_type == event::CS_PARTIAL_FLUSH => {
+                if event_index != event::INDEX_PARTIAL_FLUSH {
+                    return unsupported(
+                        self,
+                        format!("CS_PARTIAL_FLUSH with EVENT_INDEX {event_index} (expected 4)"),
+                    );
+                }
+                self.flush()?;
+                self.model.wait();
+                Ok(())
+            }
+            Packet::EventWrite { event_type, .. } => unsupported(
+                self,
+                format!(
+                    "EVENT_WRITE of event {}",
+                    event::name(event_type).map_or(format!("{event_type:#x}"), String::from)
+                ),
+            ),
+            Packet::AcquireMem {
+                coher_size,
+                coher_base,
+                gcr_cntl,
+                ..
+            } => {
+                if coher_size != FULL_COHER_SIZE || coher_base != 0 {
+                    return unsupported(
+                        self,
+                        format!(
+                            "a ranged ACQUIRE_MEM (base {coher_base:#x}, size {coher_size:#x})"
+                        ),
+                    );
+                }
+                self.events
+                    .push(Event::Acquire(CacheOps::from_acquire_gcr(gcr_cntl)));
+                Ok(())
+            }
+            Packet::ReleaseMem {
+                event_cntl,
+                data_cntl,
+                address,
+                data,
+                ..
+            } => self.release_mem(index, dword, event_cntl, data_cntl, address, data),
+            Packet::WriteData {
+                control,
+                address,
+                data,
+            } => {
+                // DST_SEL 5 = memory; anything else (registers, GDS) is refused.
+                let dst = write_data::DST_SEL.get(control);
+                if dst != 5 || write_data::WR_ONE_ADDR.get(control) != 0 {
+                    return unsupported(self, format!("WRITE_DATA with control {control:#010x}"));
+                }
+                let bytes: Vec<u8> = data.iter().flat_map(|d| d.to_le_bytes()).collect();
+                // The CP writes when it reaches the packet: earlier dispatches
+                // may or may not have run, later ones see it. Running the
+                // group first is one valid interleaving.
+                self.flush()?;
+                self.cp_write(address, &bytes, index, dword)
+            }
+            other => unsupported(self, other.name().to_string()),
+        }
+    }
+
+    fn release_mem(
+        &mut self,
+        index: usize,
+        dword: usize,
+        event_cntl: u32,
+        data_cntl: u32,
+        address: u64,
+        data: u64,
+    ) -> Result<(), Pm4Error> {
+        let ev = relaunch_encoders::packet::event_cntl::EVENT_TYPE.get(event_cntl);
+        if !matches!(
+            ev,
+            event::CACHE_FLUSH_AND_INV_TS_EVENT | event::BOTTOM_OF_PIPE_TS | event::CS_DONE
+        ) {
+            return Err(self.error(
+                index,
+                dword,
+                None,
+                Pm4ErrorKind::Unsupported(format!("RELEASE_MEM with event {ev:#x}")),
+            ));
+        }
+        let ops = CacheOps {
+            glk_inv: false,
+            glv_inv: release_cntl::GCR_GLV_INV.get(event_cntl) != 0,
+            gl1_inv: release_cntl::GCR_GL1_INV.get(event_cntl) != 0,
+            gl2_inv: release_cntl::GCR_GL2_INV.get(event_cntl) != 0,
+            gl2_wb: release_cntl::GCR_GL2_WB.get(event_cntl) != 0,
+        };
+        let bytes = match release_data::DATA_SEL.get(data_cntl) {
+            0 => None,
+            1 => Some((data as u32).to_le_bytes().to_vec()),
+            2 => Some(data.to_le_bytes().to_vec()),
+            other => {
+                return Err(self.error(
+                    index,
+                    dword,
+                    None,
+                    Pm4ErrorKind::Unsupported(format!("RELEASE_MEM DATA_SEL {other}")),
+                ))
+            }
+        };
+        let write = bytes.map(|b| (address, b, index, dword));
+        self.events.push(Event::Release(ops, write));
+        Ok(())
+    }
+
+    fn dispatch(
+        &mut self,
+        index: usize,
+        dword: usize,
+        groups: [u32; 3],
+        initiator: u32,
+    ) -> Result<(), Pm4Error> {
+        let n = self.dispatches;
+        self.dispatches += 1;
+        let checked = check::dispatch_state(self.device, &self.regs, groups, initiator)
+            .map_err(|kind| self.error(index, dword, Some(n), kind))?;
+        let twin = crate::twins::registry()
+            .lookup(&checked.kernel.symbol)
+            .ok_or_else(|| {
+                self.error(
+                    index,
+                    dword,
+                    Some(n),
+                    Pm4ErrorKind::NoTwin(checked.kernel.symbol.clone()),
+                )
+            })?;
+        tracing::trace!(dispatch = n, kernel = %checked.kernel.symbol, "sim DISPATCH_DIRECT");
+        self.events.push(Event::Dispatch(Box::new(Pending {
+            packet: index,
+            dword,
+            dispatch: n,
+            kernel: checked.kernel,
+            twin,
+            ctx: checked.ctx,
+        })));
+        Ok(())
+    }
+
+    /// Run the pending dispatches in a seeded random order, then feed every
+    /// pending event to the model in program order. Called at each wait, at
+    /// WRITE_DATA and at the end; the model's notion of the unordered group
+    /// only resets at a wait.
+    fn flush(&mut self) -> Result<(), Pm4Error> {
+        let mut events = std::mem::take(&mut self.events);
+        let mut order: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Event::Dispatch(_)))
+            .map(|(i, _)| i)
+            .collect();
+        order.shuffle(&mut self.rng);
+        for i in order {
+            if let Event::Dispatch(p) = &mut events[i] {
+                p.ctx.run(&self.device.memory, &p.twin).map_err(|fault| {
+                    let kind = Pm4ErrorKind::Kernel {
+                        kernel: p.kernel.symbol.clone(),
+                        fault,
+                    };
+                    self.error(p.packet, p.dword, Some(p.dispatch), kind)
+                })?;
+            }
+        }
+        for e in &events {
+            match e {
+                Event::Dispatch(p) => self.model.dispatch(DispatchRef {
+                    pm4_packet: p.packet,
+                    dispatch: p.dispatch,
+                    kernel: &p.kernel.symbol,
+                    trace: &p.ctx.trace,
+                }),
+                Event::Acquire(ops) => self.model.acquire(*ops),
+                Event::Release(ops, write) => {
+                    self.model.release(*ops);
+                    if let Some((addr, bytes, packet, dword)) = write {
+                        self.cp_write(*addr, bytes, *packet, *dword)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cp_write(
+        &self,
+        addr: u64,
+        bytes: &[u8],
+        packet: usize,
+        dword: usize,
+    ) -> Result<(), Pm4Error> {
+        self.device
+            .memory
+            .write(addr, bytes)
+            .map_err(|f| self.error(packet, dword, None, f.into()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

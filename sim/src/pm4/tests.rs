@@ -1,0 +1,513 @@
+use std::sync::Arc;
+
+use relaunch_encoders::decode::Decoder;
+use relaunch_encoders::regs::off;
+use relaunch_encoders::{
+    BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch, Packet,
+};
+
+use super::*;
+use crate::device::{LoadedImage, SimConfig};
+use crate::memory::MemKind;
+use crate::ordering::{Rule, Violation};
+
+fn fixture(target: &str, name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/../tests/kernels/build/{target}/{name}.co",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+struct Rig {
+    dev: Arc<SimDevice>,
+    image: LoadedImage,
+}
+
+impl Rig {
+    fn new(target: &str, object: &str, seed: u64) -> Self {
+        let mut cfg = SimConfig::new(target);
+        cfg.seed = seed;
+        let dev = SimDevice::new(cfg).unwrap();
+        let image = dev.load_code_object(&fixture(target, object)).unwrap();
+        Rig { dev, image }
+    }
+
+    fn code(&self, symbol: &str) -> KernelCode<'_> {
+        let k = self
+            .image
+            .kernels
+            .iter()
+            .find(|k| k.symbol == symbol)
+            .unwrap();
+        KernelCode {
+            symbol: &k.symbol,
+            family: k.family,
+            descriptor: k.descriptor,
+            kd_address: k.kd_addr,
+        }
+    }
+
+    fn builder(&self) -> IbBuilder {
+        IbBuilder::new(self.dev.family(), EncodeOptions::default())
+    }
+
+    /// Finish into a fresh kernarg block holding the image; returns (ib, base).
+    fn finish(&self, b: IbBuilder) -> (EncodedIb, u64) {
+        let layout = b.kernarg_layout();
+        let base = self
+            .dev
+            .memory
+            .allocate(layout.bytes.max(1) as usize, MemKind::HostFineGrained)
+            .unwrap();
+        let ib = b.finish(base).unwrap();
+        self.dev.memory.write(base, &ib.kernarg_image).unwrap();
+        (ib, base)
+    }
+
+    fn run(&self, dwords: &[u32]) -> Result<Vec<Violation>, Pm4Error> {
+        self.run_full(dwords).map(|o| o.violations)
+    }
+
+    fn run_full(&self, dwords: &[u32]) -> Result<IbEnd, Pm4Error> {
+        execute_ib(
+            &self.dev,
+            IbLocation {
+                queue: 0,
+                aql_packet: 5,
+            },
+            dwords,
+            &crate::trace::RangeSet::new(),
+            true,
+        )
+    }
+}
+
+fn counter_ib(rig: &Rig, counter: u64, n: usize, boundary: Option<BoundaryKind>) -> Vec<u32> {
+    let mut b = rig.builder();
+    let code = rig.code("counter");
+    let launch = Launch {
+        grid: [64, 1, 1],
+        block: [32, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    for _ in 0..n {
+        b.dispatch(&code, &launch, &counter.to_le_bytes(), 8)
+            .unwrap();
+        if let Some(k) = boundary {
+            b.boundary(k);
+        }
+    }
+    let (ib, _) = rig.finish(b);
+    assert_eq!(ib.segments.len(), 1);
+    ib.segments[0].dwords.clone()
+}
+
+/// Kernarg bytes for produce/consume: two explicit qwords/dwords then the
+/// hidden block (block counts at 16, group sizes at 28).
+fn pc_kernarg(first: u64, second: u64, second_is_u32: bool, n: u32, block: u32) -> Vec<u8> {
+    let mut k = vec![0u8; 272];
+    k[0..8].copy_from_slice(&first.to_le_bytes());
+    if second_is_u32 {
+        k[8..12].copy_from_slice(&(second as u32).to_le_bytes());
+    } else {
+        k[8..16].copy_from_slice(&second.to_le_bytes());
+    }
+    k[16..20].copy_from_slice(&(n / block).to_le_bytes());
+    k[20..24].copy_from_slice(&1u32.to_le_bytes());
+    k[24..28].copy_from_slice(&1u32.to_le_bytes());
+    k[28..30].copy_from_slice(&(block as u16).to_le_bytes());
+    k[30..32].copy_from_slice(&1u16.to_le_bytes());
+    k[32..34].copy_from_slice(&1u16.to_le_bytes());
+    k
+}
+
+/// produce(buf, 3) then consume(out, buf) over 64 items, with `boundary` between.
+fn producer_consumer(rig: &Rig, boundary: Option<BoundaryKind>) -> (Vec<u32>, u64) {
+    let buf = rig.dev.memory.allocate(256, MemKind::Device).unwrap();
+    let out = rig.dev.memory.allocate(256, MemKind::Device).unwrap();
+    let launch = Launch {
+        grid: [64, 1, 1],
+        block: [32, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    let mut b = rig.builder();
+    b.dispatch(
+        &rig.code("produce"),
+        &launch,
+        &pc_kernarg(buf, 3, true, 64, 32),
+        8,
+    )
+    .unwrap();
+    if let Some(k) = boundary {
+        b.boundary(k);
+    }
+    b.dispatch(
+        &rig.code("consume"),
+        &launch,
+        &pc_kernarg(out, buf, false, 64, 32),
+        8,
+    )
+    .unwrap();
+    let (ib, _) = rig.finish(b);
+    (ib.segments[0].dwords.clone(), out)
+}
+
+/// Dword index of the value written to SH `offset` (last write wins).
+fn reg_position(dwords: &[u32], family: relaunch_device::Family, offset: u16) -> usize {
+    let mut found = None;
+    for item in Decoder::new(dwords, family) {
+        let (at, p) = item.unwrap();
+        if let Packet::SetShReg { offset: o, values } = p {
+            let o = o as usize;
+            if (o..o + values.len()).contains(&(offset as usize)) {
+                found = Some(at + 2 + offset as usize - o);
+            }
+        }
+    }
+    found.expect("register written")
+}
+
+#[test]
+fn counter_with_rmw_boundaries_counts_exactly_and_is_clean() {
+    let rig = Rig::new("gfx1201", "counter", 1);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let ib = counter_ib(&rig, c, 256, Some(BoundaryKind::Rmw));
+    assert_eq!(rig.run(&ib).unwrap(), vec![]);
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 256 * 64);
+    assert_eq!(rig.run(&ib).unwrap(), vec![]);
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 512 * 64);
+}
+
+#[test]
+fn healthy_producer_consumer_passes_under_twenty_seeds() {
+    for seed in 0..20 {
+        let rig = Rig::new("gfx1100", "produce_consume", seed);
+        let (ib, out) = producer_consumer(&rig, Some(BoundaryKind::Rmw));
+        assert_eq!(rig.run(&ib).unwrap(), vec![], "seed {seed}");
+        assert_eq!(rig.dev.memory.read_u32(out + 4 * 5).unwrap(), 15);
+    }
+}
+
+#[test]
+fn missing_boundary_is_reported_as_a_race() {
+    let rig = Rig::new("gfx1030", "produce_consume", 3);
+    let (ib, _) = producer_consumer(&rig, None);
+    let v = rig.run(&ib).unwrap();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].rule, Rule::Race);
+    assert_eq!((v[0].dispatch, v[0].kernel.as_str()), (1, "consume"));
+    assert!(v[0].detail.contains("dispatch 0 (produce)"), "{}", v[0]);
+}
+
+#[test]
+fn wait_only_boundary_is_reported_as_a_stale_read() {
+    let rig = Rig::new("gfx1151", "produce_consume", 3);
+    let (ib, _) = producer_consumer(&rig, Some(BoundaryKind::Wait));
+    let v = rig.run(&ib).unwrap();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].rule, Rule::StaleRead);
+    assert_eq!(v[0].kernel, "consume");
+}
+
+#[test]
+fn missing_prologue_or_epilogue_is_reported() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
+    let v = rig.run(&ib[..ib.len() - 10]).unwrap();
+    assert_eq!(
+        v.iter().map(|v| v.rule).collect::<Vec<_>>(),
+        vec![Rule::UnreleasedResult]
+    );
+    assert_eq!(v[0].address, c);
+    let v = rig.run(&ib[8..]).unwrap();
+    assert_eq!(
+        v.iter().map(|v| v.rule).collect::<Vec<_>>(),
+        vec![Rule::HostWriteNotAcquired]
+    );
+    assert_eq!(v[0].dispatch, 0);
+}
+
+#[test]
+fn user_sgpr_count_mismatch_in_rsrc2_is_refused() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut ib = counter_ib(&rig, c, 2, Some(BoundaryKind::Rmw));
+    let at = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_RSRC2);
+    ib[at] += 1 << 1; // one more user SGPR
+    let err = rig.run(&ib).unwrap_err();
+    assert!(
+        matches!(*err.kind, Pm4ErrorKind::State(StateError::Mismatch { .. })),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("COMPUTE_PGM_RSRC2") && text.contains("USER_SGPR count 3"),
+        "{text}"
+    );
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 0, "nothing ran");
+}
+
+#[test]
+fn code_address_of_the_descriptor_is_refused_with_a_hint() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut ib = counter_ib(&rig, c, 1, None);
+    let at = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_LO);
+    let kd = rig.image.kernels[0].kd_addr;
+    ib[at] = (kd >> 8) as u32;
+    let err = rig.run(&ib).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("no loaded kernel's code starts"), "{text}");
+    assert!(text.contains("is the descriptor of counter"), "{text}");
+    assert_eq!(err.dispatch, Some(0));
+}
+
+#[test]
+fn kernarg_pointer_to_freed_memory_is_a_vm_fault() {
+    let rig = Rig::new("gfx1100", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut b = rig.builder();
+    let launch = Launch {
+        grid: [32, 1, 1],
+        block: [32, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    b.dispatch(&rig.code("counter"), &launch, &c.to_le_bytes(), 8)
+        .unwrap();
+    let (ib, base) = rig.finish(b);
+    rig.dev.memory.free(base).unwrap();
+    let err = rig.run(&ib.segments[0].dwords).unwrap_err();
+    assert!(err.is_vm_fault(), "{err}");
+    assert!(err.to_string().contains("use after free"), "{err}");
+}
+
+#[test]
+fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let other = rig
+        .dev
+        .install_kernel("no_such_twin_kernel", rig.image.kernels[0].descriptor)
+        .unwrap();
+    let mut b = rig.builder();
+    let code = KernelCode {
+        symbol: "no_such_twin_kernel",
+        family: rig.dev.family(),
+        descriptor: other.kernels[0].descriptor,
+        kd_address: other.kernels[0].kd_addr,
+    };
+    let launch = Launch {
+        grid: [32, 1, 1],
+        block: [32, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    b.dispatch(&code, &launch, &c.to_le_bytes(), 8).unwrap();
+    let (ib, _) = rig.finish(b);
+    let err = rig.run(&ib.segments[0].dwords).unwrap_err();
+    assert_eq!(
+        *err.kind,
+        Pm4ErrorKind::NoTwin("no_such_twin_kernel".into())
+    );
+    // SET_SH_REG to COMPUTE_TMPRING_SIZE (queue-owned).
+    let bad = [0xC001_7602, off::COMPUTE_TMPRING_SIZE as u32, 0];
+    let err = rig.run(&bad).unwrap_err();
+    assert!(err.to_string().contains("COMPUTE_TMPRING_SIZE"), "{err}");
+    // State never inherited across IBs: a DISPATCH_DIRECT alone is refused.
+    let err = rig.run(&[0xC003_1502, 1, 1, 1, 1]).unwrap_err();
+    assert!(
+        err.to_string().contains("was not written in this IB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wave32_bit_must_match_the_descriptor() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut ib = counter_ib(&rig, c, 1, None);
+    let at = Decoder::new(&ib, rig.dev.family())
+        .map(|r| r.unwrap())
+        .find(|(_, p)| matches!(p, Packet::DispatchDirect { .. }))
+        .unwrap()
+        .0;
+    ib[at + 4] ^= 1 << 15;
+    let err = rig.run(&ib).unwrap_err();
+    assert!(err.to_string().contains("CS_W32_EN"), "{err}");
+}
+
+#[test]
+fn release_mem_epilogue_and_write_data_execute() {
+    use relaunch_encoders::emit;
+    use relaunch_encoders::packet::{event, event_cntl, release_cntl, release_data, write_data};
+    use relaunch_encoders::writer::DwordWriter;
+
+    let rig = Rig::new("gfx1100", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let fence = rig
+        .dev
+        .memory
+        .allocate(16, MemKind::HostFineGrained)
+        .unwrap();
+    let ib = counter_ib(&rig, c, 3, Some(BoundaryKind::Rmw));
+    // Replace the ACQUIRE_MEM epilogue with an end-of-pipe RELEASE_MEM that
+    // writes back GL2 and stores a fence value, then a WRITE_DATA.
+    let mut w = DwordWriter::new();
+    let head = &ib[..ib.len() - 8];
+    w.reserve(head.len()).extend(head);
+    let ev = event_cntl::EVENT_TYPE.place(event::BOTTOM_OF_PIPE_TS)
+        | event_cntl::EVENT_INDEX.place(5)
+        | release_cntl::GCR_GL2_WB.place(1);
+    emit::release_mem(&mut w, ev, release_data::DATA_SEL.place(1), fence, 0x77);
+    emit::write_data(
+        &mut w,
+        write_data::DST_SEL.place(5) | write_data::WR_CONFIRM.place(1),
+        fence + 8,
+        &[0xABCD],
+    );
+    let dwords = w.into_vec();
+    assert_eq!(rig.run(&dwords).unwrap(), vec![]);
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 3 * 64);
+    assert_eq!(rig.dev.memory.read_u32(fence).unwrap(), 0x77);
+    assert_eq!(rig.dev.memory.read_u32(fence + 8).unwrap(), 0xABCD);
+    // A RELEASE_MEM without GL2_WB releases nothing.
+    let mut w = DwordWriter::new();
+    let head = &ib[..ib.len() - 8];
+    w.reserve(head.len()).extend(head);
+    let ev = event_cntl::EVENT_TYPE.place(event::BOTTOM_OF_PIPE_TS);
+    emit::release_mem(&mut w, ev, 0, 0, 0);
+    let v = rig.run(&w.into_vec()).unwrap();
+    assert_eq!(
+        v.iter().map(|v| v.rule).collect::<Vec<_>>(),
+        vec![Rule::UnreleasedResult]
+    );
+}
+
+/// Kernarg block: explicit bytes, then hidden group sizes at `hidden_at`.
+fn kernarg_with_block(explicit: &[u8], hidden_at: usize, block: [u32; 3]) -> Vec<u8> {
+    // Big enough for every test kernel's segment (axpy's is 280 bytes).
+    let mut k = vec![0u8; 288];
+    k[..explicit.len()].copy_from_slice(explicit);
+    for (d, b) in block.iter().enumerate() {
+        k[hidden_at + 2 * d..hidden_at + 2 * d + 2].copy_from_slice(&(*b as u16).to_le_bytes());
+    }
+    k
+}
+
+#[test]
+fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
+    let rig = Rig::new("gfx1201", "lds_reverse", 0);
+    let data = rig.dev.memory.allocate(4 * 128, MemKind::Device).unwrap();
+    for i in 0..128u64 {
+        rig.dev.memory.write_u32(data + 4 * i, i as u32).unwrap();
+    }
+    let mut explicit = data.to_le_bytes().to_vec();
+    explicit.extend(0u32.to_le_bytes()); // dynamic segment at LDS offset 0
+    let launch = Launch {
+        grid: [128, 1, 1],
+        block: [64, 1, 1],
+        dynamic_group_bytes: 64 * 4,
+    };
+    let mut b = rig.builder();
+    b.dispatch(
+        &rig.code("lds_reverse"),
+        &launch,
+        &kernarg_with_block(&explicit, 28, [64, 1, 1]),
+        8,
+    )
+    .unwrap();
+    let (ib, _) = rig.finish(b);
+    assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
+    assert_eq!(rig.dev.memory.read_u32(data).unwrap(), 63);
+    assert_eq!(rig.dev.memory.read_u32(data + 4 * 64).unwrap(), 127);
+
+    let rig = Rig::new("gfx1010", "axpy", 0);
+    let (w, h) = (16u32, 4u32);
+    let n = (w * h) as usize;
+    let y = rig.dev.memory.allocate(4 * n, MemKind::Device).unwrap();
+    let x = rig.dev.memory.allocate(4 * n, MemKind::Device).unwrap();
+    for i in 0..n as u64 {
+        rig.dev
+            .memory
+            .write(x + 4 * i, &(i as f32).to_le_bytes())
+            .unwrap();
+        rig.dev
+            .memory
+            .write(y + 4 * i, &1.0f32.to_le_bytes())
+            .unwrap();
+    }
+    let mut explicit = y.to_le_bytes().to_vec();
+    explicit.extend(x.to_le_bytes());
+    explicit.extend(2.0f32.to_le_bytes());
+    explicit.extend(w.to_le_bytes());
+    let launch = Launch {
+        grid: [w, h, 1],
+        block: [8, 2, 1],
+        dynamic_group_bytes: 0,
+    };
+    let mut b = rig.builder();
+    b.dispatch(
+        &rig.code("axpy"),
+        &launch,
+        &kernarg_with_block(&explicit, 36, [8, 2, 1]),
+        8,
+    )
+    .unwrap();
+    let (ib, _) = rig.finish(b);
+    assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
+    let at = |i: u64| f32::from_bits(rig.dev.memory.read_u32(y + 4 * i).unwrap());
+    assert_eq!((at(0), at(17), at(63)), (1.0, 35.0, 127.0));
+}
+
+#[test]
+fn oversized_grids_are_refused_instead_of_run() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut ib = counter_ib(&rig, c, 1, None);
+    let at = Decoder::new(&ib, rig.dev.family())
+        .map(|r| r.unwrap())
+        .find(|(_, p)| matches!(p, Packet::DispatchDirect { .. }))
+        .unwrap()
+        .0;
+    ib[at + 1] = 1 << 12;
+    ib[at + 2] = 1 << 12;
+    let err = rig.run(&ib).unwrap_err();
+    assert!(
+        err.to_string().contains("max_workgroups_per_dispatch"),
+        "{err}"
+    );
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 0);
+}
+
+#[test]
+fn registers_the_family_lacks_or_the_queue_owns_are_refused() {
+    // RSRC3 written at 0x223: absent on gfx11, the SE8 CU mask on gfx12.
+    let bad = [0xC001_7602, 0x223, 0];
+    let err = Rig::new("gfx1100", "counter", 0).run(&bad).unwrap_err();
+    assert!(err.to_string().contains("does not have"), "{err}");
+    let err = Rig::new("gfx1201", "counter", 0).run(&bad).unwrap_err();
+    assert!(
+        err.to_string().contains("COMPUTE_STATIC_THREAD_MGMT_SE8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_kernel_the_direct_path_refuses_is_refused_at_dispatch() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let mut kd = rig.image.kernels[0].descriptor;
+    kd.private_segment_fixed_size = 64;
+    let scratchy = rig.dev.install_kernel("counter", kd).unwrap();
+    let entry = scratchy.kernels[0].code_entry;
+    let mut ib = counter_ib(&rig, c, 1, None);
+    let lo = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_LO);
+    ib[lo] = (entry >> 8) as u32;
+    ib[lo + 1] = (entry >> 40) as u32;
+    let err = rig.run(&ib).unwrap_err();
+    assert!(
+        err.to_string().contains("cannot run it") && err.to_string().contains("scratch"),
+        "{err}"
+    );
+}

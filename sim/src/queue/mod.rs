@@ -1,0 +1,488 @@
+//! AQL queues of the simulated device: a ring of 64-byte packets in checked
+//! memory, read/write indices, a doorbell signal, and one packet-processor
+//! thread per queue.
+//!
+//! The processor reads a slot's header with acquire ordering; a slot whose
+//! header is INVALID is not consumed. It does not rely on the doorbell alone:
+//! it also polls, as a real CP may pick up a published header at any time.
+//! A consumed slot gets its body poisoned before its header is set INVALID,
+//! so a producer that publishes a header before writing the body hands the
+//! processor a poisoned body, which the packet check refuses by name.
+//!
+//! Errors (VM faults, malformed packets, kernel faults, ordering violations
+//! in strict mode, injected faults) are reported through the queue's error
+//! callback; the queue then stops processing, as a real queue does, and its
+//! completion signal is not decremented. Create a new queue to go on.
+
+mod packets;
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use relaunch_hsa_sys::{
+    Status, HSA_STATUS_ERROR, HSA_STATUS_ERROR_EXCEPTION, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+};
+
+use crate::aql::{self, Packet, Slot, POISON};
+use crate::device::{SimDevice, SimError};
+use crate::memory::MemKind;
+use crate::ordering::{Footprint, IbEnd, IbLocation, Violation};
+use crate::pm4;
+use crate::signal::{Condition, SimSignal};
+use crate::trace::RangeSet;
+
+/// How often an idle processor re-checks the ring without a doorbell.
+const POLL: Duration = Duration::from_millis(20);
+/// First dword of a consumed slot: INVALID header, poisoned format bytes.
+const CONSUMED: u32 = 1 | (u32::from_le_bytes([0, 0, POISON, POISON]));
+/// How many violations a strict-mode error message lists.
+const LISTED_VIOLATIONS: usize = 4;
+
+/// What kind of error stopped a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueErrorKind {
+    VmFault,
+    InvalidPacket,
+    KernelFault,
+    Violation,
+    Injected,
+}
+
+/// An error reported through the queue's error callback.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("queue {queue}, AQL packet {packet}: {message}")]
+pub struct QueueError {
+    pub kind: QueueErrorKind,
+    /// The HSA status the callback receives.
+    pub status: Status,
+    pub queue: u64,
+    pub packet: u64,
+    pub message: String,
+}
+
+/// Why a packet failed: kind, HSA status, message.
+type Failure = (QueueErrorKind, Status, String);
+
+/// The error callback (the HSA layer wraps the C one).
+pub type ErrorCallback = Arc<dyn Fn(&QueueError) + Send + Sync>;
+
+/// Faults to inject, each at an AQL packet id.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaultPlan {
+    /// Report a VM fault instead of executing this packet.
+    pub vm_fault_at: Option<u64>,
+    /// Stop processing at this packet without any report (a hang).
+    pub hang_at: Option<u64>,
+    /// Report a generic queue error instead of executing this packet.
+    pub error_at: Option<u64>,
+}
+
+struct Shared {
+    read_index: AtomicU64,
+    write_index: AtomicU64,
+    stop: AtomicBool,
+    dead: AtomicBool,
+    errors: Mutex<Vec<QueueError>>,
+    faults: Mutex<FaultPlan>,
+    callback: Option<ErrorCallback>,
+}
+
+/// One AQL queue and its packet processor.
+pub struct SimQueue {
+    pub id: u64,
+    /// Ring base address (device memory).
+    pub ring: u64,
+    /// Ring size in packets (a power of two).
+    pub size: u32,
+    /// Doorbell signal handle.
+    pub doorbell: u64,
+    device: Arc<SimDevice>,
+    doorbell_signal: Arc<SimSignal>,
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for SimQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimQueue")
+            .field("id", &self.id)
+            .field("ring", &self.ring)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl SimQueue {
+    /// Create a queue of `size` packets (a power of two, 64..=131072).
+    pub fn create(
+        device: &Arc<SimDevice>,
+        size: u32,
+        callback: Option<ErrorCallback>,
+    ) -> Result<Arc<SimQueue>, SimError> {
+        if !size.is_power_of_two() || !(64..=131_072).contains(&size) {
+            return Err(SimError::Queue(format!(
+                "size {size} must be a power of two in 64..=131072"
+            )));
+        }
+        let bytes = size as usize * 64;
+        let ring = device.memory.allocate(bytes, MemKind::QueueRing)?;
+        // Every slot starts consumed: poisoned body, INVALID header.
+        device.memory.write(ring, &vec![POISON; bytes])?;
+        for slot in 0..u64::from(size) {
+            device
+                .memory
+                .store_u32_release(ring + 64 * slot, CONSUMED)?;
+        }
+        let (doorbell, doorbell_signal) = device.signals.create(-1);
+        let shared = Arc::new(Shared {
+            read_index: AtomicU64::new(0),
+            write_index: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            dead: AtomicBool::new(false),
+            errors: Mutex::new(Vec::new()),
+            faults: Mutex::new(FaultPlan::default()),
+            callback,
+        });
+        let id = device.next_queue_id();
+        let processor = Processor {
+            device: Arc::clone(device),
+            shared: Arc::clone(&shared),
+            doorbell: Arc::clone(&doorbell_signal),
+            id,
+            ring,
+            mask: u64::from(size) - 1,
+            carry: RefCell::new(RangeSet::new()),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("relaunch-sim-q{id}"))
+            .spawn(move || processor.run())
+            .map_err(|e| {
+                let _ = device.memory.free(ring);
+                device.signals.destroy(doorbell);
+                SimError::Queue(format!("could not start the packet processor thread: {e}"))
+            })?;
+        tracing::debug!(id, ring, size, "sim queue created");
+        Ok(Arc::new(SimQueue {
+            id,
+            ring,
+            size,
+            doorbell,
+            device: Arc::clone(device),
+            doorbell_signal,
+            shared,
+            thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    pub fn load_read_index(&self) -> u64 {
+        self.shared.read_index.load(Ordering::Acquire)
+    }
+    pub fn load_write_index(&self) -> u64 {
+        self.shared.write_index.load(Ordering::Acquire)
+    }
+    pub fn store_write_index(&self, value: u64) {
+        self.shared.write_index.store(value, Ordering::Release);
+    }
+    /// Reserve `n` slots; returns the previous write index.
+    pub fn add_write_index(&self, n: u64) -> u64 {
+        self.shared.write_index.fetch_add(n, Ordering::AcqRel)
+    }
+    pub fn cas_write_index(&self, expected: u64, value: u64) -> u64 {
+        match self.shared.write_index.compare_exchange(
+            expected,
+            value,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    /// Ring the doorbell with a packet id (what `hsa_signal_store_*` on the
+    /// doorbell handle does).
+    pub fn ring_doorbell(&self, packet_id: u64) {
+        self.doorbell_signal.store(packet_id as i64);
+    }
+
+    /// Faults to inject from now on.
+    pub fn inject(&self, plan: FaultPlan) {
+        *self.shared.faults.lock() = plan;
+    }
+
+    /// Errors reported so far.
+    pub fn errors(&self) -> Vec<QueueError> {
+        self.shared.errors.lock().clone()
+    }
+
+    /// True once an error stopped the queue.
+    pub fn is_dead(&self) -> bool {
+        self.shared.dead.load(Ordering::Acquire)
+    }
+
+    /// Stop the processor and free the ring and doorbell. Idempotent.
+    pub fn destroy(&self) {
+        let Some(thread) = self.thread.lock().take() else {
+            return;
+        };
+        self.shared.stop.store(true, Ordering::Release);
+        self.doorbell_signal.store(i64::MIN);
+        if thread.join().is_err() {
+            tracing::error!(queue = self.id, "sim packet processor panicked");
+        }
+        let _ = self.device.memory.free(self.ring);
+        self.device.signals.destroy(self.doorbell);
+        tracing::debug!(id = self.id, "sim queue destroyed");
+    }
+}
+
+impl Drop for SimQueue {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
+/// The packet-processor thread's state.
+struct Processor {
+    device: Arc<SimDevice>,
+    shared: Arc<Shared>,
+    doorbell: Arc<SimSignal>,
+    id: u64,
+    ring: u64,
+    mask: u64,
+    /// Writes of earlier packets not yet released (see `execute`).
+    carry: RefCell<RangeSet>,
+}
+
+impl Processor {
+    fn stopping(&self) -> bool {
+        self.shared.stop.load(Ordering::Acquire)
+    }
+
+    fn run(self) {
+        let mut rd = 0u64;
+        while !self.stopping() {
+            if self.shared.dead.load(Ordering::Acquire) {
+                self.doorbell.wait(Condition::Eq, i64::MIN, POLL);
+                continue;
+            }
+            let seen = self.doorbell.load();
+            let slot = self.ring + 64 * (rd & self.mask);
+            let header = match self.device.memory.load_u16_acquire(slot) {
+                Ok(h) => h,
+                Err(f) => {
+                    self.fail(
+                        rd,
+                        QueueErrorKind::VmFault,
+                        HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                        f.to_string(),
+                    );
+                    continue;
+                }
+            };
+            if aql::Header::is_invalid(header) {
+                self.doorbell.wait(Condition::Ne, seen, POLL);
+                continue;
+            }
+            if self.step(rd, slot) {
+                rd += 1;
+            }
+        }
+    }
+
+    /// Process the packet in `slot`; true when it was consumed.
+    fn step(&self, id: u64, slot: u64) -> bool {
+        let plan = *self.shared.faults.lock();
+        if plan.hang_at == Some(id) {
+            tracing::debug!(queue = self.id, packet = id, "sim injected hang");
+            self.shared.dead.store(true, Ordering::Release);
+            return false;
+        }
+        if plan.vm_fault_at == Some(id) {
+            let msg = format!("injected VM fault at address {slot:#x} (fault injection)");
+            self.fail(
+                id,
+                QueueErrorKind::VmFault,
+                HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                msg,
+            );
+            return false;
+        }
+        if plan.error_at == Some(id) {
+            self.fail(
+                id,
+                QueueErrorKind::Injected,
+                HSA_STATUS_ERROR,
+                "injected queue error".into(),
+            );
+            return false;
+        }
+        let mut bytes = [0u8; 64];
+        if let Err(f) = self.device.memory.read(slot, &mut bytes) {
+            self.fail(
+                id,
+                QueueErrorKind::VmFault,
+                HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                f.to_string(),
+            );
+            return false;
+        }
+        let parsed = match aql::parse(&bytes) {
+            Ok(s) => s,
+            Err(msg) => {
+                self.fail(
+                    id,
+                    QueueErrorKind::InvalidPacket,
+                    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                    msg,
+                );
+                return false;
+            }
+        };
+        // The host learns of completion when the signal reaches zero: then
+        // every result must be released (else unreleased writes carry over).
+        let host_observes = parsed.completion_signal != 0
+            && self
+                .device
+                .signals
+                .get(parsed.completion_signal)
+                .is_some_and(|s| s.load() <= 1);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.execute(id, &parsed, host_observes)
+        }))
+        .unwrap_or_else(|_| {
+            Err((
+                QueueErrorKind::KernelFault,
+                HSA_STATUS_ERROR_EXCEPTION,
+                "a host twin panicked while executing this packet".to_string(),
+            ))
+        });
+        if let Err((kind, status, msg)) = outcome {
+            self.fail(id, kind, status, msg);
+            return false;
+        }
+        // Consume: poison the body, then invalidate the header, then advance.
+        let _ = self.device.memory.write(slot + 4, &[POISON; 60]);
+        let _ = self.device.memory.store_u32_release(slot, CONSUMED);
+        self.shared.read_index.store(id + 1, Ordering::Release);
+        if parsed.completion_signal != 0 {
+            match self.device.signals.get(parsed.completion_signal) {
+                Some(s) => {
+                    s.subtract(1);
+                }
+                None => {
+                    let msg = format!(
+                        "completion signal handle {} is not a live signal",
+                        parsed.completion_signal
+                    );
+                    self.fail(
+                        id,
+                        QueueErrorKind::InvalidPacket,
+                        HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                        msg,
+                    );
+                }
+            }
+        }
+        true
+    }
+
+    fn fail(&self, packet: u64, kind: QueueErrorKind, status: Status, message: String) {
+        let err = QueueError {
+            kind,
+            status,
+            queue: self.id,
+            packet,
+            message,
+        };
+        tracing::warn!(error = %err, "sim queue error");
+        self.shared.dead.store(true, Ordering::Release);
+        self.shared.errors.lock().push(err.clone());
+        if let Some(cb) = &self.shared.callback {
+            if catch_unwind(AssertUnwindSafe(|| cb(&err))).is_err() {
+                tracing::error!(queue = self.id, "sim queue error callback panicked");
+            }
+        }
+    }
+
+    fn execute(&self, id: u64, slot: &Slot, host_observes: bool) -> Result<(), Failure> {
+        let at = IbLocation {
+            queue: self.id,
+            aql_packet: id,
+        };
+        let mut violations = match &slot.packet {
+            Packet::BarrierAnd { deps } => {
+                self.barrier(deps)?;
+                Vec::new()
+            }
+            _ => {
+                let flight = &self.device.in_flight;
+                let start = flight.begin(self.id, id);
+                let carried = self.carry.borrow().clone();
+                match self.run_work(at, slot, &carried, host_observes) {
+                    Ok(end) => {
+                        *self.carry.borrow_mut() = end.unreleased;
+                        let mut found = end.violations;
+                        found.extend(flight.end(self.id, id, start, end.footprint));
+                        found
+                    }
+                    Err(e) => {
+                        flight.end(self.id, id, start, Footprint::default());
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        violations.sort_by_key(|v| (v.pm4_packet, v.dispatch));
+        self.device.log_violations(&violations);
+        if self.device.config().strict && !violations.is_empty() {
+            let mut msg = format!("{} ordering violation(s): ", violations.len());
+            let listed: Vec<String> = violations
+                .iter()
+                .take(LISTED_VIOLATIONS)
+                .map(Violation::to_string)
+                .collect();
+            msg.push_str(&listed.join("; "));
+            return Err((QueueErrorKind::Violation, HSA_STATUS_ERROR_EXCEPTION, msg));
+        }
+        Ok(())
+    }
+
+    /// Run a PM4-IB or kernel-dispatch packet.
+    fn run_work(
+        &self,
+        at: IbLocation,
+        slot: &Slot,
+        carried: &RangeSet,
+        host_observes: bool,
+    ) -> Result<IbEnd, Failure> {
+        match &slot.packet {
+            Packet::Pm4Ib { ib_addr, ib_dwords } => {
+                let dwords = self
+                    .device
+                    .memory
+                    .fetch_ib(*ib_addr, *ib_dwords as usize)
+                    .map_err(|f| {
+                        let m = format!("reading the IB: {f}");
+                        (
+                            QueueErrorKind::VmFault,
+                            HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
+                            m,
+                        )
+                    })?;
+                pm4::execute_ib(&self.device, at, &dwords, carried, host_observes)
+                    .map_err(packets::pm4_failure)
+            }
+            Packet::KernelDispatch { .. } => self.kernel_dispatch(at, slot, carried, host_observes),
+            Packet::BarrierAnd { .. } => Ok(IbEnd {
+                unreleased: carried.clone(),
+                ..IbEnd::default()
+            }),
+        }
+    }
+}

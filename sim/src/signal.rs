@@ -1,0 +1,161 @@
+//! HSA signals of the simulated device: a 64-bit value with blocking waits.
+//! Handles are small non-zero integers into a table, so a stale or foreign
+//! handle is an error rather than a wild pointer.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+/// Comparison a waiter is waiting for (values of `hsa_signal_condition_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    Eq,
+    Ne,
+    Lt,
+    Gte,
+}
+
+impl Condition {
+    /// From the C enum value; `None` for anything else.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Some(match raw {
+            0 => Condition::Eq,
+            1 => Condition::Ne,
+            2 => Condition::Lt,
+            3 => Condition::Gte,
+            _ => return None,
+        })
+    }
+
+    pub fn holds(self, value: i64, compare: i64) -> bool {
+        match self {
+            Condition::Eq => value == compare,
+            Condition::Ne => value != compare,
+            Condition::Lt => value < compare,
+            Condition::Gte => value >= compare,
+        }
+    }
+}
+
+/// One signal.
+#[derive(Debug, Default)]
+pub struct SimSignal {
+    value: AtomicI64,
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+impl SimSignal {
+    pub fn new(initial: i64) -> Self {
+        SimSignal {
+            value: AtomicI64::new(initial),
+            lock: Mutex::new(()),
+            changed: Condvar::new(),
+        }
+    }
+
+    pub fn load(&self) -> i64 {
+        self.value.load(Ordering::Acquire)
+    }
+
+    /// Store and wake waiters.
+    pub fn store(&self, value: i64) {
+        let _guard = self.lock.lock();
+        self.value.store(value, Ordering::Release);
+        self.changed.notify_all();
+    }
+
+    /// Store without waking waiters (`hsa_signal_silent_store_relaxed`).
+    pub fn silent_store(&self, value: i64) {
+        self.value.store(value, Ordering::Release);
+    }
+
+    /// Subtract and wake waiters; returns the new value.
+    pub fn subtract(&self, delta: i64) -> i64 {
+        let _guard = self.lock.lock();
+        let new = self.value.fetch_sub(delta, Ordering::AcqRel) - delta;
+        self.changed.notify_all();
+        new
+    }
+
+    /// Wait until `condition(value, compare)` holds or `timeout` passes;
+    /// returns the last value observed (the caller re-checks, as in HSA).
+    pub fn wait(&self, condition: Condition, compare: i64, timeout: Duration) -> i64 {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut guard = self.lock.lock();
+        loop {
+            let value = self.value.load(Ordering::Acquire);
+            if condition.holds(value, compare) {
+                return value;
+            }
+            match deadline {
+                Some(d) => {
+                    if self.changed.wait_until(&mut guard, d).timed_out() {
+                        return self.value.load(Ordering::Acquire);
+                    }
+                }
+                None => self.changed.wait(&mut guard),
+            }
+        }
+    }
+}
+
+/// The device's signals by handle.
+#[derive(Debug, Default)]
+pub struct SignalTable {
+    next: AtomicU64,
+    signals: RwLock<HashMap<u64, Arc<SimSignal>>>,
+}
+
+impl SignalTable {
+    /// Create a signal; returns its (non-zero) handle and the signal.
+    pub fn create(&self, initial: i64) -> (u64, Arc<SimSignal>) {
+        let handle = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let signal = Arc::new(SimSignal::new(initial));
+        self.signals.write().insert(handle, Arc::clone(&signal));
+        (handle, signal)
+    }
+
+    pub fn get(&self, handle: u64) -> Option<Arc<SimSignal>> {
+        self.signals.read().get(&handle).cloned()
+    }
+
+    /// Destroy; false when the handle is not live.
+    pub fn destroy(&self, handle: u64) -> bool {
+        self.signals.write().remove(&handle).is_some()
+    }
+
+    pub fn live(&self) -> usize {
+        self.signals.read().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_returns_when_condition_holds_or_times_out() {
+        let table = SignalTable::default();
+        let (h, s) = table.create(1);
+        assert!(h != 0);
+        let waiter = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || s.wait(Condition::Eq, 0, Duration::from_secs(10)))
+        };
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(s.subtract(1), 0);
+        assert_eq!(waiter.join().unwrap(), 0);
+        let start = Instant::now();
+        assert_eq!(s.wait(Condition::Gte, 5, Duration::from_millis(20)), 0);
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert!(table.destroy(h));
+        assert!(!table.destroy(h));
+        assert!(table.get(h).is_none());
+        assert_eq!(table.live(), 0);
+        assert_eq!(Condition::from_raw(9), None);
+    }
+}

@@ -1,0 +1,237 @@
+//! The simulated HSA table driven by relaunch-device's own HSA runtime (the
+//! code that runs on hardware): agents, pools, allow-access, executables,
+//! queues, signals, the vendor PM4-IB packet, queue errors and leaks.
+//! The HSA system is process-wide state: tests here take `SERIAL`.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use relaunch_device::codeobj::KernelDescriptor;
+use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, AqlPacket, HsaError, Runtime};
+use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_hsa_sys as sys;
+use relaunch_sim::hsa;
+use relaunch_sim::{FaultPlan, SimConfig};
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn descriptor_at(addr: u64) -> KernelDescriptor {
+    KernelDescriptor::parse(&hsa::memory().read_vec(addr, 64).unwrap()).unwrap()
+}
+
+#[test]
+fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    hsa::add_gpu(SimConfig::new("gfx1100")).unwrap();
+    let rt = Runtime::open(Arc::new(hsa::loaded())).unwrap();
+    // Another test may have created the default gfx1201 agent: pick by name.
+    let gpu = rt.gpus().find(|g| g.name == "gfx1100").unwrap().clone();
+    let device = hsa::device_of_agent(gpu.handle).unwrap();
+
+    let exe = rt
+        .load_executable(&gpu, &common::fixture("gfx1100", "counter"))
+        .unwrap();
+    let sym = exe.kernel("counter").unwrap();
+    assert_eq!((sym.kernarg_size, sym.kernarg_alignment), (8, 8));
+    let err = rt
+        .load_executable(&gpu, &common::fixture("gfx1201", "counter"))
+        .unwrap_err();
+    assert!(err.to_string().contains("gfx1201"), "{err}");
+
+    // Counter in device memory; kernargs and the IB in the kernarg pool.
+    let counter = rt
+        .allocate(&rt.device_pool(&gpu).unwrap(), 4, AllocFlags::default())
+        .unwrap();
+    let code = KernelCode {
+        symbol: "counter",
+        family: device.family(),
+        descriptor: descriptor_at(sym.kernel_object),
+        kd_address: sym.kernel_object,
+    };
+    let mut b = IbBuilder::new(device.family(), EncodeOptions::default());
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    for _ in 0..256 {
+        b.dispatch(&code, &launch, &counter.addr().to_le_bytes(), 8)
+            .unwrap();
+        b.boundary(BoundaryKind::Rmw);
+    }
+    let pool = rt.kernarg_pool().unwrap();
+    let layout = b.kernarg_layout();
+    let mut kernargs = rt
+        .allocate(&pool, layout.bytes as usize, AllocFlags::default())
+        .unwrap();
+    let ib = b.finish(kernargs.addr()).unwrap();
+    kernargs.write(0, &ib.kernarg_image).unwrap();
+    let bytes: Vec<u8> = ib.segments[0]
+        .dwords
+        .iter()
+        .flat_map(|d| d.to_le_bytes())
+        .collect();
+    let mut ib_mem = rt
+        .allocate(&pool, bytes.len(), AllocFlags { executable: true })
+        .unwrap();
+    ib_mem.write(0, &bytes).unwrap();
+
+    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    let done = rt.create_signal(0).unwrap();
+    let packet = pm4_ib_packet(
+        ib_mem.addr(),
+        ib.segments[0].dwords.len() as u32,
+        done.handle(),
+    )
+    .unwrap();
+    let replay = |queue: &mut relaunch_device::hsa::AqlQueue| -> Result<i64, HsaError> {
+        done.store_relaxed(1);
+        queue.submit(&AqlPacket::Pm4Ib(packet))?;
+        queue.wait(&done, 1, Duration::from_secs(10))
+    };
+
+    // Host-pool memory the GPU was not given access to faults like hardware.
+    let err = replay(&mut queue).unwrap_err().to_string();
+    assert!(
+        err.contains("allow_access") || err.contains("MEMORY_APERTURE"),
+        "{err}"
+    );
+    drop(queue);
+
+    kernargs.allow_access(&[&gpu]).unwrap();
+    ib_mem.allow_access(&[&gpu]).unwrap();
+    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    replay(&mut queue).unwrap();
+    assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 256);
+    replay(&mut queue).unwrap();
+    assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 512);
+    assert_eq!(device.take_violations().0, vec![]);
+
+    // An injected VM fault reaches the runtime through the error callback.
+    let (_, write) = queue.indices();
+    let sim_queue = hsa::queue_by_id(queue.id()).unwrap();
+    sim_queue.inject(FaultPlan {
+        vm_fault_at: Some(write),
+        ..FaultPlan::default()
+    });
+    let err = replay(&mut queue).unwrap_err().to_string();
+    assert!(
+        err.contains("MEMORY_APERTURE") || err.contains("41"),
+        "{err}"
+    );
+    drop(queue);
+    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    replay(&mut queue).unwrap();
+    assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 768);
+
+    // Everything freed: the shared memory holds nothing.
+    drop((queue, done, ib_mem, kernargs, counter, exe));
+    drop(rt);
+    assert_eq!(
+        hsa::memory().stats().live_allocations,
+        0,
+        "{:?}",
+        hsa::memory()
+    );
+    assert_eq!(hsa::signals().live(), 0);
+}
+
+extern "C" fn noop_agent(_agent: sys::Agent, _data: *mut std::ffi::c_void) -> sys::Status {
+    sys::HSA_STATUS_SUCCESS
+}
+
+/// The C string `hsa_status_string` gives for `status`.
+fn status_text(api: &sys::HsaApi, status: sys::Status) -> String {
+    let mut p: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: valid out-pointer; the result is a static NUL-terminated string.
+    unsafe {
+        assert_eq!((api.status_string)(status, &mut p), sys::HSA_STATUS_SUCCESS);
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+#[test]
+fn stale_and_foreign_handles_are_refused_with_messages() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let api = hsa::api();
+    // SAFETY (every table call below): arguments are either valid or the
+    // deliberately stale/foreign handles under test; out-pointers are locals.
+    unsafe {
+        // Every test pairs init with shut_down, so nothing is initialized here.
+        let st = (api.iterate_agents)(noop_agent, std::ptr::null_mut());
+        assert_eq!(st, sys::HSA_STATUS_ERROR_NOT_INITIALIZED);
+        assert!(hsa::last_error().contains("hsa_init"));
+        assert_eq!((api.init)(), sys::HSA_STATUS_SUCCESS);
+
+        let st = (api.signal_destroy)(sys::Signal { handle: 0xDEAD });
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_SIGNAL);
+        let text = status_text(&api, st);
+        assert!(
+            text.starts_with("HSA_STATUS_ERROR_INVALID_SIGNAL: "),
+            "{text}"
+        );
+        assert!(text.contains("not live"), "{text}");
+
+        let bogus = 0x1234usize as *mut sys::Queue;
+        assert_eq!(
+            (api.queue_destroy)(bogus),
+            sys::HSA_STATUS_ERROR_INVALID_QUEUE
+        );
+        assert_eq!((api.queue_load_read_index_scacquire)(bogus), 0);
+        assert!(hsa::last_error().contains("not a live simulated queue"));
+
+        let st = (api.amd_memory_pool_free)(0x4000usize as *mut std::ffi::c_void);
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_ARGUMENT);
+        assert!(
+            hsa::last_error().contains("not the base address"),
+            "{}",
+            hsa::last_error()
+        );
+
+        let mut name = [0u8; 64];
+        let st = (api.agent_get_info)(
+            sys::Agent { handle: 0x999 },
+            sys::HSA_AGENT_INFO_NAME,
+            name.as_mut_ptr().cast(),
+        );
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_AGENT);
+
+        let mut ptr = std::ptr::null_mut();
+        let st = (api.amd_memory_pool_allocate)(sys::MemoryPool { handle: 0x1000 }, 0, 0, &mut ptr);
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_ARGUMENT);
+        let st = (api.amd_memory_pool_allocate)(sys::MemoryPool { handle: 0x77 }, 64, 0, &mut ptr);
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
+
+        let mut exe = sys::Executable::default();
+        assert_eq!(
+            (api.executable_create_alt)(0, 0, std::ptr::null(), &mut exe),
+            sys::HSA_STATUS_SUCCESS
+        );
+        let mut sym = sys::ExecutableSymbol::default();
+        let st = (api.executable_get_symbol_by_name)(
+            exe,
+            c"missing.kd".as_ptr(),
+            std::ptr::null(),
+            &mut sym,
+        );
+        assert_eq!(st, sys::HSA_STATUS_ERROR_INVALID_SYMBOL_NAME);
+        assert!(hsa::last_error().contains("missing.kd"));
+        assert_eq!((api.executable_destroy)(exe), sys::HSA_STATUS_SUCCESS);
+        assert_eq!(
+            (api.executable_destroy)(exe),
+            sys::HSA_STATUS_ERROR_INVALID_EXECUTABLE
+        );
+
+        let mut s = sys::Signal::default();
+        assert_eq!(
+            (api.signal_create)(3, 0, std::ptr::null(), &mut s),
+            sys::HSA_STATUS_SUCCESS
+        );
+        let seen = (api.signal_wait_scacquire)(s, sys::HSA_SIGNAL_CONDITION_EQ, 0, 1_000_000, 0);
+        assert_eq!(seen, 3, "a 1 ms wait times out with the value seen");
+        assert_eq!((api.signal_destroy)(s), sys::HSA_STATUS_SUCCESS);
+        assert_eq!((api.shut_down)(), sys::HSA_STATUS_SUCCESS);
+    }
+}
