@@ -2,10 +2,31 @@
 //! encode it as retained PM4 indirect buffers, and replay it with one AQL
 //! packet per hardware queue.
 //!
-//! This facade re-exports the pieces; each lives in its own crate:
-//! [`device`] (code objects, targets, the HSA seam), [`encoders`] (PM4),
-//! [`lanes`] (the graph). The `relaunch` binary is the CLI.
+//! This crate is the Rust API and the CLI. [`Gpu`] opens a device by a
+//! stable selector (or `sim:<target>`), loads [`Module`]s, records direct
+//! PM4 with [`Pm4Builder`] and installs it as a retained [`Pm4Ib`] (or a
+//! [`Pm4MultiIb`] over several queues). The pieces live in their own
+//! crates: [`device`] (code objects, the HSA seam, identity), [`encoders`]
+//! (PM4), [`lanes`] (the graph), [`sched`] (queue actors), [`sim`] (the
+//! simulated device, only reached through `sim:` selectors).
+
+mod error;
+mod gpu;
+mod graph;
+mod kernargs;
+mod module;
+mod pm4;
+
+pub use error::{Error, ErrorClass, Result};
+pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
+pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};
+pub use kernargs::{pack as pack_kernargs, Geometry};
+pub use module::{LoadedKernel, Module};
+pub use pm4::{Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
+pub use relaunch_sched::QueuePolicy;
 
 pub use relaunch_device as device;
 pub use relaunch_encoders as encoders;
 pub use relaunch_lanes as lanes;
+pub use relaunch_sched as sched;
+pub use relaunch_sim as sim;

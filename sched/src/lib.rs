@@ -1,1 +1,35 @@
-//! relaunch-sched: queue actors and the scheduler (see README.md).
+//! relaunch-sched: queue actors and the multi-queue scheduler.
+//!
+//! Owns: the queue actor (one hardware queue, its completion signal and
+//! the retained IBs installed on it, with operations kept in the order they
+//! were sent: `actor`), completions (`completion`), the backend vocabulary
+//! (`backend`) and its HSA implementation (`hsa_backend`), an in-memory
+//! backend that really executes counter IBs (`testing`), the queue-width
+//! policy (`policy`) and the scheduler that maps lanes onto actors, fans a
+//! replay out and gathers it (`scheduler`). Refuses: patches outside a
+//! dispatch's kernarg block, operations on stopped actors or foreign IBs.
+//! Must not import: the simulator (it is just another HSA table), the
+//! facade or any front end. Concurrency primitives come only through
+//! `loom` (the facade module), so `--cfg loom` models the protocols.
+
+pub mod actor;
+pub mod backend;
+pub mod completion;
+pub mod error;
+mod handle;
+pub mod hsa_backend;
+mod loom;
+pub mod policy;
+pub mod scheduler;
+mod slab;
+pub mod testing;
+
+#[cfg(all(test, loom))]
+mod loom_models;
+
+pub use actor::{Actor, ActorOptions};
+pub use backend::{CompletionWatch, IbLayout, QueueBackend, Ticket, WatchError};
+pub use completion::Completion;
+pub use error::{BackendError, SchedError};
+pub use handle::IbHandle;
+pub use policy::{queue_count, QueuePolicy};

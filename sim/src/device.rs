@@ -35,6 +35,12 @@ pub struct SimConfig {
     pub product_name: String,
     /// Compute units reported.
     pub compute_units: u32,
+    /// UUID reported (`GPU-<hex>`); `None` derives a stable one from the
+    /// target and agent index. `Some("GPU-XX")` reports "no UUID", like
+    /// boards without one.
+    pub uuid: Option<String>,
+    /// PCI location reported; `None` puts GPU `i` at `0000:(e0+i):00.0`.
+    pub pci: Option<SimPci>,
     /// Most workgroups one dispatch may have: twins run on the host, so a
     /// garbage grid must be refused rather than run for hours.
     pub max_workgroups_per_dispatch: u64,
@@ -51,8 +57,24 @@ impl SimConfig {
             product_name: format!("relaunch simulated {target}"),
             compute_units: 32,
             max_workgroups_per_dispatch: 1 << 18,
+            uuid: None,
+            pci: None,
         }
     }
+
+    /// True when `other` describes the same board (target and identity).
+    pub fn same_board(&self, other: &SimConfig) -> bool {
+        self.target == other.target && self.uuid == other.uuid && self.pci == other.pci
+    }
+}
+
+/// A simulated board's PCI location (what HSA's BDFID and DOMAIN report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SimPci {
+    pub domain: u32,
+    pub bus: u8,
+    pub device: u8,
+    pub function: u8,
 }
 
 /// Errors of device-level operations.

@@ -17,5 +17,5 @@ pub mod signal;
 pub mod trace;
 pub mod twins;
 
-pub use device::{KernelEntry, LoadedImage, SimConfig, SimDevice, SimError};
+pub use device::{KernelEntry, LoadedImage, SimConfig, SimDevice, SimError, SimPci};
 pub use queue::{ErrorCallback, FaultPlan, QueueError, QueueErrorKind, SimQueue};

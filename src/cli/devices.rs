@@ -1,6 +1,8 @@
 //! `relaunch devices`: read-only inventory of this host's GPUs with their
 //! stable anchors and deny marks. Opens no queue and touches no device, so it
-//! is safe on a busy machine. Reads sysfs under `RELAUNCH_SYSFS_ROOT`.
+//! is safe on a busy machine. Reads sysfs under `RELAUNCH_SYSFS_ROOT`, and the
+//! HSA runtime's agent list when sysfs shows GPUs (initialising HSA creates no
+//! queue).
 
 use std::io::Write;
 
@@ -13,9 +15,28 @@ pub struct Args {}
 
 pub fn run(_args: Args) -> Result<(), Failure> {
     let ctx = HostContext::from_env().map_err(|e| Failure::input(e.to_string()))?;
-    let inventory = ctx
+    let sysfs = ctx
         .inventory(None)
         .map_err(|e| Failure::input(e.to_string()))?;
+    // With GPUs in sysfs (and not a fixture tree), ask the runtime for the
+    // authoritative order and UUIDs; initialising HSA opens no queue.
+    let agents = if sysfs.is_empty() || std::env::var_os("RELAUNCH_SYSFS_ROOT").is_some() {
+        None
+    } else {
+        match relaunch::device::hsa::Runtime::open_system(None) {
+            Ok(runtime) => Some(relaunch::runtime_agent_facts(&runtime).map_err(Failure::from)?),
+            Err(e) => {
+                tracing::warn!("listing from sysfs only: {e}");
+                None
+            }
+        }
+    };
+    let inventory = match agents {
+        Some(agents) => ctx
+            .inventory(Some(agents))
+            .map_err(|e| Failure::input(e.to_string()))?,
+        None => sysfs,
+    };
     let text = render(&ctx, &inventory)?;
     // A closed pipe (`relaunch devices | head -1`) is not an error worth a panic.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());

@@ -5,9 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bundled;
 mod devices;
 mod inspect;
 mod pm4;
+mod selftest;
 
 #[derive(Parser)]
 #[command(
@@ -28,12 +30,34 @@ enum Command {
     Inspect(inspect::Args),
     /// PM4 tools (dump a raw dword file).
     Pm4(pm4::Args),
+    /// Replay N counter dispatches as retained PM4 and check the counters.
+    Selftest(selftest::Args),
 }
 
 /// A failure to report: the message and the exit code to use.
 pub struct Failure {
     pub message: String,
     pub code: u8,
+}
+
+impl From<relaunch::Error> for Failure {
+    /// Device problems exit 3, everything else 1.
+    fn from(e: relaunch::Error) -> Self {
+        let code = match e.class() {
+            relaunch::ErrorClass::Device => 3,
+            _ => 1,
+        };
+        Failure {
+            message: format!("{} error: {}", e.class().name(), e.message()),
+            code,
+        }
+    }
+}
+
+/// Opens `--device SEL`, or the default (RELAUNCH_DEVICE, the first real
+/// GPU, else the simulated gfx1201).
+pub fn open_device(selector: Option<&str>) -> Result<relaunch::Gpu, Failure> {
+    selftest::open(selector).map_err(Failure::from)
 }
 
 impl Failure {
@@ -53,6 +77,7 @@ pub fn main() -> ExitCode {
         Command::Devices(args) => devices::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Pm4(args) => pm4::run(args),
+        Command::Selftest(args) => selftest::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

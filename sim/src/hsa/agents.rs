@@ -199,18 +199,32 @@ pub(super) extern "C" fn agent_get_info(
                 (sys::HSA_AMD_AGENT_INFO_PRODUCT_NAME, None) => {
                     write_text::<64>(value, "relaunch simulated host", "PRODUCT_NAME")
                 }
-                (sys::HSA_AMD_AGENT_INFO_UUID, Some((i, d))) => {
-                    // Stable per (target, index): a selector anchor that is not a real GPU's.
-                    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                    for b in d.target().processor().bytes().chain([i as u8]) {
-                        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                (sys::HSA_AMD_AGENT_INFO_UUID, Some((i, d))) => match &d.config().uuid {
+                    Some(uuid) => write_text::<21>(value, uuid, "UUID"),
+                    None => {
+                        // Stable per (target, index): an anchor that is not a real GPU's.
+                        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                        for b in d.target().processor().bytes().chain([i as u8]) {
+                            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                        }
+                        write_text::<21>(value, &format!("GPU-{h:016x}"), "UUID")
                     }
-                    write_text::<21>(value, &format!("GPU-{h:016x}"), "UUID")
-                }
+                },
                 (sys::HSA_AMD_AGENT_INFO_UUID, None) => write_text::<21>(value, "CPU-XX", "UUID"),
                 // Simulated GPUs sit on bus 0xE0 + i, device 0, function 0.
-                (sys::HSA_AMD_AGENT_INFO_BDFID, g) => u32_out(g.map_or(0, |(i, _)| (0xE0 + i as u32) << 8)),
-                (sys::HSA_AMD_AGENT_INFO_DOMAIN, _) => u32_out(0),
+                (sys::HSA_AMD_AGENT_INFO_BDFID, g) => u32_out(g.map_or(0, |(i, d)| {
+                    match d.config().pci {
+                        Some(p) => {
+                            (u32::from(p.bus) << 8)
+                                | (u32::from(p.device & 0x1F) << 3)
+                                | u32::from(p.function & 0x7)
+                        }
+                        None => (0xE0 + i as u32) << 8,
+                    }
+                })),
+                (sys::HSA_AMD_AGENT_INFO_DOMAIN, g) => {
+                    u32_out(g.and_then(|(_, d)| d.config().pci).map_or(0, |p| p.domain))
+                }
                 (sys::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, g) => {
                     u32_out(g.map_or(1, |(_, d)| d.config().compute_units))
                 }

@@ -193,7 +193,7 @@ unsafe fn write_out<T>(out: *mut T, value: T, what: &str) -> Status {
 /// `hsa_iterate_agents`.
 pub fn add_gpu(config: SimConfig) -> Result<Arc<SimDevice>, SimError> {
     let mut s = system().write();
-    if let Some(d) = s.gpus.iter().find(|d| d.config().target == config.target) {
+    if let Some(d) = s.gpus.iter().find(|d| d.config().same_board(&config)) {
         return Ok(Arc::clone(d));
     }
     let dev = SimDevice::new_shared(config, Arc::clone(&s.memory), Arc::clone(&s.signals))?;

@@ -1,0 +1,228 @@
+//! The queue vocabulary every backend implements: install a program as a
+//! retained IB, submit it (publish the packet and ring), patch kernargs,
+//! uninstall; plus a shared [`CompletionWatch`] that waits for tickets
+//! without holding the actor. The real backend is `hsa_backend` (over
+//! `relaunch_device::hsa`); `testing` is an in-memory one that really
+//! executes counter IBs, small enough for loom.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::error::BackendError;
+use crate::loom::Arc;
+
+/// Names one replay's completion: the backend's queue generation (bumped
+/// when a faulted queue is replaced) and the replay's number in it (1, 2, ...).
+/// Replays on one queue complete in ticket order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket {
+    pub epoch: u32,
+    pub seq: u64,
+}
+
+/// What the caller's thread needs to validate a kernarg patch without
+/// touching the installed IB (which may be busy on the actor thread).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IbLayout {
+    /// Kernarg block length of each dispatch, in dispatch order.
+    pub kernarg_lens: Vec<u32>,
+    /// Identical kernarg blocks are shared, so patching is refused.
+    pub shared_kernargs: bool,
+    /// Size of the IB in dwords (for work estimates and reports).
+    pub dwords: usize,
+}
+
+impl IbLayout {
+    /// Checks a patch of `len` bytes at `offset` of `dispatch`'s block.
+    pub fn check_patch(&self, dispatch: usize, offset: usize, len: usize) -> Result<(), String> {
+        if self.shared_kernargs {
+            return Err(
+                "the IB shares identical kernarg blocks (built with kernargs_immutable); \
+                 rebuild it without that option to patch"
+                    .to_string(),
+            );
+        }
+        let Some(&block) = self.kernarg_lens.get(dispatch) else {
+            return Err(format!(
+                "dispatch {dispatch} does not exist; the IB has {} dispatches",
+                self.kernarg_lens.len()
+            ));
+        };
+        match offset.checked_add(len) {
+            Some(end) if end <= block as usize => Ok(()),
+            _ => Err(format!(
+                "{len} bytes at offset {offset} do not fit the dispatch's {block}-byte kernarg block"
+            )),
+        }
+    }
+}
+
+/// Observes completions of one backend's queue from any thread.
+pub trait CompletionWatch: Send + Sync + 'static {
+    /// `Ok(true)` once the replay finished; `Err` once it is known to have
+    /// failed (its queue faulted: nothing will run it any more).
+    fn is_complete(&self, ticket: Ticket) -> Result<bool, BackendError>;
+    /// Blocks until the replay finishes or fails, or `timeout` passes (an
+    /// error saying what was waited for and what was seen).
+    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError>;
+}
+
+/// One hardware queue and the IBs retained on it. Methods take `&mut self`:
+/// the actor guarantees one caller at a time.
+pub trait QueueBackend: Send + 'static {
+    /// What `install` turns into a retained IB.
+    type Program: Send + 'static;
+    /// A retained IB: its PM4 and kernarg memory, its prebuilt packets.
+    type Installed: Send + 'static;
+    type Watch: CompletionWatch;
+
+    /// The completion observer (the same one for the backend's life).
+    fn watch(&self) -> Arc<Self::Watch>;
+    /// Encodes/copies `program` into memory the queue can run.
+    fn install(&mut self, program: Self::Program) -> Result<Self::Installed, BackendError>;
+    /// Patch-validation facts about `ib`.
+    fn layout(&self, ib: &Self::Installed) -> IbLayout;
+    /// Publishes `ib`'s packets and rings the doorbell. A queue that faulted
+    /// earlier is replaced first (new epoch), so one fault does not end the
+    /// actor.
+    fn submit(&mut self, ib: &Self::Installed) -> Result<Ticket, BackendError>;
+    /// Writes kernarg bytes; the actor calls it only when no replay of `ib`
+    /// is running, and only with ranges `layout` accepted.
+    fn patch(
+        &mut self,
+        ib: &mut Self::Installed,
+        dispatch: usize,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), BackendError>;
+    /// Frees `ib`; called only when no replay of it is running.
+    fn uninstall(&mut self, ib: Self::Installed) -> Result<(), BackendError>;
+}
+
+/// Why a watch could not say how a ticket ended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WatchError {
+    #[error("replay ticket {seq} of queue generation {epoch} is from a queue replaced more than {kept} faults ago; its outcome was not kept")]
+    Forgotten { epoch: u32, seq: u64, kept: usize },
+    #[error("replay {seq} of queue generation {epoch} never ran: replay {faulted} before it on the same queue failed ({cause})")]
+    Abandoned {
+        epoch: u32,
+        seq: u64,
+        faulted: u64,
+        cause: String,
+    },
+    #[error("replay ticket {seq} of queue generation {epoch} was never issued (current generation {current}, {issued} replays issued)")]
+    NeverIssued {
+        epoch: u32,
+        seq: u64,
+        current: u32,
+        issued: u64,
+    },
+}
+
+/// The error for a replay of a queue generation that died after
+/// `completed` replays: the next one carried the fault, later ones never ran.
+pub fn failed_or_abandoned(ticket: Ticket, completed: u64, cause: &BackendError) -> BackendError {
+    if ticket.seq <= completed.saturating_add(1) {
+        return cause.clone();
+    }
+    WatchError::Abandoned {
+        epoch: ticket.epoch,
+        seq: ticket.seq,
+        faulted: completed + 1,
+        cause: cause.to_string(),
+    }
+    .into()
+}
+
+/// How many replaced queue generations a watch remembers.
+pub const RETIRED_EPOCHS_KEPT: usize = 16;
+
+/// Outcomes of queue generations replaced after a fault: replays up to
+/// `completed` finished, later ones failed with `cause`. Bounded.
+#[derive(Debug, Default)]
+pub struct RetiredEpochs {
+    entries: VecDeque<(u32, u64, BackendError)>,
+}
+
+impl RetiredEpochs {
+    pub fn retire(&mut self, epoch: u32, completed: u64, cause: BackendError) {
+        if self.entries.len() == RETIRED_EPOCHS_KEPT {
+            self.entries.pop_front();
+        }
+        self.entries.push_back((epoch, completed, cause));
+    }
+
+    /// The outcome of `ticket` if its epoch was retired.
+    pub fn outcome(&self, ticket: Ticket) -> Result<(), BackendError> {
+        match self.entries.iter().find(|e| e.0 == ticket.epoch) {
+            Some((_, completed, _)) if ticket.seq <= *completed => Ok(()),
+            Some((_, completed, cause)) => Err(failed_or_abandoned(ticket, *completed, cause)),
+            None => Err(WatchError::Forgotten {
+                epoch: ticket.epoch,
+                seq: ticket.seq,
+                kept: RETIRED_EPOCHS_KEPT,
+            }
+            .into()),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_checks_name_the_problem() {
+        let layout = IbLayout {
+            kernarg_lens: vec![16, 8],
+            shared_kernargs: false,
+            dwords: 40,
+        };
+        assert!(layout.check_patch(1, 4, 4).is_ok());
+        assert!(layout.check_patch(1, 0, 8).is_ok());
+        assert_eq!(
+            layout.check_patch(2, 0, 4).unwrap_err(),
+            "dispatch 2 does not exist; the IB has 2 dispatches"
+        );
+        assert_eq!(
+            layout.check_patch(1, 6, 4).unwrap_err(),
+            "4 bytes at offset 6 do not fit the dispatch's 8-byte kernarg block"
+        );
+        assert!(layout.check_patch(0, usize::MAX, 2).is_err());
+        let shared = IbLayout {
+            shared_kernargs: true,
+            ..layout
+        };
+        assert!(shared
+            .check_patch(0, 0, 4)
+            .unwrap_err()
+            .contains("kernargs_immutable"));
+    }
+
+    #[test]
+    fn retired_epochs_keep_outcomes_and_forget_old_ones() {
+        let mut log = RetiredEpochs::default();
+        let cause = BackendError::from(WatchError::Forgotten {
+            epoch: 9,
+            seq: 9,
+            kept: 0,
+        });
+        log.retire(0, 3, cause.clone());
+        assert!(log.outcome(Ticket { epoch: 0, seq: 3 }).is_ok());
+        let err = log.outcome(Ticket { epoch: 0, seq: 4 }).unwrap_err();
+        assert_eq!(err.to_string(), cause.to_string());
+        let err = log.outcome(Ticket { epoch: 0, seq: 6 }).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("replay 6 of queue generation 0 never ran: replay 4 before it"));
+        for epoch in 1..=RETIRED_EPOCHS_KEPT as u32 {
+            log.retire(epoch, 0, cause.clone());
+        }
+        let err = log.outcome(Ticket { epoch: 0, seq: 1 }).unwrap_err();
+        assert!(matches!(
+            err.downcast_ref::<WatchError>(),
+            Some(WatchError::Forgotten { epoch: 0, .. })
+        ));
+    }
+}

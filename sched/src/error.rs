@@ -1,0 +1,119 @@
+//! `SchedError`: every way the actors and the scheduler fail, each message
+//! saying what was wrong and what to do. Backend causes travel as
+//! [`BackendError`], a cheap-to-clone wrapper, because one queue fault is
+//! reported to every waiter of the replays it ended.
+
+use std::fmt;
+// Not a protocol primitive: only shares an immutable error value.
+use std::sync::Arc;
+
+/// A queue backend's error, shared between everyone it concerns.
+#[derive(Clone)]
+pub struct BackendError(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl BackendError {
+    /// The original error, e.g. to downcast to `HsaError`.
+    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+
+    /// The original error if it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for BackendError {
+    fn from(err: E) -> Self {
+        BackendError(Arc::new(err))
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// Errors of the queue actors and the scheduler.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SchedError {
+    /// The actor has shut down (or is shutting down) and takes no more work.
+    #[error("queue actor {actor} has shut down and accepts no more operations; install on a live scheduler")]
+    Stopped { actor: usize },
+    /// The handle does not name an IB installed on this actor.
+    #[error("IB {ib} is not installed on queue actor {actor}: it was uninstalled or belongs to another actor")]
+    UnknownIb { actor: usize, ib: u64 },
+    /// The queue backend failed.
+    #[error("queue actor {actor}: {during} failed: {cause}")]
+    Backend {
+        actor: usize,
+        during: &'static str,
+        cause: BackendError,
+    },
+    /// A kernarg patch was refused before anything was written.
+    #[error("kernarg patch of dispatch {dispatch} refused: {problem}")]
+    PatchRefused { dispatch: usize, problem: String },
+    /// A patch queued behind a replay could not be applied; reported by the
+    /// next replay of the same IB.
+    #[error("kernarg patch of dispatch {dispatch} on queue actor {actor} was not applied: {cause}; patch again before replaying")]
+    PatchNotApplied {
+        actor: usize,
+        dispatch: usize,
+        cause: String,
+    },
+    /// The operation was on one lane of a multi-lane IB.
+    #[error("lane {lane} (queue actor {actor}): {source}")]
+    Lane {
+        lane: usize,
+        actor: usize,
+        source: Box<SchedError>,
+    },
+    /// Several lanes failed in one replay; each entry is a `Lane` error.
+    #[error("{} lanes failed: {}", failures.len(), join(failures))]
+    Lanes { failures: Vec<SchedError> },
+    /// A lane index out of range.
+    #[error("lane {lane} does not exist; this multi-lane IB has {count} lanes")]
+    NoSuchLane { lane: usize, count: usize },
+    /// A queue policy value outside 0..=4.
+    #[error("queue policy {value} is not 0 (auto) or an explicit count 1-4")]
+    BadPolicy { value: u32 },
+    /// A scheduler was asked for with nothing to schedule on, or no lanes.
+    #[error("nothing to schedule: {what}")]
+    Empty { what: &'static str },
+    /// A wait ran out of time before the actor even submitted the replay.
+    #[error("timed out after {waited_ms} ms waiting for queue actor {actor} to {what}; the actor is stuck behind earlier operations (a patch or uninstall waiting for a long replay?)")]
+    Timeout {
+        actor: usize,
+        what: &'static str,
+        waited_ms: u128,
+    },
+    /// The operating system refused to start an actor thread.
+    #[error("could not start the thread of queue actor {actor}: {message}")]
+    Spawn { actor: usize, message: String },
+}
+
+fn join(errors: &[SchedError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl SchedError {
+    /// The lane this error names, if it is about one lane.
+    pub fn lane(&self) -> Option<usize> {
+        match self {
+            SchedError::Lane { lane, .. } => Some(*lane),
+            SchedError::Lanes { failures } if failures.len() == 1 => failures[0].lane(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `IbHandle`: an IB retained on one actor, and the operations on it
+//! (replay, patch, uninstall on drop), each going through the actor's
+//! claim-or-enqueue protocol (see `actor`).
+
+use crate::actor::{Actor, Op, Step};
+use crate::backend::{IbLayout, QueueBackend};
+use crate::completion::{Completion, Reply};
+use crate::error::SchedError;
+use crate::loom::Arc;
+
+/// An IB retained on one actor. Dropping it uninstalls the IB once no
+/// replay of it runs any more (the caller does not wait).
+pub struct IbHandle<B: QueueBackend> {
+    actor: Actor<B>,
+    id: u64,
+    layout: IbLayout,
+}
+
+impl<B: QueueBackend> IbHandle<B> {
+    pub(crate) fn new(actor: Actor<B>, id: u64, layout: IbLayout) -> Self {
+        IbHandle { actor, id, layout }
+    }
+
+    pub fn actor(&self) -> &Actor<B> {
+        &self.actor
+    }
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+    pub fn layout(&self) -> &IbLayout {
+        &self.layout
+    }
+    pub fn dispatch_count(&self) -> usize {
+        self.layout.kernarg_lens.len()
+    }
+
+    /// Submits one replay; wait on the returned completion (or not).
+    pub fn replay(&self) -> Result<Completion<B::Watch>, SchedError> {
+        let shared = self.actor.shared();
+        let watch = Arc::clone(&shared.watch);
+        match shared.claim()? {
+            Ok(mut claimed) => {
+                let ticket = claimed.core()?.replay(shared.index, self.id)?;
+                Ok(Completion::issued(shared.index, watch, ticket))
+            }
+            Err(inbox) => {
+                let (tx, reply) = Reply::pair(shared.index);
+                shared.enqueue(inbox, Op::Replay(self.id, tx))?;
+                Ok(Completion::queued(shared.index, watch, reply))
+            }
+        }
+    }
+
+    /// Writes `bytes` at `offset` of dispatch `dispatch`'s kernargs. Checked
+    /// now; applied now if no replay of this IB runs, else after the running
+    /// ones finish (the caller does not wait). A queued patch that cannot be
+    /// applied is reported by the next replay.
+    pub fn patch(&self, dispatch: usize, offset: usize, bytes: &[u8]) -> Result<(), SchedError> {
+        self.layout
+            .check_patch(dispatch, offset, bytes.len())
+            .map_err(|problem| SchedError::PatchRefused { dispatch, problem })?;
+        let shared = self.actor.shared();
+        match shared.claim()? {
+            Ok(mut claimed) => {
+                let step = shared.patch(claimed.core()?, (self.id, dispatch, offset, bytes), false);
+                match step {
+                    Step::Done(result) => result,
+                    Step::Later(op) => {
+                        claimed.later = Some(op);
+                        Ok(())
+                    }
+                }
+            }
+            Err(inbox) => shared.enqueue(
+                inbox,
+                Op::Patch {
+                    ib: self.id,
+                    dispatch,
+                    offset,
+                    bytes: bytes.to_vec(),
+                },
+            ),
+        }
+    }
+
+    fn uninstall_now(&self) -> Result<(), SchedError> {
+        let shared = self.actor.shared();
+        match shared.claim()? {
+            Ok(mut claimed) => match shared.uninstall(claimed.core()?, self.id, false) {
+                Step::Done(result) => result,
+                Step::Later(op) => {
+                    claimed.later = Some(op);
+                    Ok(())
+                }
+            },
+            Err(inbox) => shared.enqueue(inbox, Op::Uninstall(self.id)),
+        }
+    }
+}
+
+impl<B: QueueBackend> Drop for IbHandle<B> {
+    fn drop(&mut self) {
+        match self.uninstall_now() {
+            // After shutdown the actor already freed everything.
+            Ok(()) | Err(SchedError::Stopped { .. }) => {}
+            Err(err) => tracing::warn!(ib = self.id, "uninstall failed: {err}"),
+        }
+    }
+}
+
+impl<B: QueueBackend> std::fmt::Debug for IbHandle<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IbHandle")
+            .field("actor", &self.actor.index())
+            .field("id", &self.id)
+            .field("dispatches", &self.dispatch_count())
+            .finish()
+    }
+}

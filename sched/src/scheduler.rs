@@ -1,0 +1,367 @@
+//! The scheduler of one device: its queue actors, the lane-to-actor
+//! mapping (balanced by estimated work), installing a plan's lanes as IBs
+//! on their actors, fanning a replay out and gathering the completions.
+//!
+//! Lowering a plan's lanes into programs (PM4 via `IbBuilder`) needs the
+//! module registry, which the facade owns; so the scheduler takes lanes
+//! already recorded as programs, and [`encode_lanes`] runs the facade's
+//! per-lane encoder in parallel (rayon) when there are several lanes.
+//! Installing runs in parallel too: each actor finishes and copies its
+//! own lanes' IBs.
+
+use std::time::Duration;
+
+use rayon::prelude::*;
+use relaunch_device::Family;
+use relaunch_encoders::{EncodeOptions, IbBuilder};
+use relaunch_lanes::{EncoderSink, KernelResolver, Plan};
+
+use crate::actor::{Actor, ActorOptions};
+use crate::backend::QueueBackend;
+use crate::completion::Completion;
+use crate::error::SchedError;
+use crate::handle::IbHandle;
+use crate::loom::{self, Arc, Mutex};
+
+/// One lane to install: its program and an estimate of its work (dwords or
+/// dispatches: only the relative sizes matter).
+#[derive(Debug, Clone)]
+pub struct LaneProgram<P> {
+    pub program: P,
+    pub work: u64,
+}
+
+/// A lane that failed to encode, with the encoder's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("lane {lane} failed to encode: {error}")]
+pub struct LaneFailure<E: std::fmt::Display> {
+    pub lane: usize,
+    pub error: E,
+}
+
+/// Runs `encode(lane)` for every lane, in parallel when there are several,
+/// returning results in lane order or the lowest failing lane's error.
+pub fn encode_lanes<T, E, F>(lanes: usize, encode: F) -> Result<Vec<T>, LaneFailure<E>>
+where
+    T: Send,
+    E: Send + std::fmt::Display,
+    F: Fn(usize) -> Result<T, E> + Sync,
+{
+    let run = |lane| encode(lane).map_err(|error| LaneFailure { lane, error });
+    if lanes <= 1 {
+        return (0..lanes).map(run).collect();
+    }
+    // rayon's collect into Result keeps the order and stops on an error;
+    // which error wins is unspecified, so take the lowest lane's.
+    let results: Vec<Result<T, LaneFailure<E>>> = (0..lanes).into_par_iter().map(run).collect();
+    let mut out = Vec::with_capacity(lanes);
+    for r in results {
+        out.push(r?);
+    }
+    Ok(out)
+}
+
+/// Lowers every lane of `plan` into an `IbBuilder` (in parallel when there
+/// are several), with `resolver(lane)` mapping its nodes' kernels. Work is
+/// estimated as the lane's dwords.
+pub fn lower_plan<R, F>(
+    plan: &Plan,
+    family: Family,
+    opts: EncodeOptions,
+    resolver: F,
+) -> Result<Vec<LaneProgram<IbBuilder>>, LaneFailure<String>>
+where
+    R: KernelResolver,
+    F: Fn(usize) -> R + Sync,
+{
+    encode_lanes(plan.lane_count(), |lane| {
+        let mut sink = EncoderSink::new(IbBuilder::new(family, opts), resolver(lane));
+        plan.lower_lane(lane, &mut sink)
+            .map_err(|err| err.to_string())?;
+        let program = sink.into_builder();
+        Ok(LaneProgram {
+            work: program.dwords() as u64,
+            program,
+        })
+    })
+}
+
+/// Which actor runs each lane: longest-processing-time first onto the least
+/// loaded of `queues` actors (ties go to the lower index), so the heaviest
+/// lanes spread out. Deterministic for the same input.
+pub fn assign_lanes(work: &[u64], queues: usize) -> Vec<usize> {
+    assign_lanes_onto(work, &vec![0; queues.max(1)])
+}
+
+/// [`assign_lanes`] onto queues that already carry `base` work.
+pub fn assign_lanes_onto(work: &[u64], base: &[u64]) -> Vec<usize> {
+    let mut load = if base.is_empty() {
+        vec![0]
+    } else {
+        base.to_vec()
+    };
+    let mut order: Vec<usize> = (0..work.len()).collect();
+    order.sort_by(|&a, &b| work[b].cmp(&work[a]).then(a.cmp(&b)));
+    let mut assigned = vec![0usize; work.len()];
+    for lane in order {
+        let (queue, _) = load
+            .iter()
+            .enumerate()
+            .min_by(|(ia, la), (ib, lb)| la.cmp(lb).then(ia.cmp(ib)))
+            .unwrap_or((0, &0));
+        // Count at least 1 so empty estimates still spread round-robin.
+        load[queue] = load[queue].saturating_add(work[lane].max(1));
+        assigned[lane] = queue;
+    }
+    assigned
+}
+
+/// The queue actors of one device.
+pub struct Scheduler<B: QueueBackend> {
+    actors: Vec<Actor<B>>,
+    /// Work installed per actor, so separate installs spread out too.
+    load: Arc<Mutex<Vec<u64>>>,
+}
+
+impl<B: QueueBackend> Scheduler<B> {
+    /// One actor per backend (one backend per hardware queue).
+    pub fn new(backends: Vec<B>, opts: ActorOptions) -> Result<Self, SchedError> {
+        if backends.is_empty() {
+            return Err(SchedError::Empty {
+                what: "a scheduler needs at least one queue backend",
+            });
+        }
+        let actors = backends
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| Actor::spawn(i, b, opts))
+            .collect::<Result<Vec<_>, _>>()?;
+        let load = Arc::new(Mutex::new(vec![0; actors.len()]));
+        Ok(Scheduler { actors, load })
+    }
+
+    /// Number of queues (actors).
+    pub fn queue_count(&self) -> usize {
+        self.actors.len()
+    }
+
+    pub fn actor(&self, index: usize) -> Option<&Actor<B>> {
+        self.actors.get(index)
+    }
+
+    /// Installs each lane on an actor chosen by [`assign_lanes`] (in
+    /// parallel when there are several lanes). Any failure names its lane;
+    /// lanes already installed are uninstalled again.
+    pub fn install(&self, lanes: Vec<LaneProgram<B::Program>>) -> Result<MultiIb<B>, SchedError> {
+        if lanes.is_empty() {
+            return Err(SchedError::Empty {
+                what: "a multi-lane IB needs at least one lane",
+            });
+        }
+        let work: Vec<u64> = lanes.iter().map(|l| l.work.max(1)).collect();
+        let assigned = {
+            let mut load = loom::lock(&self.load);
+            let assigned = assign_lanes_onto(&work, &load);
+            for (&queue, &w) in assigned.iter().zip(&work) {
+                load[queue] = load[queue].saturating_add(w);
+            }
+            assigned
+        };
+        let charged: Vec<(usize, u64)> = assigned.iter().copied().zip(work).collect();
+        let install = |(lane, (program, queue)): (usize, (B::Program, usize))| {
+            let actor = &self.actors[queue];
+            actor.install(program).map_err(|source| SchedError::Lane {
+                lane,
+                actor: queue,
+                source: Box::new(source),
+            })
+        };
+        let jobs: Vec<(usize, (B::Program, usize))> = lanes
+            .into_iter()
+            .map(|l| l.program)
+            .zip(assigned)
+            .enumerate()
+            .collect();
+        let results: Vec<Result<IbHandle<B>, SchedError>> = if jobs.len() > 1 {
+            jobs.into_par_iter().map(install).collect()
+        } else {
+            jobs.into_iter().map(install).collect()
+        };
+        let mut handles = Vec::with_capacity(results.len());
+        let mut failures = Vec::new();
+        for r in results {
+            match r {
+                Ok(h) => handles.push(h),
+                Err(e) => failures.push(e),
+            }
+        }
+        let multi = MultiIb {
+            lanes: handles,
+            charged,
+            load: Arc::clone(&self.load),
+        };
+        match failures.len() {
+            0 => Ok(multi),
+            1 => Err(failures.remove(0)),
+            _ => Err(SchedError::Lanes { failures }),
+        }
+    }
+}
+
+/// A plan's lanes retained on their actors. Dropping it uninstalls them.
+pub struct MultiIb<B: QueueBackend> {
+    lanes: Vec<IbHandle<B>>,
+    /// (actor, work) added to the scheduler's load book at install.
+    charged: Vec<(usize, u64)>,
+    load: Arc<Mutex<Vec<u64>>>,
+}
+
+impl<B: QueueBackend> Drop for MultiIb<B> {
+    fn drop(&mut self) {
+        let mut load = loom::lock(&self.load);
+        for &(queue, work) in &self.charged {
+            if let Some(l) = load.get_mut(queue) {
+                *l = l.saturating_sub(work);
+            }
+        }
+    }
+}
+
+impl<B: QueueBackend> MultiIb<B> {
+    pub fn lane_count(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// The IB of one lane.
+    pub fn lane(&self, lane: usize) -> Result<&IbHandle<B>, SchedError> {
+        self.lanes.get(lane).ok_or(SchedError::NoSuchLane {
+            lane,
+            count: self.lanes.len(),
+        })
+    }
+
+    /// Distinct queues the lanes run on.
+    pub fn queues_used(&self) -> usize {
+        let mut used: Vec<usize> = self.lanes.iter().map(|h| h.actor().index()).collect();
+        used.sort_unstable();
+        used.dedup();
+        used.len()
+    }
+
+    /// Submits every lane. A lane whose submission fails is reported in the
+    /// error (naming the lane); the others were submitted and run.
+    pub fn replay(&self) -> Result<MultiCompletion<B::Watch>, SchedError> {
+        let mut parts = Vec::with_capacity(self.lanes.len());
+        let mut failures = Vec::new();
+        for (lane, ib) in self.lanes.iter().enumerate() {
+            match ib.replay() {
+                Ok(c) => parts.push((lane, c)),
+                Err(source) => failures.push(SchedError::Lane {
+                    lane,
+                    actor: ib.actor().index(),
+                    source: Box::new(source),
+                }),
+            }
+        }
+        match failures.len() {
+            0 => Ok(MultiCompletion { parts }),
+            1 => Err(failures.remove(0)),
+            _ => Err(SchedError::Lanes { failures }),
+        }
+    }
+
+    /// Patches kernargs of `dispatch` in `lane` (ordered after that lane's
+    /// running replays, without waiting for them).
+    pub fn set_kernargs(
+        &self,
+        lane: usize,
+        dispatch: usize,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), SchedError> {
+        let ib = self.lane(lane)?;
+        ib.patch(dispatch, offset, bytes)
+            .map_err(|source| SchedError::Lane {
+                lane,
+                actor: ib.actor().index(),
+                source: Box::new(source),
+            })
+    }
+}
+
+/// Completions of one fanned-out replay.
+pub struct MultiCompletion<W: crate::backend::CompletionWatch> {
+    parts: Vec<(usize, Completion<W>)>,
+}
+
+impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
+    /// Waits for every lane (each up to `timeout` from the call); every
+    /// failing lane is named in the error.
+    pub fn wait(&self, timeout: Duration) -> Result<(), SchedError> {
+        let start = std::time::Instant::now();
+        let mut failures = Vec::new();
+        for (lane, c) in &self.parts {
+            let left = timeout.saturating_sub(start.elapsed());
+            if let Err(source) = c.wait(left) {
+                failures.push(SchedError::Lane {
+                    lane: *lane,
+                    actor: c.actor(),
+                    source: Box::new(source),
+                });
+            }
+        }
+        match failures.len() {
+            0 => Ok(()),
+            1 => Err(failures.remove(0)),
+            _ => Err(SchedError::Lanes { failures }),
+        }
+    }
+
+    /// True once every lane finished; an error naming a failed lane.
+    pub fn is_complete(&self) -> Result<bool, SchedError> {
+        let mut all = true;
+        for (lane, c) in &self.parts {
+            all &= c.is_complete().map_err(|source| SchedError::Lane {
+                lane: *lane,
+                actor: c.actor(),
+                source: Box::new(source),
+            })?;
+        }
+        Ok(all)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heavy_lanes_spread_and_ties_are_deterministic() {
+        assert_eq!(assign_lanes(&[10, 10, 10, 10], 2), vec![0, 1, 0, 1]);
+        // 9 alone; 5+4 together.
+        assert_eq!(assign_lanes(&[4, 9, 5], 2), vec![1, 0, 1]);
+        assert_eq!(assign_lanes(&[0, 0, 0], 3), vec![0, 1, 2]);
+        assert_eq!(assign_lanes(&[7, 1], 4), vec![0, 1]);
+        assert_eq!(assign_lanes(&[], 2), Vec::<usize>::new());
+        assert_eq!(assign_lanes(&[3, 3], 0), vec![0, 0]);
+        assert_eq!(assign_lanes_onto(&[5], &[8, 2]), vec![1]);
+        assert_eq!(assign_lanes_onto(&[5, 5], &[8, 2]), vec![1, 1]);
+    }
+
+    #[test]
+    fn encode_lanes_keeps_order_and_names_the_lowest_failure() {
+        let out = encode_lanes(5, |l| Ok::<_, String>(l * 10)).unwrap();
+        assert_eq!(out, vec![0, 10, 20, 30, 40]);
+        let err = encode_lanes(6, |l| {
+            if l % 2 == 1 {
+                Err(format!("bad {l}"))
+            } else {
+                Ok(l)
+            }
+        })
+        .unwrap_err();
+        assert_eq!(err.lane, 1);
+        assert_eq!(err.to_string(), "lane 1 failed to encode: bad 1");
+        assert_eq!(encode_lanes(1, |_| Err::<u8, _>("x")).unwrap_err().lane, 0);
+    }
+}

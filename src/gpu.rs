@@ -1,0 +1,323 @@
+//! `Gpu`: one opened device (real through the system HSA runtime, or
+//! simulated), chosen by a stable selector, with its queue schedulers,
+//! memory helpers and module loading.
+//!
+//! Selection: the selector is resolved against the host's devices and
+//! manifest (`relaunch_device::identity`); the deny check runs on what was
+//! found, so no form reaches a denied device. `sim:<target>` opens the
+//! simulated device through the same HSA function table code.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
+use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
+use relaunch_device::{Family, GfxTarget};
+use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::scheduler::Scheduler;
+use relaunch_sched::{ActorOptions, QueuePolicy};
+
+use crate::error::{Error, ErrorClass, Result};
+
+/// Environment variable naming the default device selector.
+pub const DEVICE_ENV: &str = "RELAUNCH_DEVICE";
+
+/// Selector used when no real GPU is present and none was given.
+pub const FALLBACK_SELECTOR: &str = "sim:gfx1201";
+
+/// The scheduler type the facade uses (real HSA queues; the simulated
+/// device is just another HSA table).
+pub(crate) type HsaScheduler = Scheduler<HsaBackend>;
+
+pub(crate) struct GpuInner {
+    pub(crate) runtime: Runtime,
+    pub(crate) agent: AgentInfo,
+    pub(crate) target: GfxTarget,
+    pub(crate) family: Family,
+    pub(crate) simulated: bool,
+    describe: String,
+    /// One scheduler per queue width asked for, created on first use and
+    /// kept: queues are long-lived, never created per replay.
+    schedulers: Mutex<HashMap<usize, Arc<HsaScheduler>>>,
+}
+
+/// An opened GPU. Cheap to clone; everything made from it (modules, IBs,
+/// memory) keeps it alive.
+#[derive(Clone)]
+pub struct Gpu {
+    pub(crate) inner: Arc<GpuInner>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("device", &self.inner.describe)
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Opens the device a selector names (`uuid:`, `bdf:`, `slot:`,
+    /// `name:`, `index:`, `@alias`, `sim:<target>`).
+    pub fn open(selector: &str) -> Result<Gpu> {
+        let ctx = HostContext::from_env().map_err(Error::device)?;
+        // A sysfs-only pass tells a simulated request (also via an alias)
+        // apart without touching the real runtime.
+        let sysfs = ctx.inventory(None).map_err(Error::device)?;
+        match ctx.resolve(selector, &sysfs) {
+            Ok(Resolved::Sim(target)) => return Gpu::open_sim(&target),
+            Ok(Resolved::Device(_)) => {}
+            // Which device matches is only known with the runtime's agents.
+            Err(IdentityError::NoMatch { .. } | IdentityError::NoSlotLabels { .. }) => {}
+            // Malformed selectors, denied devices, alias problems, and
+            // ambiguity stay errors whatever the runtime would say.
+            Err(e) => return Err(Error::device(e)),
+        }
+        let runtime = Runtime::open_system(None).map_err(|e| {
+            Error::device(format!(
+                "cannot open {selector:?}: {e}; on a machine without an AMD GPU use sim:<target>, e.g. {FALLBACK_SELECTOR}"
+            ))
+        })?;
+        Gpu::open_on(runtime, &ctx, selector)
+    }
+
+    /// Opens `RELAUNCH_DEVICE` if set, else the first real GPU, else the
+    /// simulated `gfx1201`.
+    pub fn open_default() -> Result<Gpu> {
+        if let Ok(selector) = std::env::var(DEVICE_ENV) {
+            if !selector.trim().is_empty() {
+                return Gpu::open(selector.trim());
+            }
+        }
+        match Runtime::open_system(None) {
+            Ok(runtime) => {
+                let ctx = HostContext::from_env().map_err(Error::device)?;
+                Gpu::open_on(runtime, &ctx, "index:0")
+            }
+            Err(e) => {
+                tracing::info!("no real GPU ({e}); using {FALLBACK_SELECTOR}");
+                Gpu::open(FALLBACK_SELECTOR)
+            }
+        }
+    }
+
+    /// Opens the volatile index form (`rl_gpu_new`).
+    pub fn open_index(ordinal: i32) -> Result<Gpu> {
+        if ordinal < 0 {
+            return Err(Error::device(format!(
+                "device ordinal {ordinal} is negative; use 0 for the first GPU or a selector"
+            )));
+        }
+        Gpu::open(&format!("index:{ordinal}"))
+    }
+
+    /// Resolves `selector` among `runtime`'s GPU agents (joined with sysfs
+    /// facts) and opens the one found.
+    pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
+        let gpus: Vec<AgentInfo> = runtime.gpus().cloned().collect();
+        let facts = runtime_agent_facts(&runtime)?;
+        let inventory = ctx.inventory(Some(facts)).map_err(Error::device)?;
+        match ctx.resolve(selector, &inventory).map_err(Error::device)? {
+            Resolved::Sim(target) => Gpu::open_sim(&target),
+            Resolved::Device(found) => {
+                let agent = gpus.get(found.rocr_index).cloned().ok_or_else(|| {
+                    Error::new(
+                        ErrorClass::Internal,
+                        format!("resolved device {} has no runtime agent", found.describe()),
+                    )
+                })?;
+                let simulated = runtime.origin().contains("simulated");
+                Gpu::from_agent(runtime, agent, found.describe(), simulated)
+            }
+        }
+    }
+
+    /// Opens the simulated device for `target` (in process).
+    pub fn open_sim(target: &GfxTarget) -> Result<Gpu> {
+        let family = target.family().map_err(Error::device)?;
+        let name = target.processor().to_string();
+        relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new(&name))
+            .map_err(|e| Error::device(format!("sim:{name}: {e}")))?;
+        let runtime = Runtime::open(Arc::new(relaunch_sim::hsa::loaded()))
+            .map_err(|e| Error::device(format!("sim:{name}: {e}")))?;
+        let agent = runtime
+            .gpus()
+            .find(|a| a.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                Error::device(format!("sim:{name}: the simulator lists no such agent"))
+            })?;
+        let describe = format!("{name} sim:{name} (simulated {family} device)");
+        Gpu::from_agent(runtime, agent, describe, true)
+    }
+
+    fn from_agent(
+        runtime: Runtime,
+        agent: AgentInfo,
+        describe: String,
+        simulated: bool,
+    ) -> Result<Gpu> {
+        let target = GfxTarget::parse(&agent.name).map_err(Error::device)?;
+        let family = target.family().map_err(Error::device)?;
+        Ok(Gpu {
+            inner: Arc::new(GpuInner {
+                runtime,
+                agent,
+                target,
+                family,
+                simulated,
+                describe,
+                schedulers: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// One line naming the device by its stable anchors.
+    pub fn describe(&self) -> &str {
+        &self.inner.describe
+    }
+
+    /// The GPU target, e.g. `gfx1201`.
+    pub fn target(&self) -> &GfxTarget {
+        &self.inner.target
+    }
+
+    pub fn family(&self) -> Family {
+        self.inner.family
+    }
+
+    /// True on the simulated device.
+    pub fn is_simulated(&self) -> bool {
+        self.inner.simulated
+    }
+
+    /// Queues to use for `independent_width` independent lanes under
+    /// `policy` (Auto: the per-family width that held up on hardware).
+    pub fn pm4_queue_count(&self, policy: QueuePolicy, independent_width: usize) -> usize {
+        relaunch_sched::queue_count(self.inner.target.processor(), policy, independent_width)
+    }
+
+    /// The scheduler with `queues` queues (created once, then reused).
+    pub(crate) fn scheduler(&self, queues: usize) -> Result<Arc<HsaScheduler>> {
+        let queues = queues.clamp(1, 4);
+        let mut all = self.inner.schedulers.lock();
+        if let Some(s) = all.get(&queues) {
+            return Ok(Arc::clone(s));
+        }
+        let backends = (0..queues)
+            .map(|_| {
+                HsaBackend::new(
+                    &self.inner.runtime,
+                    &self.inner.agent,
+                    HsaQueueOptions::default(),
+                )
+            })
+            .collect::<Result<Vec<_>, HsaError>>()
+            .map_err(|e| Error::device(format!("creating {queues} queue(s): {e}")))?;
+        let scheduler =
+            Arc::new(Scheduler::new(backends, ActorOptions::default()).map_err(Error::device)?);
+        all.insert(queues, Arc::clone(&scheduler));
+        Ok(scheduler)
+    }
+
+    /// Zero-filled memory the GPU can use. `host_visible`: fine-grained host
+    /// memory (readable and writable from the host); else device-local.
+    pub fn alloc(&self, bytes: usize, host_visible: bool) -> Result<DeviceBuffer> {
+        if bytes == 0 {
+            return Err(Error::record("allocation of 0 bytes; ask for at least 1"));
+        }
+        let rt = &self.inner.runtime;
+        let pool = if host_visible {
+            rt.host_fine_grained_pool()
+        } else {
+            rt.device_pool(&self.inner.agent)
+        }
+        .map_err(Error::device)?;
+        let mut mem = rt
+            .allocate(&pool, bytes, AllocFlags { executable: false })
+            .map_err(|e| Error::device(format!("allocating {bytes} bytes: {e}")))?;
+        if host_visible {
+            mem.allow_access(&[&self.inner.agent])
+                .map_err(Error::device)?;
+            mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
+        } else if mem.host_accessible() {
+            mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
+        }
+        Ok(DeviceBuffer {
+            _gpu: self.clone(),
+            mem: Mutex::new(mem),
+            len: bytes,
+        })
+    }
+}
+
+/// Memory allocated through a `Gpu`; freed on drop. Keeps its GPU alive.
+pub struct DeviceBuffer {
+    _gpu: Gpu,
+    mem: Mutex<Allocation>,
+    len: usize,
+}
+
+impl DeviceBuffer {
+    /// The GPU virtual address (put it in kernargs).
+    pub fn address(&self) -> u64 {
+        self.mem.lock().addr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies `dst.len()` bytes at `offset` to the host. Do not read while a
+    /// replay that writes this memory is in flight.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.mem.lock().read(offset, dst).map_err(Error::replay)
+    }
+
+    /// Copies `src` into the buffer at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.mem.lock().write(offset, src).map_err(Error::replay)
+    }
+
+    /// Reads the little-endian u32 at `offset`.
+    pub fn read_u32(&self, offset: usize) -> Result<u32> {
+        let mut b = [0u8; 4];
+        self.read(offset, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+}
+
+/// What `runtime` says about each GPU agent, in its (volatile) order: the
+/// input identity joins with sysfs.
+pub fn runtime_agent_facts(runtime: &Runtime) -> Result<Vec<AgentFacts>> {
+    runtime
+        .gpus()
+        .enumerate()
+        .map(|(i, a)| agent_facts(i, a))
+        .collect()
+}
+
+fn agent_facts(index: usize, agent: &AgentInfo) -> Result<AgentFacts> {
+    let bdf = match agent.bdf {
+        Some(b) => Some(
+            identity::Bdf::new(agent.domain.unwrap_or(0), b.bus, b.device, b.function)
+                .map_err(Error::device)?,
+        ),
+        None => None,
+    };
+    Ok(AgentFacts {
+        rocr_index: index,
+        name: agent.name.clone(),
+        product: agent.product_name.clone(),
+        uuid: agent
+            .uuid
+            .as_deref()
+            .and_then(identity::GpuUuid::from_reported),
+        bdf,
+    })
+}

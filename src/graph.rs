@@ -1,0 +1,303 @@
+//! Graphs on a device: `Graph` records nodes whose kernels come from loaded
+//! modules (or bare names for authoring), `GraphExec` is the compiled plan
+//! plus, after the first `launch`, one retained IB per lane installed on
+//! the family's queue width. Later launches only replay; per-node kernarg
+//! patches go to the plan and to the installed IBs.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use relaunch_encoders::{EncodeOptions, IbBuilder};
+use relaunch_lanes::{
+    Access, BufferId, EncoderSink, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
+    ResolvedKernel,
+};
+use relaunch_sched::hsa_backend::HsaBackend;
+use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb};
+
+use crate::error::{Error, ErrorClass, Result};
+use crate::gpu::{Gpu, HsaScheduler};
+use crate::module::Module;
+use crate::pm4::REPLAY_TIMEOUT;
+use crate::QueuePolicy;
+
+/// Process-wide module ids for `KernelRef::Module` (never reused, so a
+/// graph can not confuse a freed module with a new one).
+static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Module {
+    /// This module's id in graphs.
+    pub fn graph_id(&self) -> u64 {
+        *self
+            .inner
+            .graph_id
+            .get_or_init(|| NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A graph being recorded. Modules used by its nodes are kept alive.
+pub struct Graph {
+    graph: relaunch_lanes::Graph,
+    modules: HashMap<u64, Module>,
+}
+
+/// One kernel node of a device graph.
+#[derive(Debug, Clone)]
+pub struct NodeSpec<'a> {
+    pub module: &'a Module,
+    pub symbol: &'a str,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_group_bytes: u32,
+    pub kernarg: Vec<u8>,
+    pub accesses: Vec<Access>,
+    pub deps: Vec<NodeId>,
+}
+
+impl Graph {
+    pub fn new(options: GraphOptions) -> Self {
+        Graph {
+            graph: relaunch_lanes::Graph::new(options),
+            modules: HashMap::new(),
+        }
+    }
+
+    /// Wraps a graph recorded with the lanes API whose module kernels
+    /// (`KernelRef::Module { module: m.graph_id(), .. }`) come from
+    /// `modules` (e.g. `lanes::reference::decode_step_with`).
+    pub fn from_lanes(graph: relaunch_lanes::Graph, modules: &[Module]) -> Self {
+        Graph {
+            graph,
+            modules: modules.iter().map(|m| (m.graph_id(), m.clone())).collect(),
+        }
+    }
+
+    pub fn buffer(&mut self, label: &str, size: u64) -> Result<BufferId> {
+        self.graph.buffer(label, size).map_err(Error::record)
+    }
+
+    /// An authoring-only node (kernel by name): instantiates and mock
+    /// launches, but cannot run on a device.
+    pub fn kernel_named(&mut self, node: KernelNode) -> Result<NodeId> {
+        if matches!(node.kernel, KernelRef::Module { .. }) {
+            return Err(Error::record(
+                "kernel_named takes a named kernel; use kernel() for module kernels",
+            ));
+        }
+        self.graph.kernel(node).map_err(Error::record)
+    }
+
+    /// A node running `spec.symbol` from a loaded module. The kernel must
+    /// pass the PM4 verdict and its kernarg must fill its segment.
+    pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
+        let kernel = spec.module.kernel(spec.symbol)?;
+        if spec.kernarg.len() < kernel.info.kernarg_size as usize {
+            return Err(Error::record(format!(
+                "kernel {}: {} kernarg bytes given, its segment is {} (pack hidden arguments with Module::pack_kernargs)",
+                kernel.info.name,
+                spec.kernarg.len(),
+                kernel.info.kernarg_size
+            )));
+        }
+        let id = spec.module.graph_id();
+        let node = self
+            .graph
+            .kernel(KernelNode {
+                kernel: KernelRef::Module {
+                    module: id,
+                    symbol: kernel.info.name.clone(),
+                },
+                grid: spec.grid,
+                block: spec.block,
+                dynamic_group_bytes: spec.dynamic_group_bytes,
+                kernarg: spec.kernarg,
+                accesses: spec.accesses,
+                deps: spec.deps,
+                vmem_only: false,
+            })
+            .map_err(Error::record)?;
+        self.modules
+            .entry(id)
+            .or_insert_with(|| spec.module.clone());
+        Ok(node)
+    }
+
+    pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
+        self.graph.add_dependency(from, to).map_err(Error::record)
+    }
+
+    /// The recorded graph (for inspection).
+    pub fn inner(&self) -> &relaunch_lanes::Graph {
+        &self.graph
+    }
+
+    /// Checks hazards and compiles lanes and boundaries.
+    pub fn instantiate(&self) -> Result<GraphExec> {
+        let plan = self.graph.instantiate().map_err(Error::compile)?;
+        Ok(GraphExec {
+            plan: Mutex::new(plan),
+            modules: self.modules.clone(),
+            launched: Mutex::new(None),
+        })
+    }
+}
+
+struct Launched {
+    gpu: Gpu,
+    multi: MultiIb<HsaBackend>,
+    _scheduler: Arc<HsaScheduler>,
+}
+
+/// A compiled graph; retains its IBs across launches.
+pub struct GraphExec {
+    plan: Mutex<Plan>,
+    modules: HashMap<u64, Module>,
+    launched: Mutex<Option<Launched>>,
+}
+
+impl GraphExec {
+    pub fn lane_count(&self) -> usize {
+        self.plan.lock().lane_count()
+    }
+
+    pub fn fingerprint(&self) -> [u8; 32] {
+        self.plan.lock().fingerprint()
+    }
+
+    pub fn fingerprint_hex(&self) -> String {
+        self.plan.lock().fingerprint_hex()
+    }
+
+    pub fn launch_mock(&self) -> MockRecorder {
+        self.plan.lock().launch_mock()
+    }
+
+    pub fn to_dot(&self) -> String {
+        self.plan.lock().to_dot()
+    }
+
+    /// Runs `f` with the compiled plan (lanes, boundaries, explanations).
+    pub fn with_plan<T>(&self, f: impl FnOnce(&Plan) -> T) -> T {
+        f(&self.plan.lock())
+    }
+
+    /// Queues the launch uses (after the first launch).
+    pub fn queues_used(&self) -> Option<usize> {
+        self.launched.lock().as_ref().map(|l| l.multi.queues_used())
+    }
+
+    /// IB dwords per lane (after the first launch).
+    pub fn lane_dwords(&self) -> Option<Vec<usize>> {
+        let launched = self.launched.lock();
+        let l = launched.as_ref()?;
+        (0..l.multi.lane_count())
+            .map(|i| l.multi.lane(i).ok().map(|ib| ib.layout().dwords))
+            .collect()
+    }
+
+    /// Replays the graph on `gpu` and waits. The first launch encodes one
+    /// IB per lane (in parallel) and installs them on the Auto queue width;
+    /// the IBs stay bound to that GPU.
+    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        let mut launched = self.launched.lock();
+        if launched.is_none() {
+            *launched = Some(self.install(gpu)?);
+        }
+        let l = launched.as_ref().expect("installed above");
+        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
+            return Err(Error::handle(format!(
+                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
+                l.gpu.describe(),
+                gpu.describe()
+            )));
+        }
+        let replay = l.multi.replay().map_err(Error::replay)?;
+        drop(launched);
+        replay.wait(REPLAY_TIMEOUT).map_err(Error::replay)
+    }
+
+    fn install(&self, gpu: &Gpu) -> Result<Launched> {
+        let plan = self.plan.lock();
+        for module in self.modules.values() {
+            if !Arc::ptr_eq(&module.gpu().inner, &gpu.inner) {
+                return Err(Error::handle(format!(
+                    "a module of this graph was loaded on {}, not on {}",
+                    module.gpu().describe(),
+                    gpu.describe()
+                )));
+            }
+        }
+        let lanes = plan.lane_count();
+        let family = gpu.family();
+        let encoded = encode_lanes(lanes, |lane| {
+            let mut sink = EncoderSink::new(
+                IbBuilder::new(family, EncodeOptions::default()),
+                |kernel: &KernelRef| self.resolve(kernel),
+            );
+            plan.lower_lane(lane, &mut sink)
+                .map_err(|e| e.to_string())?;
+            let builder = sink.into_builder();
+            let work = builder.dwords() as u64;
+            Ok::<_, String>(LaneProgram {
+                program: builder,
+                work,
+            })
+        })
+        .map_err(Error::compile)?;
+        let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
+        let scheduler = gpu.scheduler(queues)?;
+        let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        Ok(Launched {
+            gpu: gpu.clone(),
+            multi,
+            _scheduler: scheduler,
+        })
+    }
+
+    fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
+        match kernel {
+            KernelRef::Named(name) => Err(format!(
+                "kernel {name:?} is named only (authoring); record the node with a module to launch it"
+            )),
+            KernelRef::Module { module, symbol } => {
+                let m = self
+                    .modules
+                    .get(module)
+                    .ok_or_else(|| format!("module {module} of kernel {symbol} is not known"))?;
+                let k = m.kernel(symbol).map_err(|e| e.to_string())?;
+                Ok(ResolvedKernel {
+                    descriptor: k.info.descriptor,
+                    kd_address: k.kd_address,
+                    kernarg_align: k.info.kernarg_align,
+                })
+            }
+        }
+    }
+
+    /// Overwrites kernarg bytes of `node`, for every later launch.
+    pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        let mut plan = self.plan.lock();
+        let at = plan
+            .locate(node)
+            .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
+        plan.set_node_kernargs(node, byte_offset, bytes)
+            .map_err(Error::record)?;
+        if let Some(l) = self.launched.lock().as_ref() {
+            l.multi
+                .set_kernargs(at.lane, at.index, byte_offset, bytes)
+                .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Default options: latency mode, one lane per independent component up
+/// to four.
+pub fn default_options() -> GraphOptions {
+    GraphOptions {
+        lanes: 4,
+        ..GraphOptions::default()
+    }
+}

@@ -1,0 +1,274 @@
+//! Direct retained PM4: `Pm4Builder` records dispatches and boundaries,
+//! `Gpu::finalize` installs the IB on a queue actor, `Pm4Ib` replays it and
+//! patches kernargs in place. `Gpu::finalize_multi` installs several
+//! independent builders as lanes on the family's queue width.
+
+use std::time::Duration;
+
+use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_sched::hsa_backend::{HsaBackend, HsaWatch};
+use relaunch_sched::scheduler::{LaneProgram, MultiIb};
+use relaunch_sched::{Completion, IbHandle, QueuePolicy};
+
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, HsaScheduler};
+use crate::module::Module;
+
+/// How long a synchronous replay waits before reporting a timeout.
+pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Records one IB's dispatches. Consumed by `Gpu::finalize`.
+pub struct Pm4Builder {
+    gpu: Gpu,
+    builder: IbBuilder,
+    /// Modules used, kept alive as long as the IB.
+    modules: Vec<Module>,
+}
+
+impl Gpu {
+    /// A builder with default options (every dispatch keeps its own
+    /// patchable kernarg block).
+    pub fn builder(&self) -> Pm4Builder {
+        self.builder_with(EncodeOptions::default())
+    }
+
+    pub fn builder_with(&self, options: EncodeOptions) -> Pm4Builder {
+        Pm4Builder {
+            gpu: self.clone(),
+            builder: IbBuilder::new(self.family(), options),
+            modules: Vec::new(),
+        }
+    }
+}
+
+impl Pm4Builder {
+    /// Records a dispatch of `symbol` (grid and block in work-items).
+    pub fn dispatch(
+        &mut self,
+        module: &Module,
+        symbol: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_group_bytes: u32,
+        kernarg: &[u8],
+    ) -> Result<usize> {
+        if !std::sync::Arc::ptr_eq(&module.gpu().inner, &self.gpu.inner) {
+            return Err(Error::handle(
+                "the module was loaded on another GPU than this builder's",
+            ));
+        }
+        let kernel = module.kernel(symbol)?;
+        let code = KernelCode {
+            symbol: &kernel.info.name,
+            family: self.gpu.family(),
+            descriptor: kernel.info.descriptor,
+            kd_address: kernel.kd_address,
+        };
+        let launch = Launch {
+            grid,
+            block,
+            dynamic_group_bytes,
+        };
+        let id = self
+            .builder
+            .dispatch(&code, &launch, kernarg, kernel.info.kernarg_align)
+            .map_err(Error::record)?;
+        if !self.modules.iter().any(|m| m.same_as(module)) {
+            self.modules.push(module.clone());
+        }
+        Ok(id as usize)
+    }
+
+    /// Read-after-write boundary before the next dispatch (`consumer`'s
+    /// certification could narrow it; uncertified consumers get the
+    /// generic K$/V$/GL1 invalidate).
+    pub fn wait_rmw(&mut self, consumer: Option<(&Module, &str)>) -> Result<()> {
+        if let Some((module, symbol)) = consumer {
+            module.kernel(symbol)?;
+        }
+        self.builder.boundary(BoundaryKind::Rmw);
+        Ok(())
+    }
+
+    /// Wait for everything before to finish (no cache invalidation): for
+    /// write-after-read and write-after-write ordering.
+    pub fn wait_idle(&mut self) {
+        self.builder.boundary(BoundaryKind::Wait);
+    }
+
+    /// Dispatches recorded so far.
+    pub fn dispatch_count(&self) -> usize {
+        self.builder.dispatch_count()
+    }
+
+    fn work(&self) -> u64 {
+        self.builder.dwords() as u64
+    }
+}
+
+/// A retained IB installed on one queue.
+pub struct Pm4Ib {
+    handle: IbHandle<HsaBackend>,
+    _scheduler: std::sync::Arc<HsaScheduler>,
+    _modules: Vec<Module>,
+    dispatches: usize,
+    dwords: usize,
+}
+
+/// A submitted replay; wait for it before reading results.
+pub struct Replay {
+    completion: Completion<HsaWatch>,
+}
+
+impl Replay {
+    pub fn wait(&self, timeout: Duration) -> Result<()> {
+        self.completion.wait(timeout).map_err(Error::replay)
+    }
+
+    pub fn is_complete(&self) -> Result<bool> {
+        self.completion.is_complete().map_err(Error::replay)
+    }
+}
+
+impl Gpu {
+    /// Installs the builder's IB on this GPU's first queue.
+    pub fn finalize(&self, builder: Pm4Builder) -> Result<Pm4Ib> {
+        check_owner(self, &builder)?;
+        if builder.dispatch_count() == 0 {
+            return Err(Error::compile("the builder has no dispatches"));
+        }
+        let scheduler = self.scheduler(1)?;
+        let actor = scheduler
+            .actor(0)
+            .ok_or_else(|| Error::device("scheduler has no queue"))?;
+        let dispatches = builder.dispatch_count();
+        let handle = actor.install(builder.builder).map_err(Error::compile)?;
+        let dwords = handle.layout().dwords;
+        Ok(Pm4Ib {
+            handle,
+            _scheduler: scheduler,
+            _modules: builder.modules,
+            dispatches,
+            dwords,
+        })
+    }
+
+    /// Installs independent builders as lanes over
+    /// `pm4_queue_count(policy, builders.len())` queues. Lanes must not
+    /// share memory they write.
+    pub fn finalize_multi(
+        &self,
+        builders: Vec<Pm4Builder>,
+        policy: QueuePolicy,
+    ) -> Result<Pm4MultiIb> {
+        if builders.is_empty() {
+            return Err(Error::compile("finalize_multi needs at least one builder"));
+        }
+        let mut modules = Vec::new();
+        let mut lanes = Vec::with_capacity(builders.len());
+        let mut counts = Vec::with_capacity(builders.len());
+        for (lane, b) in builders.into_iter().enumerate() {
+            check_owner(self, &b).map_err(|e| e.context(format!("lane {lane}")))?;
+            if b.dispatch_count() == 0 {
+                return Err(Error::compile(format!("lane {lane} has no dispatches")));
+            }
+            counts.push(b.dispatch_count());
+            let work = b.work();
+            modules.extend(b.modules);
+            lanes.push(LaneProgram {
+                program: b.builder,
+                work,
+            });
+        }
+        let queues = self.pm4_queue_count(policy, lanes.len());
+        let scheduler = self.scheduler(queues)?;
+        let multi = scheduler.install(lanes).map_err(Error::compile)?;
+        Ok(Pm4MultiIb {
+            multi,
+            _scheduler: scheduler,
+            _modules: modules,
+            dispatches: counts,
+        })
+    }
+}
+
+fn check_owner(gpu: &Gpu, builder: &Pm4Builder) -> Result<()> {
+    if std::sync::Arc::ptr_eq(&gpu.inner, &builder.gpu.inner) {
+        Ok(())
+    } else {
+        Err(Error::handle("the builder belongs to another GPU"))
+    }
+}
+
+impl Pm4Ib {
+    /// Submits and waits for completion.
+    pub fn replay(&self) -> Result<()> {
+        self.replay_async()?.wait(REPLAY_TIMEOUT)
+    }
+
+    /// Submits now; wait on the returned replay before reading results.
+    pub fn replay_async(&self) -> Result<Replay> {
+        let completion = self.handle.replay().map_err(Error::replay)?;
+        Ok(Replay { completion })
+    }
+
+    /// Overwrites kernarg bytes of dispatch `index`; applied after replays
+    /// already submitted have finished, before later ones.
+    pub fn set_kernargs(&self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        self.handle
+            .patch(index, byte_offset, bytes)
+            .map_err(Error::record)
+    }
+
+    pub fn dispatch_count(&self) -> usize {
+        self.dispatches
+    }
+
+    pub fn dwords(&self) -> usize {
+        self.dwords
+    }
+}
+
+/// Several retained IBs, one per lane, over one or more queues.
+pub struct Pm4MultiIb {
+    multi: MultiIb<HsaBackend>,
+    _scheduler: std::sync::Arc<HsaScheduler>,
+    _modules: Vec<Module>,
+    dispatches: Vec<usize>,
+}
+
+impl Pm4MultiIb {
+    /// Fans a replay out over every lane and waits for all of them.
+    pub fn replay(&self) -> Result<()> {
+        self.multi
+            .replay()
+            .map_err(Error::replay)?
+            .wait(REPLAY_TIMEOUT)
+            .map_err(Error::replay)
+    }
+
+    pub fn set_kernargs(
+        &self,
+        lane: usize,
+        dispatch: usize,
+        byte_offset: usize,
+        bytes: &[u8],
+    ) -> Result<()> {
+        self.multi
+            .set_kernargs(lane, dispatch, byte_offset, bytes)
+            .map_err(Error::record)
+    }
+
+    pub fn lane_count(&self) -> usize {
+        self.multi.lane_count()
+    }
+
+    /// Queues the lanes actually run on.
+    pub fn queues_used(&self) -> usize {
+        self.multi.queues_used()
+    }
+
+    pub fn dispatch_count(&self, lane: usize) -> Option<usize> {
+        self.dispatches.get(lane).copied()
+    }
+}
