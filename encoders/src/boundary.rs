@@ -63,6 +63,15 @@ impl BoundaryKind {
         }
     }
 
+    /// This boundary's packets as words.
+    pub const fn words(self) -> &'static [u32] {
+        match self {
+            BoundaryKind::Wait => &WAIT_WORDS,
+            BoundaryKind::RmwVmem => &RMW_VMEM_WORDS,
+            BoundaryKind::Rmw => &RMW_WORDS,
+        }
+    }
+
     /// Append this boundary's packets.
     #[inline(always)]
     pub fn emit(self, w: &mut DwordWriter) {
@@ -114,6 +123,7 @@ mod tests {
         let mut w = DwordWriter::new();
         kind.emit(&mut w);
         assert_eq!(w.len(), kind.dwords());
+        assert_eq!(w.as_slice(), kind.words());
         w.into_vec()
     }
 

@@ -1,7 +1,7 @@
 //! What one dispatch programs: the kernel's fixed state (checked once per
 //! kernel) and the per-launch values (checked every dispatch).
 
-use relaunch_device::codeobj::verdict::descriptor_refusals;
+use relaunch_device::codeobj::verdict::{descriptor_refusals, user_sgpr_padding};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 
@@ -53,6 +53,9 @@ pub(crate) struct Prepared {
     /// 4 zero dwords for the private segment buffer first (gfx10/11).
     pub private_segment_dwords: u8,
     pub kernarg_ptr: bool,
+    /// Zero dwords RSRC2 declares after the delivered user SGPRs (gfx1100/
+    /// gfx1102 "16 initialised SGPRs" padding, see `user_sgpr_padding`).
+    pub padding_dwords: u8,
     pub kernarg_size: u32,
     pub static_lds: u32,
 }
@@ -104,15 +107,20 @@ impl Prepared {
             initiator,
             private_segment_dwords: if psb { 4 } else { 0 },
             kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+            // Accepted descriptors keep RSRC2's count within 16, so it fits.
+            padding_dwords: user_sgpr_padding(kd) as u8,
             kernarg_size: kd.kernarg_size,
             static_lds: kd.group_segment_fixed_size,
         })
     }
 
-    /// Number of USER_DATA registers this kernel loads.
+    /// Number of USER_DATA registers this kernel loads: the delivered ones
+    /// and the padding after them (RSRC2's USER_SGPR count).
     #[inline]
     pub fn user_sgprs(&self) -> usize {
-        self.private_segment_dwords as usize + if self.kernarg_ptr { 2 } else { 0 }
+        self.private_segment_dwords as usize
+            + if self.kernarg_ptr { 2 } else { 0 }
+            + self.padding_dwords as usize
     }
 }
 

@@ -46,10 +46,16 @@ impl ShShadow {
         self.values = [UNKNOWN; SHADOW_LEN];
     }
 
-    /// True when COMPUTE_USER_DATA_1 holds the high kernarg-pointer dword.
-    #[inline]
-    pub(crate) fn holds_hi_at_user_data_1(&self) -> bool {
-        self.values[0x41] == TAG_KERNARG_HI
+    /// Record `value` for register `offset`, known to differ from what the
+    /// shadow held (the caller writes it).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, offset: u16, value: u64) {
+        if let Some(slot) = self
+            .values
+            .get_mut(offset.wrapping_sub(SHADOW_FIRST) as usize)
+        {
+            *slot = value;
+        }
     }
 
     /// Record `value` for register `offset`; true when it differs from what

@@ -38,6 +38,25 @@ impl KernargImage {
         self.align
     }
 
+    /// True when identical blocks are shared (`kernargs_immutable`).
+    pub fn immutable(&self) -> bool {
+        self.immutable
+    }
+
+    /// Append a block at the next 16-byte boundary, where the image already
+    /// ends: `place` for a mutable image and an alignment of at most 16, with
+    /// nothing to look up and nothing to fail (the caller checked the image
+    /// stays below 4 GiB). Returns the block's offset.
+    #[inline(always)]
+    pub fn push_fresh(&mut self, kernarg: &[u8]) -> u32 {
+        debug_assert!(!self.immutable && self.bytes.len() % MIN_KERNARG_ALIGN as usize == 0);
+        let o = self.bytes.len() as u32;
+        if !kernarg.is_empty() {
+            push_block(&mut self.bytes, kernarg);
+        }
+        o
+    }
+
     pub fn reserve(&mut self, bytes: usize) {
         self.bytes.reserve(bytes);
     }
@@ -99,14 +118,14 @@ impl KernargImage {
 /// next block needs no padding at the usual 16-byte alignment. Small blocks
 /// are written with fixed-size copies, which compile to a few stores where a
 /// variable-length copy is a library call; this runs once per dispatch.
-#[inline]
+#[inline(always)]
 fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
     if let Ok(b) = <[u8; 8]>::try_from(bytes) {
-        // Two 8-byte stores; building a 16-byte chunk on the stack first
-        // stalls on store forwarding.
-        image.reserve(16);
-        image.extend_from_slice(&b);
-        image.extend_from_slice(&[0u8; 8]);
+        // One 16-byte append built in a register: byte-wise stores would make
+        // the compiler reload the vector's length after each (a byte store
+        // may alias it), and a stack copy stalls on store forwarding.
+        let chunk = (u64::from_le_bytes(b) as u128).to_le_bytes();
+        image.extend_from_slice(&chunk);
     } else if bytes.len() <= 16 {
         let mut chunk = [0u8; 16];
         for (d, s) in chunk.iter_mut().zip(bytes) {

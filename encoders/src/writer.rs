@@ -3,6 +3,10 @@
 //! reservation grows the buffer at most once, so packets are written without
 //! per-dword capacity checks.
 
+/// Copies `put_run` writes per block (64 x 18 dwords = 4.5 KiB, well inside
+/// L1; measured faster than larger blocks).
+const RUN_BLOCK: usize = 64;
+
 /// An append-only dword buffer.
 #[derive(Debug, Default, Clone)]
 pub struct DwordWriter {
@@ -41,6 +45,46 @@ impl DwordWriter {
     #[inline(always)]
     pub fn put<const N: usize>(&mut self, words: &[u32; N]) {
         self.buf.extend_from_slice(words);
+    }
+
+    /// Append `count` copies of `template`, dword `at` of copy `i` replaced
+    /// by `first + i * step` (wrapping; nothing is replaced when `at` is
+    /// past the template): a run of identical packets that differ in one
+    /// value, written in one pass.
+    pub fn put_run(&mut self, template: &[u32], at: usize, first: u32, step: u32, count: usize) {
+        let len = template.len();
+        if len == 0 || count == 0 {
+            return;
+        }
+        self.buf.reserve(len.saturating_mul(count));
+        // The first block of copies is built by doubling; later blocks copy
+        // it whole (bulk copies from a block that stays in cache), and each
+        // block gets its values while it is still in cache itself.
+        let start = self.buf.len();
+        let mut value = first;
+        let mut done = 0;
+        while done < count {
+            let n = RUN_BLOCK.min(count - done);
+            let from = self.buf.len();
+            if done == 0 {
+                self.buf.extend_from_slice(template);
+                let mut have = 1;
+                while have < n {
+                    let more = have.min(n - have);
+                    self.buf.extend_from_within(from..from + more * len);
+                    have += more;
+                }
+            } else {
+                self.buf.extend_from_within(start..start + n * len);
+            }
+            for packet in self.buf[from..].chunks_exact_mut(len) {
+                if let Some(d) = packet.get_mut(at) {
+                    *d = value;
+                }
+                value = value.wrapping_add(step);
+            }
+            done += n;
+        }
     }
 
     /// Reserve room for exactly `n` dwords; the returned scope must write `n`.
@@ -139,6 +183,32 @@ mod tests {
             r.extend(&[2, 3]);
         }
         assert_eq!(w.as_slice(), &[1, 2, 3]);
+    }
+
+    #[test]
+    fn runs_repeat_a_template_with_one_changing_dword() {
+        // Counts below, at and across the block size.
+        for (len, count) in [(3usize, 3usize), (8, 256), (10, 600), (18, 1000)] {
+            let template: Vec<u32> = (100..100 + len as u32).collect();
+            let mut w = DwordWriter::new();
+            w.put(&[7]);
+            w.put_run(&template, 1, u32::MAX - 15, 16, count);
+            assert_eq!(w.len(), 1 + count * len, "{len}");
+            assert_eq!(w.as_slice()[0], 7);
+            for (i, copy) in w.as_slice()[1..].chunks(len).enumerate() {
+                let mut want = template.clone();
+                want[1] = (u32::MAX - 15).wrapping_add(16 * i as u32);
+                assert_eq!(copy, want, "{len} copy {i}");
+            }
+        }
+        let mut w = DwordWriter::new();
+        w.put_run(&[1, 2], 5, 9, 1, 2);
+        w.put_run(&[3], 0, 9, 1, 0);
+        assert_eq!(
+            w.as_slice(),
+            [1, 2, 1, 2],
+            "value past the template: copies only"
+        );
     }
 
     #[test]

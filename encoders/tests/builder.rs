@@ -296,3 +296,67 @@ fn boundaries_merge_and_edges_are_dropped() {
         .collect();
     assert_eq!(acquires, [0x380, 0x300, 0x8010]);
 }
+
+#[test]
+fn repeated_dispatches_keep_their_boundaries_and_pointers() {
+    use relaunch_encoders::Packet;
+    let k = code("k", Family::Gfx11, counter_kd(true), 0x1040);
+    let mut b = IbBuilder::new(Family::Gfx11, EncodeOptions::default());
+    // The fast path's runs break wherever the boundary before a repeat
+    // changes; every dispatch must still get its own boundary and block.
+    let kinds = [
+        None,
+        Some(BoundaryKind::Rmw),
+        Some(BoundaryKind::Rmw),
+        Some(BoundaryKind::Wait),
+        None,
+        None,
+        Some(BoundaryKind::RmwVmem),
+        Some(BoundaryKind::Rmw),
+        Some(BoundaryKind::Rmw),
+    ];
+    for (i, kind) in kinds.iter().enumerate() {
+        if let Some(kind) = kind {
+            b.boundary(*kind);
+        }
+        b.dispatch(&k, &L, &(i as u64).to_le_bytes(), 8).unwrap();
+        assert_eq!(b.dispatch_count(), i + 1);
+    }
+    let recorded = b.dwords();
+    let ib = b.finish(0x2_0000_0000).unwrap();
+    assert_eq!(ib.total_dwords(), recorded + 10);
+    // Boundaries in order, as packets between the DISPATCH_DIRECTs.
+    let mut got = Vec::new();
+    let mut since_dispatch = Vec::new();
+    for p in relaunch_encoders::decode(&ib.segments[0].dwords, ib.family).unwrap() {
+        match p {
+            Packet::DispatchDirect { .. } => got.push(std::mem::take(&mut since_dispatch)),
+            Packet::EventWrite { .. } => since_dispatch.push(0),
+            Packet::AcquireMem { gcr_cntl, .. } => since_dispatch.push(gcr_cntl),
+            _ => {}
+        }
+    }
+    let want: Vec<Vec<u32>> = vec![
+        vec![0x380], // the prologue
+        vec![0, 0x380],
+        vec![0, 0x380],
+        vec![0],
+        vec![],
+        vec![],
+        vec![0, 0x300],
+        vec![0, 0x380],
+        vec![0, 0x380],
+    ];
+    assert_eq!(got, want);
+    let seen = replay(&ib);
+    for (i, s) in seen.iter().enumerate() {
+        let site = ib.sites[i];
+        assert_eq!(s.reg(0x240), 0x2_0000_0000u64 as u32 + 16 * i as u32);
+        assert_eq!(s.reg(0x241), 2);
+        assert_eq!(site.kernarg_offset, 16 * i as u32);
+        assert_eq!(
+            ib.segments[0].dwords[site.dispatch_dword as usize],
+            0xC003_1502
+        );
+    }
+}

@@ -38,10 +38,10 @@ fn kernels(family: Family) -> Vec<(KernelDescriptor, u64)> {
     b.compute_pgm_rsrc1 = 0x1234;
     b.group_segment_fixed_size = 700;
     b.compute_pgm_rsrc3 = 3;
-    let c = if family == Family::Gfx12 {
-        counter_kd(true)
-    } else {
-        psb_kd()
+    let c = match family {
+        Family::Gfx10 => psb_kd(),
+        Family::Gfx11 => padded_kd(),
+        Family::Gfx12 => counter_kd(true),
     };
     vec![
         (a, 0x7F00_0000_1040),
@@ -88,6 +88,7 @@ proptest! {
                     let launch = Launch { grid, block, dynamic_group_bytes: dynamic };
                     b.dispatch(&code, &launch, &[arg; 8], 8).unwrap();
                     want.push((kernel, groups, block, dynamic, arg));
+                    prop_assert_eq!(b.dispatch_count(), want.len());
                 }
             }
         }
@@ -95,7 +96,16 @@ proptest! {
             return Ok(());
         }
         let base = 0x7F20_0000_0000u64;
+        let recorded = b.dwords();
         let ib = b.finish(base).unwrap();
+        // What `dwords()` promised, plus the epilogue.
+        prop_assert_eq!(ib.total_dwords(), recorded + 10);
+        for (i, site) in ib.sites.iter().enumerate() {
+            let d = &ib.segments[site.segment as usize].dwords;
+            prop_assert_eq!(d[site.dispatch_dword as usize], 0xC003_1502, "site {}", i);
+            let seg = &ib.segments[site.segment as usize];
+            prop_assert!((seg.first_dispatch..seg.first_dispatch + seg.dispatch_count).contains(&(i as u32)));
+        }
         let seen = replay(&ib);
         prop_assert_eq!(seen.len(), want.len());
         for (i, (s, (kernel, groups, block, dynamic, arg))) in seen.iter().zip(&want).enumerate() {
@@ -117,6 +127,9 @@ proptest! {
             let ka = base + ib.sites[i].kernarg_offset as u64;
             prop_assert_eq!(s.reg(0x240 + psb), ka as u32);
             prop_assert_eq!(s.reg(0x241 + psb), (ka >> 32) as u32);
+            for u in psb + 2..kd.user_sgpr_count() {
+                prop_assert_eq!(s.reg(0x240 + u), 0, "padding USER_DATA_{}", u);
+            }
             prop_assert_eq!(&ib.kernarg_image[ib.kernarg_range(i as u32).unwrap()], &[*arg; 8]);
             prop_assert_eq!(ib.symbol(i as u32), Some(names[*kernel]));
         }

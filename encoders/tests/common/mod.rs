@@ -35,6 +35,15 @@ pub fn psb_kd() -> KernelDescriptor {
     kd
 }
 
+/// A kernarg-pointer-only kernel as clang-19 builds it for gfx1100/gfx1102:
+/// RSRC2 declares 15 user SGPRs (2 + 13 padding) so that with TGID_X they
+/// total 16.
+pub fn padded_kd() -> KernelDescriptor {
+    let mut kd = counter_kd(true);
+    kd.compute_pgm_rsrc2 = 0x80 | (15 << rsrc2::USER_SGPR_SHIFT);
+    kd
+}
+
 pub fn code<'a>(
     symbol: &'a str,
     family: Family,

@@ -1,7 +1,14 @@
-//! `IbBuilder`: records dispatches and boundaries into PM4 (phase one), then
-//! `finish(kernarg_base)` fixes kernarg addresses and returns the segments
-//! (phase two). Per-kernel checks run once per kernel; a dispatch of a known
-//! kernel costs a few comparisons, the dwords it writes and its kernarg copy.
+//! `IbBuilder`: records dispatches and boundaries into PM4, then
+//! `finish(kernarg_base)` fills in the kernarg pointers and returns the
+//! segments. Every dword is written once, in recording order: the general
+//! path writes a dispatch's changed state as it is recorded; a dispatch
+//! repeating the previous one's kernel, launch and kernarg shape takes the
+//! fast path in `repeat.rs` (a few comparisons and its kernarg copy) and is
+//! written with the rest of its run when the run ends. Low kernarg-pointer
+//! dwords written before `finish` hold offsets from the base, which `finish`
+//! adds. Per-kernel checks run once per kernel.
+
+mod repeat;
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
@@ -15,18 +22,19 @@ use crate::emit;
 use crate::error::EncodeError;
 use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, Segment};
 use crate::kernarg::KernargImage;
-use crate::packet::{op, type3, MAX_IB_DWORDS};
+use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
 use crate::writer::DwordWriter;
+use repeat::{PatchRun, Repeat, Room};
 
 /// Environment variable that forces `full_state` when set to `1`.
 pub const FULL_STATE_ENV: &str = "RELAUNCH_PM4_FULL_STATE";
 /// Smallest segment size `max_segment_dwords` is raised to.
 pub const MIN_SEGMENT_DWORDS: u32 = 256;
 /// Upper bound of one dispatch's dwords including a pending boundary: every
-/// state register in its own run (9 x 3), six user SGPRs likewise (6 x 3),
-/// DISPATCH_DIRECT (5) and an RMW boundary (10).
-const MAX_DISPATCH_DWORDS: usize = 27 + 18 + 5 + 10;
+/// state register in its own run (9 x 3), sixteen user SGPRs likewise
+/// (16 x 3), DISPATCH_DIRECT (5) and an RMW boundary (10).
+const MAX_DISPATCH_DWORDS: usize = 27 + 48 + 5 + 10;
 
 /// How an IB is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,22 +60,6 @@ impl Default for EncodeOptions {
     }
 }
 
-/// What a dispatch of a kernarg-pointer-only kernel needs to be repeated
-/// without re-checking: same kernel, launch, kernarg length and alignment.
-#[derive(Debug, Clone, Copy)]
-struct Repeat {
-    kernel: usize,
-    launch: Launch,
-    kernarg_len: usize,
-    kernarg_align: u32,
-    state: (u32, [u32; 3], u32),
-    groups: [u32; 3],
-    initiator: u32,
-}
-
-/// `lo_pointer[i]` when dispatch `i` wrote no kernarg-pointer dword.
-const NO_DWORD: u32 = u32::MAX;
-
 /// Records one IB. See the module docs and `docs/pm4.md`.
 pub struct IbBuilder {
     family: Family,
@@ -82,7 +74,7 @@ pub struct IbBuilder {
     /// The last checked (kernel, launch) and its derived values: a repeated
     /// launch skips the checks and divisions.
     last_launch: Option<(usize, Launch, LaunchState)>,
-    /// Set after a dispatch the fast path can repeat (see `try_repeat`).
+    /// Set after a dispatch the fast path can repeat (see `repeat.rs`).
     repeat: Option<Repeat>,
     pending: Option<BoundaryKind>,
     prepared: Vec<Prepared>,
@@ -95,9 +87,14 @@ pub struct IbBuilder {
     last_symbol: (usize, usize),
     kernargs: KernargImage,
     sites: Vec<DispatchSite>,
-    /// Per dispatch: dword index (in its segment) of the low kernarg-pointer
-    /// dword it wrote, filled at `finish`.
+    /// Dword indexes (in their segment) of low kernarg-pointer dwords, which
+    /// hold the block's offset until `finish` adds the base's low dword.
     lo_pointer: Vec<u32>,
+    /// Where each closed segment's entries in `lo_pointer` end.
+    lo_pointer_ends: Vec<usize>,
+    /// Runs of low kernarg-pointer dwords written by fast-path repeats,
+    /// also offsets until `finish`.
+    lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
 }
@@ -133,6 +130,8 @@ impl IbBuilder {
             kernargs: KernargImage::new(opts.kernargs_immutable),
             sites: Vec::new(),
             lo_pointer: Vec::new(),
+            lo_pointer_ends: Vec::new(),
+            lo_runs: Vec::new(),
             hi_pointer: Vec::new(),
         }
     }
@@ -146,7 +145,6 @@ impl IbBuilder {
         self.w.reserve_total(dwords.min(self.limit));
         self.kernargs.reserve(dispatches.saturating_mul(16));
         self.sites.reserve(dispatches);
-        self.lo_pointer.reserve(dispatches);
     }
 
     pub fn family(&self) -> Family {
@@ -160,17 +158,24 @@ impl IbBuilder {
     /// Dispatches recorded so far.
     pub fn dispatch_count(&self) -> usize {
         self.sites.len()
+            + self
+                .repeat
+                .as_ref()
+                .map_or(0, |r| r.pending_sites() as usize)
     }
 
-    /// Dwords written so far (all segments, no epilogue yet).
+    /// Dwords recorded so far (all segments, the current run included, no
+    /// epilogue yet).
     pub fn dwords(&self) -> usize {
-        self.segments.iter().map(|s| s.dwords.len()).sum::<usize>() + self.w.len()
+        let run = self.repeat.as_ref().map_or(0, |r| r.pending_dwords());
+        self.segments.iter().map(|s| s.dwords.len()).sum::<usize>() + self.w.len() + run
     }
 
     /// Require `kind` between everything recorded so far and the next
     /// dispatch. Consecutive boundaries merge into the strongest; a boundary
     /// before the first dispatch or after the last is dropped (the AQL
     /// packet's barrier bit and the epilogue already order those).
+    #[inline]
     pub fn boundary(&mut self, kind: BoundaryKind) {
         self.pending = Some(match self.pending {
             Some(p) if p.covers(kind) => p,
@@ -189,6 +194,7 @@ impl IbBuilder {
 
     /// Record one dispatch of `code` with `kernarg` bytes (copied into the
     /// kernarg image at an offset aligned to max(16, `kernarg_align`)).
+    #[inline]
     pub fn dispatch(
         &mut self,
         code: &KernelCode<'_>,
@@ -196,9 +202,23 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        if let Some(id) = self.try_repeat(code, launch, kernarg, kernarg_align)? {
+        if let Some(id) = self.try_repeat(code, launch, kernarg, kernarg_align) {
             return Ok(id);
         }
+        self.dispatch_general(code, launch, kernarg, kernarg_align)
+    }
+
+    /// Every dispatch the fast path does not take: checks the kernel (once
+    /// per kernel) and the launch, and writes the state that changed.
+    #[inline(never)]
+    fn dispatch_general(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        kernarg: &[u8],
+        kernarg_align: u32,
+    ) -> Result<DispatchId, EncodeError> {
+        self.end_repeat();
         let k = self.kernel_index(code)?;
         let p = self.prepared[k];
         let st = match self.last_launch {
@@ -247,63 +267,21 @@ impl IbBuilder {
         let segment = self.segments.len() as u32;
         let key = (k as u32, launch.block, st.rsrc2);
         if full || self.last_state != Some(key) {
-            let b = launch.block;
-            let no_patch = |_: usize, _: u64| {};
-            let sh = &mut self.shadow;
-            let w = &mut self.w;
-            sh.write_tagged(
-                w,
-                off::COMPUTE_NUM_THREAD_X,
-                &[b[0] as u64, b[1] as u64, b[2] as u64],
-                full,
-                no_patch,
-            );
-            sh.write_tagged(
-                w,
-                off::COMPUTE_PGM_LO,
-                &[p.pgm[0] as u64, p.pgm[1] as u64],
-                full,
-                no_patch,
-            );
-            sh.write_tagged(
-                w,
-                off::COMPUTE_PGM_RSRC1,
-                &[p.rsrc1 as u64, st.rsrc2 as u64],
-                full,
-                no_patch,
-            );
-            sh.write_tagged(
-                w,
-                off::COMPUTE_RESOURCE_LIMITS,
-                &[RESOURCE_LIMITS_VALUE as u64],
-                full,
-                no_patch,
-            );
-            sh.write_tagged(w, off::COMPUTE_PGM_RSRC3, &[p.rsrc3 as u64], full, no_patch);
+            self.write_state(&p, launch.block, st.rsrc2);
             self.last_state = if full { None } else { Some(key) };
         }
+        // USER_DATA: [private segment buffer zeros], kernarg pointer (low
+        // dword as an offset from the base, high dword filled at finish),
+        // then the padding zeros RSRC2 declares.
         let n = p.user_sgprs();
-        let mut lo = NO_DWORD;
-        let lo_tag = TAG_KERNARG_LO | koff as u64;
-        if n == 2 && p.kernarg_ptr && !full && self.shadow.holds_hi_at_user_data_1() {
-            // The common case (kernarg pointer only, high dword unchanged):
-            // at most one single-register write of the low dword.
-            if self.shadow.replace(off::COMPUTE_USER_DATA_0, lo_tag) {
-                lo = self.w.len() as u32 + 2;
-                self.w.put(&[
-                    type3(op::SET_SH_REG, 2, true),
-                    off::COMPUTE_USER_DATA_0 as u32,
-                    koff,
-                ]);
-            }
-        } else if n > 0 {
-            let mut user = [0u64; 6];
+        if n > 0 {
+            let mut user = [0u64; off::USER_DATA_COUNT as usize];
             if p.kernarg_ptr {
                 let at = p.private_segment_dwords as usize;
-                user[at] = lo_tag;
+                user[at] = TAG_KERNARG_LO | koff as u64;
                 user[at + 1] = TAG_KERNARG_HI;
             }
-            let hi = &mut self.hi_pointer;
+            let (lo, hi) = (&mut self.lo_pointer, &mut self.hi_pointer);
             self.shadow.write_tagged(
                 &mut self.w,
                 off::COMPUTE_USER_DATA_0,
@@ -313,7 +291,7 @@ impl IbBuilder {
                     if tag & TAG_KERNARG_HI != 0 {
                         hi.push((segment, pos as u32));
                     } else {
-                        lo = pos as u32;
+                        lo.push(pos as u32);
                     }
                 },
             );
@@ -328,77 +306,42 @@ impl IbBuilder {
             kernarg_len: klen,
             kernel: k as u32,
         });
-        self.lo_pointer.push(lo);
-        self.repeat = (n == 2 && p.kernarg_ptr && !full).then_some(Repeat {
-            kernel: k,
-            launch: *launch,
-            kernarg_len: kernarg.len(),
-            kernarg_align,
-            state: key,
-            groups: st.groups,
-            initiator: p.initiator,
-        });
+        if p.kernarg_ptr && !full {
+            let room = Room {
+                dwords: (self.limit - EPILOGUE_DWORDS).saturating_sub(self.w.len()),
+                image_len: self.kernargs.len(),
+                dispatches: self.sites.len(),
+                segment,
+                fresh_image: !self.kernargs.immutable(),
+            };
+            let shape = (kernarg.len(), kernarg_align);
+            self.repeat = Some(Repeat::new(k as u32, code, launch, shape, &p, st, room));
+        }
         Ok(id)
     }
 
-    /// The fast path: a dispatch identical in kernel, launch and kernarg
-    /// shape to the previous one, whose state registers the shadow still
-    /// holds, needs only its kernarg block, pointer write and DISPATCH_DIRECT.
-    /// Returns `None` when the general path must run.
-    #[inline(always)]
-    fn try_repeat(
-        &mut self,
-        code: &KernelCode<'_>,
-        launch: &Launch,
-        kernarg: &[u8],
-        kernarg_align: u32,
-    ) -> Result<Option<DispatchId>, EncodeError> {
-        let Some(r) = self.repeat else {
-            return Ok(None);
-        };
-        let symbol = (code.symbol.as_ptr() as usize, code.symbol.len());
-        let same = code.family == self.family
-            && self.prepared[r.kernel].kd_address == code.kd_address
-            && symbol == self.last_symbol
-            && self.descriptors[r.kernel] == code.descriptor
-            && r.launch == *launch
-            && r.kernarg_len == kernarg.len()
-            && r.kernarg_align == kernarg_align
-            && self.last_state == Some(r.state)
-            && self.shadow.holds_hi_at_user_data_1()
-            && self.sites.len() < u32::MAX as usize
-            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS <= self.limit;
-        if !same {
-            return Ok(None);
-        }
-        let id = self.sites.len() as u32;
-        let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
-        if let Some(b) = self.pending.take() {
-            b.emit(&mut self.w);
-        }
-        let mut lo = NO_DWORD;
-        if self
-            .shadow
-            .replace(off::COMPUTE_USER_DATA_0, TAG_KERNARG_LO | koff as u64)
-        {
-            lo = self.w.len() as u32 + 2;
-            self.w.put(&[
-                type3(op::SET_SH_REG, 2, true),
-                off::COMPUTE_USER_DATA_0 as u32,
-                koff,
-            ]);
-        }
-        let dispatch_dword = self.w.len() as u32;
-        emit::dispatch_direct(&mut self.w, r.groups, r.initiator);
-        self.sites.push(DispatchSite {
-            segment: self.segments.len() as u32,
-            dispatch_dword,
-            kernarg_offset: koff,
-            kernarg_len: klen,
-            kernel: r.kernel as u32,
-        });
-        self.lo_pointer.push(lo);
-        Ok(Some(id))
+    /// Drop the fast path's template after writing out its current run.
+    fn end_repeat(&mut self) {
+        self.end_run(None);
+        self.repeat = None;
+    }
+
+    /// The kernel's state registers for a launch with `block` and `rsrc2`,
+    /// each run written where the shadow says it changed.
+    fn write_state(&mut self, p: &Prepared, block: [u32; 3], rsrc2: u32) {
+        let full = self.opts.full_state;
+        let no_patch = |_: usize, _: u64| {};
+        let (sh, w) = (&mut self.shadow, &mut self.w);
+        let b = block.map(u64::from);
+        sh.write_tagged(w, off::COMPUTE_NUM_THREAD_X, &b, full, no_patch);
+        let pgm = p.pgm.map(u64::from);
+        sh.write_tagged(w, off::COMPUTE_PGM_LO, &pgm, full, no_patch);
+        let rsrc = [p.rsrc1 as u64, rsrc2 as u64];
+        sh.write_tagged(w, off::COMPUTE_PGM_RSRC1, &rsrc, full, no_patch);
+        let limits = [RESOURCE_LIMITS_VALUE as u64];
+        sh.write_tagged(w, off::COMPUTE_RESOURCE_LIMITS, &limits, full, no_patch);
+        let rsrc3 = [p.rsrc3 as u64];
+        sh.write_tagged(w, off::COMPUTE_PGM_RSRC3, &rsrc3, full, no_patch);
     }
 
     /// Close the last segment with the epilogue, fill in kernarg pointers for
@@ -428,13 +371,30 @@ impl IbBuilder {
                 });
             }
         }
+        // Low dwords hold offsets below the image size; the block does not
+        // cross a 4 GiB boundary (checked above: low pointer dwords exist only
+        // where high ones do), so adding the base's low dword cannot carry.
+        let base_lo = kernarg_base as u32;
+        // The last run is written now, with final pointers.
+        self.end_run(Some(base_lo));
+        self.repeat = None;
         self.pending = None;
         emit_epilogue(&mut self.w);
         self.push_segment();
-        for (site, &pos) in self.sites.iter().zip(&self.lo_pointer) {
-            if pos != NO_DWORD {
-                let value = (kernarg_base + site.kernarg_offset as u64) as u32;
-                self.segments[site.segment as usize].dwords[pos as usize] = value;
+        let mut from = 0;
+        for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
+            let d = &mut seg.dwords[..];
+            for &pos in &self.lo_pointer[from..end] {
+                d[pos as usize] = d[pos as usize].wrapping_add(base_lo);
+            }
+            from = end;
+        }
+        for run in &self.lo_runs {
+            let d = &mut self.segments[run.segment as usize].dwords[..];
+            let mut pos = run.first as usize;
+            for _ in 0..run.count {
+                d[pos] = d[pos].wrapping_add(base_lo);
+                pos += run.stride as usize;
             }
         }
         for &(segment, pos) in &self.hi_pointer {
@@ -466,12 +426,14 @@ impl IbBuilder {
             first_dispatch: first,
             dispatch_count: count,
         });
+        self.lo_pointer_ends.push(self.lo_pointer.len());
         self.segment_first_dispatch = self.sites.len() as u32;
     }
 
     /// End the current segment (no epilogue: only the last one carries it)
     /// and start the next with the prologue and no remembered state.
     fn close_segment(&mut self) {
+        self.end_repeat();
         self.push_segment();
         emit_prologue(&mut self.w);
         self.shadow.reset();
