@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bundled;
+mod demo;
 mod devices;
 mod inspect;
 mod pm4;
@@ -32,6 +33,9 @@ enum Command {
     Pm4(pm4::Args),
     /// Replay N counter dispatches as retained PM4 and check the counters.
     Selftest(selftest::Args),
+    /// The main job: replay the reference decode step token by token and
+    /// check every token against a CPU oracle.
+    Demo(demo::Args),
 }
 
 /// A failure to report: the message and the exit code to use.
@@ -78,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Pm4(args) => pm4::run(args),
         Command::Selftest(args) => selftest::run(args),
+        Command::Demo(args) => demo::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 #   tests/kernels/build/<target>/<name>.co      code object V5 (clang-19 default)
 #   tests/kernels/build/<target>/<name>-v4.co   code object V4 (v4_targets x v4_kernels)
 #   tests/kernels/build/gfx90a/counter.co       a target outside RDNA (refused by family)
+#   tests/kernels/build/<target>/decode.co      the decode-step kernels (decode/build.sh)
 # Usage: tests/kernels/build.sh [OUT_DIR]   (default: tests/kernels/build)
 # Needs Debian's clang-19 (which brings ld.lld-19). No ROCm device libraries:
 # the kernels use clang builtins only (see common.h).
@@ -39,6 +40,8 @@ for target in "${v4_targets[@]}"; do
         compile "$target" "$k" "$out/$target/$k-v4.co" -mcode-object-version=4
     done
 done
+# The decode-step kernels (relaunch demo): one decode.co per target.
+bash "$here/decode/build.sh" "$out" "${targets[@]}"
 # CDNA2: reads fine, refused as an unsupported target family.
 mkdir -p "$out/gfx90a"
 compile gfx90a counter "$out/gfx90a/counter.co"

@@ -1,0 +1,175 @@
+//! `relaunch demo`: the main job. Builds the reference decode-step graph
+//! (TARGETS.md) with real decode kernels on one device, replays it token by
+//! token, and checks every token against a CPU oracle. Per token the host
+//! patches the position into every rope, kv-append and attention kernarg
+//! and writes the embedding of each sequence's last sampled token (its
+//! start token at first) into that sequence's residual-stream buffer.
+//!
+//! Owns: the demo model, its kernels' layouts and twins, the oracle and
+//! the report. Refuses: devices without a decode code object (pass
+//! `--code-object`), runs longer than the kv cache. Must not import the
+//! simulator except to register twins on a simulated device.
+
+mod device_graph;
+mod kernels;
+mod math;
+mod model;
+mod oracle;
+mod report;
+mod twins;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::{open_device, Failure};
+use model::{Weights, CAPACITY, HIDDEN, VOCAB};
+use oracle::Oracle;
+use report::{Progress, TokenCheck};
+
+/// Seed of the demo's weights (any value works; fixed so runs compare).
+const WEIGHT_SEED: u64 = 0x5eed_0fde_c0de;
+/// Hardware evaluates exp/exp2/sin/cos approximately; the simulated twins
+/// use the oracle's functions and must match exactly.
+const HARDWARE_TOLERANCE: f32 = 2e-3;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Device selector (uuid:, bdf:, slot:, name:, index:, @alias, sim:<target>);
+    /// default: RELAUNCH_DEVICE, else the first real GPU, else sim:gfx1201.
+    #[arg(long)]
+    device: Option<String>,
+    /// Transformer layers (12 dispatches each per sequence).
+    #[arg(long, default_value_t = 28)]
+    layers: usize,
+    /// Independent sequences (they become lanes on separate queues).
+    #[arg(long, default_value_t = 2)]
+    sequences: usize,
+    /// Tokens to decode (at most the kv-cache capacity, 64).
+    #[arg(long, default_value_t = 16)]
+    tokens: usize,
+    /// Decode code object to use instead of the bundled one (build it with
+    /// tests/kernels/decode/build.sh OUT_DIR <target>).
+    #[arg(long)]
+    code_object: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    if args.layers == 0 || args.layers > 256 {
+        return Err(Failure::input("demo: --layers must be between 1 and 256"));
+    }
+    if args.sequences == 0 || args.sequences > 16 {
+        return Err(Failure::input("demo: --sequences must be between 1 and 16"));
+    }
+    if args.tokens == 0 || args.tokens > CAPACITY {
+        return Err(Failure::input(format!(
+            "demo: --tokens must be between 1 and {CAPACITY} (the kv-cache capacity)"
+        )));
+    }
+    let gpu = open_device(args.device.as_deref())?;
+    println!("device: {}", gpu.describe());
+    let bytes = match &args.code_object {
+        Some(path) => std::fs::read(path)
+            .map_err(|e| Failure::input(format!("demo: {}: {e}", path.display())))?,
+        None => kernels::bundled(gpu.target().processor())
+            .ok_or_else(|| {
+                Failure::input(format!(
+                    "demo: no bundled decode kernels for {}; bundled: {}; build them with \
+                     tests/kernels/decode/build.sh OUT_DIR {} and pass --code-object \
+                     OUT_DIR/{}/decode.co",
+                    gpu.target(),
+                    kernels::TARGETS.join(", "),
+                    gpu.target().processor(),
+                    gpu.target().processor()
+                ))
+            })?
+            .to_vec(),
+    };
+    let module = gpu.load_module(&bytes).map_err(Failure::from)?;
+    kernels::check(&module).map_err(|e| Failure::input(format!("demo: {e}")))?;
+    if gpu.is_simulated() {
+        twins::register();
+    }
+    let weights = Weights::generate(args.layers, WEIGHT_SEED);
+    let built = device_graph::build(&gpu, &module, &weights, args.sequences)?;
+    let exec = built.graph.instantiate().map_err(Failure::from)?;
+    report::model(args.layers, args.sequences);
+    exec.with_plan(report::plan);
+    report::per_token(built.position_sites.len());
+
+    let tolerance = if gpu.is_simulated() {
+        0.0
+    } else {
+        HARDWARE_TOLERANCE
+    };
+    let mut oracles: Vec<Oracle> = (0..args.sequences)
+        .map(|_| Oracle::new(args.layers))
+        .collect();
+    let mut inputs: Vec<u32> = (0..args.sequences).map(model::start_token).collect();
+    let mut sampled: Vec<Vec<u32>> = vec![Vec::new(); args.sequences];
+    let mut times: Vec<Duration> = Vec::with_capacity(args.tokens);
+    let mut checks: Vec<TokenCheck> = Vec::with_capacity(args.tokens);
+    let mut progress = Progress::new(args.tokens);
+    for pos in 0..args.tokens {
+        for (s, &token) in inputs.iter().enumerate() {
+            let seq = &built.decode.buffers.sequences[s];
+            built
+                .buffer(seq.hidden)
+                .write(0, &f32_le(weights.embed(token)))
+                .map_err(Failure::from)?;
+        }
+        let started = Instant::now();
+        for &(node, offset) in &built.position_sites {
+            exec.set_node_kernargs(node, offset, &(pos as u32).to_le_bytes())
+                .map_err(Failure::from)?;
+        }
+        exec.launch(&gpu).map_err(Failure::from)?;
+        times.push(started.elapsed());
+        if pos == 0 {
+            report::installed(&exec);
+        }
+        let mut check = TokenCheck::new(pos);
+        for s in 0..args.sequences {
+            let seq = &built.decode.buffers.sequences[s];
+            let token = built.buffer(seq.token).read_u32(0).map_err(Failure::from)?;
+            let mut raw = vec![0u8; HIDDEN * 4];
+            built
+                .buffer(seq.hidden)
+                .read(0, &mut raw)
+                .map_err(Failure::from)?;
+            let hidden = f32_from_le(&raw);
+            let want = oracles[s].step(&weights, weights.embed(inputs[s]), pos);
+            check.add(s, token, &hidden, &want, tolerance);
+            sampled[s].push(token);
+            // A real engine feeds back what the device sampled.
+            inputs[s] = token % VOCAB as u32;
+        }
+        progress.update(pos + 1, &check);
+        checks.push(check);
+    }
+    progress.finish();
+    let dispatches = exec.with_plan(|p| p.node_count());
+    let verified = report::summary(&checks, &sampled, &times, dispatches, tolerance);
+    if verified == args.tokens {
+        Ok(())
+    } else {
+        Err(Failure {
+            message: format!(
+                "demo: {} of {} tokens did not match the CPU oracle",
+                args.tokens - verified,
+                args.tokens
+            ),
+            code: 1,
+        })
+    }
+}
+
+fn f32_le(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn f32_from_le(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
