@@ -93,7 +93,16 @@ impl Gpu {
         match Runtime::open_system(None) {
             Ok(runtime) => {
                 let ctx = HostContext::from_env().map_err(Error::device)?;
-                Gpu::open_on(runtime, &ctx, "index:0")
+                match Gpu::open_on(runtime, &ctx, "index:0") {
+                    Ok(gpu) => Ok(gpu),
+                    // A denied first GPU stays an error: falling back would
+                    // hide the deny list from the user.
+                    Err(e) if e.message().contains("denied") => Err(e),
+                    Err(e) => {
+                        tracing::info!("first GPU not usable ({e}); using {FALLBACK_SELECTOR}");
+                        Gpu::open(FALLBACK_SELECTOR)
+                    }
+                }
             }
             Err(e) => {
                 tracing::info!("no real GPU ({e}); using {FALLBACK_SELECTOR}");
@@ -243,6 +252,8 @@ impl Gpu {
             mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
         } else if mem.host_accessible() {
             mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
+        } else {
+            mem.fill_zero().map_err(Error::device)?;
         }
         Ok(DeviceBuffer {
             _gpu: self.clone(),

@@ -136,3 +136,26 @@ fn refusals_are_named() {
         .unwrap_err();
     assert_eq!(err.class(), relaunch::ErrorClass::Certification);
 }
+
+#[test]
+fn device_local_memory_is_zero_filled_through_the_device() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    // 10 bytes: whole dwords by hsa_amd_memory_fill, the tail by the host
+    // where it can reach, else refused.
+    for bytes in [4096, 64, 10] {
+        match gpu.alloc(bytes, false) {
+            Ok(buf) => {
+                assert_eq!(buf.len(), bytes);
+                let mut back = vec![0xAAu8; bytes];
+                if buf.read(0, &mut back).is_ok() {
+                    assert!(back.iter().all(|&b| b == 0), "{bytes}: {back:?}");
+                }
+            }
+            Err(e) => assert!(
+                bytes % 4 != 0 && e.message().contains("multiple of 4"),
+                "{e}"
+            ),
+        }
+    }
+    assert!(gpu.alloc(0, false).is_err());
+}

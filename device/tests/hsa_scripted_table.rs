@@ -253,6 +253,22 @@ unsafe extern "C" fn pool_free(ptr: *mut c_void) -> sys::Status {
     }
     sys::HSA_STATUS_SUCCESS
 }
+unsafe extern "C" fn amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> sys::Status {
+    let known = with(|s| {
+        s.allocations
+            .get(&(ptr as usize))
+            .is_some_and(|(layout, _)| count.checked_mul(4).is_some_and(|b| b <= layout.size()))
+    });
+    if !known {
+        return sys::HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    for i in 0..count {
+        // SAFETY: inside a live allocation of this table (checked above);
+        // pool allocations are at least 4-byte aligned.
+        unsafe { ptr.cast::<u32>().add(i).write(value) };
+    }
+    sys::HSA_STATUS_SUCCESS
+}
 unsafe extern "C" fn allow_access(
     n: u32,
     agents: *const sys::Agent,
@@ -473,6 +489,7 @@ pub fn table() -> sys::HsaApi {
         amd_agent_memory_pool_get_info: agent_pool_get_info,
         amd_memory_pool_allocate: pool_allocate,
         amd_memory_pool_free: pool_free,
+        amd_memory_fill,
         amd_agents_allow_access: allow_access,
         signal_create,
         signal_destroy,

@@ -51,6 +51,7 @@ export! {
     hsa_amd_memory_pool_allocate => amd_memory_pool_allocate(
         pool: MemoryPool, size: usize, flags: u32, ptr: *mut *mut c_void) -> Status;
     hsa_amd_memory_pool_free => amd_memory_pool_free(ptr: *mut c_void) -> Status;
+    hsa_amd_memory_fill => amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status;
     hsa_amd_agents_allow_access => amd_agents_allow_access(
         num_agents: u32, agents: *const Agent, flags: *const u32, ptr: *const c_void) -> Status;
     hsa_signal_create => signal_create(

@@ -111,6 +111,8 @@ hsa_api! {
     amd_memory_pool_allocate = "hsa_amd_memory_pool_allocate":
         fn(pool: MemoryPool, size: usize, flags: u32, ptr: *mut *mut c_void) -> Status;
     amd_memory_pool_free = "hsa_amd_memory_pool_free": fn(ptr: *mut c_void) -> Status;
+    /// Fills `count` dwords at `ptr` with `value` (4-byte aligned).
+    amd_memory_fill = "hsa_amd_memory_fill": fn(ptr: *mut c_void, value: u32, count: usize) -> Status;
     /// `flags` must be null.
     amd_agents_allow_access = "hsa_amd_agents_allow_access":
         fn(num_agents: u32, agents: *const Agent, flags: *const u32, ptr: *const c_void) -> Status;

@@ -337,6 +337,36 @@ impl Allocation {
         Ok(())
     }
 
+    /// Zero-fills the whole allocation on the device side
+    /// (`hsa_amd_memory_fill`), which also reaches device-local memory the
+    /// host cannot write.
+    pub fn fill_zero(&mut self) -> Result<(), HsaError> {
+        let dwords = self.len / 4;
+        if dwords > 0 {
+            // SAFETY: live allocation of this runtime; the fill covers whole
+            // dwords inside it (len / 4), and pool allocations are aligned.
+            let status = unsafe {
+                (self.inner.api().amd_memory_fill)(self.ptr.as_ptr().cast::<c_void>(), 0, dwords)
+            };
+            self.inner.check("hsa_amd_memory_fill", status)?;
+        }
+        let tail = self.len % 4;
+        if tail != 0 {
+            if !self.host_accessible {
+                return Err(HsaError::Invalid {
+                    what: "allocation size",
+                    problem: format!(
+                        "{} bytes is not a multiple of 4; the device fill covers whole dwords",
+                        self.len
+                    ),
+                });
+            }
+            let start = self.len - tail;
+            self.write(start, &[0; 3][..tail])?;
+        }
+        Ok(())
+    }
+
     /// Lets `agents` access this memory (`hsa_amd_agents_allow_access`).
     pub fn allow_access(&self, agents: &[&AgentInfo]) -> Result<(), HsaError> {
         if agents.is_empty() {

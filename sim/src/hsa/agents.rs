@@ -461,6 +461,50 @@ pub(super) extern "C" fn pool_free(ptr: *mut c_void) -> Status {
     })
 }
 
+/// `hsa_amd_memory_fill`: a device-side fill, so it reaches memory the
+/// host cannot (device-local pools) and is checked like any GPU write.
+pub(super) extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status {
+    guard(|| {
+        let s = system().read();
+        if let Err(st) = initialized(&s) {
+            return st;
+        }
+        let addr = ptr as u64;
+        if addr % 4 != 0 {
+            return fail(
+                sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                format!("hsa_amd_memory_fill: address {addr:#x} is not 4-byte aligned"),
+            );
+        }
+        let Some(bytes) = count.checked_mul(4) else {
+            return fail(
+                sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                "hsa_amd_memory_fill: count overflows",
+            );
+        };
+        if let Err(fault) = s.memory.check(addr, bytes, crate::memory::Access::Write) {
+            return fail(
+                sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                format!("hsa_amd_memory_fill: {fault}"),
+            );
+        }
+        let pattern: Vec<u8> = value
+            .to_le_bytes()
+            .iter()
+            .copied()
+            .cycle()
+            .take(bytes)
+            .collect();
+        match s.memory.write(addr, &pattern) {
+            Ok(()) => sys::HSA_STATUS_SUCCESS,
+            Err(fault) => fail(
+                sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
+                format!("hsa_amd_memory_fill: {fault}"),
+            ),
+        }
+    })
+}
+
 pub(super) extern "C" fn allow_access(
     num_agents: u32,
     agents: *const Agent,

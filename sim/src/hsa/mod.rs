@@ -248,6 +248,7 @@ pub fn api() -> HsaApi {
         amd_agent_memory_pool_get_info: agents::agent_pool_get_info,
         amd_memory_pool_allocate: agents::pool_allocate,
         amd_memory_pool_free: agents::pool_free,
+        amd_memory_fill: agents::memory_fill,
         amd_agents_allow_access: agents::allow_access,
         signal_create: queues::signal_create,
         signal_destroy: queues::signal_destroy,

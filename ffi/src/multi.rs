@@ -1,0 +1,150 @@
+//! Multi-queue retained PM4: independent builders finalized as lanes of
+//! one `RlPm4MultiIb`, spread over the family's queue width
+//! (`rl_gpu_pm4_queue_count` with `RlQueueAuto`).
+
+use std::sync::Arc;
+
+use facade::{Error, ErrorClass, Pm4MultiIb, QueuePolicy};
+
+use crate::gpu::{gpu_obj, GpuObj, RlGpu};
+use crate::handles::{self, Handled};
+use crate::pm4::{BuilderObj, RlPm4Builder, RL_MAX_KERNARG_BYTES};
+use crate::status::{guard, status};
+use crate::util::{clear, null, put, record, slice};
+
+/// Most lanes `rl_pm4_finalize_multi` takes at once.
+pub const RL_MAX_LANES: usize = 256;
+
+/// Retained IBs, one per lane, over one or more queues. Opaque; free with
+/// `rl_pm4_multi_ib_free`.
+pub struct RlPm4MultiIb {
+    _opaque: [u8; 0],
+}
+
+struct MultiObj {
+    multi: Pm4MultiIb,
+    _gpu: Arc<GpuObj>,
+}
+
+impl Handled for MultiObj {
+    type C = RlPm4MultiIb;
+    const KIND: u8 = 5;
+}
+
+fn multi_obj(multi: *const RlPm4MultiIb) -> Result<Arc<MultiObj>, Error> {
+    handles::get::<MultiObj>(multi)
+}
+
+/// Installs `lane_count` independent builders as lanes over
+/// `rl_gpu_pm4_queue_count(gpu, RlQueueAuto, lane_count)` queues. Lanes
+/// must not share memory they write. ALWAYS CONSUMES EVERY VALID BUILDER
+/// in `builders`, whether it succeeded or not; do not free them.
+///
+/// # Safety
+/// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_finalize_multi(
+    gpu: *mut RlGpu,
+    builders: *const *mut RlPm4Builder,
+    lane_count: usize,
+    out: *mut *mut RlPm4MultiIb,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out) };
+    status("rl_pm4_finalize_multi", || {
+        // SAFETY: forwarded caller contract.
+        let handles_in = unsafe { slice(builders, lane_count, "builders", RL_MAX_LANES) }?;
+        if handles_in.is_empty() {
+            return Err(Error::new(
+                ErrorClass::Compile,
+                "no builders (lane_count 0); pass at least one",
+            ));
+        }
+        // Consume every valid builder first, so failures free them too.
+        let mut recordings = Vec::with_capacity(handles_in.len());
+        let mut first_error = None;
+        for (lane, &h) in handles_in.iter().enumerate() {
+            match handles::remove::<BuilderObj>(h).and_then(|b| b.take()) {
+                Ok(r) => recordings.push(r),
+                Err(e) => {
+                    first_error.get_or_insert(e.context(format!("builders[{lane}]")));
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let gpu = gpu_obj(gpu)?;
+        if out.is_null() {
+            return Err(null("out"));
+        }
+        let multi = gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?;
+        let handle = handles::insert(MultiObj { multi, _gpu: gpu })?;
+        // SAFETY: checked non-NULL above.
+        unsafe { put(out, handle, "out") }
+    })
+}
+
+/// Replays every lane (fanned out over the queues) and waits for all.
+#[no_mangle]
+pub extern "C" fn rl_pm4_replay_multi(multi: *mut RlPm4MultiIb) -> i32 {
+    status("rl_pm4_replay_multi", || multi_obj(multi)?.multi.replay())
+}
+
+/// Overwrites kernarg bytes of dispatch `dispatch` in lane `lane`, in
+/// place, ordered after replays already submitted.
+///
+/// # Safety
+/// `src` is valid for `len` bytes of reads.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_multi_ib_set_kernargs(
+    multi: *mut RlPm4MultiIb,
+    lane: usize,
+    dispatch: usize,
+    byte_offset: usize,
+    src: *const u8,
+    len: usize,
+) -> i32 {
+    status("rl_pm4_multi_ib_set_kernargs", || {
+        let obj = multi_obj(multi)?;
+        // SAFETY: forwarded caller contract.
+        let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
+        obj.multi.set_kernargs(lane, dispatch, byte_offset, bytes)
+    })
+}
+
+/// Lanes in the multi-IB (0 on a bad handle).
+#[no_mangle]
+pub extern "C" fn rl_pm4_multi_ib_lane_count(multi: *const RlPm4MultiIb) -> usize {
+    guard("rl_pm4_multi_ib_lane_count", 0, || {
+        Ok(multi_obj(multi)?.multi.lane_count())
+    })
+}
+
+/// Extension: hardware queues the lanes run on (0 on a bad handle).
+#[no_mangle]
+pub extern "C" fn rl_pm4_multi_ib_queue_count(multi: *const RlPm4MultiIb) -> usize {
+    guard("rl_pm4_multi_ib_queue_count", 0, || {
+        Ok(multi_obj(multi)?.multi.queues_used())
+    })
+}
+
+/// Dispatches in lane `lane` (0 on a bad handle or lane).
+#[no_mangle]
+pub extern "C" fn rl_pm4_multi_ib_dispatch_count(multi: *const RlPm4MultiIb, lane: usize) -> usize {
+    guard("rl_pm4_multi_ib_dispatch_count", 0, || {
+        let obj = multi_obj(multi)?;
+        obj.multi.dispatch_count(lane).ok_or_else(|| {
+            record(format!(
+                "lane {lane} does not exist; this multi-IB has {} lanes",
+                obj.multi.lane_count()
+            ))
+        })
+    })
+}
+
+/// Frees the multi-IB (after replays in flight complete). NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn rl_pm4_multi_ib_free(multi: *mut RlPm4MultiIb) {
+    handles::free::<MultiObj>("rl_pm4_multi_ib_free", multi);
+}

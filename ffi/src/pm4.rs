@@ -1,0 +1,302 @@
+//! Direct retained PM4: `RlPm4Builder` records dispatches and boundaries,
+//! `rl_pm4_finalize` installs it as an `RlPm4Ib`, which replays (sync or
+//! async) and takes kernarg patches in place.
+
+use std::collections::VecDeque;
+use std::ffi::c_char;
+use std::sync::Arc;
+
+use facade::{Error, ErrorClass, Pm4Builder, Pm4Ib, Replay, REPLAY_TIMEOUT};
+use parking_lot::Mutex;
+
+use crate::gpu::{gpu_obj, GpuObj, RlGpu};
+use crate::handles::{self, Handled};
+use crate::module::{module_obj, RlModule};
+use crate::status::{guard, status};
+use crate::util::{clear, dims, null, put, record, slice, text};
+
+/// Largest kernarg block (or patch) accepted from C (bytes).
+pub const RL_MAX_KERNARG_BYTES: usize = 64 * 1024;
+/// Most `rl_pm4_replay_async` submissions one IB keeps before
+/// `rl_pm4_wait` must be called.
+pub const RL_MAX_REPLAYS_IN_FLIGHT: usize = 1024;
+
+/// A recording of dispatches and boundaries. Opaque; consumed by
+/// `rl_pm4_finalize` (or freed with `rl_pm4_builder_free`).
+pub struct RlPm4Builder {
+    _opaque: [u8; 0],
+}
+
+/// A retained IB installed on a queue. Opaque; free with `rl_pm4_ib_free`.
+pub struct RlPm4Ib {
+    _opaque: [u8; 0],
+}
+
+pub(crate) struct BuilderObj {
+    /// Keeps the GPU's `rl_gpu_alloc` memory alive while recording.
+    _gpu: Arc<GpuObj>,
+    /// `None` once finalized.
+    builder: Mutex<Option<Pm4Builder>>,
+}
+
+impl Handled for BuilderObj {
+    type C = RlPm4Builder;
+    const KIND: u8 = 3;
+}
+
+impl BuilderObj {
+    fn with<T>(&self, f: impl FnOnce(&mut Pm4Builder) -> Result<T, Error>) -> Result<T, Error> {
+        let mut guard = self.builder.lock();
+        let builder = guard.as_mut().ok_or_else(consumed)?;
+        f(builder)
+    }
+
+    /// Takes the recording out (finalize).
+    pub(crate) fn take(&self) -> Result<Pm4Builder, Error> {
+        self.builder.lock().take().ok_or_else(consumed)
+    }
+}
+
+fn consumed() -> Error {
+    Error::new(
+        ErrorClass::Handle,
+        "the builder was consumed by rl_pm4_finalize already",
+    )
+}
+
+struct IbObj {
+    ib: Pm4Ib,
+    /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
+    _gpu: Arc<GpuObj>,
+    pending: Mutex<VecDeque<Replay>>,
+}
+
+impl Handled for IbObj {
+    type C = RlPm4Ib;
+    const KIND: u8 = 4;
+}
+
+/// A new, empty builder for `gpu` (NULL on failure).
+#[no_mangle]
+pub extern "C" fn rl_pm4_builder_new(gpu: *mut RlGpu) -> *mut RlPm4Builder {
+    guard("rl_pm4_builder_new", std::ptr::null_mut(), || {
+        let gpu = gpu_obj(gpu)?;
+        let builder = gpu.gpu.builder();
+        handles::insert(BuilderObj {
+            _gpu: gpu,
+            builder: Mutex::new(Some(builder)),
+        })
+    })
+}
+
+/// Frees a builder that was not finalized. NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn rl_pm4_builder_free(builder: *mut RlPm4Builder) {
+    handles::free::<BuilderObj>("rl_pm4_builder_free", builder);
+}
+
+/// Records a dispatch of `symbol` (with or without `.kd`) from `module`.
+/// Grid and block are in work-items; `kernarg` is the full kernarg segment
+/// (`rl_module_kernarg_size` bytes, hidden arguments included: see
+/// `rl_module_pack_kernargs`).
+///
+/// # Safety
+/// `symbol` is NULL or NUL-terminated; `kernarg` is valid for
+/// `kernarg_len` bytes of reads.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_dispatch(
+    builder: *mut RlPm4Builder,
+    module: *const RlModule,
+    symbol: *const c_char,
+    grid_x: u32,
+    grid_y: u32,
+    grid_z: u32,
+    block_x: u32,
+    block_y: u32,
+    block_z: u32,
+    dynamic_group_bytes: u32,
+    kernarg: *const u8,
+    kernarg_len: usize,
+) -> i32 {
+    status("rl_pm4_dispatch", || {
+        let b = handles::get::<BuilderObj>(builder)?;
+        let m = module_obj(module)?;
+        // SAFETY: forwarded caller contract.
+        let symbol = unsafe { text(symbol, "symbol") }?;
+        // SAFETY: forwarded caller contract.
+        let kernarg = unsafe { slice(kernarg, kernarg_len, "kernarg", RL_MAX_KERNARG_BYTES) }?;
+        let grid = dims(grid_x, grid_y, grid_z);
+        let block = dims(block_x, block_y, block_z);
+        b.with(|b| {
+            b.dispatch(&m.module, symbol, grid, block, dynamic_group_bytes, kernarg)
+                .map(drop)
+        })
+    })
+}
+
+/// Read-after-write boundary before the next dispatch: it waits for
+/// everything recorded so far and invalidates the caches the consumer
+/// reads through. `consumer_module`/`consumer_symbol` name the next
+/// dispatch's kernel (both NULL: the generic boundary).
+///
+/// # Safety
+/// `consumer_symbol` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_wait_rmw(
+    builder: *mut RlPm4Builder,
+    consumer_module: *const RlModule,
+    consumer_symbol: *const c_char,
+) -> i32 {
+    status("rl_pm4_wait_rmw", || {
+        let b = handles::get::<BuilderObj>(builder)?;
+        match (consumer_module.is_null(), consumer_symbol.is_null()) {
+            (true, true) => b.with(|b| b.wait_rmw(None)),
+            (false, false) => {
+                let m = module_obj(consumer_module)?;
+                // SAFETY: forwarded caller contract.
+                let symbol = unsafe { text(consumer_symbol, "consumer_symbol") }?;
+                b.with(|b| b.wait_rmw(Some((&m.module, symbol))))
+            }
+            _ => Err(null(
+                "one of consumer_module and consumer_symbol (pass both, or neither)",
+            )),
+        }
+    })
+}
+
+/// Wait for everything recorded so far, without cache invalidation (for
+/// write-after-read and write-after-write ordering).
+#[no_mangle]
+pub extern "C" fn rl_pm4_wait_idle(builder: *mut RlPm4Builder) -> i32 {
+    status("rl_pm4_wait_idle", || {
+        let b = handles::get::<BuilderObj>(builder)?;
+        b.with(|b| {
+            b.wait_idle();
+            Ok(())
+        })
+    })
+}
+
+/// Encodes the builder's recording and installs it as a retained IB on
+/// `gpu` (the GPU the builder was made for), stored in `*out`.
+/// ALWAYS CONSUMES THE BUILDER: after this call the builder handle is
+/// invalid whether it succeeded or not; do not free it.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_finalize(
+    gpu: *mut RlGpu,
+    builder: *mut RlPm4Builder,
+    out: *mut *mut RlPm4Ib,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out) };
+    status("rl_pm4_finalize", || {
+        // Consume first, so every later failure still frees the builder.
+        let b = handles::remove::<BuilderObj>(builder)?;
+        let recording = b.take()?;
+        let gpu = gpu_obj(gpu)?;
+        if out.is_null() {
+            return Err(null("out"));
+        }
+        let ib = gpu.gpu.finalize(recording)?;
+        let handle = handles::insert(IbObj {
+            ib,
+            _gpu: gpu,
+            pending: Mutex::new(VecDeque::new()),
+        })?;
+        // SAFETY: checked non-NULL above.
+        unsafe { put(out, handle, "out") }
+    })
+}
+
+fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
+    handles::get::<IbObj>(ib)
+}
+
+/// Submits the IB and waits for it to complete (results are then visible
+/// to the host; patching kernargs next is race-free).
+#[no_mangle]
+pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
+    status("rl_pm4_replay", || ib_obj(ib)?.ib.replay())
+}
+
+/// Go beyond the seed: submits the IB and returns at once. Call
+/// `rl_pm4_wait` before reading results. A kernarg patch made after this
+/// call applies to later replays only (after this one completes).
+#[no_mangle]
+pub extern "C" fn rl_pm4_replay_async(ib: *mut RlPm4Ib) -> i32 {
+    status("rl_pm4_replay_async", || {
+        let obj = ib_obj(ib)?;
+        let mut pending = obj.pending.lock();
+        if pending.len() >= RL_MAX_REPLAYS_IN_FLIGHT {
+            return Err(record(format!(
+                "{RL_MAX_REPLAYS_IN_FLIGHT} replays of this IB are unwaited; call rl_pm4_wait"
+            )));
+        }
+        let replay = obj.ib.replay_async()?;
+        pending.push_back(replay);
+        Ok(())
+    })
+}
+
+/// Waits for every replay submitted with `rl_pm4_replay_async` on this IB
+/// (each up to 60 s). Returns the first failure after waiting for all.
+#[no_mangle]
+pub extern "C" fn rl_pm4_wait(ib: *mut RlPm4Ib) -> i32 {
+    status("rl_pm4_wait", || {
+        let obj = ib_obj(ib)?;
+        let pending: Vec<Replay> = obj.pending.lock().drain(..).collect();
+        let mut first = None;
+        for (i, replay) in pending.iter().enumerate() {
+            if let Err(e) = replay.wait(REPLAY_TIMEOUT) {
+                first.get_or_insert(e.context(format!("async replay {i}")));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    })
+}
+
+/// Overwrites `len` kernarg bytes of dispatch `dispatch_index` at
+/// `byte_offset`, in place (the IB is not rebuilt). Applied after replays
+/// already submitted have finished and before later ones.
+///
+/// # Safety
+/// `src` is valid for `len` bytes of reads.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_ib_set_kernargs(
+    ib: *mut RlPm4Ib,
+    dispatch_index: usize,
+    byte_offset: usize,
+    src: *const u8,
+    len: usize,
+) -> i32 {
+    status("rl_pm4_ib_set_kernargs", || {
+        let obj = ib_obj(ib)?;
+        // SAFETY: forwarded caller contract.
+        let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
+        obj.ib.set_kernargs(dispatch_index, byte_offset, bytes)
+    })
+}
+
+/// Dispatches in the IB (0 on a bad handle).
+#[no_mangle]
+pub extern "C" fn rl_pm4_ib_dispatch_count(ib: *const RlPm4Ib) -> usize {
+    guard("rl_pm4_ib_dispatch_count", 0, || {
+        Ok(ib_obj(ib)?.ib.dispatch_count())
+    })
+}
+
+/// Size of the IB in dwords (0 on a bad handle).
+#[no_mangle]
+pub extern "C" fn rl_pm4_ib_dwords(ib: *const RlPm4Ib) -> usize {
+    guard("rl_pm4_ib_dwords", 0, || Ok(ib_obj(ib)?.ib.dwords()))
+}
+
+/// Frees the IB (after replays in flight complete). Its modules and GPU
+/// are released when nothing else uses them. NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn rl_pm4_ib_free(ib: *mut RlPm4Ib) {
+    handles::free::<IbObj>("rl_pm4_ib_free", ib);
+}

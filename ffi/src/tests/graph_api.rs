@@ -1,0 +1,271 @@
+//! Graphs through the C API: module kernels launched on the simulated
+//! device with retained IBs and per-node patches, hazards refused with
+//! every pair named, named-only graphs refused on a device.
+
+use std::ptr::{null, null_mut};
+
+use super::{cstr, last_error, load, open_sim};
+use crate::*;
+
+const N: u32 = 64;
+
+fn pack(module: *mut RlModule, symbol: &str, explicit: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; 1024];
+    let mut written = 0;
+    // SAFETY: live buffers sized as passed.
+    let rc = unsafe {
+        rl_module_pack_kernargs(
+            module,
+            cstr(symbol).as_ptr(),
+            explicit.as_ptr(),
+            explicit.len(),
+            N,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut written,
+        )
+    };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    out.truncate(written);
+    out
+}
+
+fn node(
+    graph: *mut RlGraph,
+    module: *mut RlModule,
+    symbol: &str,
+    kernarg: &[u8],
+    accesses: &[RlAccess],
+    deps: &[u32],
+) -> Result<u32, i32> {
+    let mut out = 0;
+    // SAFETY: live buffers sized as passed; out is writable.
+    let rc = unsafe {
+        rl_graph_kernel_ex(
+            graph,
+            module,
+            cstr(symbol).as_ptr(),
+            N,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            kernarg.as_ptr(),
+            kernarg.len(),
+            accesses.as_ptr(),
+            accesses.len(),
+            deps.as_ptr(),
+            deps.len(),
+            &mut out,
+        )
+    };
+    if rc == RL_OK {
+        Ok(out)
+    } else {
+        Err(rc)
+    }
+}
+
+fn access(buffer: u32, write: bool) -> RlAccess {
+    RlAccess {
+        buffer,
+        offset: 0,
+        len: u64::from(4 * N),
+        write: u8::from(write),
+    }
+}
+
+#[test]
+fn a_module_graph_launches_patches_and_relaunches() {
+    let gpu = open_sim();
+    let module = load(gpu, "produce_consume");
+    let graph = rl_graph_new();
+    let (mut buf, mut out) = (0, 0);
+    // SAFETY: live labels; outs are writable.
+    unsafe {
+        assert_eq!(
+            rl_graph_buffer(graph, cstr("buf").as_ptr(), u64::from(4 * N), &mut buf),
+            RL_OK
+        );
+        assert_eq!(
+            rl_graph_buffer(graph, cstr("out").as_ptr(), u64::from(4 * N), &mut out),
+            RL_OK
+        );
+    }
+    let mut buf_mem = 0;
+    let mut out_mem = 0;
+    // SAFETY: outs are writable.
+    unsafe {
+        assert_eq!(rl_gpu_alloc(gpu, 4 * N as usize, 1, &mut buf_mem), RL_OK);
+        assert_eq!(rl_gpu_alloc(gpu, 4 * N as usize, 1, &mut out_mem), RL_OK);
+    }
+    let mut explicit = buf_mem.to_le_bytes().to_vec();
+    explicit.extend_from_slice(&1u32.to_le_bytes());
+    let produce = node(
+        graph,
+        module,
+        "produce",
+        &pack(module, "produce", &explicit),
+        &[access(buf, true)],
+        &[],
+    )
+    .unwrap_or_else(|rc| panic!("{rc}: {}", last_error()));
+    let mut explicit = out_mem.to_le_bytes().to_vec();
+    explicit.extend_from_slice(&buf_mem.to_le_bytes());
+    let consume = node(
+        graph,
+        module,
+        "consume",
+        &pack(module, "consume", &explicit),
+        &[access(buf, false), access(out, true)],
+        &[produce],
+    )
+    .unwrap_or_else(|rc| panic!("{rc}: {}", last_error()));
+    assert_eq!(consume, produce + 1);
+    let mut exec = null_mut();
+    // SAFETY: exec is writable.
+    assert_eq!(
+        unsafe { rl_graph_instantiate(graph, &mut exec) },
+        RL_OK,
+        "{}",
+        last_error()
+    );
+    rl_graph_free(graph);
+    rl_module_free(module);
+    assert_eq!(rl_graphexec_lane_count(exec), 1);
+    assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
+    // SAFETY: 4 readable bytes.
+    let rc =
+        unsafe { rl_graphexec_set_node_kernargs(exec, produce, 8, 3u32.to_le_bytes().as_ptr(), 4) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
+    let mut got = vec![0u32; N as usize];
+    // SAFETY: got is 4 * N writable bytes.
+    let rc = unsafe { rl_gpu_read(gpu, out_mem, got.as_mut_ptr().cast(), 4 * N as usize) };
+    assert_eq!(rc, RL_OK);
+    // out += i * 1, then out += i * 3.
+    let expected: Vec<u32> = (0..N).map(|i| 4 * i).collect();
+    assert_eq!(got, expected);
+    // SAFETY: 4 readable bytes.
+    let rc = unsafe { rl_graphexec_set_node_kernargs(exec, 99, 8, [0u8; 4].as_ptr(), 4) };
+    assert_eq!(rc, RL_ERR_HANDLE, "{}", last_error());
+    let mut fp = [0u8; 32];
+    // SAFETY: 32 writable bytes.
+    assert_eq!(
+        unsafe { rl_graphexec_fingerprint(exec, fp.as_mut_ptr()) },
+        RL_OK
+    );
+    assert_ne!(fp, [0u8; 32]);
+    rl_graphexec_free(exec);
+    rl_gpu_free(gpu);
+}
+
+#[test]
+fn unordered_writers_are_refused_and_named_graphs_stay_off_devices() {
+    let graph = rl_graph_new();
+    let mut buf = 0;
+    // SAFETY: a live label; out is writable.
+    assert_eq!(
+        unsafe { rl_graph_buffer(graph, cstr("b").as_ptr(), 256, &mut buf) },
+        RL_OK
+    );
+    let write = [RlAccess {
+        buffer: buf,
+        offset: 0,
+        len: 256,
+        write: 1,
+    }];
+    let mut ids = [0u32; 2];
+    for (i, name) in ["first", "second"].iter().enumerate() {
+        // SAFETY: live name and accesses; out is writable.
+        let rc = unsafe {
+            rl_graph_kernel(
+                graph,
+                cstr(name).as_ptr(),
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                write.as_ptr(),
+                1,
+                null(),
+                0,
+                &mut ids[i],
+            )
+        };
+        assert_eq!(rc, RL_OK, "{}", last_error());
+    }
+    let mut exec = null_mut();
+    // SAFETY: exec is writable.
+    assert_eq!(
+        unsafe { rl_graph_instantiate(graph, &mut exec) },
+        RL_ERR_COMPILE
+    );
+    assert!(exec.is_null());
+    let message = last_error();
+    assert!(
+        message.contains("first") && message.contains("second"),
+        "{message}"
+    );
+    assert_eq!(
+        rl_graph_add_dependency(graph, ids[0], ids[1]),
+        RL_OK,
+        "{}",
+        last_error()
+    );
+    // SAFETY: exec is writable.
+    assert_eq!(
+        unsafe { rl_graph_instantiate(graph, &mut exec) },
+        RL_OK,
+        "{}",
+        last_error()
+    );
+    assert_eq!(rl_graphexec_launch_mock(exec), RL_OK);
+    let gpu = open_sim();
+    assert!(rl_graphexec_launch(gpu, exec) < 0);
+    assert!(last_error().contains("named only"), "{}", last_error());
+    let bad = [RlAccess {
+        buffer: buf,
+        offset: 0,
+        len: 8,
+        write: 2,
+    }];
+    let mut id = 0;
+    // SAFETY: live name and accesses; out is writable.
+    let rc = unsafe {
+        rl_graph_kernel(
+            graph,
+            cstr("third").as_ptr(),
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            bad.as_ptr(),
+            1,
+            null(),
+            0,
+            &mut id,
+        )
+    };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(
+        last_error().contains("accesses[0].write is 2"),
+        "{}",
+        last_error()
+    );
+    rl_graphexec_free(exec);
+    rl_graph_free(graph);
+    rl_gpu_free(gpu);
+}

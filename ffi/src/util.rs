@@ -1,0 +1,120 @@
+//! Reading C arguments: strings, byte ranges, typed arrays and out
+//! pointers, each checked for NULL and bounded before it is touched.
+
+use std::ffi::c_char;
+
+use facade::{Error, ErrorClass};
+
+/// Longest C string read (labels, symbols, selectors); a longer or
+/// unterminated one is refused instead of scanned without end.
+pub(crate) const MAX_STRING_BYTES: usize = 64 * 1024;
+
+pub(crate) fn null(what: &str) -> Error {
+    Error::new(ErrorClass::Null, format!("{what} is NULL"))
+}
+
+pub(crate) fn record(message: impl Into<String>) -> Error {
+    Error::new(ErrorClass::Record, message)
+}
+
+/// The UTF-8 text of a NUL-terminated C string.
+///
+/// # Safety
+/// `p` is NULL or points to readable memory up to its NUL or to
+/// `MAX_STRING_BYTES` bytes, whichever comes first.
+pub(crate) unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, Error> {
+    if p.is_null() {
+        return Err(null(what));
+    }
+    let mut len = 0;
+    // SAFETY: the caller guarantees readable bytes up to the NUL; we stop
+    // at the first NUL or at the bound.
+    while len < MAX_STRING_BYTES && unsafe { *p.add(len) } != 0 {
+        len += 1;
+    }
+    if len == MAX_STRING_BYTES {
+        return Err(record(format!(
+            "{what} has no NUL within {MAX_STRING_BYTES} bytes; pass a NUL-terminated string"
+        )));
+    }
+    // SAFETY: `len` bytes were just read from `p`.
+    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+    std::str::from_utf8(bytes)
+        .map_err(|e| Error::new(ErrorClass::Utf8, format!("{what} is not valid UTF-8 ({e})")))
+}
+
+/// `len` items at `p`; NULL is allowed only for `len == 0`, and more than
+/// `max` items are refused before the memory is touched.
+///
+/// # Safety
+/// When `len > 0` and `len <= max`, `p` points to `len` readable `T`s that
+/// are not written during the call.
+pub(crate) unsafe fn slice<'a, T>(
+    p: *const T,
+    len: usize,
+    what: &str,
+    max: usize,
+) -> Result<&'a [T], Error> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    if len > max {
+        return Err(record(format!(
+            "{what}: {len} items is more than the {max} accepted"
+        )));
+    }
+    // SAFETY: non-NULL, bounded, and readable per the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// `len` writable bytes at `p` (NULL only for `len == 0`).
+///
+/// # Safety
+/// When `len > 0`, `p` points to `len` writable bytes not aliased during
+/// the call.
+pub(crate) unsafe fn slice_mut<'a>(
+    p: *mut u8,
+    len: usize,
+    what: &str,
+) -> Result<&'a mut [u8], Error> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(null(what));
+    }
+    // SAFETY: non-NULL and writable per the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+}
+
+/// Stores `value` through an out pointer, refusing NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of `T`.
+pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), Error> {
+    if out.is_null() {
+        return Err(null(what));
+    }
+    // SAFETY: non-NULL and writable per the caller's contract.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Clears an out-handle (to NULL) so a failed call never leaves garbage.
+///
+/// # Safety
+/// `out` is NULL or valid for a write of a pointer.
+pub(crate) unsafe fn clear<T>(out: *mut *mut T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL and writable per the caller's contract.
+        unsafe { out.write(std::ptr::null_mut()) };
+    }
+}
+
+/// Grid or block from three C arguments.
+pub(crate) fn dims(x: u32, y: u32, z: u32) -> [u32; 3] {
+    [x, y, z]
+}

@@ -1,0 +1,11 @@
+//! The C side of the ABI, end to end: the examples compiled with `cc`
+//! against the built `librelaunch.so` and run on the simulated device,
+//! two of them under valgrind, and the installed SDK consumed through
+//! pkg-config and CMake. Tools that are missing skip their test with a
+//! printed note (CI installs them).
+
+mod support;
+
+mod examples;
+mod install;
+mod valgrind;

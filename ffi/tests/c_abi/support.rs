@@ -1,0 +1,189 @@
+//! Finding the built library, compiling C against it, running programs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The directory holding a fresh `librelaunch.so` and `librelaunch.a`.
+///
+/// `RELAUNCH_CAPI_LIB_DIR` names one explicitly (e.g. a release build);
+/// otherwise cargo builds the library (a no-op when `cargo test` already
+/// did) and reports where it put it. Cargo does not build a cdylib for
+/// integration tests, hence the nested build.
+pub fn lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("RELAUNCH_CAPI_LIB_DIR") {
+            return PathBuf::from(dir);
+        }
+        build_library()
+    })
+}
+
+fn build_library() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    // `--tests` keeps dev-dependency features as `cargo test` resolved
+    // them, so nothing already built is rebuilt.
+    cmd.current_dir(workspace())
+        .args(["build", "-p", "relaunch-capi", "--lib", "--tests"])
+        .args(["--message-format=json-render-diagnostics"]);
+    // Build where and how this test was built: <target>/<profile>/deps/<exe>.
+    let exe = std::env::current_exe().expect("the test knows its path");
+    let profile_dir = exe.parent().and_then(Path::parent);
+    if let Some(profile) = profile_dir
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+    {
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        let target = profile_dir.and_then(Path::parent);
+        if let (Some(target), true) = (target, matches!(profile, "debug" | "release")) {
+            if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+                cmd.arg("--target-dir").arg(target);
+            }
+        }
+    }
+    let out = cmd.output().expect("run cargo to build librelaunch");
+    assert!(
+        out.status.success(),
+        "cargo build -p relaunch-capi failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let files = msg["filenames"].as_array().cloned().unwrap_or_default();
+        for file in files.iter().filter_map(|f| f.as_str()) {
+            let path = Path::new(file);
+            if path.file_name().is_some_and(|n| n == "librelaunch.so") {
+                let dir = path
+                    .parent()
+                    .expect("artifact has a directory")
+                    .to_path_buf();
+                assert!(
+                    dir.join("librelaunch.a").is_file(),
+                    "no librelaunch.a in {dir:?}"
+                );
+                return dir;
+            }
+        }
+    }
+    panic!("cargo built relaunch-capi but reported no librelaunch.so");
+}
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("ffi/ is inside the workspace")
+        .to_path_buf()
+}
+
+pub fn ffi_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(target: &str, name: &str) -> String {
+    let path = workspace().join(format!("tests/kernels/build/{target}/{name}.co"));
+    assert!(path.is_file(), "missing fixture {path:?}");
+    path.to_string_lossy().into_owned()
+}
+
+/// True when `tool` runs; prints a skip note otherwise.
+pub fn have(tool: &str, test: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("note: skipping {test}: `{tool}` is not installed (CI installs it)");
+    }
+    ok
+}
+
+/// A fresh scratch directory for one test, removed when the test passes
+/// (kept for inspection when it fails).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("note: test files kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn scratch(name: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("relaunch-capi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    Scratch(dir)
+}
+
+/// Compiles `ffi/examples/<example>.c` against the built library.
+pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
+    let lib = lib_dir();
+    let exe = out_dir.join(example);
+    let source = ffi_dir().join(format!("examples/{example}.c"));
+    let include = ffi_dir().join("include");
+    let rpath = format!("-Wl,-rpath,{}", lib.display());
+    let out = Command::new("cc")
+        .args([
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-g",
+        ])
+        .arg("-I")
+        .arg(&include)
+        .arg(&source)
+        .arg("-L")
+        .arg(lib)
+        .arg(&rpath)
+        .args(["-lrelaunch", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("run cc");
+    check(&out, &format!("cc {example}.c"));
+    exe
+}
+
+/// Runs `exe` on the simulated device and returns its output.
+pub fn run(exe: &Path, args: &[&str]) -> Output {
+    Command::new(exe)
+        .args(args)
+        .env("RELAUNCH_DEVICE", "sim:gfx1201")
+        .output()
+        .unwrap_or_else(|e| panic!("run {exe:?}: {e}"))
+}
+
+/// Panics with both streams unless `out` succeeded.
+pub fn check(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
