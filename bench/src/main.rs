@@ -7,7 +7,11 @@
 mod decode_ratio;
 mod density;
 mod instantiate;
+mod memory;
+mod patch;
 mod report;
+mod simrig;
+mod submit;
 
 use std::process::ExitCode;
 
@@ -29,6 +33,21 @@ const BENCHES: &[Bench] = &[
         name: "instantiate",
         about: "compile the reference decode graph at 10k and 100k nodes",
         run: instantiate::run,
+    },
+    Bench {
+        name: "submit",
+        about: "replay call to doorbell: scheduler vs direct, 4-lane fan-out",
+        run: submit::run,
+    },
+    Bench {
+        name: "patch",
+        about: "4-byte kernarg patch on an installed IB vs a checked copy",
+        run: patch::run,
+    },
+    Bench {
+        name: "memory",
+        about: "kernarg and retained bytes per dispatch, 1M-dispatch replay",
+        run: memory::run,
     },
 ];
 

@@ -2,19 +2,25 @@
 //! retained on it, and the protocol that keeps operations in order.
 //!
 //! Protocol. Operations take effect in the order they were sent. The
-//! mailbox (`Inbox`) holds operations not yet run and a `busy` flag saying
-//! someone is running one. A caller that finds the actor idle (not busy,
-//! mailbox empty) claims it and runs its operation on its own thread; that
-//! is the hot path: a replay goes from the call to the doorbell with two
-//! uncontended mailbox locks and no thread wake-up. Otherwise the caller
-//! appends to the mailbox and the actor thread runs it later.
+//! mailbox (`Inbox`) holds operations not yet run; an atomic state word
+//! says whether someone is running one (`BUSY`), whether the mailbox holds
+//! any (`QUEUED`, changed only under the mailbox lock, so it mirrors the
+//! mailbox) and whether the actor stopped (`STOPPED`). A caller that finds
+//! the state all clear claims the actor with one compare-and-swap and runs
+//! its operation on its own thread; that is the hot path: a replay goes
+//! from the call to the doorbell with no mailbox lock and no thread
+//! wake-up, and releasing is one more compare-and-swap. Otherwise the
+//! caller takes the mailbox lock, looks again, and appends to the mailbox;
+//! the actor thread runs it later. A release that finds `QUEUED` set takes
+//! the lock and wakes the actor thread.
 //!
 //! Why this and not a mailbox the actor thread spins on: measured on the
-//! simulated gfx1100 (release, `tests/submit_latency.rs`), a 1-dispatch
-//! replay through an idle actor takes ~410 ns p50 from the call to the
-//! doorbell against ~210 ns for arming a signal and submitting directly on
-//! the queue, while a hand-off to a parked thread costs 10-20 us (a futex
-//! wake on a loaded 2-core host), and spinning would burn a core per queue.
+//! simulated gfx1201 (`relaunch-bench submit`, timed to the doorbell
+//! write), a 1-dispatch replay through an idle actor takes ~0.9-1.2 us p50
+//! against ~0.45-0.6 us for arming a signal and submitting directly on the
+//! queue (both mostly cache misses after waiting for the previous replay),
+//! while a hand-off to a parked thread costs 10-20 us (a futex wake on a
+//! loaded 2-core host), and spinning would burn a core per queue.
 //!
 //! A patch or uninstall must not touch an IB a replay is still running.
 //! On the caller's thread such an operation is not waited for: it is put at
@@ -23,18 +29,18 @@
 //! after it queues behind it. So a patch sent after a replay lands after
 //! that replay completes, and the caller never blocks on the GPU.
 //!
-//! Shutdown marks the mailbox stopped (new operations are refused), queues
+//! Shutdown sets `STOPPED` (new operations are refused), queues
 //! a final `Shutdown` after everything already sent, and joins the thread,
 //! which waits for running replays before freeing their IBs.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::backend::{CompletionWatch, IbLayout, QueueBackend, Ticket};
+use crate::backend::{CompletionWatch, IbLayout, Published, QueueBackend, Ticket};
 use crate::completion::{Reply, ReplyTx};
 use crate::error::SchedError;
 use crate::handle::IbHandle;
-use crate::loom::{self, thread, Arc, Condvar, Mutex, MutexGuard};
+use crate::loom::{self, thread, Arc, AtomicU8, Condvar, Mutex, MutexGuard, Ordering};
 use crate::slab::Slab;
 
 /// Tuning of one actor.
@@ -72,22 +78,32 @@ pub(crate) enum Op<B: QueueBackend> {
 
 pub(crate) struct Inbox<B: QueueBackend> {
     queue: VecDeque<Op<B>>,
-    /// Someone (a caller or the actor thread) is running an operation.
-    busy: bool,
-    /// No new operations are accepted.
-    stopped: bool,
 }
 
+/// `Shared::state`: someone (a caller or the actor thread) is running an
+/// operation.
+const BUSY: u8 = 1;
+/// The mailbox is not empty (set and cleared under the mailbox lock).
+const QUEUED: u8 = 2;
+/// No new operations are accepted.
+const STOPPED: u8 = 4;
+
+// repr(C), fields the replay reads first: one cache line less to fetch on
+// the hot path (layout only; nothing relies on it for soundness).
+#[repr(C)]
 struct Entry<B: QueueBackend> {
-    ib: B::Installed,
     /// The latest replay submitted.
     last: Option<Ticket>,
     /// A queued patch that could not be applied, for the next replay.
-    deferred: Option<SchedError>,
+    deferred: Option<Box<SchedError>>,
+    ib: B::Installed,
 }
 
 /// State only the operation runner touches. `backend` is declared first so
-/// the queue goes before the IB memory it may still be reading.
+/// the queue goes before the IB memory it may still be reading. repr(C)
+/// (layout only): with a small backend, the slab's pointer shares the
+/// cache line of `Shared`'s hot fields.
+#[repr(C)]
 pub(crate) struct Core<B: QueueBackend> {
     backend: B,
     ibs: Slab<Entry<B>>,
@@ -95,16 +111,21 @@ pub(crate) struct Core<B: QueueBackend> {
     graveyard: Vec<B::Installed>,
 }
 
+/// repr(C) and line-aligned, hot fields first: a replay on the caller's
+/// thread touches `state`, `watch` and `core` (layout only).
+#[repr(C, align(64))]
 pub(crate) struct Shared<B: QueueBackend> {
+    /// `BUSY | QUEUED | STOPPED` (see the module docs).
+    state: AtomicU8,
     pub(crate) index: usize,
+    pub(crate) watch: Arc<B::Watch>,
+    /// `None` once shutdown dropped the backend (the queue is destroyed).
+    core: Mutex<Option<Core<B>>>,
     inbox: Mutex<Inbox<B>>,
     /// The actor thread waits here for work (one waiter: notify_one).
     wake: Condvar,
     /// Senders wait here for room in a full mailbox.
     space: Condvar,
-    /// `None` once shutdown dropped the backend (the queue is destroyed).
-    core: Mutex<Option<Core<B>>>,
-    pub(crate) watch: Arc<B::Watch>,
     opts: ActorOptions,
 }
 
@@ -139,9 +160,11 @@ impl<B: QueueBackend> Core<B> {
 
     pub(crate) fn replay(&mut self, actor: usize, ib: u64) -> Result<Ticket, SchedError> {
         let Core { backend, ibs, .. } = self;
-        let entry = ibs.get_mut(ib).ok_or(SchedError::UnknownIb { actor, ib })?;
+        let entry = ibs
+            .get_mut(ib)
+            .ok_or_else(|| SchedError::UnknownIb { actor, ib })?;
         if let Some(err) = entry.deferred.take() {
-            return Err(err);
+            return Err(*err);
         }
         let ticket = backend
             .submit(&entry.ib)
@@ -152,6 +175,31 @@ impl<B: QueueBackend> Core<B> {
             })?;
         entry.last = Some(ticket);
         Ok(ticket)
+    }
+
+    /// `replay` without the doorbell: the caller rings with [`Core::ring`]
+    /// before it releases the actor (a fan-out publishes every lane first).
+    pub(crate) fn publish(&mut self, actor: usize, ib: u64) -> Result<Published, SchedError> {
+        let Core { backend, ibs, .. } = self;
+        let entry = ibs
+            .get_mut(ib)
+            .ok_or_else(|| SchedError::UnknownIb { actor, ib })?;
+        if let Some(err) = entry.deferred.take() {
+            return Err(*err);
+        }
+        let published = backend
+            .publish(&entry.ib)
+            .map_err(|cause| SchedError::Backend {
+                actor,
+                during: "replay submit",
+                cause,
+            })?;
+        entry.last = Some(published.ticket);
+        Ok(published)
+    }
+
+    pub(crate) fn ring(&mut self, published: &Published) {
+        self.backend.ring(published);
     }
 }
 
@@ -206,7 +254,7 @@ impl<B: QueueBackend> Shared<B> {
                     dispatch,
                     cause,
                 };
-                entry.deferred = Some(err.clone());
+                entry.deferred = Some(Box::new(err.clone()));
                 return Step::Done(Err(err));
             }
         }
@@ -219,11 +267,11 @@ impl<B: QueueBackend> Shared<B> {
             });
         if let (Err(err), true) = (&result, wait) {
             // Nobody waits for a queued patch: the next replay reports it.
-            entry.deferred = Some(SchedError::PatchNotApplied {
+            entry.deferred = Some(Box::new(SchedError::PatchNotApplied {
                 actor,
                 dispatch,
                 cause: err.to_string(),
-            });
+            }));
         }
         Step::Done(result)
     }
@@ -318,20 +366,28 @@ impl<B: QueueBackend> Shared<B> {
     pub(crate) fn claim(
         &self,
     ) -> Result<Result<Claimed<'_, B>, MutexGuard<'_, Inbox<B>>>, SchedError> {
-        let mut inbox = loom::lock(&self.inbox);
-        if inbox.stopped {
-            return Err(SchedError::Stopped { actor: self.index });
+        if !self.try_claim() {
+            let inbox = loom::lock(&self.inbox);
+            if self.state.load(Ordering::Acquire) & STOPPED != 0 {
+                return Err(SchedError::Stopped { actor: self.index });
+            }
+            // Released meanwhile? Then it is ours after all.
+            if !self.try_claim() {
+                return Ok(Err(inbox));
+            }
         }
-        if inbox.busy || !inbox.queue.is_empty() {
-            return Ok(Err(inbox));
-        }
-        inbox.busy = true;
-        drop(inbox);
         Ok(Ok(Claimed {
             shared: self,
             guard: Some(loom::lock(&self.core)),
             later: None,
         }))
+    }
+
+    /// Idle (nothing running, nothing queued, not stopped) -> `BUSY`.
+    fn try_claim(&self) -> bool {
+        self.state
+            .compare_exchange(0, BUSY, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
 
     /// Appends `op` to a mailbox obtained from `claim`, waiting for room.
@@ -342,11 +398,12 @@ impl<B: QueueBackend> Shared<B> {
     ) -> Result<(), SchedError> {
         while inbox.queue.len() >= self.opts.mailbox_capacity {
             inbox = loom::wait(&self.space, inbox);
-            if inbox.stopped {
+            if self.state.load(Ordering::Acquire) & STOPPED != 0 {
                 return Err(SchedError::Stopped { actor: self.index });
             }
         }
         inbox.queue.push_back(op);
+        self.state.fetch_or(QUEUED, Ordering::AcqRel);
         drop(inbox);
         self.wake.notify_one();
         Ok(())
@@ -354,12 +411,12 @@ impl<B: QueueBackend> Shared<B> {
 
     fn stop(&self) {
         let mut inbox = loom::lock(&self.inbox);
-        if inbox.stopped {
+        if self.state.fetch_or(STOPPED, Ordering::AcqRel) & STOPPED != 0 {
             return;
         }
-        inbox.stopped = true;
         // Past the capacity check on purpose: shutdown must always fit.
         inbox.queue.push_back(Op::Shutdown);
+        self.state.fetch_or(QUEUED, Ordering::AcqRel);
         drop(inbox);
         self.wake.notify_one();
         self.space.notify_all();
@@ -375,24 +432,39 @@ pub(crate) struct Claimed<'a, B: QueueBackend> {
 }
 
 impl<B: QueueBackend> Claimed<'_, B> {
+    /// True when this claim is on `shared`'s actor.
+    pub(crate) fn is_of(&self, shared: &Shared<B>) -> bool {
+        std::ptr::eq(self.shared, shared)
+    }
+
     pub(crate) fn core(&mut self) -> Result<&mut Core<B>, SchedError> {
         let actor = self.shared.index;
         self.guard
             .as_mut()
             .and_then(|guard| guard.as_mut())
-            .ok_or(SchedError::Stopped { actor })
+            .ok_or_else(|| SchedError::Stopped { actor })
     }
 }
 
 impl<B: QueueBackend> Drop for Claimed<'_, B> {
     fn drop(&mut self) {
         self.guard = None;
+        let state = &self.shared.state;
+        // Nothing queued meanwhile and nothing to hand over: just release.
+        if self.later.is_none()
+            && state
+                .compare_exchange(BUSY, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            return;
+        }
         let mut inbox = loom::lock(&self.shared.inbox);
         if let Some(op) = self.later.take() {
             // It was sent before anything queued while we held the actor.
             inbox.queue.push_front(op);
+            state.fetch_or(QUEUED, Ordering::AcqRel);
         }
-        inbox.busy = false;
+        state.fetch_and(!BUSY, Ordering::AcqRel);
         let work = !inbox.queue.is_empty();
         drop(inbox);
         if work {
@@ -406,14 +478,18 @@ fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>) {
         let op = {
             let mut inbox = loom::lock(&shared.inbox);
             let op = loop {
-                if !inbox.busy {
+                // Nobody can claim meanwhile: QUEUED is set while the
+                // mailbox holds work, and we hold its lock.
+                if shared.state.load(Ordering::Acquire) & BUSY == 0 {
                     if let Some(op) = inbox.queue.pop_front() {
                         break op;
                     }
                 }
                 inbox = loom::wait(&shared.wake, inbox);
             };
-            inbox.busy = true;
+            let clear = if inbox.queue.is_empty() { QUEUED } else { 0 };
+            shared.state.fetch_or(BUSY, Ordering::AcqRel);
+            shared.state.fetch_and(!clear, Ordering::AcqRel);
             op
         };
         shared.space.notify_all();
@@ -426,7 +502,10 @@ fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>) {
         let retired = if last { guard.take() } else { None };
         drop(guard);
         drop(retired);
-        loom::lock(&shared.inbox).busy = false;
+        {
+            let _inbox = loom::lock(&shared.inbox);
+            shared.state.fetch_and(!BUSY, Ordering::AcqRel);
+        }
         if last {
             tracing::debug!(actor = shared.index, "queue actor stopped");
             return;
@@ -471,10 +550,9 @@ impl<B: QueueBackend> Actor<B> {
         let watch = backend.watch();
         let shared = Arc::new(Shared {
             index,
+            state: AtomicU8::new(0),
             inbox: Mutex::new(Inbox {
                 queue: VecDeque::new(),
-                busy: false,
-                stopped: false,
             }),
             wake: Condvar::new(),
             space: Condvar::new(),
@@ -499,8 +577,8 @@ impl<B: QueueBackend> Actor<B> {
         })
     }
 
-    pub(crate) fn shared(&self) -> &Shared<B> {
-        &self.inner.shared
+    pub(crate) fn shared_arc(&self) -> Arc<Shared<B>> {
+        Arc::clone(&self.inner.shared)
     }
 
     /// This actor's number (used in error messages).

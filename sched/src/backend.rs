@@ -20,6 +20,16 @@ pub struct Ticket {
     pub seq: u64,
 }
 
+/// A replay whose packets are published but whose doorbell may not be
+/// rung yet: `ring` it (a fan-out publishes every lane first, then rings
+/// every queue, so the lanes start as close together as possible).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published {
+    pub ticket: Ticket,
+    /// The value to ring the doorbell with (`None`: nothing left to ring).
+    pub doorbell: Option<u64>,
+}
+
 /// What the caller's thread needs to validate a kernarg patch without
 /// touching the installed IB (which may be busy on the actor thread).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,6 +40,10 @@ pub struct IbLayout {
     pub shared_kernargs: bool,
     /// Size of the IB in dwords (for work estimates and reports).
     pub dwords: usize,
+    /// Bytes the installed IB keeps alive: device memory (PM4, kernargs)
+    /// plus host bookkeeping (packets, patch sites, kernarg image, this
+    /// layout's own table). 0 when a backend does not account.
+    pub retained_bytes: usize,
 }
 
 impl IbLayout {
@@ -85,7 +99,18 @@ pub trait QueueBackend: Send + 'static {
     /// Publishes `ib`'s packets and rings the doorbell. A queue that faulted
     /// earlier is replaced first (new epoch), so one fault does not end the
     /// actor.
-    fn submit(&mut self, ib: &Self::Installed) -> Result<Ticket, BackendError>;
+    fn submit(&mut self, ib: &Self::Installed) -> Result<Ticket, BackendError> {
+        let published = self.publish(ib)?;
+        self.ring(&published);
+        Ok(published.ticket)
+    }
+    /// The first half of `submit`: writes `ib`'s packets (header last, with
+    /// release) without ringing. The queue may start them before the ring
+    /// (a packet processor may poll), never later than it. If publishing
+    /// fails part-way, what was published is rung before the error returns.
+    fn publish(&mut self, ib: &Self::Installed) -> Result<Published, BackendError>;
+    /// The second half: rings the doorbell for a `publish` of this backend.
+    fn ring(&mut self, published: &Published);
     /// Writes kernarg bytes; the actor calls it only when no replay of `ib`
     /// is running, and only with ranges `layout` accepted.
     fn patch(
@@ -178,6 +203,7 @@ mod tests {
             kernarg_lens: vec![16, 8],
             shared_kernargs: false,
             dwords: 40,
+            retained_bytes: 0,
         };
         assert!(layout.check_patch(1, 4, 4).is_ok());
         assert!(layout.check_patch(1, 0, 8).is_ok());

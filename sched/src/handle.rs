@@ -2,7 +2,7 @@
 //! (replay, patch, uninstall on drop), each going through the actor's
 //! claim-or-enqueue protocol (see `actor`).
 
-use crate::actor::{Actor, Op, Step};
+use crate::actor::{Actor, Op, Shared, Step};
 use crate::backend::{IbLayout, QueueBackend};
 use crate::completion::{Completion, Reply};
 use crate::error::SchedError;
@@ -11,14 +11,25 @@ use crate::loom::Arc;
 /// An IB retained on one actor. Dropping it uninstalls the IB once no
 /// replay of it runs any more (the caller does not wait).
 pub struct IbHandle<B: QueueBackend> {
-    actor: Actor<B>,
+    /// The actor's state, held directly: one pointer hop less per replay.
+    shared: Arc<Shared<B>>,
     id: u64,
+    actor: Actor<B>,
     layout: IbLayout,
 }
 
 impl<B: QueueBackend> IbHandle<B> {
     pub(crate) fn new(actor: Actor<B>, id: u64, layout: IbLayout) -> Self {
-        IbHandle { actor, id, layout }
+        IbHandle {
+            shared: actor.shared_arc(),
+            id,
+            actor,
+            layout,
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared<B> {
+        &self.shared
     }
 
     pub fn actor(&self) -> &Actor<B> {
@@ -36,7 +47,7 @@ impl<B: QueueBackend> IbHandle<B> {
 
     /// Submits one replay; wait on the returned completion (or not).
     pub fn replay(&self) -> Result<Completion<B::Watch>, SchedError> {
-        let shared = self.actor.shared();
+        let shared = &*self.shared;
         let watch = Arc::clone(&shared.watch);
         match shared.claim()? {
             Ok(mut claimed) => {
@@ -59,7 +70,7 @@ impl<B: QueueBackend> IbHandle<B> {
         self.layout
             .check_patch(dispatch, offset, bytes.len())
             .map_err(|problem| SchedError::PatchRefused { dispatch, problem })?;
-        let shared = self.actor.shared();
+        let shared = &*self.shared;
         match shared.claim()? {
             Ok(mut claimed) => {
                 let step = shared.patch(claimed.core()?, (self.id, dispatch, offset, bytes), false);
@@ -84,7 +95,7 @@ impl<B: QueueBackend> IbHandle<B> {
     }
 
     fn uninstall_now(&self) -> Result<(), SchedError> {
-        let shared = self.actor.shared();
+        let shared = &*self.shared;
         match shared.claim()? {
             Ok(mut claimed) => match shared.uninstall(claimed.core()?, self.id, false) {
                 Step::Done(result) => result,

@@ -2,13 +2,7 @@
 //! actor, a pool of long-lived completion signals, and installed IBs (PM4
 //! segments in executable host memory plus a kernarg block).
 //!
-//! Completion: replay `seq` of a queue generation uses signal
-//! `seq % SIGNALS`, armed to 1 on its last packet (earlier segments carry
-//! no signal; every vendor packet has the barrier bit, so they complete in
-//! order). A signal is re-armed only after its previous replay finished,
-//! so "signal at 0, or slot reused since" means done. Signals are created
-//! once per backend and reused; the 1 -> 0 convention is what a host
-//! observing completion expects (the simulator checks release there).
+//! Completion (signals, which replay armed which, waiting) is `hsa_watch`.
 //!
 //! A queue fault kills the queue (HSA says: drop it, make a new one). The
 //! next submit does that: the dead generation's outcomes are kept in
@@ -19,25 +13,24 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{
-    pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, AqlQueue, HsaError, PoolInfo,
-    Runtime, Signal,
+    pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, HsaError, PoolInfo, Runtime,
 };
 use relaunch_encoders::{EncodedIb, IbBuilder};
 use relaunch_hsa_sys as sys;
 
 use crate::actor::ActorOptions;
-use crate::backend::{
-    failed_or_abandoned, CompletionWatch, IbLayout, QueueBackend, RetiredEpochs, Ticket, WatchError,
-};
+use crate::backend::{IbLayout, Published, QueueBackend, RetiredEpochs, Ticket};
 use crate::error::{BackendError, SchedError};
+pub use crate::hsa_watch::HsaWatch;
+use crate::hsa_watch::Live;
 use crate::loom::Arc;
 use crate::scheduler::Scheduler;
 
 /// Completion signals per queue (replays in flight at once before a submit
 /// waits for the oldest).
 pub const SIGNALS: usize = 64;
-/// Longest single wait slice, so queue faults are noticed promptly.
-const SLICE: Duration = Duration::from_millis(5);
+// `Live::sig_of` stores signal indexes as u8.
+const _: () = assert!(SIGNALS <= 256);
 /// Alignment of each PM4 segment in IB memory.
 const SEGMENT_ALIGN: usize = 256;
 
@@ -70,115 +63,34 @@ pub enum HsaBackendError {
     KernargTooLarge { bytes: u64, align: u32 },
 }
 
-struct Live {
-    queue: AqlQueue,
-    epoch: u32,
-    issued: u64,
-    /// Replays of this generation known to have finished (a lower bound).
-    known_done: u64,
-}
-
-/// Observes one backend's completions; shared with every `Completion`.
-pub struct HsaWatch {
-    live: Mutex<Live>,
-    signals: Vec<Signal>,
-    retired: Mutex<RetiredEpochs>,
-}
-
-impl HsaWatch {
-    /// `Some(outcome)` if known without waiting; `None` while running.
-    fn poll(&self, ticket: Ticket) -> Result<Option<()>, BackendError> {
-        let mut live = self.live.lock();
-        if ticket.epoch < live.epoch {
-            return self.retired.lock().outcome(ticket).map(Some);
-        }
-        if ticket.epoch > live.epoch || ticket.seq == 0 || ticket.seq > live.issued {
-            return Err(WatchError::NeverIssued {
-                epoch: ticket.epoch,
-                seq: ticket.seq,
-                current: live.epoch,
-                issued: live.issued,
-            }
-            .into());
-        }
-        if ticket.seq <= live.known_done || done_in(&self.signals, live.issued, ticket.seq) {
-            // Remembered so the submit that reuses this signal need not
-            // ask the runtime again.
-            live.known_done = live.known_done.max(ticket.seq);
-            return Ok(Some(()));
-        }
-        match live.queue.check_error("while a replay was running") {
-            Ok(()) => Ok(None),
-            Err(fault) => {
-                let completed = completed_in(&self.signals, live.issued);
-                Err(failed_or_abandoned(ticket, completed, &fault.into()))
-            }
-        }
-    }
-}
-
-/// Replay `seq` finished: its signal reached 0, or the slot was re-armed
-/// by a later replay (which happens only after `seq` finished).
-fn done_in(signals: &[Signal], issued: u64, seq: u64) -> bool {
-    seq + (SIGNALS as u64) <= issued || signals[(seq % SIGNALS as u64) as usize].load() <= 0
-}
-
-/// How many replays of the generation finished (they finish in order).
-fn completed_in(signals: &[Signal], issued: u64) -> u64 {
-    let first = issued.saturating_sub(SIGNALS as u64 - 1).max(1);
-    (first..=issued)
-        .find(|&seq| !done_in(signals, issued, seq))
-        .map_or(issued, |seq| seq - 1)
-}
-
-impl CompletionWatch for HsaWatch {
-    fn is_complete(&self, ticket: Ticket) -> Result<bool, BackendError> {
-        Ok(self.poll(ticket)?.is_some())
-    }
-
-    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError> {
-        let start = Instant::now();
-        let slot = &self.signals[(ticket.seq % SIGNALS as u64) as usize];
-        loop {
-            if self.poll(ticket)?.is_some() {
-                return Ok(());
-            }
-            let left = timeout.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                return Err(HsaBackendError::Timeout {
-                    what: format!(
-                        "replay {} of queue generation {} (completion signal value {})",
-                        ticket.seq,
-                        ticket.epoch,
-                        slot.load()
-                    ),
-                    waited_ms: start.elapsed().as_millis(),
-                }
-                .into());
-            }
-            // A slice that ends early (done, re-armed, or spurious) is
-            // re-checked by `poll` under the lock.
-            let _ = slot.wait_below(1, left.min(SLICE), "replay completion");
-        }
-    }
-}
-
 /// An IB installed on an HSA queue.
+#[repr(C)]
 pub struct HsaIb {
-    encoded: EncodedIb,
     packets: Vec<sys::AmdPm4IbPacket>,
+    /// Sites and the kernarg image (for patches); segment dwords dropped.
+    encoded: EncodedIb,
     kernargs: Option<(Allocation, usize)>,
-    _code: Allocation,
+    /// IB dwords over all segments.
+    dwords: usize,
+    /// The segments the queue runs.
+    code: Allocation,
 }
 
-/// One AQL queue of one GPU and the IBs retained on it.
+/// One AQL queue of one GPU and the IBs retained on it. Small on purpose
+/// (what install and recovery need is boxed): the actor keeps it next to
+/// its hot fields, and a replay reads only `watch`.
+#[repr(C)]
 pub struct HsaBackend {
+    watch: Arc<HsaWatch>,
+    ring: u32,
+    cold: Box<Cold>,
+}
+
+struct Cold {
     runtime: Runtime,
     gpu: AgentInfo,
     pool: PoolInfo,
-    ring: u32,
     opts: HsaQueueOptions,
-    watch: Arc<HsaWatch>,
 }
 
 impl HsaBackend {
@@ -202,18 +114,15 @@ impl HsaBackend {
             .collect::<Result<Vec<_>, _>>()?;
         let pool = runtime.kernarg_pool()?;
         Ok(HsaBackend {
-            runtime: runtime.clone(),
-            gpu: gpu.clone(),
-            pool,
+            cold: Box::new(Cold {
+                runtime: runtime.clone(),
+                gpu: gpu.clone(),
+                pool,
+                opts,
+            }),
             ring,
-            opts,
             watch: Arc::new(HsaWatch {
-                live: Mutex::new(Live {
-                    queue,
-                    epoch: 0,
-                    issued: 0,
-                    known_done: 0,
-                }),
+                live: Mutex::new(Live::new(queue, 0)),
                 signals,
                 retired: Mutex::new(RetiredEpochs::default()),
             }),
@@ -233,10 +142,11 @@ impl HsaBackend {
         align: usize,
         executable: bool,
     ) -> Result<(Allocation, usize), BackendError> {
-        let mem = self
-            .runtime
-            .allocate(&self.pool, len + align, AllocFlags { executable })?;
-        mem.allow_access(&[&self.gpu])?;
+        let mem =
+            self.cold
+                .runtime
+                .allocate(&self.cold.pool, len + align, AllocFlags { executable })?;
+        mem.allow_access(&[&self.cold.gpu])?;
         let offset = (mem.addr().next_multiple_of(align as u64) - mem.addr()) as usize;
         Ok((mem, offset))
     }
@@ -246,12 +156,14 @@ impl HsaBackend {
     fn wait_for_room(
         &self,
         live: &mut parking_lot::MutexGuard<'_, Live>,
-        start: Instant,
+        start: &mut Option<Instant>,
         seq: u64,
     ) -> Result<(), BackendError> {
         live.queue
             .check_error("while waiting for room to submit a replay")?;
-        if start.elapsed() >= self.opts.submit_timeout {
+        // Started on the first wait: reading the clock costs the hot path.
+        let start = *start.get_or_insert_with(Instant::now);
+        if start.elapsed() >= self.cold.opts.submit_timeout {
             let (read, write) = live.queue.indices();
             return Err(HsaBackendError::Timeout {
                 what: format!(
@@ -266,23 +178,95 @@ impl HsaBackend {
         Ok(())
     }
 
+    /// Publishes `ib`'s packets with the queue state locked; rings only
+    /// when the ring is full (earlier segments must run to make room).
+    fn publish_locked(
+        &self,
+        live: &mut parking_lot::MutexGuard<'_, Live>,
+        ib: &HsaIb,
+    ) -> Result<Published, BackendError> {
+        let mut start = None;
+        self.replace_if_faulted(live)?;
+        let seq = live.issued + 1;
+        let signals = &self.watch.signals;
+        // The record slot is free once the replay SIGNALS before is done.
+        let reuse = seq.saturating_sub(SIGNALS as u64);
+        while reuse > live.known_done {
+            if live.done(signals, reuse) {
+                live.known_done = reuse;
+                break;
+            }
+            self.wait_for_room(live, &mut start, seq)?;
+        }
+        let sig = loop {
+            match live.free_signal(signals) {
+                Some(sig) => break sig,
+                None => self.wait_for_room(live, &mut start, seq)?,
+            }
+        };
+        let signal = &signals[sig];
+        signal.silent_store_relaxed(1);
+        let last = ib.packets.len() - 1;
+        let mut unrung = None;
+        for (i, packet) in ib.packets.iter().enumerate() {
+            let mut packet = *packet;
+            if i == last {
+                packet.completion_signal = signal.handle();
+            }
+            let packet = AqlPacket::Pm4Ib(packet);
+            // No room check up front (two more runtime calls per replay):
+            // a full ring is rare and answered by waiting and retrying.
+            loop {
+                match live.queue.publish(&packet) {
+                    Ok(id) => {
+                        unrung = Some(id);
+                        break;
+                    }
+                    Err(HsaError::QueueFull { .. }) => {
+                        // Earlier segments must run to make room: ring them.
+                        if let Some(id) = unrung.take() {
+                            live.queue.ring(id);
+                        }
+                        self.wait_for_room(live, &mut start, seq)?;
+                    }
+                    Err(err) => {
+                        if let Some(id) = unrung {
+                            live.queue.ring(id);
+                        }
+                        return Err(err.into());
+                    }
+                }
+            }
+        }
+        live.issued = seq;
+        live.sig_of[(seq % SIGNALS as u64) as usize] = sig as u8;
+        live.last_sig = sig as u8;
+        live.armed_by[sig] = seq;
+        Ok(Published {
+            ticket: Ticket {
+                epoch: live.epoch,
+                seq,
+            },
+            doorbell: unrung,
+        })
+    }
+
     /// Replaces a faulted queue (new generation), keeping what finished.
     fn replace_if_faulted(&self, live: &mut Live) -> Result<(), BackendError> {
         let Err(fault) = live.queue.check_error("during an earlier replay") else {
             return Ok(());
         };
-        let completed = completed_in(&self.watch.signals, live.issued);
+        let completed = live.completed(&self.watch.signals);
         self.watch
             .retired
             .lock()
             .retire(live.epoch, completed, fault.clone().into());
-        live.queue = self.runtime.create_queue(&self.gpu, self.ring)?;
+        let queue = self.cold.runtime.create_queue(&self.cold.gpu, self.ring)?;
         for s in &self.watch.signals {
             s.store_relaxed(0);
         }
-        live.epoch += 1;
-        live.issued = 0;
-        live.known_done = 0;
+        let epoch = live.epoch + 1;
+        *live = Live::new(queue, epoch);
         tracing::warn!(epoch = live.epoch, "queue replaced after a fault: {fault}");
         Ok(())
     }
@@ -352,66 +336,71 @@ impl QueueBackend for HsaBackend {
                 sys::Signal::default(),
             )?);
         }
+        let dwords = encoded.total_dwords();
         tracing::debug!(
             dispatches = encoded.dispatch_count(),
             segments = packets.len(),
-            dwords = encoded.total_dwords(),
+            dwords,
             "IB installed"
         );
+        // The queue reads the copy in `code`; patching needs only the sites
+        // and the kernarg image, so the host copy of the dwords goes.
+        let mut encoded = encoded;
+        for segment in &mut encoded.segments {
+            segment.dwords = Vec::new();
+        }
         Ok(HsaIb {
-            encoded,
             packets,
+            encoded,
             kernargs,
-            _code: code,
+            dwords,
+            code,
         })
     }
 
     fn layout(&self, ib: &HsaIb) -> IbLayout {
+        let kernarg_lens: Vec<u32> = ib.encoded.sites.iter().map(|s| s.kernarg_len).collect();
+        let e = &ib.encoded;
+        let host = std::mem::size_of::<HsaIb>()
+            + ib.packets.capacity() * std::mem::size_of::<sys::AmdPm4IbPacket>()
+            + e.segments.capacity() * std::mem::size_of::<relaunch_encoders::Segment>()
+            + e.kernarg_image.capacity()
+            + e.sites.capacity() * std::mem::size_of::<relaunch_encoders::DispatchSite>()
+            + e.kernels
+                .iter()
+                .map(|k| std::mem::size_of_val(k) + k.symbol.capacity())
+                .sum::<usize>()
+            + kernarg_lens.capacity() * std::mem::size_of::<u32>();
+        let device = ib.code.len() + ib.kernargs.as_ref().map_or(0, |(m, _)| m.len());
         IbLayout {
-            kernarg_lens: ib.encoded.sites.iter().map(|s| s.kernarg_len).collect(),
-            shared_kernargs: ib.encoded.kernargs_shared,
-            dwords: ib.encoded.total_dwords(),
+            kernarg_lens,
+            shared_kernargs: e.kernargs_shared,
+            dwords: ib.dwords,
+            retained_bytes: host + device,
         }
     }
 
     fn submit(&mut self, ib: &HsaIb) -> Result<Ticket, BackendError> {
-        let start = Instant::now();
+        // Publish and ring under one lock of the queue state.
         let mut live = self.watch.live.lock();
-        self.replace_if_faulted(&mut live)?;
-        let seq = live.issued + 1;
-        let signal = &self.watch.signals[(seq % SIGNALS as u64) as usize];
-        // The signal is free once the replay SIGNALS before this one is done.
-        let reuse = seq.saturating_sub(SIGNALS as u64);
-        while reuse > live.known_done {
-            if signal.load() <= 0 {
-                live.known_done = reuse;
-                break;
-            }
-            self.wait_for_room(&mut live, start, seq)?;
+        let published = self.publish_locked(&mut live, ib)?;
+        if let Some(id) = published.doorbell {
+            live.queue.ring(id);
         }
-        signal.silent_store_relaxed(1);
-        let last = ib.packets.len() - 1;
-        for (i, packet) in ib.packets.iter().enumerate() {
-            let mut packet = *packet;
-            if i == last {
-                packet.completion_signal = signal.handle();
-            }
-            let packet = AqlPacket::Pm4Ib(packet);
-            // No room check up front (two more runtime calls per replay):
-            // a full ring is rare and answered by waiting and retrying.
-            loop {
-                match live.queue.submit(&packet) {
-                    Ok(_) => break,
-                    Err(HsaError::QueueFull { .. }) => self.wait_for_room(&mut live, start, seq)?,
-                    Err(err) => return Err(err.into()),
-                }
-            }
+        Ok(published.ticket)
+    }
+
+    fn publish(&mut self, ib: &HsaIb) -> Result<Published, BackendError> {
+        let mut live = self.watch.live.lock();
+        self.publish_locked(&mut live, ib)
+    }
+
+    fn ring(&mut self, published: &Published) {
+        let live = self.watch.live.lock();
+        // A queue replaced since (new epoch) never saw these packets.
+        if let (Some(id), true) = (published.doorbell, published.ticket.epoch == live.epoch) {
+            live.queue.ring(id);
         }
-        live.issued = seq;
-        Ok(Ticket {
-            epoch: live.epoch,
-            seq,
-        })
     }
 
     fn patch(

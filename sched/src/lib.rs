@@ -3,10 +3,10 @@
 //! Owns: the queue actor (one hardware queue, its completion signal and
 //! the retained IBs installed on it, with operations kept in the order they
 //! were sent: `actor`), completions (`completion`), the backend vocabulary
-//! (`backend`) and its HSA implementation (`hsa_backend`), an in-memory
-//! backend that really executes counter IBs (`testing`), the queue-width
-//! policy (`policy`) and the scheduler that maps lanes onto actors, fans a
-//! replay out and gathers it (`scheduler`). Refuses: patches outside a
+//! (`backend`) and its HSA implementation (`hsa_backend`, its completions
+//! in `hsa_watch`), an in-memory backend that really executes counter IBs
+//! (`testing`), the queue-width policy (`policy`) and the scheduler that
+//! maps lanes onto actors, fans a replay out and gathers it (`scheduler`). Refuses: patches outside a
 //! dispatch's kernarg block, operations on stopped actors or foreign IBs.
 //! Must not import: the simulator (it is just another HSA table), the
 //! facade or any front end. Concurrency primitives come only through
@@ -18,6 +18,7 @@ pub mod completion;
 pub mod error;
 mod handle;
 pub mod hsa_backend;
+mod hsa_watch;
 mod loom;
 pub mod policy;
 pub mod scheduler;

@@ -1,6 +1,6 @@
 //! loom models of the actor protocols, one per protocol, each with at most
-//! four threads (the caller(s), the actor thread, the test queue's packet
-//! processor). Run by `scripts/test-loom` with `LOOM_MAX_PREEMPTIONS=2`:
+//! four threads (the caller(s), the actor thread(s), the test queue's
+//! packet processor). Run by `scripts/test-loom` with `LOOM_MAX_PREEMPTIONS=2`:
 //! bounding preemptions to 2 keeps every model to seconds on 2 cores while
 //! still covering every ordering that needs at most two forced switches,
 //! which is where the claim/enqueue/release races of this protocol live.
@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::actor::{Actor, ActorOptions};
 use crate::error::SchedError;
 use crate::loom::{thread, Arc};
+use crate::scheduler::{LaneProgram, Scheduler};
 use crate::testing::{CounterBackend, CounterDispatch, CounterMemory, CounterProgram};
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -112,6 +113,48 @@ fn loom_shutdown_while_operations_pend() {
         drop(ib);
         drop(actor);
         gpu.join().unwrap();
+        assert!(mem.violations().is_empty(), "{:?}", mem.violations());
+    });
+}
+
+/// A fan-out over two actors publishes both lanes, then rings both: each
+/// lane runs exactly once per replay, and a patch sent between two
+/// fan-outs lands after the first and before the second. The caller runs
+/// both test queues' processors itself after the sends (a processor per
+/// queue would make six threads; loom allows five): `step` takes only
+/// what was published, so the queued patch and the second replay of a
+/// busy actor still race the caller through that actor's thread.
+#[test]
+fn loom_fanout_publish_then_ring() {
+    loom::model(|| {
+        let mem = CounterMemory::new(2);
+        let (b0, g0) = CounterBackend::manual(Arc::clone(&mem));
+        let (b1, g1) = CounterBackend::manual(Arc::clone(&mem));
+        let sched = Scheduler::new(vec![b0, b1], ActorOptions::default()).unwrap();
+        let lanes = vec![
+            LaneProgram {
+                program: one_add(0, 1),
+                work: 1,
+            },
+            LaneProgram {
+                program: one_add(1, 2),
+                work: 1,
+            },
+        ];
+        let multi = sched.install(lanes).unwrap();
+        assert_eq!(multi.queues_used(), 2);
+        let first = multi.replay().unwrap();
+        multi.set_kernargs(1, 0, 0, &[5]).unwrap();
+        let second = multi.replay().unwrap();
+        for _ in 0..2 {
+            assert!(g0.step());
+            assert!(g1.step());
+        }
+        first.wait(WAIT).unwrap();
+        second.wait(WAIT).unwrap();
+        assert_eq!((mem.read(0), mem.read(1)), (Some(2), Some(7)));
+        drop(multi);
+        drop(sched);
         assert!(mem.violations().is_empty(), "{:?}", mem.violations());
     });
 }

@@ -16,8 +16,8 @@ use relaunch_device::Family;
 use relaunch_encoders::{EncodeOptions, IbBuilder};
 use relaunch_lanes::{EncoderSink, KernelResolver, Plan};
 
-use crate::actor::{Actor, ActorOptions};
-use crate::backend::QueueBackend;
+use crate::actor::{Actor, ActorOptions, Claimed};
+use crate::backend::{Published, QueueBackend};
 use crate::completion::Completion;
 use crate::error::SchedError;
 use crate::handle::IbHandle;
@@ -182,7 +182,8 @@ impl<B: QueueBackend> Scheduler<B> {
             .zip(assigned)
             .enumerate()
             .collect();
-        let results: Vec<Result<IbHandle<B>, SchedError>> = if jobs.len() > 1 {
+        // rayon's pool threads are not loom threads: sequential under loom.
+        let results: Vec<Result<IbHandle<B>, SchedError>> = if jobs.len() > 1 && !cfg!(loom) {
             jobs.into_par_iter().map(install).collect()
         } else {
             jobs.into_iter().map(install).collect()
@@ -250,23 +251,86 @@ impl<B: QueueBackend> MultiIb<B> {
 
     /// Submits every lane. A lane whose submission fails is reported in the
     /// error (naming the lane); the others were submitted and run.
+    ///
+    /// Publish every lane, then ring: each idle actor is claimed and its
+    /// lanes' packets are written, and only then is every claimed queue's
+    /// doorbell rung, so the lanes start as close together as possible.
+    /// Lanes whose actor is busy go through its mailbox afterwards (in lane
+    /// order, after the rings), as a single `replay` would.
     pub fn replay(&self) -> Result<MultiCompletion<B::Watch>, SchedError> {
         let mut parts = Vec::with_capacity(self.lanes.len());
         let mut failures = Vec::new();
-        for (lane, ib) in self.lanes.iter().enumerate() {
+        let mut busy = Vec::new();
+        {
+            // Claimed actors and the last replay published on each.
+            let mut claims: Vec<(Claimed<'_, B>, Option<Published>)> = Vec::new();
+            for (lane, ib) in self.lanes.iter().enumerate() {
+                let shared = ib.shared();
+                // An actor found busy takes all its lanes through the mailbox.
+                if busy
+                    .iter()
+                    .any(|&b: &usize| std::ptr::eq(self.lanes[b].shared(), shared))
+                {
+                    busy.push(lane);
+                    continue;
+                }
+                let at = match claims.iter().position(|(c, _)| c.is_of(shared)) {
+                    Some(at) => at,
+                    None => match shared.claim() {
+                        Ok(Ok(claimed)) => {
+                            claims.push((claimed, None));
+                            claims.len() - 1
+                        }
+                        Ok(Err(inbox)) => {
+                            drop(inbox);
+                            busy.push(lane);
+                            continue;
+                        }
+                        Err(source) => {
+                            failures.push(lane_error(lane, ib, source));
+                            continue;
+                        }
+                    },
+                };
+                let (claimed, last) = &mut claims[at];
+                match claimed
+                    .core()
+                    .and_then(|core| core.publish(shared.index, ib.id()))
+                {
+                    Ok(published) => {
+                        *last = Some(published);
+                        let watch = Arc::clone(&shared.watch);
+                        let done = Completion::issued(shared.index, watch, published.ticket);
+                        parts.push((lane, done));
+                    }
+                    Err(source) => failures.push(lane_error(lane, ib, source)),
+                }
+            }
+            for (claimed, last) in &mut claims {
+                if let (Some(published), Ok(core)) = (last.as_ref(), claimed.core()) {
+                    core.ring(published);
+                }
+            }
+            // Dropping the claims releases the actors.
+        }
+        for lane in busy {
+            let ib = &self.lanes[lane];
             match ib.replay() {
                 Ok(c) => parts.push((lane, c)),
-                Err(source) => failures.push(SchedError::Lane {
-                    lane,
-                    actor: ib.actor().index(),
-                    source: Box::new(source),
-                }),
+                Err(source) => failures.push(lane_error(lane, ib, source)),
             }
         }
+        parts.sort_by_key(|(lane, _)| *lane);
         match failures.len() {
             0 => Ok(MultiCompletion { parts }),
             1 => Err(failures.remove(0)),
-            _ => Err(SchedError::Lanes { failures }),
+            _ => {
+                failures.sort_by_key(|e| match e {
+                    SchedError::Lane { lane, .. } => *lane,
+                    _ => usize::MAX,
+                });
+                Err(SchedError::Lanes { failures })
+            }
         }
     }
 
@@ -286,6 +350,14 @@ impl<B: QueueBackend> MultiIb<B> {
                 actor: ib.actor().index(),
                 source: Box::new(source),
             })
+    }
+}
+
+fn lane_error<B: QueueBackend>(lane: usize, ib: &IbHandle<B>, source: SchedError) -> SchedError {
+    SchedError::Lane {
+        lane,
+        actor: ib.actor().index(),
+        source: Box::new(source),
     }
 }
 

@@ -11,7 +11,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::backend::{
-    failed_or_abandoned, CompletionWatch, IbLayout, QueueBackend, RetiredEpochs, Ticket, WatchError,
+    failed_or_abandoned, CompletionWatch, IbLayout, Published, QueueBackend, RetiredEpochs, Ticket,
+    WatchError,
 };
 use crate::error::BackendError;
 use crate::loom::{self, Arc, Condvar, Mutex};
@@ -362,10 +363,13 @@ impl QueueBackend for CounterBackend {
             kernarg_lens: vec![8; ib.counters.len()],
             shared_kernargs: false,
             dwords: ib.counters.len() * 8,
+            retained_bytes: 0,
         }
     }
 
-    fn submit(&mut self, ib: &CounterIb) -> Result<Ticket, BackendError> {
+    /// Queues the replay for the processor; it may take it before the
+    /// ring (a processor woken for other reasons sees it), like a CP polling.
+    fn publish(&mut self, ib: &CounterIb) -> Result<Published, BackendError> {
         let w = &*self.watch;
         let mut q = loom::lock(&w.state);
         if let Some(cause) = q.fault.take() {
@@ -390,9 +394,14 @@ impl QueueBackend for CounterBackend {
         loom::lock(&ib.state).in_flight += 1;
         q.pending
             .push_back((Arc::clone(&ib.state), ib.counters.clone(), ticket));
-        drop(q);
-        w.changed.notify_all();
-        Ok(ticket)
+        Ok(Published {
+            ticket,
+            doorbell: Some(ticket.seq),
+        })
+    }
+
+    fn ring(&mut self, _published: &Published) {
+        self.watch.changed.notify_all();
     }
 
     fn patch(

@@ -312,3 +312,44 @@ fn a_queued_patch_that_cannot_land_is_reported_by_the_next_replay() {
     drop(actor);
     driver.join().unwrap();
 }
+
+#[test]
+fn a_fan_out_publishes_on_idle_actors_and_queues_behind_busy_ones() {
+    let mem = CounterMemory::new(4);
+    let (b0, g0) = CounterBackend::manual(Arc::clone(&mem));
+    let (b1, g1) = CounterBackend::manual(Arc::clone(&mem));
+    let sched = Scheduler::new(vec![b0, b1], ActorOptions::default()).unwrap();
+    let lanes = (0..4)
+        .map(|l| LaneProgram {
+            program: program(l, &[1]),
+            work: 1,
+        })
+        .collect();
+    let multi = sched.install(lanes).unwrap();
+    let actors: Vec<usize> = (0..4)
+        .map(|l| multi.lane(l).unwrap().actor().index())
+        .collect();
+    assert_eq!(actors, vec![0, 1, 0, 1], "two lanes share each actor");
+    // Both actors idle: every lane is published, nothing has run yet.
+    let first = multi.replay().unwrap();
+    assert!(!first.is_complete().unwrap());
+    // A patch of lane 1 while its replay is in flight goes to actor 1's
+    // thread; the next fan-out must queue lanes 1 and 3 behind it.
+    multi.set_kernargs(1, 0, 0, &[10]).unwrap();
+    let second = multi.replay().unwrap();
+    let driver = thread::spawn(move || {
+        for _ in 0..2 {
+            assert!(g0.step());
+            assert!(g0.step());
+            assert!(g1.step());
+            assert!(g1.step());
+        }
+        (g0, g1)
+    });
+    first.wait(WAIT).unwrap();
+    second.wait(WAIT).unwrap();
+    let _gpus = driver.join().unwrap();
+    let counts: Vec<Option<u64>> = (0..4).map(|c| mem.read(c)).collect();
+    assert_eq!(counts, vec![Some(2), Some(11), Some(2), Some(2)]);
+    assert!(mem.violations().is_empty(), "{:?}", mem.violations());
+}

@@ -40,12 +40,46 @@ impl Condition {
     }
 }
 
+/// Records when a signal was last stored to (a queue's doorbell: the
+/// moment of the write, before any waiter is woken), as nanoseconds since
+/// [`StoreStamp::epoch`], plus how many stores there were.
+#[derive(Debug, Default)]
+pub struct StoreStamp {
+    at_ns: AtomicU64,
+    stores: AtomicU64,
+}
+
+impl StoreStamp {
+    /// The process-wide origin of the stamps.
+    pub fn epoch() -> Instant {
+        static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+
+    fn record(&self) {
+        let ns = Self::epoch().elapsed().as_nanos() as u64;
+        self.at_ns.store(ns, Ordering::Relaxed);
+        self.stores.fetch_add(1, Ordering::Release);
+    }
+
+    /// (time of the latest store, stores so far); `None` before the first.
+    pub fn last(&self) -> Option<(Instant, u64)> {
+        let stores = self.stores.load(Ordering::Acquire);
+        (stores > 0).then(|| {
+            let ns = self.at_ns.load(Ordering::Relaxed);
+            (Self::epoch() + Duration::from_nanos(ns), stores)
+        })
+    }
+}
+
 /// One signal.
 #[derive(Debug, Default)]
 pub struct SimSignal {
     value: AtomicI64,
     lock: Mutex<()>,
     changed: Condvar,
+    /// Set for doorbells: stores are timestamped.
+    stamp: Option<Arc<StoreStamp>>,
 }
 
 impl SimSignal {
@@ -54,6 +88,7 @@ impl SimSignal {
             value: AtomicI64::new(initial),
             lock: Mutex::new(()),
             changed: Condvar::new(),
+            stamp: None,
         }
     }
 
@@ -65,6 +100,9 @@ impl SimSignal {
     pub fn store(&self, value: i64) {
         let _guard = self.lock.lock();
         self.value.store(value, Ordering::Release);
+        if let Some(stamp) = &self.stamp {
+            stamp.record();
+        }
         self.changed.notify_all();
     }
 
@@ -115,6 +153,17 @@ impl SignalTable {
     pub fn create(&self, initial: i64) -> (u64, Arc<SimSignal>) {
         let handle = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let signal = Arc::new(SimSignal::new(initial));
+        self.signals.write().insert(handle, Arc::clone(&signal));
+        (handle, signal)
+    }
+
+    /// Create a signal whose stores are recorded in `stamp` (doorbells).
+    pub fn create_stamped(&self, initial: i64, stamp: Arc<StoreStamp>) -> (u64, Arc<SimSignal>) {
+        let handle = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let signal = Arc::new(SimSignal {
+            stamp: Some(stamp),
+            ..SimSignal::new(initial)
+        });
         self.signals.write().insert(handle, Arc::clone(&signal));
         (handle, signal)
     }

@@ -42,14 +42,20 @@ unsafe extern "C" fn on_queue_error(
 }
 
 /// An AQL queue on one GPU agent. Single producer: submitting needs `&mut`.
+/// repr(C), what `publish` reads first (layout only).
 #[derive(Debug)]
+#[repr(C)]
 pub struct AqlQueue {
-    inner: Arc<RuntimeInner>,
+    /// Next write index (we are the only producer).
+    written: u64,
+    /// Read index last seen; the processor's only grows past it.
+    read_seen: u64,
+    size: u32,
     queue: NonNull<sys::Queue>,
+    inner: Arc<RuntimeInner>,
     // Boxed so its address stays fixed for the runtime's callback; dropped
     // after the queue is destroyed (Drop runs before field drops).
     error: Box<ErrorSlot>,
-    size: u32,
     id: u64,
 }
 
@@ -102,12 +108,14 @@ impl Runtime {
             let q = queue.as_ref();
             (q.size, q.id, q.base_address)
         };
-        let made = AqlQueue {
+        let mut made = AqlQueue {
             inner: Arc::clone(&self.inner),
             queue,
             error,
             size: ring_size,
             id,
+            written: 0,
+            read_seen: 0,
         };
         if base.is_null()
             || (base as usize) % sys::AQL_PACKET_BYTES != 0
@@ -119,6 +127,8 @@ impl Runtime {
                 message: format!("queue with an unusable ring (base {base:p}, size {ring_size})"),
             });
         }
+        let (read, write) = made.indices();
+        (made.read_seen, made.written) = (read, write);
         tracing::debug!(queue = id, size = ring_size, agent = %gpu.name, "AQL queue created");
         Ok(made)
     }
@@ -163,22 +173,54 @@ impl AqlQueue {
         }
     }
 
-    /// Submits one packet and returns its packet id.
+    /// Submits one packet and returns its packet id: [`AqlQueue::publish`]
+    /// then [`AqlQueue::ring`].
     pub fn submit(&mut self, packet: &AqlPacket) -> Result<u64, HsaError> {
+        let id = self.publish(packet)?;
+        self.ring(id);
+        Ok(id)
+    }
+
+    /// Reserves the next slot, writes the packet body, then publishes its
+    /// header with release ordering; returns the packet id. The doorbell is
+    /// not rung: call [`AqlQueue::ring`] with this id (or a later one), so
+    /// several queues can be published first and rung together. A packet
+    /// processor may still pick a published packet up before the ring.
+    pub fn publish(&mut self, packet: &AqlPacket) -> Result<u64, HsaError> {
         self.check_error("before submitting a packet")?;
-        let (read, write) = self.indices();
-        let in_flight = write.wrapping_sub(read);
-        if in_flight >= self.size as u64 {
-            return Err(HsaError::QueueFull {
-                queue_id: self.id,
-                in_flight,
-                size: self.size,
-            });
+        let write = self.written;
+        if write.wrapping_sub(self.read_seen) >= self.size as u64 {
+            // Only re-read the processor's index when the cached one says
+            // full: it only grows, so a stale value errs on the safe side.
+            self.read_seen = self.load_read_index();
+            let in_flight = write.wrapping_sub(self.read_seen);
+            if in_flight >= self.size as u64 {
+                return Err(HsaError::QueueFull {
+                    queue_id: self.id,
+                    in_flight,
+                    size: self.size,
+                });
+            }
         }
         let words = packet.words();
         // SAFETY: live queue; we are its only producer (`&mut self`), so the
         // reserved id equals `write` and its slot was checked free above.
         let id = unsafe { (self.inner.api().queue_add_write_index_scacq_screl)(self.raw(), 1) };
+        if id != write {
+            // Someone else produced on our queue: trust the runtime's index.
+            self.written = id;
+            self.read_seen = self.load_read_index();
+            if id.wrapping_sub(self.read_seen) >= self.size as u64 {
+                return Err(HsaError::Invalid {
+                    what: "AQL queue write index",
+                    problem: format!(
+                        "queue {} was written by another producer and slot {id} is not free; use one producer per queue",
+                        self.id
+                    ),
+                });
+            }
+        }
+        self.written = id + 1;
         // SAFETY: base_address is the 64-byte-aligned ring of `size` packets
         // (checked at creation); the slot index is reduced modulo size.
         let slot = unsafe {
@@ -195,13 +237,23 @@ impl AqlQueue {
         // SAFETY: the slot's first dword is 4-byte aligned and only accessed
         // atomically by the packet processor; Release orders the body before it.
         unsafe { AtomicU32::from_ptr(slot) }.store(words[0], Ordering::Release);
-        // SAFETY: live queue; ringing the doorbell with the packet id.
+        tracing::trace!(queue = self.id, packet = id, "AQL packet published");
+        Ok(id)
+    }
+
+    /// Rings the doorbell with `packet_id` (the last packet published): the
+    /// packet processor goes on up to and including that packet.
+    pub fn ring(&self, packet_id: u64) {
+        // SAFETY: live queue; the doorbell signal belongs to it.
         unsafe {
             let doorbell = self.queue.as_ref().doorbell_signal;
-            (self.inner.api().signal_store_screlease)(doorbell, id as i64);
+            (self.inner.api().signal_store_screlease)(doorbell, packet_id as i64);
         }
-        tracing::trace!(queue = self.id, packet = id, "AQL packet submitted");
-        Ok(id)
+    }
+
+    fn load_read_index(&self) -> u64 {
+        // SAFETY: live queue of a live runtime.
+        unsafe { (self.inner.api().queue_load_read_index_scacquire)(self.raw()) }
     }
 
     /// Waits until `signal` drops below `below` (a completion signal armed

@@ -4,7 +4,11 @@
 //!
 //! The processor reads a slot's header with acquire ordering; a slot whose
 //! header is INVALID is not consumed. It does not rely on the doorbell alone:
-//! it also polls, as a real CP may pick up a published header at any time.
+//! it also polls, as a real CP may pick up a published header at any time;
+//! for a moment after each packet it polls on a short timer instead of
+//! sleeping, so a host that submits again soon does not pay for waking it
+//! (see `Processor::linger`). The doorbell's writes are timestamped at the
+//! write (`SimQueue::last_doorbell`), which is how benchmarks time a submit.
 //! A consumed slot gets its body poisoned before its header is set INVALID,
 //! so a producer that publishes a header before writing the body hands the
 //! processor a poisoned body, which the packet check refuses by name.
@@ -21,7 +25,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use relaunch_hsa_sys::{
@@ -34,11 +38,16 @@ use crate::device::{SimDevice, SimError};
 use crate::memory::MemKind;
 use crate::ordering::{Footprint, IbEnd, IbLocation, Violation};
 use crate::pm4;
-use crate::signal::{Condition, SimSignal};
+use crate::signal::{Condition, SimSignal, StoreStamp};
 use crate::trace::RangeSet;
 
 /// How often an idle processor re-checks the ring without a doorbell.
 const POLL: Duration = Duration::from_millis(20);
+/// How long a processor keeps polling the ring after a packet before it
+/// sleeps until a doorbell (see `Processor::linger`).
+const LINGER: Duration = Duration::from_millis(2);
+/// The timer of those polls.
+const LINGER_POLL: Duration = Duration::from_micros(20);
 /// First dword of a consumed slot: INVALID header, poisoned format bytes.
 const CONSUMED: u32 = 1 | (u32::from_le_bytes([0, 0, POISON, POISON]));
 /// How many violations a strict-mode error message lists.
@@ -104,6 +113,9 @@ pub struct SimQueue {
     pub doorbell: u64,
     device: Arc<SimDevice>,
     doorbell_signal: Arc<SimSignal>,
+    /// When the doorbell was last written (benchmarks time submission up to
+    /// the doorbell write, not the processor's wake-up after it).
+    doorbell_stamp: Arc<StoreStamp>,
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -139,7 +151,10 @@ impl SimQueue {
                 .memory
                 .store_u32_release(ring + 64 * slot, CONSUMED)?;
         }
-        let (doorbell, doorbell_signal) = device.signals.create(-1);
+        let doorbell_stamp = Arc::new(StoreStamp::default());
+        let (doorbell, doorbell_signal) = device
+            .signals
+            .create_stamped(-1, Arc::clone(&doorbell_stamp));
         let shared = Arc::new(Shared {
             read_index: AtomicU64::new(0),
             write_index: AtomicU64::new(0),
@@ -175,6 +190,7 @@ impl SimQueue {
             doorbell,
             device: Arc::clone(device),
             doorbell_signal,
+            doorbell_stamp,
             shared,
             thread: Mutex::new(Some(thread)),
         }))
@@ -208,6 +224,14 @@ impl SimQueue {
     /// doorbell handle does).
     pub fn ring_doorbell(&self, packet_id: u64) {
         self.doorbell_signal.store(packet_id as i64);
+    }
+
+    /// When the doorbell was last written, taken at the write and before
+    /// the packet processor is woken, with the number of writes so far;
+    /// `None` before the first. Benchmarks compare it with an `Instant`
+    /// taken at their call to measure call -> doorbell.
+    pub fn last_doorbell(&self) -> Option<(std::time::Instant, u64)> {
+        self.doorbell_stamp.last()
     }
 
     /// Faults to inject from now on.
@@ -266,6 +290,8 @@ impl Processor {
 
     fn run(self) {
         let mut rd = 0u64;
+        // When the last packet finished (None: idle since long enough).
+        let mut active: Option<Instant> = None;
         while !self.stopping() {
             if self.shared.dead.load(Ordering::Acquire) {
                 self.doorbell.wait(Condition::Eq, i64::MIN, POLL);
@@ -286,13 +312,44 @@ impl Processor {
                 }
             };
             if aql::Header::is_invalid(header) {
-                self.doorbell.wait(Condition::Ne, seen, POLL);
+                if !self.linger(slot, seen, &mut active) {
+                    self.doorbell.wait(Condition::Ne, seen, POLL);
+                }
                 continue;
             }
             if self.step(rd, slot) {
                 rd += 1;
             }
+            active = Some(Instant::now());
         }
+    }
+
+    /// For [`LINGER`] after the last packet, polls the ring on a short
+    /// timer instead of sleeping on the doorbell, as a hardware CP keeps
+    /// polling: a host that submits again soon then writes a doorbell
+    /// nobody sleeps on, and its write is not followed by a thread wake-up
+    /// (a futex call, and often this thread preempting the host) that a
+    /// real doorbell write does not cost. Benchmarks time the host up to
+    /// its last doorbell, so with several queues that cost would count.
+    /// Sleeping between polls (not spinning) leaves the CPU to the host.
+    /// True when something came (doorbell or a published header), false
+    /// once idle.
+    fn linger(&self, slot: u64, seen: i64, active: &mut Option<Instant>) -> bool {
+        let Some(since) = *active else {
+            return false;
+        };
+        while since.elapsed() < LINGER {
+            std::thread::sleep(LINGER_POLL);
+            if self.stopping() || self.doorbell.load() != seen {
+                return true;
+            }
+            match self.device.memory.load_u16_acquire(slot) {
+                Ok(h) if aql::Header::is_invalid(h) => {}
+                _ => return true,
+            }
+        }
+        *active = None;
+        false
     }
 
     /// Process the packet in `slot`; true when it was consumed.
@@ -486,3 +543,6 @@ impl Processor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

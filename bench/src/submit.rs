@@ -1,0 +1,337 @@
+//! `submit`: how long a replay takes from the call to the doorbell write,
+//! on `sim:gfx1201` through the simulator's HSA table (TARGETS.md:
+//! `submit_p50_ns`, `submit_vs_direct`, `fanout4_p50_ns`).
+//!
+//! The simulated queue timestamps its doorbell at the write, before its
+//! packet processor is woken (`SimQueue::last_doorbell`), so a sample is
+//! "Instant at the call" to "doorbell stamp", with no thread wake-up in it.
+//! Each sample checks that exactly the expected doorbells were rung, and
+//! the replay is waited for outside the timed region. The direct baseline
+//! and the scheduler path are sampled alternately, so noise on this shared
+//! machine hits both alike. Baseline: the same 1-dispatch counter IB in
+//! executable memory, one vendor PM4-IB packet with a completion signal
+//! armed to 1 (what a real submit needs), `AqlQueue::submit` on a queue of
+//! the same size on the same agent. At the end every counter must equal
+//! the number of replays that incremented it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, Allocation, AqlPacket, AqlQueue, Signal};
+use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
+use relaunch_sched::ActorOptions;
+use relaunch_sim::{hsa, SimQueue};
+
+use crate::report::Report;
+use crate::simrig::{median, read_u32, SimRig};
+
+const WARMUP: usize = 200;
+const SAMPLES: usize = 3000;
+/// Submits per burst (fewer than the backend's completion signals).
+const BURST: usize = 8;
+const BURSTS: usize = 400;
+const WAIT: Duration = Duration::from_secs(10);
+/// Bytes between the counters of different paths (no sharing of a line).
+const STRIDE: u64 = 64;
+
+pub fn run(report: &mut Report) -> Result<(), String> {
+    let rig = SimRig::open()?;
+    let counters = rig.device_memory(STRIDE as usize * 8)?;
+    let base = counters.addr();
+
+    // Direct and single-queue scheduler, sampled alternately.
+    let mut direct = Direct::new(&rig, base)?;
+    let (sched, queues) = scheduler(&rig, 1)?;
+    let multi = install(&sched, &rig, &[base + STRIDE])?;
+    let ib = multi.lane(0).map_err(|e| e.to_string())?;
+    let actor_queue = &queues[0];
+    let mut direct_ns = Vec::with_capacity(SAMPLES);
+    let mut actor_ns = Vec::with_capacity(SAMPLES);
+    for i in 0..WARMUP + SAMPLES {
+        let d = direct.sample()?;
+        let before = rings(&direct.sim);
+        let was = rings(actor_queue);
+        let t = Instant::now();
+        let done = ib.replay().map_err(|e| format!("replay: {e}"))?;
+        let a = doorbell_ns(actor_queue, was, 1, t)?;
+        done.wait(WAIT).map_err(|e| format!("replay wait: {e}"))?;
+        if rings(&direct.sim) != before {
+            return Err("the direct queue was rung by the scheduler sample".into());
+        }
+        if i >= WARMUP {
+            direct_ns.push(d);
+            actor_ns.push(a);
+        }
+    }
+    // Bursts: BURST submits back to back, then one wait for all, so the
+    // submit path's data stays in cache (an informative second regime).
+    let mut direct_burst = Vec::with_capacity(BURSTS * BURST);
+    let mut actor_burst = Vec::with_capacity(BURSTS * BURST);
+    for i in 0..BURSTS + BURSTS / 10 {
+        let d = direct.burst()?;
+        let mut pending = Vec::with_capacity(BURST);
+        let mut a = Vec::with_capacity(BURST);
+        for _ in 0..BURST {
+            let was = rings(actor_queue);
+            let t = Instant::now();
+            pending.push(ib.replay().map_err(|e| format!("replay: {e}"))?);
+            a.push(doorbell_ns(actor_queue, was, 1, t)?);
+        }
+        for done in pending {
+            done.wait(WAIT).map_err(|e| format!("replay wait: {e}"))?;
+        }
+        if i >= BURSTS / 10 {
+            direct_burst.extend(d);
+            actor_burst.extend(a);
+        }
+    }
+    let single = (WARMUP + SAMPLES + (BURSTS + BURSTS / 10) * BURST) as u32;
+    expect_counter(base, single, "direct")?;
+    expect_counter(base + STRIDE, single, "scheduler")?;
+    drop((multi, sched, queues, direct));
+
+    // Fan-out: four lanes on four queues, call to the last doorbell.
+    let (sched, queues) = scheduler(&rig, 4)?;
+    let targets: Vec<u64> = (0..4).map(|l| base + STRIDE * (2 + l)).collect();
+    let multi = install(&sched, &rig, &targets)?;
+    let lane_queues: Vec<&Arc<SimQueue>> = (0..4)
+        .map(|l| multi.lane(l).map(|h| &queues[h.actor().index()]))
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    if multi.queues_used() != 4 {
+        return Err(format!(
+            "the four lanes landed on {} queues, not 4",
+            multi.queues_used()
+        ));
+    }
+    let mut fan_ns = Vec::with_capacity(SAMPLES);
+    for i in 0..WARMUP + SAMPLES {
+        let before: Vec<u64> = lane_queues.iter().map(|q| rings(q)).collect();
+        let t = Instant::now();
+        let done = multi.replay().map_err(|e| format!("fan-out replay: {e}"))?;
+        let mut last = 0;
+        for (q, was) in lane_queues.iter().zip(before) {
+            last = last.max(doorbell_ns(q, was, 1, t)?);
+        }
+        done.wait(WAIT)
+            .map_err(|e| format!("fan-out replay wait: {e}"))?;
+        if i >= WARMUP {
+            fan_ns.push(last);
+        }
+    }
+    let replays = (WARMUP + SAMPLES) as u32;
+    for (l, &t) in targets.iter().enumerate() {
+        expect_counter(t, replays, &format!("fan-out lane {l}"))?;
+    }
+    drop((multi, sched, queues));
+    drop(counters);
+
+    let direct_p50 = median(&mut direct_ns);
+    let actor_p50 = median(&mut actor_ns);
+    let fan_p50 = median(&mut fan_ns);
+    let direct_burst_p50 = median(&mut direct_burst);
+    let actor_burst_p50 = median(&mut actor_burst);
+    println!(
+        "submit: {SAMPLES} samples each, each replay waited: direct p50 {direct_p50} ns, through the scheduler p50 {actor_p50} ns"
+    );
+    println!(
+        "submit: in bursts of {BURST} (waited per burst): direct p50 {direct_burst_p50} ns, through the scheduler p50 {actor_burst_p50} ns"
+    );
+    report.metric(
+        "submit_p50_ns",
+        actor_p50 as f64,
+        "ns",
+        Some((1500.0, true)),
+    );
+    report.metric(
+        "submit_vs_direct",
+        actor_p50 as f64 / direct_p50.max(1) as f64,
+        "ratio",
+        Some((1.5, true)),
+    );
+    report.metric("fanout4_p50_ns", fan_p50 as f64, "ns", Some((4000.0, true)));
+    report.metric("submit_burst_p50_ns", actor_burst_p50 as f64, "ns", None);
+    report.metric(
+        "submit_vs_direct_burst",
+        actor_burst_p50 as f64 / direct_burst_p50.max(1) as f64,
+        "ratio",
+        None,
+    );
+    Ok(())
+}
+
+/// Doorbell writes of `q` so far.
+fn rings(q: &SimQueue) -> u64 {
+    q.last_doorbell().map_or(0, |(_, n)| n)
+}
+
+/// Nanoseconds from `t` to `q`'s latest doorbell write, which must be the
+/// `expect`-th after `was` writes.
+fn doorbell_ns(q: &SimQueue, was: u64, expect: u64, t: Instant) -> Result<u64, String> {
+    match q.last_doorbell() {
+        Some((at, n)) if n == was + expect => Ok(at.saturating_duration_since(t).as_nanos() as u64),
+        seen => Err(format!(
+            "queue {}: expected doorbell write {} after the call, saw {:?}",
+            q.id,
+            was + expect,
+            seen.map(|(_, n)| n)
+        )),
+    }
+}
+
+fn expect_counter(addr: u64, want: u32, what: &str) -> Result<(), String> {
+    let got = read_u32(addr)?;
+    if got != want {
+        return Err(format!("{what} counter is {got}, expected {want}"));
+    }
+    Ok(())
+}
+
+/// A scheduler of `n` HSA queues and each actor's simulated queue.
+fn scheduler(
+    rig: &SimRig,
+    n: usize,
+) -> Result<(Scheduler<HsaBackend>, Vec<Arc<SimQueue>>), String> {
+    let backends = (0..n)
+        .map(|_| HsaBackend::new(&rig.rt, &rig.gpu, HsaQueueOptions::default()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("creating a queue backend: {e}"))?;
+    let queues = backends
+        .iter()
+        .map(|b| {
+            hsa::queue_by_id(b.queue_id())
+                .ok_or_else(|| format!("no simulated queue with id {}", b.queue_id()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sched = Scheduler::new(backends, ActorOptions::default()).map_err(|e| e.to_string())?;
+    Ok((sched, queues))
+}
+
+/// One 1-dispatch counter lane per target.
+fn install(
+    sched: &Scheduler<HsaBackend>,
+    rig: &SimRig,
+    targets: &[u64],
+) -> Result<MultiIb<HsaBackend>, String> {
+    let lanes = targets
+        .iter()
+        .map(|&t| {
+            Ok(LaneProgram {
+                program: rig.counter_ib(t, 1)?,
+                work: 1,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    sched.install(lanes).map_err(|e| format!("install: {e}"))
+}
+
+/// The baseline: the packet written and the doorbell rung directly.
+struct Direct {
+    queue: AqlQueue,
+    sim: Arc<SimQueue>,
+    done: Signal,
+    packet: AqlPacket,
+    /// One signal and packet per submit of a burst.
+    burst: Vec<(Signal, AqlPacket)>,
+    _code: Allocation,
+    _kernargs: Allocation,
+}
+
+impl Direct {
+    fn new(rig: &SimRig, target: u64) -> Result<Direct, String> {
+        let rt = &rig.rt;
+        let b = rig.counter_ib(target, 1)?;
+        let pool = rt.kernarg_pool().map_err(|e| e.to_string())?;
+        let layout = b.kernarg_layout();
+        let mut kernargs = rt
+            .allocate(&pool, layout.bytes as usize, AllocFlags::default())
+            .map_err(|e| e.to_string())?;
+        kernargs
+            .allow_access(&[&rig.gpu])
+            .map_err(|e| e.to_string())?;
+        let ib = b.finish(kernargs.addr()).map_err(|e| e.to_string())?;
+        kernargs
+            .write(0, &ib.kernarg_image)
+            .map_err(|e| e.to_string())?;
+        if ib.segments.len() != 1 {
+            return Err(format!(
+                "a 1-dispatch IB has {} segments",
+                ib.segments.len()
+            ));
+        }
+        let bytes: Vec<u8> = ib.segments[0]
+            .dwords
+            .iter()
+            .flat_map(|d| d.to_le_bytes())
+            .collect();
+        let mut code = rt
+            .allocate(&pool, bytes.len(), AllocFlags { executable: true })
+            .map_err(|e| e.to_string())?;
+        code.allow_access(&[&rig.gpu]).map_err(|e| e.to_string())?;
+        code.write(0, &bytes).map_err(|e| e.to_string())?;
+        let queue = rt
+            .create_queue(&rig.gpu, HsaQueueOptions::default().ring_packets)
+            .map_err(|e| e.to_string())?;
+        let sim = hsa::queue_by_id(queue.id())
+            .ok_or_else(|| format!("no simulated queue with id {}", queue.id()))?;
+        let dwords = ib.segments[0].dwords.len() as u32;
+        let signalled = |signal: &Signal| {
+            pm4_ib_packet(code.addr(), dwords, signal.handle())
+                .map(AqlPacket::Pm4Ib)
+                .map_err(|e| e.to_string())
+        };
+        let done = rt.create_signal(0).map_err(|e| e.to_string())?;
+        let packet = signalled(&done)?;
+        let mut burst = Vec::with_capacity(BURST);
+        for _ in 0..BURST {
+            let signal = rt.create_signal(0).map_err(|e| e.to_string())?;
+            let packet = signalled(&signal)?;
+            burst.push((signal, packet));
+        }
+        Ok(Direct {
+            queue,
+            sim,
+            done,
+            packet,
+            burst,
+            _code: code,
+            _kernargs: kernargs,
+        })
+    }
+
+    /// `BURST` timed direct submits back to back, then waited.
+    fn burst(&mut self) -> Result<Vec<u64>, String> {
+        let mut out = Vec::with_capacity(BURST);
+        for (signal, packet) in &self.burst {
+            let was = rings(&self.sim);
+            let t = Instant::now();
+            signal.silent_store_relaxed(1);
+            self.queue
+                .submit(packet)
+                .map_err(|e| format!("direct submit: {e}"))?;
+            out.push(doorbell_ns(&self.sim, was, 1, t)?);
+        }
+        for (signal, _) in &self.burst {
+            self.queue
+                .wait(signal, 1, WAIT)
+                .map_err(|e| format!("direct wait: {e}"))?;
+        }
+        Ok(out)
+    }
+
+    /// One timed direct submit (arm the signal, write, ring), then waited.
+    fn sample(&mut self) -> Result<u64, String> {
+        let was = rings(&self.sim);
+        let t = Instant::now();
+        self.done.silent_store_relaxed(1);
+        self.queue
+            .submit(&self.packet)
+            .map_err(|e| format!("direct submit: {e}"))?;
+        let ns = doorbell_ns(&self.sim, was, 1, t)?;
+        self.queue
+            .wait(&self.done, 1, WAIT)
+            .map_err(|e| format!("direct wait: {e}"))?;
+        Ok(ns)
+    }
+}

@@ -1,0 +1,240 @@
+//! Submission on the simulated gfx1100: the AQL queue's publish/ring split,
+//! the fan-out ringing each queue once after publishing every lane, and
+//! more replays in flight than the backend has completion signals. The
+//! simulated HSA system is process-wide: tests take SERIAL.
+
+#![cfg(not(loom))]
+
+mod common;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use common::{read_u32, SimGpu};
+use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, Allocation, AqlPacket, HsaError};
+use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions, SIGNALS};
+use relaunch_sched::scheduler::{LaneProgram, Scheduler};
+use relaunch_sched::ActorOptions;
+use relaunch_sim::{hsa, FaultPlan};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+const WAIT: Duration = Duration::from_secs(30);
+
+fn counters(sim: &SimGpu, bytes: usize) -> Allocation {
+    let rt = &sim.rt;
+    rt.allocate(
+        &rt.device_pool(&sim.gpu).unwrap(),
+        bytes,
+        AllocFlags::default(),
+    )
+    .unwrap()
+}
+
+/// `n` counter dispatches at `target` in segments of at most 256 dwords.
+fn segmented_counter_ib(sim: &SimGpu, target: u64, n: usize) -> IbBuilder {
+    let family = sim.device.family();
+    let code = KernelCode {
+        symbol: "counter",
+        family,
+        descriptor: sim.descriptor,
+        kd_address: sim.sym.kernel_object,
+    };
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    let opts = EncodeOptions {
+        max_segment_dwords: 256,
+        ..EncodeOptions::default()
+    };
+    let mut b = IbBuilder::new(family, opts);
+    for _ in 0..n {
+        b.dispatch(&code, &launch, &target.to_le_bytes(), 8)
+            .unwrap();
+        b.boundary(BoundaryKind::Rmw);
+    }
+    b
+}
+
+fn doorbells(queue_id: u64) -> u64 {
+    hsa::queue_by_id(queue_id)
+        .unwrap()
+        .last_doorbell()
+        .map_or(0, |(_, n)| n)
+}
+
+#[test]
+fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = SimGpu::gfx1100();
+    let mem = counters(&sim, 64 * 4);
+    let backends: Vec<HsaBackend> = (0..4)
+        .map(|_| HsaBackend::new(&sim.rt, &sim.gpu, HsaQueueOptions::default()).unwrap())
+        .collect();
+    let ids: Vec<u64> = backends.iter().map(HsaBackend::queue_id).collect();
+    let sched = Scheduler::new(backends, ActorOptions::default()).unwrap();
+    let lanes = (0..4)
+        .map(|l| LaneProgram {
+            program: segmented_counter_ib(&sim, mem.addr() + 64 * l, 40),
+            work: 1,
+        })
+        .collect();
+    let multi = sched.install(lanes).unwrap();
+    assert_eq!(multi.queues_used(), 4);
+    let lane_queue: Vec<u64> = (0..4)
+        .map(|l| ids[multi.lane(l).unwrap().actor().index()])
+        .collect();
+    for round in 1..=3u64 {
+        let before: Vec<(u64, u64)> = lane_queue
+            .iter()
+            .map(|&q| {
+                (
+                    doorbells(q),
+                    hsa::queue_by_id(q).unwrap().load_write_index(),
+                )
+            })
+            .collect();
+        multi.replay().unwrap().wait(WAIT).unwrap();
+        for (l, &q) in lane_queue.iter().enumerate() {
+            let queue = hsa::queue_by_id(q).unwrap();
+            let packets = queue.load_write_index() - before[l].1;
+            assert!(packets > 1, "lane {l} should span several segments");
+            // Every segment published, one doorbell write for all of them.
+            assert_eq!(doorbells(q), before[l].0 + 1, "lane {l}, round {round}");
+            assert_eq!(read_u32(mem.addr() + 64 * l as u64), 40 * round as u32);
+        }
+    }
+    let (violations, _) = sim.device.take_violations();
+    assert!(violations.is_empty(), "{violations:?}");
+}
+
+#[test]
+fn more_replays_in_flight_than_signals_all_complete() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = SimGpu::gfx1100();
+    let mem = counters(&sim, 64);
+    let sched = Scheduler::open_hsa(
+        &sim.rt,
+        &sim.gpu,
+        1,
+        HsaQueueOptions::default(),
+        ActorOptions::default(),
+    )
+    .unwrap();
+    let multi = sched
+        .install(vec![LaneProgram {
+            program: sim.counter_ib(mem.addr(), 3).unwrap(),
+            work: 3,
+        }])
+        .unwrap();
+    let ib = multi.lane(0).unwrap();
+    let replays = 3 * SIGNALS + 7;
+    let done: Vec<_> = (0..replays).map(|_| ib.replay().unwrap()).collect();
+    for c in &done {
+        c.wait(WAIT).unwrap();
+        assert!(c.is_complete().unwrap());
+    }
+    assert_eq!(read_u32(mem.addr()), 3 * replays as u32);
+    // And again one at a time, waited: the same signal is reused.
+    for k in 1..=5u32 {
+        ib.replay().unwrap().wait(WAIT).unwrap();
+        assert_eq!(read_u32(mem.addr()), 3 * (replays as u32 + k));
+    }
+}
+
+struct RawIb {
+    code: Allocation,
+    _kernargs: Allocation,
+    dwords: u32,
+}
+
+fn raw_counter_ib(sim: &SimGpu, target: u64) -> RawIb {
+    let rt = &sim.rt;
+    let b = sim.counter_ib(target, 1).unwrap();
+    let pool = rt.kernarg_pool().unwrap();
+    let mut kernargs = rt
+        .allocate(
+            &pool,
+            b.kernarg_layout().bytes as usize,
+            AllocFlags::default(),
+        )
+        .unwrap();
+    kernargs.allow_access(&[&sim.gpu]).unwrap();
+    let ib = b.finish(kernargs.addr()).unwrap();
+    kernargs.write(0, &ib.kernarg_image).unwrap();
+    let bytes: Vec<u8> = ib.segments[0]
+        .dwords
+        .iter()
+        .flat_map(|d| d.to_le_bytes())
+        .collect();
+    let mut code = rt
+        .allocate(&pool, bytes.len(), AllocFlags { executable: true })
+        .unwrap();
+    code.allow_access(&[&sim.gpu]).unwrap();
+    code.write(0, &bytes).unwrap();
+    RawIb {
+        code,
+        _kernargs: kernargs,
+        dwords: ib.segments[0].dwords.len() as u32,
+    }
+}
+
+#[test]
+fn published_packets_run_after_one_ring() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = SimGpu::gfx1100();
+    let mem = counters(&sim, 64);
+    let ib = raw_counter_ib(&sim, mem.addr());
+    let mut queue = sim.rt.create_queue(&sim.gpu, 64).unwrap();
+    let done = sim.rt.create_signal(0).unwrap();
+    let plain =
+        AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, Default::default()).unwrap());
+    let last = AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, done.handle()).unwrap());
+    let rings = doorbells(queue.id());
+    done.silent_store_relaxed(1);
+    let ids = [
+        queue.publish(&plain).unwrap(),
+        queue.publish(&plain).unwrap(),
+        queue.publish(&last).unwrap(),
+    ];
+    assert_eq!(ids, [0, 1, 2]);
+    queue.ring(ids[2]);
+    queue.wait(&done, 1, WAIT).unwrap();
+    assert_eq!(read_u32(mem.addr()), 3);
+    assert_eq!(doorbells(queue.id()), rings + 1);
+    // submit = publish + ring.
+    done.silent_store_relaxed(1);
+    assert_eq!(queue.submit(&last).unwrap(), 3);
+    queue.wait(&done, 1, WAIT).unwrap();
+    assert_eq!(read_u32(mem.addr()), 4);
+    assert_eq!(doorbells(queue.id()), rings + 2);
+}
+
+#[test]
+fn a_full_ring_is_refused_not_overwritten() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = SimGpu::gfx1100();
+    let mem = counters(&sim, 64);
+    let ib = raw_counter_ib(&sim, mem.addr());
+    let mut queue = sim.rt.create_queue(&sim.gpu, 64).unwrap();
+    // The processor stops at the first packet: nothing is consumed.
+    hsa::queue_by_id(queue.id()).unwrap().inject(FaultPlan {
+        hang_at: Some(0),
+        ..FaultPlan::default()
+    });
+    let packet =
+        AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, Default::default()).unwrap());
+    for expect in 0..64 {
+        assert_eq!(queue.publish(&packet).unwrap(), expect);
+    }
+    match queue.publish(&packet) {
+        Err(HsaError::QueueFull {
+            in_flight, size, ..
+        }) => assert_eq!((in_flight, size), (64, 64)),
+        other => panic!("expected QueueFull, got {other:?}"),
+    }
+    assert_eq!(queue.indices().1, 64, "the refused packet reserved no slot");
+    assert_eq!(read_u32(mem.addr()), 0);
+}
