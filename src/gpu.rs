@@ -125,7 +125,7 @@ impl Gpu {
     /// facts) and opens the one found.
     pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
         let gpus: Vec<AgentInfo> = runtime.gpus().cloned().collect();
-        let facts = runtime_agent_facts(&runtime)?;
+        let facts = runtime_agent_facts(&runtime);
         let inventory = ctx.inventory(Some(facts)).map_err(Error::device)?;
         match ctx.resolve(selector, &inventory).map_err(Error::device)? {
             Resolved::Sim(target) => Gpu::open_sim(&target),
@@ -305,7 +305,7 @@ impl DeviceBuffer {
 
 /// What `runtime` says about each GPU agent, in its (volatile) order: the
 /// input identity joins with sysfs.
-pub fn runtime_agent_facts(runtime: &Runtime) -> Result<Vec<AgentFacts>> {
+pub fn runtime_agent_facts(runtime: &Runtime) -> Vec<AgentFacts> {
     runtime
         .gpus()
         .enumerate()
@@ -313,15 +313,8 @@ pub fn runtime_agent_facts(runtime: &Runtime) -> Result<Vec<AgentFacts>> {
         .collect()
 }
 
-fn agent_facts(index: usize, agent: &AgentInfo) -> Result<AgentFacts> {
-    let bdf = match agent.bdf {
-        Some(b) => Some(
-            identity::Bdf::new(agent.domain.unwrap_or(0), b.bus, b.device, b.function)
-                .map_err(Error::device)?,
-        ),
-        None => None,
-    };
-    Ok(AgentFacts {
+fn agent_facts(index: usize, agent: &AgentInfo) -> AgentFacts {
+    AgentFacts {
         rocr_index: index,
         name: agent.name.clone(),
         product: agent.product_name.clone(),
@@ -329,6 +322,6 @@ fn agent_facts(index: usize, agent: &AgentInfo) -> Result<AgentFacts> {
             .uuid
             .as_deref()
             .and_then(identity::GpuUuid::from_reported),
-        bdf,
-    })
+        bdf: agent.bdf,
+    }
 }

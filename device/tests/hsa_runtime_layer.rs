@@ -27,12 +27,13 @@ fn agents_are_listed_with_identity_and_limits() {
     assert_eq!(
         gpu.bdf,
         Some(Bdf {
+            domain: 1,
             bus: 3,
             device: 1,
             function: 0
         })
     );
-    assert_eq!(gpu.bdf.unwrap().to_string(), "03:01.0");
+    assert_eq!(gpu.bdf.unwrap().to_string(), "0001:03:01.0");
     assert_eq!(
         (gpu.domain, gpu.compute_units, gpu.node),
         (Some(1), Some(64), Some(1))
@@ -77,8 +78,9 @@ fn uuid_and_bdf_decoding() {
         Some("GPU-1a2b3c4d5e6f7788")
     );
     assert_eq!(
-        Bdf::from_bdfid(0xC3_0A),
+        Bdf::from_location_id(0, 0xC3_0A).unwrap(),
         Bdf {
+            domain: 0,
             bus: 0xC3,
             device: 1,
             function: 2

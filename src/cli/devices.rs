@@ -24,7 +24,7 @@ pub fn run(_args: Args) -> Result<(), Failure> {
         None
     } else {
         match relaunch::device::hsa::Runtime::open_system(None) {
-            Ok(runtime) => Some(relaunch::runtime_agent_facts(&runtime).map_err(Failure::from)?),
+            Ok(runtime) => Some(relaunch::runtime_agent_facts(&runtime)),
             Err(e) => {
                 tracing::warn!("listing from sysfs only: {e}");
                 None

@@ -5,6 +5,8 @@ use std::ffi::c_void;
 
 use relaunch_hsa_sys as sys;
 
+pub use crate::identity::Bdf;
+
 use super::runtime::RuntimeInner;
 use super::HsaError;
 
@@ -15,35 +17,6 @@ pub enum DeviceKind {
     Gpu,
     Dsp,
     Other(u32),
-}
-
-/// PCI bus/device/function decoded from `HSA_AMD_AGENT_INFO_BDFID`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Bdf {
-    pub bus: u8,
-    pub device: u8,
-    pub function: u8,
-}
-
-impl Bdf {
-    /// Decodes bus [15:8], device [7:3], function [2:0].
-    pub fn from_bdfid(bdfid: u32) -> Bdf {
-        Bdf {
-            bus: ((bdfid >> 8) & 0xFF) as u8,
-            device: ((bdfid >> 3) & 0x1F) as u8,
-            function: (bdfid & 0x7) as u8,
-        }
-    }
-}
-
-impl std::fmt::Display for Bdf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{:02x}:{:02x}.{:x}",
-            self.bus, self.device, self.function
-        )
-    }
 }
 
 /// Limits of a kernel (GPU) agent.
@@ -72,6 +45,7 @@ pub struct AgentInfo {
     pub product_name: Option<String>,
     /// `None` when the runtime reports none (`GPU-XX`) or the query fails.
     pub uuid: Option<String>,
+    /// PCI address (BDFID with DOMAIN; domain 0 when DOMAIN is not reported).
     pub bdf: Option<Bdf>,
     pub domain: Option<u32>,
     pub compute_units: Option<u32>,
@@ -174,13 +148,13 @@ pub(crate) fn query_agent(inner: &RuntimeInner, handle: sys::Agent) -> Result<Ag
         get_info(inner, handle, sys::HSA_AMD_AGENT_INFO_UUID, text)
     })
     .and_then(|buf| parse_uuid(&c_buffer_to_string(&buf)));
-    let bdf = optional("BDFID", unsafe {
-        get_info(inner, handle, sys::HSA_AMD_AGENT_INFO_BDFID, 0u32)
-    })
-    .map(Bdf::from_bdfid);
     let domain = optional("DOMAIN", unsafe {
         get_info(inner, handle, sys::HSA_AMD_AGENT_INFO_DOMAIN, 0u32)
     });
+    let bdf = optional("BDFID", unsafe {
+        get_info(inner, handle, sys::HSA_AMD_AGENT_INFO_BDFID, 0u32)
+    })
+    .and_then(|id| Bdf::from_location_id(domain.unwrap_or(0), u64::from(id)).ok());
     let compute_units = optional("COMPUTE_UNIT_COUNT", unsafe {
         get_info(
             inner,
