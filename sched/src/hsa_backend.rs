@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 use relaunch_device::hsa::{
     pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, HsaError, PoolInfo, Runtime,
 };
-use relaunch_encoders::{EncodedIb, IbBuilder};
+use relaunch_encoders::{EncodedIb, IbBuilder, PatchError};
 use relaunch_hsa_sys as sys;
 
 use crate::actor::ActorOptions;
@@ -67,7 +67,7 @@ pub enum HsaBackendError {
 #[repr(C)]
 pub struct HsaIb {
     packets: Vec<sys::AmdPm4IbPacket>,
-    /// Sites and the kernarg image (for patches); segment dwords dropped.
+    /// Sites (for patches); segment dwords and the kernarg image dropped.
     encoded: EncodedIb,
     kernargs: Option<(Allocation, usize)>,
     /// IB dwords over all segments.
@@ -343,12 +343,14 @@ impl QueueBackend for HsaBackend {
             dwords,
             "IB installed"
         );
-        // The queue reads the copy in `code`; patching needs only the sites
-        // and the kernarg image, so the host copy of the dwords goes.
+        // The queue reads the copies in `code` and the kernarg block;
+        // patching needs only the sites (it writes the block directly), so
+        // the host copies of the dwords and of the kernarg image go.
         let mut encoded = encoded;
         for segment in &mut encoded.segments {
             segment.dwords = Vec::new();
         }
+        encoded.kernarg_image = Vec::new();
         Ok(HsaIb {
             packets,
             encoded,
@@ -410,11 +412,34 @@ impl QueueBackend for HsaBackend {
         offset: usize,
         bytes: &[u8],
     ) -> Result<(), BackendError> {
-        let range = ib.encoded.patch_kernargs(dispatch, offset, bytes)?;
-        if let Some((mem, base)) = ib.kernargs.as_mut() {
-            mem.write(*base + range.start, &ib.encoded.kernarg_image[range])?;
+        // Straight into the memory the queue reads: the host image is not
+        // kept after install, so one 4-byte patch is one small copy. The
+        // range was checked against `layout`; this re-check is cheap and
+        // keeps a bad call from reaching another dispatch's block.
+        let e = &ib.encoded;
+        if e.kernargs_shared {
+            return Err(PatchError::Shared.into());
         }
-        Ok(())
+        let site = e.sites.get(dispatch).ok_or(PatchError::NoSuchDispatch {
+            dispatch,
+            count: e.sites.len(),
+        })?;
+        let end = offset.checked_add(bytes.len());
+        match (end, ib.kernargs.as_mut()) {
+            (Some(end), Some((mem, base))) if end <= site.kernarg_len as usize => {
+                mem.write(*base + site.kernarg_offset as usize + offset, bytes)?;
+                Ok(())
+            }
+            // A layout with no kernarg bytes has only empty blocks.
+            (Some(0), None) => Ok(()),
+            _ => Err(PatchError::OutOfRange {
+                dispatch,
+                offset,
+                end: end.unwrap_or(usize::MAX),
+                len: site.kernarg_len,
+            }
+            .into()),
+        }
     }
 
     fn uninstall(&mut self, ib: HsaIb) -> Result<(), BackendError> {
