@@ -15,8 +15,8 @@ use parking_lot::Mutex;
 use relaunch_hsa_sys::{self as sys, Agent, AgentCallback, MemoryPool, MemoryPoolCallback, Status};
 
 use super::{
-    fail, guard, initialized, system, write_out, System, CPU_AGENT, CPU_POOL, GPU_AGENT_BASE,
-    GPU_POOL_BASE,
+    fail, guard, initialized, system, with_system, write_out, System, CPU_AGENT, CPU_POOL,
+    GPU_AGENT_BASE, GPU_POOL_BASE,
 };
 use crate::memory::{AllocOptions, MemKind, MemoryError, ALLOCATION_ALIGN};
 
@@ -72,11 +72,7 @@ pub(super) extern "C" fn status_string(status: Status, out: *mut *const c_char) 
 }
 
 pub(super) extern "C" fn system_get_info(attribute: u32, value: *mut c_void) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         // SAFETY (each write): the caller passes storage of the attribute's type.
         unsafe {
             match attribute {
@@ -163,12 +159,8 @@ pub(super) extern "C" fn agent_get_info(
     attribute: u32,
     value: *mut c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        let gpu = match agent_kind(&s, agent) {
+    with_system(|s| {
+        let gpu = match agent_kind(s, agent) {
             Ok(g) => g.map(|i| (i, &s.gpus[i])),
             Err(st) => return st,
         };
@@ -311,12 +303,8 @@ pub(super) extern "C" fn pool_get_info(
     attribute: u32,
     value: *mut c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        let kind = match pool_kind(&s, pool) {
+    with_system(|s| {
+        let kind = match pool_kind(s, pool) {
             Ok(k) => k,
             Err(st) => return st,
         };
@@ -366,12 +354,8 @@ pub(super) extern "C" fn agent_pool_get_info(
     attribute: u32,
     value: *mut c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        let (a, p) = match (agent_kind(&s, agent), pool_kind(&s, pool)) {
+    with_system(|s| {
+        let (a, p) = match (agent_kind(s, agent), pool_kind(s, pool)) {
             (Ok(a), Ok(p)) => (a, p),
             (Err(st), _) | (_, Err(st)) => return st,
         };
@@ -399,12 +383,8 @@ pub(super) extern "C" fn pool_allocate(
     flags: u32,
     ptr: *mut *mut c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        let kind = match pool_kind(&s, pool) {
+    with_system(|s| {
+        let kind = match pool_kind(s, pool) {
             Ok(k) => k,
             Err(st) => return st,
         };
@@ -449,26 +429,16 @@ pub(super) extern "C" fn pool_allocate(
 }
 
 pub(super) extern "C" fn pool_free(ptr: *mut c_void) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        match s.memory.free(ptr as u64) {
-            Ok(_) => sys::HSA_STATUS_SUCCESS,
-            Err(e) => fail(sys::HSA_STATUS_ERROR_INVALID_ARGUMENT, e.to_string()),
-        }
+    with_system(|s| match s.memory.free(ptr as u64) {
+        Ok(_) => sys::HSA_STATUS_SUCCESS,
+        Err(e) => fail(sys::HSA_STATUS_ERROR_INVALID_ARGUMENT, e.to_string()),
     })
 }
 
 /// `hsa_amd_memory_fill`: a device-side fill, so it reaches memory the
 /// host cannot (device-local pools) and is checked like any GPU write.
 pub(super) extern "C" fn memory_fill(ptr: *mut c_void, value: u32, count: usize) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         let addr = ptr as u64;
         if addr % 4 != 0 {
             return fail(
@@ -511,11 +481,7 @@ pub(super) extern "C" fn allow_access(
     flags: *const u32,
     ptr: *const c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         if !flags.is_null() || agents.is_null() || num_agents == 0 || num_agents > 1024 {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -526,7 +492,7 @@ pub(super) extern "C" fn allow_access(
         let list = unsafe { std::slice::from_raw_parts(agents, num_agents as usize) };
         let mut any_gpu = false;
         for a in list {
-            match agent_kind(&s, *a) {
+            match agent_kind(s, *a) {
                 Ok(g) => any_gpu |= g.is_some(),
                 Err(st) => return st,
             }

@@ -11,7 +11,8 @@ use relaunch_hsa_sys::{
 };
 
 use super::{
-    fail, guard, initialized, system, write_out, Executable as Exec, Symbol, GPU_AGENT_BASE,
+    fail, guard, initialized, system, with_system, with_system_mut, write_out, Executable as Exec,
+    Symbol, GPU_AGENT_BASE,
 };
 use crate::device::SimError;
 
@@ -23,11 +24,7 @@ pub(super) extern "C" fn reader_create(
     size: usize,
     reader: *mut CodeObjectReader,
 ) -> Status {
-    guard(|| {
-        let mut s = system().write();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system_mut(|s| {
         if code.is_null() || size == 0 || size > MAX_CODE_OBJECT_BYTES || reader.is_null() {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -47,18 +44,12 @@ pub(super) extern "C" fn reader_create(
 }
 
 pub(super) extern "C" fn reader_destroy(reader: CodeObjectReader) -> Status {
-    guard(|| {
-        let mut s = system().write();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
-        match s.readers.remove(&reader.handle) {
-            Some(_) => sys::HSA_STATUS_SUCCESS,
-            None => fail(
-                sys::HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER,
-                format!("code object reader {} is not live", reader.handle),
-            ),
-        }
+    with_system_mut(|s| match s.readers.remove(&reader.handle) {
+        Some(_) => sys::HSA_STATUS_SUCCESS,
+        None => fail(
+            sys::HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER,
+            format!("code object reader {} is not live", reader.handle),
+        ),
     })
 }
 
@@ -68,11 +59,7 @@ pub(super) extern "C" fn executable_create(
     _options: *const c_char,
     executable: *mut Executable,
 ) -> Status {
-    guard(|| {
-        let mut s = system().write();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system_mut(|s| {
         if executable.is_null() {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -194,25 +181,19 @@ pub(super) extern "C" fn executable_freeze(
     executable: Executable,
     _options: *const c_char,
 ) -> Status {
-    guard(|| {
-        let mut s = system().write();
-        if let Err(st) = initialized(&s) {
-            return st;
+    with_system_mut(|s| match s.executables.get_mut(&executable.handle) {
+        Some(e) if e.frozen => fail(
+            sys::HSA_STATUS_ERROR_FROZEN_EXECUTABLE,
+            "executable already frozen",
+        ),
+        Some(e) => {
+            e.frozen = true;
+            sys::HSA_STATUS_SUCCESS
         }
-        match s.executables.get_mut(&executable.handle) {
-            Some(e) if e.frozen => fail(
-                sys::HSA_STATUS_ERROR_FROZEN_EXECUTABLE,
-                "executable already frozen",
-            ),
-            Some(e) => {
-                e.frozen = true;
-                sys::HSA_STATUS_SUCCESS
-            }
-            None => fail(
-                sys::HSA_STATUS_ERROR_INVALID_EXECUTABLE,
-                format!("executable {} is not live", executable.handle),
-            ),
-        }
+        None => fail(
+            sys::HSA_STATUS_ERROR_INVALID_EXECUTABLE,
+            format!("executable {} is not live", executable.handle),
+        ),
     })
 }
 
@@ -222,11 +203,7 @@ pub(super) extern "C" fn symbol_by_name(
     agent: *const Agent,
     symbol: *mut ExecutableSymbol,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         if name.is_null() || symbol.is_null() {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -264,11 +241,7 @@ pub(super) extern "C" fn symbol_get_info(
     attribute: u32,
     value: *mut c_void,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         let Some(sym) = s.symbols.get(&symbol.handle) else {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL,

@@ -161,6 +161,29 @@ fn guard_value<T>(default: T, f: impl FnOnce() -> T) -> T {
     })
 }
 
+/// The common body of a table function: panic-guarded, refused before
+/// `hsa_init`, with the system read-locked for the call.
+fn with_system(f: impl FnOnce(&System) -> Status) -> Status {
+    guard(|| {
+        let s = system().read();
+        match initialized(&s) {
+            Ok(()) => f(&s),
+            Err(st) => st,
+        }
+    })
+}
+
+/// [`with_system`] with the system write-locked.
+fn with_system_mut(f: impl FnOnce(&mut System) -> Status) -> Status {
+    guard(|| {
+        let mut s = system().write();
+        match initialized(&s) {
+            Ok(()) => f(&mut s),
+            Err(st) => st,
+        }
+    })
+}
+
 /// Fail unless `hsa_init` has been called.
 fn initialized(s: &System) -> Result<(), Status> {
     if s.init == 0 {

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use relaunch_hsa_sys::{self as sys, Agent, QueueErrorCallback, Signal, Status};
 
-use super::{fail, guard, guard_value, initialized, system, write_out, CallbackData, QueueEntry};
+use super::{
+    fail, guard, guard_value, initialized, system, with_system, write_out, CallbackData, QueueEntry,
+};
 use crate::queue::{ErrorCallback, QueueError, SimQueue};
 use crate::signal::{Condition, SimSignal};
 
@@ -18,11 +20,7 @@ pub(super) extern "C" fn signal_create(
     _consumers: *const Agent,
     signal: *mut Signal,
 ) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         if signal.is_null() {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
@@ -36,11 +34,7 @@ pub(super) extern "C" fn signal_create(
 }
 
 pub(super) extern "C" fn signal_destroy(signal: Signal) -> Status {
-    guard(|| {
-        let s = system().read();
-        if let Err(st) = initialized(&s) {
-            return st;
-        }
+    with_system(|s| {
         if s.queues.values().any(|q| q.queue.doorbell == signal.handle) {
             return fail(
                 sys::HSA_STATUS_ERROR_INVALID_SIGNAL,
