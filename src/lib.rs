@@ -13,16 +13,15 @@
 mod error;
 mod gpu;
 mod graph;
-mod kernargs;
 mod module;
 mod pm4;
 
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
 pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};
-pub use kernargs::{pack as pack_kernargs, Geometry};
 pub use module::{LoadedKernel, Module};
 pub use pm4::{Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
+pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};
 pub use relaunch_sched::QueuePolicy;
 
 pub use relaunch_device as device;

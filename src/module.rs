@@ -147,7 +147,7 @@ impl Module {
         let info = self
             .kernel_info(symbol)
             .ok_or_else(|| Error::record(format!("module has no kernel {symbol:?}")))?;
-        crate::kernargs::pack(info, explicit, geometry)
+        crate::pack_kernargs(info, explicit, geometry).map_err(Error::record)
     }
 
     /// True when both handles are the same loaded module.

@@ -3,7 +3,8 @@
 //!
 //! Owns: reading code object V4/V5 ELF files and clang offload bundles into
 //! [`CodeObject`] / [`KernelInfo`], and deciding per kernel whether the
-//! direct PM4 path can run it ([`Verdict`]). Refuses: other ELF classes,
+//! direct PM4 path can run it ([`Verdict`]), and packing a kernel's kernarg
+//! segment with the hidden arguments a launch determines ([`kernargs`]). Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
 //! compressed bundles; each with its own [`CodeObjectError`] variant. Bad
 //! input never panics and never allocates more than a small multiple of its
@@ -15,6 +16,7 @@ pub mod bundle;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
+pub mod kernargs;
 pub mod kernel;
 pub mod metadata;
 pub mod object;
@@ -24,6 +26,7 @@ pub use args::{ArgFill, Axis, KernelArg, ValueKind};
 pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;
+pub use kernargs::{Geometry, KernargError};
 pub use kernel::KernelInfo;
 pub use object::CodeObject;
 pub use verdict::{Refusal, Verdict};

@@ -4,10 +4,15 @@
 //! offsets) and `__local` pointer offsets, at the offsets the metadata
 //! declares. Kinds with no honest value were refused by the verdict.
 
-use relaunch_device::codeobj::args::{ArgFill, Axis};
-use relaunch_device::codeobj::KernelInfo;
+use super::args::{ArgFill, Axis};
+use super::kernel::KernelInfo;
 
-use crate::error::{Error, Result};
+/// Why a kernarg segment could not be packed; the message names the kernel.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct KernargError(String);
+
+type Result<T> = std::result::Result<T, KernargError>;
 
 /// One launch's geometry (work-items), as the hidden arguments see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +28,7 @@ pub struct Geometry {
 pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result<Vec<u8>> {
     let size = kernel.kernarg_size as usize;
     if explicit.len() > size {
-        return Err(Error::record(format!(
+        return Err(KernargError(format!(
             "{}: {} explicit kernarg bytes exceed the kernel's {size}-byte segment",
             kernel.name,
             explicit.len()
@@ -37,7 +42,7 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
         .filter(|a| a.fill() == ArgFill::DynamicLdsOffset)
         .count();
     if dynamic_pointers > 1 {
-        return Err(Error::record(format!(
+        return Err(KernargError(format!(
             "{}: {dynamic_pointers} __local pointer arguments; one dynamic group size can only \
              place one (split the LDS by hand in the kernel)",
             kernel.name
@@ -78,7 +83,7 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
                 u64::from(kernel.group_segment_size.next_multiple_of(align))
             }
             ArgFill::Unfillable => {
-                return Err(Error::record(format!(
+                return Err(KernargError(format!(
                     "{}: argument {} at offset {} has no honest value on the PM4 path",
                     kernel.name, arg.value_kind, arg.offset
                 )))
@@ -86,13 +91,13 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
         };
         let (start, len) = (arg.offset as usize, arg.size as usize);
         let Some(slot) = out.get_mut(start..start + len) else {
-            return Err(Error::record(format!(
+            return Err(KernargError(format!(
                 "{}: argument {} at offset {start} (+{len}) lies outside the {size}-byte segment",
                 kernel.name, arg.value_kind
             )));
         };
         if arg.fill() != ArgFill::DynamicLdsOffset && start < explicit.len() {
-            return Err(Error::record(format!(
+            return Err(KernargError(format!(
                 "{}: the {} explicit bytes given overlap hidden argument {} at offset {start}",
                 kernel.name,
                 explicit.len(),
