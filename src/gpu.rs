@@ -93,16 +93,17 @@ impl Gpu {
         match Runtime::open_system(None) {
             Ok(runtime) => {
                 let ctx = HostContext::from_env().map_err(Error::device)?;
-                match Gpu::open_on(runtime, &ctx, "index:0") {
-                    Ok(gpu) => Ok(gpu),
+                let opened = match Gpu::resolve_on(&runtime, &ctx, "index:0") {
                     // A denied first GPU stays an error: falling back would
                     // hide the deny list from the user.
-                    Err(e) if e.message().contains("denied") => Err(e),
-                    Err(e) => {
-                        tracing::info!("first GPU not usable ({e}); using {FALLBACK_SELECTOR}");
-                        Gpu::open(FALLBACK_SELECTOR)
-                    }
-                }
+                    Err(e @ IdentityError::Denied(_)) => return Err(Error::device(e)),
+                    Err(e) => Err(Error::device(e)),
+                    Ok(found) => Gpu::open_resolved(runtime, found),
+                };
+                opened.or_else(|e| {
+                    tracing::info!("first GPU not usable ({e}); using {FALLBACK_SELECTOR}");
+                    Gpu::open(FALLBACK_SELECTOR)
+                })
             }
             Err(e) => {
                 tracing::info!("no real GPU ({e}); using {FALLBACK_SELECTOR}");
@@ -124,18 +125,33 @@ impl Gpu {
     /// Resolves `selector` among `runtime`'s GPU agents (joined with sysfs
     /// facts) and opens the one found.
     pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
-        let gpus: Vec<AgentInfo> = runtime.gpus().cloned().collect();
-        let facts = runtime_agent_facts(&runtime);
-        let inventory = ctx.inventory(Some(facts)).map_err(Error::device)?;
-        match ctx.resolve(selector, &inventory).map_err(Error::device)? {
+        let found = Gpu::resolve_on(&runtime, ctx, selector).map_err(Error::device)?;
+        Gpu::open_resolved(runtime, found)
+    }
+
+    fn resolve_on(
+        runtime: &Runtime,
+        ctx: &HostContext,
+        selector: &str,
+    ) -> Result<Resolved, IdentityError> {
+        let inventory = ctx.inventory(Some(runtime_agent_facts(runtime)))?;
+        ctx.resolve(selector, &inventory)
+    }
+
+    fn open_resolved(runtime: Runtime, found: Resolved) -> Result<Gpu> {
+        match found {
             Resolved::Sim(target) => Gpu::open_sim(&target),
             Resolved::Device(found) => {
-                let agent = gpus.get(found.rocr_index).cloned().ok_or_else(|| {
-                    Error::new(
-                        ErrorClass::Internal,
-                        format!("resolved device {} has no runtime agent", found.describe()),
-                    )
-                })?;
+                let agent = runtime
+                    .gpus()
+                    .nth(found.rocr_index)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::new(
+                            ErrorClass::Internal,
+                            format!("resolved device {} has no runtime agent", found.describe()),
+                        )
+                    })?;
                 let simulated = runtime.origin().contains("simulated");
                 Gpu::from_agent(runtime, agent, found.describe(), simulated)
             }
