@@ -284,7 +284,7 @@ impl GraphExec {
             .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
         plan.set_node_kernargs(node, byte_offset, bytes)
             .map_err(Error::record)?;
-        if let Some(l) = self.launched.lock().as_ref() {
+        if let Some(l) = self.launched.lock().as_mut() {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;

@@ -214,7 +214,7 @@ impl Pm4Ib {
 
     /// Overwrites kernarg bytes of dispatch `index`; applied after replays
     /// already submitted have finished, before later ones.
-    pub fn set_kernargs(&self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+    pub fn set_kernargs(&mut self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
         self.handle
             .patch(index, byte_offset, bytes)
             .map_err(Error::record)
@@ -248,7 +248,7 @@ impl Pm4MultiIb {
     }
 
     pub fn set_kernargs(
-        &self,
+        &mut self,
         lane: usize,
         dispatch: usize,
         byte_offset: usize,

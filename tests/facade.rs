@@ -37,7 +37,7 @@ fn patching_one_value_per_token_matches_rebuilding_every_token() {
     let kernarg = add_scalar_kernarg(&module, patched.address(), 0);
     b.dispatch(&module, "add_scalar", [N, 1, 1], [32, 1, 1], 0, &kernarg)
         .unwrap();
-    let ib = gpu.finalize(b).unwrap();
+    let mut ib = gpu.finalize(b).unwrap();
     const T: u32 = 20;
     for token in 1..=T {
         ib.set_kernargs(0, 8, &token.to_le_bytes()).unwrap();
@@ -71,7 +71,7 @@ fn a_patch_sent_after_an_async_replay_lands_after_it() {
         &add_scalar_kernarg(&module, acc.address(), 5),
     )
     .unwrap();
-    let ib = gpu.finalize(b).unwrap();
+    let mut ib = gpu.finalize(b).unwrap();
     let first = ib.replay_async().unwrap();
     ib.set_kernargs(0, 8, &7u32.to_le_bytes()).unwrap();
     let second = ib.replay_async().unwrap();

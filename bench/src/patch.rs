@@ -40,13 +40,13 @@ pub fn run(report: &mut Report) -> Result<(), String> {
     .map_err(|e| format!("opening a scheduler: {e}"))?;
     let program = rig.counter_ib(base, DISPATCHES)?;
     let kernarg_bytes = program.kernarg_layout().bytes as usize;
-    let multi = sched
+    let mut multi = sched
         .install(vec![LaneProgram {
             program,
             work: DISPATCHES as u64,
         }])
         .map_err(|e| format!("install: {e}"))?;
-    let ib = multi.lane(0).map_err(|e| e.to_string())?;
+    let ib = multi.lane_mut(0).map_err(|e| e.to_string())?;
     // Each dispatch's block is at a multiple of this stride in the image.
     let stride = kernarg_bytes / DISPATCHES;
     let low = (base as u32).to_le_bytes();

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use facade::{Error, ErrorClass, Pm4MultiIb, QueuePolicy};
 
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
@@ -22,7 +24,8 @@ pub struct RlPm4MultiIb {
 }
 
 struct MultiObj {
-    multi: Pm4MultiIb,
+    /// Locked for patches (`&mut`) and replays.
+    multi: Mutex<Pm4MultiIb>,
     _gpu: Arc<GpuObj>,
 }
 
@@ -79,7 +82,10 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
             return Err(null("out"));
         }
         let multi = gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?;
-        let handle = handles::insert(MultiObj { multi, _gpu: gpu })?;
+        let handle = handles::insert(MultiObj {
+            multi: Mutex::new(multi),
+            _gpu: gpu,
+        })?;
         // SAFETY: checked non-NULL above.
         unsafe { put(out, handle, "out") }
     })
@@ -88,7 +94,9 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
 /// Replays every lane (fanned out over the queues) and waits for all.
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay_multi(multi: *mut RlPm4MultiIb) -> i32 {
-    status("rl_pm4_replay_multi", || multi_obj(multi)?.multi.replay())
+    status("rl_pm4_replay_multi", || {
+        multi_obj(multi)?.multi.lock().replay()
+    })
 }
 
 /// Overwrites kernarg bytes of dispatch `dispatch` in lane `lane`, in
@@ -109,7 +117,11 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_set_kernargs(
         let obj = multi_obj(multi)?;
         // SAFETY: forwarded caller contract.
         let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
-        obj.multi.set_kernargs(lane, dispatch, byte_offset, bytes)
+        let result = obj
+            .multi
+            .lock()
+            .set_kernargs(lane, dispatch, byte_offset, bytes);
+        result
     })
 }
 
@@ -117,7 +129,7 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_set_kernargs(
 #[no_mangle]
 pub extern "C" fn rl_pm4_multi_ib_lane_count(multi: *const RlPm4MultiIb) -> usize {
     guard("rl_pm4_multi_ib_lane_count", 0, || {
-        Ok(multi_obj(multi)?.multi.lane_count())
+        Ok(multi_obj(multi)?.multi.lock().lane_count())
     })
 }
 
@@ -125,7 +137,7 @@ pub extern "C" fn rl_pm4_multi_ib_lane_count(multi: *const RlPm4MultiIb) -> usiz
 #[no_mangle]
 pub extern "C" fn rl_pm4_multi_ib_queue_count(multi: *const RlPm4MultiIb) -> usize {
     guard("rl_pm4_multi_ib_queue_count", 0, || {
-        Ok(multi_obj(multi)?.multi.queues_used())
+        Ok(multi_obj(multi)?.multi.lock().queues_used())
     })
 }
 
@@ -134,10 +146,11 @@ pub extern "C" fn rl_pm4_multi_ib_queue_count(multi: *const RlPm4MultiIb) -> usi
 pub extern "C" fn rl_pm4_multi_ib_dispatch_count(multi: *const RlPm4MultiIb, lane: usize) -> usize {
     guard("rl_pm4_multi_ib_dispatch_count", 0, || {
         let obj = multi_obj(multi)?;
-        obj.multi.dispatch_count(lane).ok_or_else(|| {
+        let multi = obj.multi.lock();
+        multi.dispatch_count(lane).ok_or_else(|| {
             record(format!(
                 "lane {lane} does not exist; this multi-IB has {} lanes",
-                obj.multi.lane_count()
+                multi.lane_count()
             ))
         })
     })

@@ -65,7 +65,8 @@ fn consumed() -> Error {
 }
 
 struct IbObj {
-    ib: Pm4Ib,
+    /// Locked for patches (`&mut`) and submissions, not for waits.
+    ib: Mutex<Pm4Ib>,
     /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
     _gpu: Arc<GpuObj>,
     pending: Mutex<VecDeque<Replay>>,
@@ -202,7 +203,7 @@ pub unsafe extern "C" fn rl_pm4_finalize(
         }
         let ib = gpu.gpu.finalize(recording)?;
         let handle = handles::insert(IbObj {
-            ib,
+            ib: Mutex::new(ib),
             _gpu: gpu,
             pending: Mutex::new(VecDeque::new()),
         })?;
@@ -219,7 +220,10 @@ fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
 /// to the host; patching kernargs next is race-free).
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
-    status("rl_pm4_replay", || ib_obj(ib)?.ib.replay())
+    status("rl_pm4_replay", || {
+        let replay = ib_obj(ib)?.ib.lock().replay_async()?;
+        replay.wait(REPLAY_TIMEOUT)
+    })
 }
 
 /// Go beyond the seed: submits the IB and returns at once. Call
@@ -235,7 +239,7 @@ pub extern "C" fn rl_pm4_replay_async(ib: *mut RlPm4Ib) -> i32 {
                 "{RL_MAX_REPLAYS_IN_FLIGHT} replays of this IB are unwaited; call rl_pm4_wait"
             )));
         }
-        let replay = obj.ib.replay_async()?;
+        let replay = obj.ib.lock().replay_async()?;
         pending.push_back(replay);
         Ok(())
     })
@@ -276,7 +280,11 @@ pub unsafe extern "C" fn rl_pm4_ib_set_kernargs(
         let obj = ib_obj(ib)?;
         // SAFETY: forwarded caller contract.
         let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
-        obj.ib.set_kernargs(dispatch_index, byte_offset, bytes)
+        let result = obj
+            .ib
+            .lock()
+            .set_kernargs(dispatch_index, byte_offset, bytes);
+        result
     })
 }
 
@@ -284,14 +292,14 @@ pub unsafe extern "C" fn rl_pm4_ib_set_kernargs(
 #[no_mangle]
 pub extern "C" fn rl_pm4_ib_dispatch_count(ib: *const RlPm4Ib) -> usize {
     guard("rl_pm4_ib_dispatch_count", 0, || {
-        Ok(ib_obj(ib)?.ib.dispatch_count())
+        Ok(ib_obj(ib)?.ib.lock().dispatch_count())
     })
 }
 
 /// Size of the IB in dwords (0 on a bad handle).
 #[no_mangle]
 pub extern "C" fn rl_pm4_ib_dwords(ib: *const RlPm4Ib) -> usize {
-    guard("rl_pm4_ib_dwords", 0, || Ok(ib_obj(ib)?.ib.dwords()))
+    guard("rl_pm4_ib_dwords", 0, || Ok(ib_obj(ib)?.ib.lock().dwords()))
 }
 
 /// Frees the IB (after replays in flight complete). Its modules and GPU

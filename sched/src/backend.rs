@@ -81,6 +81,20 @@ pub trait CompletionWatch: Send + Sync + 'static {
     fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError>;
 }
 
+/// Writes an installed IB's kernargs from the thread that owns its
+/// [`IbHandle`](crate::IbHandle), without going through the actor (the
+/// direct-patch fast path, see `track`). Clones write the same memory; the
+/// scheduler keeps exactly one, in the IB's handle.
+pub trait KernargWriter: Clone + Send + Sync + 'static {
+    /// Writes `bytes` at `offset` of `dispatch`'s kernarg block; `Err(())`
+    /// (nothing written) when the range is not inside that block or the IB
+    /// cannot be patched; the caller words the error. Only called while no
+    /// replay of the IB runs and no other write to it happens (the handle's
+    /// `&mut` and the IB's track guarantee it).
+    #[allow(clippy::result_unit_err)]
+    fn write(&mut self, dispatch: usize, offset: usize, bytes: &[u8]) -> Result<(), ()>;
+}
+
 /// One hardware queue and the IBs retained on it. Methods take `&mut self`:
 /// the actor guarantees one caller at a time.
 pub trait QueueBackend: Send + 'static {
@@ -89,6 +103,8 @@ pub trait QueueBackend: Send + 'static {
     /// A retained IB: its PM4 and kernarg memory, its prebuilt packets.
     type Installed: Send + 'static;
     type Watch: CompletionWatch;
+    /// Direct writes to an installed IB's kernargs (kept by its handle).
+    type Writer: KernargWriter;
 
     /// The completion observer (the same one for the backend's life).
     fn watch(&self) -> Arc<Self::Watch>;
@@ -96,6 +112,9 @@ pub trait QueueBackend: Send + 'static {
     fn install(&mut self, program: Self::Program) -> Result<Self::Installed, BackendError>;
     /// Patch-validation facts about `ib`.
     fn layout(&self, ib: &Self::Installed) -> IbLayout;
+    /// A writer for `ib`'s kernargs that stays usable (writing memory
+    /// nothing reads any more) even after `ib` is uninstalled.
+    fn writer(&self, ib: &Self::Installed) -> Self::Writer;
     /// Publishes `ib`'s packets and rings the doorbell. A queue that faulted
     /// earlier is replaced first (new epoch), so one fault does not end the
     /// actor.

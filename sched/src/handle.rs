@@ -1,27 +1,39 @@
 //! `IbHandle`: an IB retained on one actor, and the operations on it
 //! (replay, patch, uninstall on drop), each going through the actor's
-//! claim-or-enqueue protocol (see `actor`).
+//! claim-or-enqueue protocol (see `actor`), except a patch of an idle IB,
+//! which writes the kernargs directly (see `track`).
 
-use crate::actor::{Actor, Op, Shared, Step};
-use crate::backend::{IbLayout, QueueBackend};
+use crate::actor::{Actor, Installed, Op, Shared, Step};
+use crate::backend::{IbLayout, KernargWriter, QueueBackend};
 use crate::completion::{Completion, Reply};
 use crate::error::SchedError;
 use crate::loom::Arc;
+use crate::track::IbTrack;
 
 /// An IB retained on one actor. Dropping it uninstalls the IB once no
 /// replay of it runs any more (the caller does not wait).
 pub struct IbHandle<B: QueueBackend> {
     /// The actor's state, held directly: one pointer hop less per replay.
     shared: Arc<Shared<B>>,
+    track: Arc<IbTrack>,
+    writer: B::Writer,
     id: u64,
     actor: Actor<B>,
     layout: IbLayout,
 }
 
 impl<B: QueueBackend> IbHandle<B> {
-    pub(crate) fn new(actor: Actor<B>, id: u64, layout: IbLayout) -> Self {
+    pub(crate) fn new(actor: Actor<B>, installed: Installed<B>) -> Self {
+        let Installed {
+            id,
+            layout,
+            track,
+            writer,
+        } = installed;
         IbHandle {
             shared: actor.shared_arc(),
+            track,
+            writer,
             id,
             actor,
             layout,
@@ -56,7 +68,11 @@ impl<B: QueueBackend> IbHandle<B> {
             }
             Err(inbox) => {
                 let (tx, reply) = Reply::pair(shared.index);
-                shared.enqueue(inbox, Op::Replay(self.id, tx))?;
+                self.track.sent();
+                if let Err(err) = shared.enqueue(inbox, Op::Replay(self.id, tx)) {
+                    self.track.ran();
+                    return Err(err);
+                }
                 Ok(Completion::queued(shared.index, watch, reply))
             }
         }
@@ -66,7 +82,45 @@ impl<B: QueueBackend> IbHandle<B> {
     /// now; applied now if no replay of this IB runs, else after the running
     /// ones finish (the caller does not wait). A queued patch that cannot be
     /// applied is reported by the next replay.
-    pub fn patch(&self, dispatch: usize, offset: usize, bytes: &[u8]) -> Result<(), SchedError> {
+    ///
+    /// `&mut self`: while a patch runs nobody else can send an operation on
+    /// this IB, which is what lets an idle IB be patched by a plain write
+    /// (no lock, no atomic read-modify-write).
+    #[inline]
+    pub fn patch(
+        &mut self,
+        dispatch: usize,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), SchedError> {
+        if !self.shared.stopped() && self.track.idle(&*self.shared.watch) {
+            return match self.writer.write(dispatch, offset, bytes) {
+                Ok(()) => Ok(()),
+                Err(()) => Err(self.refusal(dispatch, offset, bytes.len())),
+            };
+        }
+        self.patch_ordered(dispatch, offset, bytes)
+    }
+
+    /// Why a patch range is refused (the layout words it).
+    #[cold]
+    fn refusal(&self, dispatch: usize, offset: usize, len: usize) -> SchedError {
+        let problem = match self.layout.check_patch(dispatch, offset, len) {
+            Err(problem) => problem,
+            Ok(()) => format!("the IB's kernarg memory does not hold dispatch {dispatch}'s block"),
+        };
+        SchedError::PatchRefused { dispatch, problem }
+    }
+
+    /// A patch through the actor: now if no replay of this IB runs, else
+    /// queued behind them.
+    #[cold]
+    fn patch_ordered(
+        &mut self,
+        dispatch: usize,
+        offset: usize,
+        bytes: &[u8],
+    ) -> Result<(), SchedError> {
         self.layout
             .check_patch(dispatch, offset, bytes.len())
             .map_err(|problem| SchedError::PatchRefused { dispatch, problem })?;
@@ -82,15 +136,16 @@ impl<B: QueueBackend> IbHandle<B> {
                     }
                 }
             }
-            Err(inbox) => shared.enqueue(
-                inbox,
-                Op::Patch {
+            Err(inbox) => {
+                self.track.sent();
+                let op = Op::Patch {
                     ib: self.id,
                     dispatch,
                     offset,
                     bytes: bytes.to_vec(),
-                },
-            ),
+                };
+                shared.enqueue(inbox, op).inspect_err(|_| self.track.ran())
+            }
         }
     }
 

@@ -15,12 +15,14 @@ use parking_lot::Mutex;
 use relaunch_device::hsa::{
     pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, HsaError, PoolInfo, Runtime,
 };
-use relaunch_encoders::{EncodedIb, IbBuilder, PatchError};
+use relaunch_encoders::{IbBuilder, PatchError};
 use relaunch_hsa_sys as sys;
 
 use crate::actor::ActorOptions;
 use crate::backend::{IbLayout, Published, QueueBackend, RetiredEpochs, Ticket};
 use crate::error::{BackendError, SchedError};
+pub use crate::hsa_kernargs::KernargBlock;
+use crate::hsa_kernargs::Site;
 pub use crate::hsa_watch::HsaWatch;
 use crate::hsa_watch::Live;
 use crate::loom::Arc;
@@ -67,9 +69,8 @@ pub enum HsaBackendError {
 #[repr(C)]
 pub struct HsaIb {
     packets: Vec<sys::AmdPm4IbPacket>,
-    /// Sites (for patches); segment dwords and the kernarg image dropped.
-    encoded: EncodedIb,
-    kernargs: Option<(Allocation, usize)>,
+    /// The kernarg memory the queue reads, shared with the handle's writer.
+    kernargs: KernargBlock,
     /// IB dwords over all segments.
     dwords: usize,
     /// The segments the queue runs.
@@ -276,6 +277,7 @@ impl QueueBackend for HsaBackend {
     type Program = IbBuilder;
     type Installed = HsaIb;
     type Watch = HsaWatch;
+    type Writer = KernargBlock;
 
     fn watch(&self) -> Arc<HsaWatch> {
         Arc::clone(&self.watch)
@@ -300,6 +302,15 @@ impl QueueBackend for HsaBackend {
         if let Some((mem, offset)) = kernargs.as_mut() {
             mem.write(*offset, &encoded.kernarg_image)?;
         }
+        let sites = encoded
+            .sites
+            .iter()
+            .map(|s| Site {
+                offset: s.kernarg_offset,
+                len: s.kernarg_len,
+            })
+            .collect();
+        let kernargs = KernargBlock::new(kernargs, sites, !encoded.kernargs_shared)?;
         let starts: Vec<usize> = encoded
             .segments
             .iter()
@@ -345,15 +356,10 @@ impl QueueBackend for HsaBackend {
         );
         // The queue reads the copies in `code` and the kernarg block;
         // patching needs only the sites (it writes the block directly), so
-        // the host copies of the dwords and of the kernarg image go.
-        let mut encoded = encoded;
-        for segment in &mut encoded.segments {
-            segment.dwords = Vec::new();
-        }
-        encoded.kernarg_image = Vec::new();
+        // the encoder's host copies go.
+        drop(encoded);
         Ok(HsaIb {
             packets,
-            encoded,
             kernargs,
             dwords,
             code,
@@ -361,25 +367,23 @@ impl QueueBackend for HsaBackend {
     }
 
     fn layout(&self, ib: &HsaIb) -> IbLayout {
-        let kernarg_lens: Vec<u32> = ib.encoded.sites.iter().map(|s| s.kernarg_len).collect();
-        let e = &ib.encoded;
+        let sites = ib.kernargs.sites();
+        let kernarg_lens: Vec<u32> = sites.iter().map(|s| s.len).collect();
         let host = std::mem::size_of::<HsaIb>()
             + ib.packets.capacity() * std::mem::size_of::<sys::AmdPm4IbPacket>()
-            + e.segments.capacity() * std::mem::size_of::<relaunch_encoders::Segment>()
-            + e.kernarg_image.capacity()
-            + e.sites.capacity() * std::mem::size_of::<relaunch_encoders::DispatchSite>()
-            + e.kernels
-                .iter()
-                .map(|k| std::mem::size_of_val(k) + k.symbol.capacity())
-                .sum::<usize>()
+            + std::mem::size_of_val(sites)
             + kernarg_lens.capacity() * std::mem::size_of::<u32>();
-        let device = ib.code.len() + ib.kernargs.as_ref().map_or(0, |(m, _)| m.len());
+        let device = ib.code.len() + ib.kernargs.device_bytes();
         IbLayout {
             kernarg_lens,
-            shared_kernargs: e.kernargs_shared,
+            shared_kernargs: !ib.kernargs.patchable(),
             dwords: ib.dwords,
             retained_bytes: host + device,
         }
+    }
+
+    fn writer(&self, ib: &HsaIb) -> KernargBlock {
+        ib.kernargs.clone()
     }
 
     fn submit(&mut self, ib: &HsaIb) -> Result<Ticket, BackendError> {
@@ -412,34 +416,30 @@ impl QueueBackend for HsaBackend {
         offset: usize,
         bytes: &[u8],
     ) -> Result<(), BackendError> {
-        // Straight into the memory the queue reads: the host image is not
-        // kept after install, so one 4-byte patch is one small copy. The
-        // range was checked against `layout`; this re-check is cheap and
-        // keeps a bad call from reaching another dispatch's block.
-        let e = &ib.encoded;
-        if e.kernargs_shared {
-            return Err(PatchError::Shared.into());
+        // Straight into the memory the queue reads (no host image is kept).
+        // SAFETY: the actor calls `patch` only when no replay of `ib` runs,
+        // and the handle's direct writes are off while this patch is
+        // queued or running (see `track`): nothing else touches the block.
+        if unsafe { ib.kernargs.write_exclusive(dispatch, offset, bytes) }.is_ok() {
+            return Ok(());
         }
-        let site = e.sites.get(dispatch).ok_or(PatchError::NoSuchDispatch {
-            dispatch,
-            count: e.sites.len(),
-        })?;
-        let end = offset.checked_add(bytes.len());
-        match (end, ib.kernargs.as_mut()) {
-            (Some(end), Some((mem, base))) if end <= site.kernarg_len as usize => {
-                mem.write(*base + site.kernarg_offset as usize + offset, bytes)?;
-                Ok(())
-            }
-            // A layout with no kernarg bytes has only empty blocks.
-            (Some(0), None) => Ok(()),
-            _ => Err(PatchError::OutOfRange {
+        let sites = ib.kernargs.sites();
+        Err(if !ib.kernargs.patchable() {
+            PatchError::Shared
+        } else if let Some(site) = sites.get(dispatch) {
+            PatchError::OutOfRange {
                 dispatch,
                 offset,
-                end: end.unwrap_or(usize::MAX),
-                len: site.kernarg_len,
+                end: offset.saturating_add(bytes.len()),
+                len: site.len,
             }
-            .into()),
+        } else {
+            PatchError::NoSuchDispatch {
+                dispatch,
+                count: sites.len(),
+            }
         }
+        .into())
     }
 
     fn uninstall(&mut self, ib: HsaIb) -> Result<(), BackendError> {

@@ -18,18 +18,20 @@ pub mod completion;
 pub mod error;
 mod handle;
 pub mod hsa_backend;
+mod hsa_kernargs;
 mod hsa_watch;
 mod loom;
 pub mod policy;
 pub mod scheduler;
 mod slab;
 pub mod testing;
+mod track;
 
 #[cfg(all(test, loom))]
 mod loom_models;
 
 pub use actor::{Actor, ActorOptions};
-pub use backend::{CompletionWatch, IbLayout, QueueBackend, Ticket, WatchError};
+pub use backend::{CompletionWatch, IbLayout, KernargWriter, QueueBackend, Ticket, WatchError};
 pub use completion::Completion;
 pub use error::{BackendError, SchedError};
 pub use handle::IbHandle;

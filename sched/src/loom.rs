@@ -7,14 +7,14 @@
 //! rather than parking_lot's because their API matches loom's exactly).
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU8, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU8, Ordering};
+pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]

@@ -49,7 +49,7 @@ fn loom_patch_after_replay_ordering() {
         let mem = CounterMemory::new(1);
         let (backend, gpu) = CounterBackend::manual(Arc::clone(&mem));
         let actor = Actor::spawn(0, backend, ActorOptions::default()).unwrap();
-        let ib = actor.install(one_add(0, 1)).unwrap();
+        let mut ib = actor.install(one_add(0, 1)).unwrap();
         let gpu = thread::spawn(move || while gpu.step() {});
         let first = ib.replay().unwrap();
         ib.patch(0, 0, &[10]).unwrap();
@@ -58,6 +58,35 @@ fn loom_patch_after_replay_ordering() {
         second.wait(WAIT).unwrap();
         assert_eq!(mem.read(0), Some(11));
         drop(ib);
+        drop(actor);
+        gpu.join().unwrap();
+        assert!(mem.violations().is_empty(), "{:?}", mem.violations());
+    });
+}
+
+/// The direct patch (no claim, no lock): after a waited replay the IB is
+/// idle, so the patch writes the kernargs from the caller's thread while
+/// another thread may hold the same actor for its own IB's replay. The
+/// patch lands before the next replay and never while a replay of its IB
+/// runs (the test queue records that as a violation).
+#[test]
+fn loom_direct_patch_beside_a_busy_actor() {
+    loom::model(|| {
+        let mem = CounterMemory::new(2);
+        let (backend, gpu) = CounterBackend::manual(Arc::clone(&mem));
+        let actor = Actor::spawn(0, backend, ActorOptions::default()).unwrap();
+        let mut a = actor.install(one_add(0, 1)).unwrap();
+        let b = actor.install(one_add(1, 5)).unwrap();
+        let gpu = thread::spawn(move || while gpu.step() {});
+        a.replay().unwrap().wait(WAIT).unwrap();
+        let other = thread::spawn(move || (b.replay().unwrap(), b));
+        a.patch(0, 0, &[20]).unwrap();
+        let second = a.replay().unwrap();
+        let (b_done, b) = other.join().unwrap();
+        second.wait(WAIT).unwrap();
+        b_done.wait(WAIT).unwrap();
+        assert_eq!((mem.read(0), mem.read(1)), (Some(21), Some(5)));
+        drop((a, b));
         drop(actor);
         gpu.join().unwrap();
         assert!(mem.violations().is_empty(), "{:?}", mem.violations());
@@ -98,7 +127,7 @@ fn loom_shutdown_while_operations_pend() {
         let mem = CounterMemory::new(1);
         let (backend, gpu) = CounterBackend::manual(Arc::clone(&mem));
         let actor = Actor::spawn(0, backend, ActorOptions::default()).unwrap();
-        let ib = actor.install(one_add(0, 3)).unwrap();
+        let mut ib = actor.install(one_add(0, 3)).unwrap();
         let running = ib.replay().unwrap();
         ib.patch(0, 0, &[4]).unwrap();
         let stopper = {
@@ -141,7 +170,7 @@ fn loom_fanout_publish_then_ring() {
                 work: 1,
             },
         ];
-        let multi = sched.install(lanes).unwrap();
+        let mut multi = sched.install(lanes).unwrap();
         assert_eq!(multi.queues_used(), 2);
         let first = multi.replay().unwrap();
         multi.set_kernargs(1, 0, 0, &[5]).unwrap();

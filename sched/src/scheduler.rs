@@ -241,6 +241,14 @@ impl<B: QueueBackend> MultiIb<B> {
         })
     }
 
+    /// The IB of one lane, to patch it.
+    pub fn lane_mut(&mut self, lane: usize) -> Result<&mut IbHandle<B>, SchedError> {
+        let count = self.lanes.len();
+        self.lanes
+            .get_mut(lane)
+            .ok_or(SchedError::NoSuchLane { lane, count })
+    }
+
     /// Distinct queues the lanes run on.
     pub fn queues_used(&self) -> usize {
         let mut used: Vec<usize> = self.lanes.iter().map(|h| h.actor().index()).collect();
@@ -337,13 +345,13 @@ impl<B: QueueBackend> MultiIb<B> {
     /// Patches kernargs of `dispatch` in `lane` (ordered after that lane's
     /// running replays, without waiting for them).
     pub fn set_kernargs(
-        &self,
+        &mut self,
         lane: usize,
         dispatch: usize,
         offset: usize,
         bytes: &[u8],
     ) -> Result<(), SchedError> {
-        let ib = self.lane(lane)?;
+        let ib = self.lane_mut(lane)?;
         ib.patch(dispatch, offset, bytes)
             .map_err(|source| SchedError::Lane {
                 lane,

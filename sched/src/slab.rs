@@ -32,6 +32,10 @@ impl<T> Slab<T> {
         }
     }
 
+    pub(crate) fn get(&self, id: u64) -> Option<&T> {
+        self.slots.get(usize::try_from(id).ok()?)?.as_ref()
+    }
+
     pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut T> {
         self.slots.get_mut(usize::try_from(id).ok()?)?.as_mut()
     }

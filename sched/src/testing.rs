@@ -273,6 +273,41 @@ impl CounterGpu {
     }
 }
 
+/// Writes a counter IB's kernargs (patches the actor runs and the handle's
+/// direct ones), recording a violation if a replay of the IB is in flight.
+fn write_kernargs(
+    state: &Mutex<IbState>,
+    memory: &CounterMemory,
+    dispatch: usize,
+    offset: usize,
+    bytes: &[u8],
+) -> Result<(), ()> {
+    let mut s = loom::lock(state);
+    if s.in_flight != 0 {
+        memory.violation(format!(
+            "kernarg patch of dispatch {dispatch} while {} replays of its IB were in flight",
+            s.in_flight
+        ));
+    }
+    let block = s.kernargs.get_mut(dispatch).ok_or(())?;
+    let end = offset.checked_add(bytes.len()).filter(|&e| e <= 8);
+    block[offset..end.ok_or(())?].copy_from_slice(bytes);
+    Ok(())
+}
+
+/// The direct kernarg writer of a counter IB.
+#[derive(Clone)]
+pub struct CounterWriter {
+    state: Arc<Mutex<IbState>>,
+    memory: Arc<CounterMemory>,
+}
+
+impl crate::backend::KernargWriter for CounterWriter {
+    fn write(&mut self, dispatch: usize, offset: usize, bytes: &[u8]) -> Result<(), ()> {
+        write_kernargs(&self.state, &self.memory, dispatch, offset, bytes)
+    }
+}
+
 /// A test queue. Dropping it closes the queue (its processor thread ends).
 pub struct CounterBackend {
     watch: Arc<CounterWatch>,
@@ -343,6 +378,7 @@ impl QueueBackend for CounterBackend {
     type Program = CounterProgram;
     type Installed = CounterIb;
     type Watch = CounterWatch;
+    type Writer = CounterWriter;
 
     fn watch(&self) -> Arc<CounterWatch> {
         Arc::clone(&self.watch)
@@ -404,6 +440,13 @@ impl QueueBackend for CounterBackend {
         self.watch.changed.notify_all();
     }
 
+    fn writer(&self, ib: &CounterIb) -> CounterWriter {
+        CounterWriter {
+            state: Arc::clone(&ib.state),
+            memory: Arc::clone(&self.watch.memory),
+        }
+    }
+
     fn patch(
         &mut self,
         ib: &mut CounterIb,
@@ -411,23 +454,14 @@ impl QueueBackend for CounterBackend {
         offset: usize,
         bytes: &[u8],
     ) -> Result<(), BackendError> {
-        let mut s = loom::lock(&ib.state);
-        if s.in_flight != 0 {
-            self.watch.memory.violation(format!(
-                "kernarg patch of dispatch {dispatch} while {} replays of its IB were in flight",
-                s.in_flight
-            ));
-        }
-        let out_of_block = CounterError::OutOfBlock {
-            dispatch,
-            offset,
-            len: bytes.len(),
-        };
-        let block = s.kernargs.get_mut(dispatch).ok_or(out_of_block.clone())?;
-        let end = offset.checked_add(bytes.len()).filter(|&e| e <= 8);
-        let end = end.ok_or(out_of_block)?;
-        block[offset..end].copy_from_slice(bytes);
-        Ok(())
+        write_kernargs(&ib.state, &self.watch.memory, dispatch, offset, bytes).map_err(|()| {
+            CounterError::OutOfBlock {
+                dispatch,
+                offset,
+                len: bytes.len(),
+            }
+            .into()
+        })
     }
 
     fn uninstall(&mut self, ib: CounterIb) -> Result<(), BackendError> {

@@ -33,7 +33,7 @@ fn replay_runs_the_ib_and_patches_change_the_next_replay() {
         ActorOptions::default(),
     )
     .unwrap();
-    let ib = actor.install(program(0, &[2, 3])).unwrap();
+    let mut ib = actor.install(program(0, &[2, 3])).unwrap();
     assert_eq!(ib.dispatch_count(), 2);
     ib.replay().unwrap().wait(WAIT).unwrap();
     assert_eq!(mem.read(0), Some(5));
@@ -52,7 +52,7 @@ fn a_patch_sent_after_a_replay_lands_after_it_without_blocking() {
     let mem = CounterMemory::new(1);
     let (backend, gpu) = CounterBackend::manual(Arc::clone(&mem));
     let actor = Actor::spawn(0, backend, ActorOptions::default()).unwrap();
-    let ib = actor.install(program(0, &[1])).unwrap();
+    let mut ib = actor.install(program(0, &[1])).unwrap();
     // The GPU has not run anything yet: the first replay stays in flight.
     let first = ib.replay().unwrap();
     ib.patch(0, 0, &100u64.to_le_bytes()).unwrap(); // returns at once
@@ -92,7 +92,7 @@ fn four_threads_patch_and_replay_ten_thousand_rounds_each_exactly() {
             let sched = Arc::clone(&sched);
             let mem = Arc::clone(&mem);
             thread::spawn(move || {
-                let multi = sched
+                let mut multi = sched
                     .install(vec![LaneProgram {
                         program: program(t, &[0]),
                         work: 1,
@@ -228,7 +228,7 @@ fn operations_after_shutdown_are_refused_and_pending_work_finishes() {
     let mem = CounterMemory::new(1);
     let (backend, gpu) = CounterBackend::manual(Arc::clone(&mem));
     let actor = Actor::spawn(3, backend, ActorOptions::default()).unwrap();
-    let ib = actor.install(program(0, &[5])).unwrap();
+    let mut ib = actor.install(program(0, &[5])).unwrap();
     let done = ib.replay().unwrap();
     ib.patch(0, 0, &7u64.to_le_bytes()).unwrap();
     let queued = ib.replay().unwrap();
@@ -255,7 +255,7 @@ fn bad_patches_and_foreign_handles_are_refused_with_reasons() {
         ActorOptions::default(),
     )
     .unwrap();
-    let ib = actor.install(program(0, &[1, 2])).unwrap();
+    let mut ib = actor.install(program(0, &[1, 2])).unwrap();
     let err = ib.patch(2, 0, &[1]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -279,7 +279,7 @@ fn a_queued_patch_that_cannot_land_is_reported_by_the_next_replay() {
         ..ActorOptions::default()
     };
     let actor = Actor::spawn(5, backend, opts).unwrap();
-    let ib = actor.install(program(0, &[1])).unwrap();
+    let mut ib = actor.install(program(0, &[1])).unwrap();
     let running = ib.replay().unwrap();
     // The GPU is stalled: the queued patch gives up after 50 ms.
     ib.patch(0, 0, &[9]).unwrap();
@@ -325,7 +325,7 @@ fn a_fan_out_publishes_on_idle_actors_and_queues_behind_busy_ones() {
             work: 1,
         })
         .collect();
-    let multi = sched.install(lanes).unwrap();
+    let mut multi = sched.install(lanes).unwrap();
     let actors: Vec<usize> = (0..4)
         .map(|l| multi.lane(l).unwrap().actor().index())
         .collect();

@@ -78,7 +78,7 @@ fn setup() -> Setup {
 #[test]
 fn four_counter_lanes_on_two_queues_are_exact() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let s = setup();
+    let mut s = setup();
     assert_eq!((s.multi.lane_count(), s.multi.queues_used()), (4, 2));
     assert_eq!(s.sched.queue_count(), 2);
     for round in 1..=3u32 {

@@ -43,7 +43,7 @@ fn four_threads_patch_and_replay_ten_thousand_rounds_on_the_simulator() {
             thread::spawn(move || {
                 let slot = |i: u64| base + 64 * (t as u64 * SLOTS + i);
                 let ib = sim.counter_ib(slot(0), 1).unwrap();
-                let multi = sched
+                let mut multi = sched
                     .install(vec![LaneProgram {
                         program: ib,
                         work: 1,

@@ -320,6 +320,15 @@ impl Allocation {
         }
     }
 
+    /// The host address of `offset..offset + len` (host pools only), for
+    /// writers that order their accesses themselves (e.g. kernarg patches
+    /// kept apart from replays by the scheduler's protocol). Dereferencing
+    /// it is the caller's `unsafe`: the allocation must still be alive and
+    /// no other access may overlap.
+    pub fn host_ptr(&self, offset: usize, len: usize) -> Result<*mut u8, HsaError> {
+        self.host_range(offset, len)
+    }
+
     /// Copies `bytes` to `offset` (host pools only).
     pub fn write(&mut self, offset: usize, bytes: &[u8]) -> Result<(), HsaError> {
         let dst = self.host_range(offset, bytes.len())?;

@@ -29,6 +29,10 @@
 //! after it queues behind it. So a patch sent after a replay lands after
 //! that replay completes, and the caller never blocks on the GPU.
 //!
+//! A patch of an idle IB needs none of this: the handle's `&mut` plus the
+//! IB's `track` (operations queued, last replay) prove nothing else can
+//! touch its kernargs, and the caller writes them directly (`track`).
+//!
 //! Shutdown sets `STOPPED` (new operations are refused), queues
 //! a final `Shutdown` after everything already sent, and joins the thread,
 //! which waits for running replays before freeing their IBs.
@@ -41,6 +45,7 @@ use crate::completion::ReplyTx;
 use crate::error::SchedError;
 use crate::loom::{self, Arc, AtomicU8, Condvar, Mutex, MutexGuard, Ordering};
 use crate::slab::Slab;
+use crate::track::IbTrack;
 
 mod runner;
 
@@ -66,8 +71,27 @@ impl Default for ActorOptions {
     }
 }
 
+/// What installing an IB hands to its new handle.
+pub(crate) struct Installed<B: QueueBackend> {
+    pub(crate) id: u64,
+    pub(crate) layout: IbLayout,
+    pub(crate) track: Arc<IbTrack>,
+    pub(crate) writer: B::Writer,
+}
+
+impl<B: QueueBackend> Clone for Installed<B> {
+    fn clone(&self) -> Self {
+        Installed {
+            id: self.id,
+            layout: self.layout.clone(),
+            track: Arc::clone(&self.track),
+            writer: self.writer.clone(),
+        }
+    }
+}
+
 pub(crate) enum Op<B: QueueBackend> {
-    Install(B::Program, ReplyTx<(u64, IbLayout)>),
+    Install(B::Program, ReplyTx<Installed<B>>),
     Replay(u64, ReplyTx<Ticket>),
     Patch {
         ib: u64,
@@ -95,8 +119,9 @@ const STOPPED: u8 = 4;
 // the hot path (layout only; nothing relies on it for soundness).
 #[repr(C)]
 struct Entry<B: QueueBackend> {
-    /// The latest replay submitted.
-    last: Option<Ticket>,
+    /// The latest replay submitted, operations queued (shared with the
+    /// handle for its direct patches).
+    track: Arc<IbTrack>,
     /// A queued patch that could not be applied, for the next replay.
     deferred: Option<Box<SchedError>>,
     ib: B::Installed,
@@ -141,11 +166,7 @@ pub(crate) enum Step<B: QueueBackend, R> {
 }
 
 impl<B: QueueBackend> Core<B> {
-    fn install(
-        &mut self,
-        actor: usize,
-        program: B::Program,
-    ) -> Result<(u64, IbLayout), SchedError> {
+    fn install(&mut self, actor: usize, program: B::Program) -> Result<Installed<B>, SchedError> {
         let ib = self
             .backend
             .install(program)
@@ -155,12 +176,19 @@ impl<B: QueueBackend> Core<B> {
                 cause,
             })?;
         let layout = self.backend.layout(&ib);
+        let writer = self.backend.writer(&ib);
+        let track = Arc::new(IbTrack::default());
         let id = self.ibs.insert(Entry {
             ib,
-            last: None,
+            track: Arc::clone(&track),
             deferred: None,
         });
-        Ok((id, layout))
+        Ok(Installed {
+            id,
+            layout,
+            track,
+            writer,
+        })
     }
 
     pub(crate) fn replay(&mut self, actor: usize, ib: u64) -> Result<Ticket, SchedError> {
@@ -178,7 +206,7 @@ impl<B: QueueBackend> Core<B> {
                 during: "replay submit",
                 cause,
             })?;
-        entry.last = Some(ticket);
+        entry.track.submitted(ticket);
         Ok(ticket)
     }
 
@@ -199,27 +227,19 @@ impl<B: QueueBackend> Core<B> {
                 during: "replay submit",
                 cause,
             })?;
-        entry.last = Some(published.ticket);
+        entry.track.submitted(published.ticket);
         Ok(published)
     }
 
     pub(crate) fn ring(&mut self, published: &Published) {
         self.backend.ring(published);
     }
-}
 
-/// True when no replay of the entry can still be running: the last one
-/// finished, or failed (its queue is dead, nothing reads the IB any more).
-fn settled<W: CompletionWatch>(watch: &W, entry: &mut Entry<impl QueueBackend>) -> bool {
-    match entry.last {
-        None => true,
-        Some(ticket) => match watch.is_complete(ticket) {
-            Ok(false) => false,
-            Ok(true) | Err(_) => {
-                entry.last = None;
-                true
-            }
-        },
+    /// A queued operation on `ib` finished (see `track`).
+    fn ran(&self, ib: u64) {
+        if let Some(entry) = self.ibs.get(ib) {
+            entry.track.ran();
+        }
     }
 }
 
@@ -241,8 +261,9 @@ impl<B: QueueBackend> Shared<B> {
         let Some(entry) = ibs.get_mut(ib) else {
             return Step::Done(Err(SchedError::UnknownIb { actor, ib }));
         };
-        if !settled(&*self.watch, entry) {
+        if !entry.track.settled(&*self.watch) {
             if !wait {
+                entry.track.sent();
                 return Step::Later(Box::new(Op::Patch {
                     ib,
                     dispatch,
@@ -250,9 +271,9 @@ impl<B: QueueBackend> Shared<B> {
                     bytes: bytes.to_vec(),
                 }));
             }
-            let ticket = entry.last.unwrap_or(Ticket { epoch: 0, seq: 0 });
+            let ticket = entry.track.last().unwrap_or(Ticket { epoch: 0, seq: 0 });
             let waited = self.watch.wait(ticket, self.opts.drain_timeout);
-            if !settled(&*self.watch, entry) {
+            if !entry.track.settled(&*self.watch) {
                 let cause = match waited {
                     Err(cause) => cause.to_string(),
                     Ok(()) => "the replay before it did not finish".to_string(),
@@ -294,18 +315,18 @@ impl<B: QueueBackend> Shared<B> {
         let Some(entry) = core.ibs.get_mut(ib) else {
             return Step::Done(Err(SchedError::UnknownIb { actor, ib }));
         };
-        if !settled(&*self.watch, entry) {
+        if !entry.track.settled(&*self.watch) {
             if !wait {
                 return Step::Later(Box::new(Op::Uninstall(ib)));
             }
-            if let Some(ticket) = entry.last {
+            if let Some(ticket) = entry.track.last() {
                 let _ = self.watch.wait(ticket, self.opts.drain_timeout);
             }
         }
-        let Some(mut entry) = core.ibs.remove(ib) else {
+        let Some(entry) = core.ibs.remove(ib) else {
             return Step::Done(Err(SchedError::UnknownIb { actor, ib }));
         };
-        if !settled(&*self.watch, &mut entry) {
+        if !entry.track.settled(&*self.watch) {
             tracing::warn!(
                 actor,
                 ib,
@@ -330,7 +351,10 @@ impl<B: QueueBackend> Shared<B> {
         let actor = self.index;
         match op {
             Op::Install(program, reply) => reply.send(core.install(actor, program)),
-            Op::Replay(ib, reply) => reply.send(core.replay(actor, ib)),
+            Op::Replay(ib, reply) => {
+                reply.send(core.replay(actor, ib));
+                core.ran(ib);
+            }
             Op::Patch {
                 ib,
                 dispatch,
@@ -341,6 +365,7 @@ impl<B: QueueBackend> Shared<B> {
                 {
                     tracing::warn!(actor, ib, "queued kernarg patch failed: {err}");
                 }
+                core.ran(ib);
             }
             Op::Uninstall(ib) => {
                 if let Step::Done(Err(err)) = self.uninstall(core, ib, true) {
@@ -393,6 +418,12 @@ impl<B: QueueBackend> Shared<B> {
             guard: Some(loom::lock(&self.core)),
             later: None,
         }))
+    }
+
+    /// True once shutdown began (no new operations are taken).
+    #[inline]
+    pub(crate) fn stopped(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & STOPPED != 0
     }
 
     /// Idle (nothing running, nothing queued, not stopped) -> `BUSY`.

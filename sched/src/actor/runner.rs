@@ -127,7 +127,7 @@ impl<B: QueueBackend> Actor<B> {
     /// Installs `program`; returns once it is installed.
     pub fn install(&self, program: B::Program) -> Result<IbHandle<B>, SchedError> {
         let shared = &*self.inner.shared;
-        let (id, layout) = match shared.claim()? {
+        let installed = match shared.claim()? {
             Ok(mut claimed) => claimed.core()?.install(shared.index, program)?,
             Err(inbox) => {
                 let (tx, reply) = Reply::pair(shared.index);
@@ -137,7 +137,7 @@ impl<B: QueueBackend> Actor<B> {
                 }))?
             }
         };
-        Ok(IbHandle::new(self.clone(), id, layout))
+        Ok(IbHandle::new(self.clone(), installed))
     }
 
     /// Stops taking operations, finishes those already sent and waits for
