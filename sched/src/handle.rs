@@ -60,13 +60,15 @@ impl<B: QueueBackend> IbHandle<B> {
     /// Submits one replay; wait on the returned completion (or not).
     pub fn replay(&self) -> Result<Completion<B::Watch>, SchedError> {
         let shared = &*self.shared;
-        let watch = Arc::clone(&shared.watch);
         match shared.claim()? {
             Ok(mut claimed) => {
                 let ticket = claimed.core()?.replay(shared.index, self.id)?;
+                // Cloned after the doorbell: one atomic less before it.
+                let watch = Arc::clone(&shared.watch);
                 Ok(Completion::issued(shared.index, watch, ticket))
             }
             Err(inbox) => {
+                let watch = Arc::clone(&shared.watch);
                 let (tx, reply) = Reply::pair(shared.index);
                 self.track.sent();
                 if let Err(err) = shared.enqueue(inbox, Op::Replay(self.id, tx)) {

@@ -31,8 +31,11 @@ use crate::scheduler::Scheduler;
 /// Completion signals per queue (replays in flight at once before a submit
 /// waits for the oldest).
 pub const SIGNALS: usize = 64;
-// `Live::sig_of` stores signal indexes as u8.
-const _: () = assert!(SIGNALS <= 256);
+// `Live::armed` is one u64 bitmask over the signals (and `sig_of` keeps
+// signal indexes as u8).
+const _: () = assert!(SIGNALS == 64);
+/// Signals re-armed after one doorbell (bounded work per submit).
+const REARM_PER_SUBMIT: usize = 2;
 /// Alignment of each PM4 segment in IB memory.
 const SEGMENT_ALIGN: usize = 256;
 
@@ -110,8 +113,10 @@ impl HsaBackend {
             None => opts.ring_packets,
         };
         let queue = runtime.create_queue(gpu, ring)?;
+        // Created armed (1): a submit takes an armed one and stores nothing
+        // before its doorbell (see `Live::armed`).
         let signals = (0..SIGNALS)
-            .map(|_| runtime.create_signal(0))
+            .map(|_| runtime.create_signal(1))
             .collect::<Result<Vec<_>, _>>()?;
         let pool = runtime.kernarg_pool()?;
         Ok(HsaBackend {
@@ -123,7 +128,7 @@ impl HsaBackend {
             }),
             ring,
             watch: Arc::new(HsaWatch {
-                live: Mutex::new(Live::new(queue, 0)),
+                live: Mutex::new(Live::new(queue, 0).all_armed()),
                 signals,
                 retired: Mutex::new(RetiredEpochs::default()),
             }),
@@ -200,13 +205,17 @@ impl HsaBackend {
             self.wait_for_room(live, &mut start, seq)?;
         }
         let sig = loop {
-            match live.free_signal(signals) {
-                Some(sig) => break sig,
+            match live.take_signal(signals) {
+                Some((sig, armed)) => {
+                    if !armed {
+                        signals[sig].silent_store_relaxed(1);
+                    }
+                    break sig;
+                }
                 None => self.wait_for_room(live, &mut start, seq)?,
             }
         };
         let signal = &signals[sig];
-        signal.silent_store_relaxed(1);
         let last = ib.packets.len() - 1;
         let mut unrung = None;
         for (i, packet) in ib.packets.iter().enumerate() {
@@ -264,10 +273,10 @@ impl HsaBackend {
             .retire(live.epoch, completed, fault.clone().into());
         let queue = self.cold.runtime.create_queue(&self.cold.gpu, self.ring)?;
         for s in &self.watch.signals {
-            s.store_relaxed(0);
+            s.store_relaxed(1);
         }
         let epoch = live.epoch + 1;
-        *live = Live::new(queue, epoch);
+        *live = Live::new(queue, epoch).all_armed();
         tracing::warn!(epoch = live.epoch, "queue replaced after a fault: {fault}");
         Ok(())
     }
@@ -393,6 +402,8 @@ impl QueueBackend for HsaBackend {
         if let Some(id) = published.doorbell {
             live.queue.ring(id);
         }
+        // After the doorbell: off the submit latency.
+        live.rearm_finished(&self.watch.signals, REARM_PER_SUBMIT);
         Ok(published.ticket)
     }
 
@@ -402,11 +413,12 @@ impl QueueBackend for HsaBackend {
     }
 
     fn ring(&mut self, published: &Published) {
-        let live = self.watch.live.lock();
+        let mut live = self.watch.live.lock();
         // A queue replaced since (new epoch) never saw these packets.
         if let (Some(id), true) = (published.doorbell, published.ticket.epoch == live.epoch) {
             live.queue.ring(id);
         }
+        live.rearm_finished(&self.watch.signals, REARM_PER_SUBMIT);
     }
 
     fn patch(
