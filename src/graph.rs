@@ -278,13 +278,15 @@ impl GraphExec {
 
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        // Lock order: `launched`, then `plan` (as `launch` -> `install`).
+        let mut launched = self.launched.lock();
         let mut plan = self.plan.lock();
         let at = plan
             .locate(node)
             .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
         plan.set_node_kernargs(node, byte_offset, bytes)
             .map_err(Error::record)?;
-        if let Some(l) = self.launched.lock().as_mut() {
+        if let Some(l) = launched.as_mut() {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;

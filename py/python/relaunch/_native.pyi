@@ -1,0 +1,537 @@
+"""Type stubs and reference documentation for ``relaunch._native``.
+
+Import the public package instead: ``import relaunch as rl``. Every class
+and function below is re-exported there (the twin API also as
+``relaunch.sim``). Malformed Python arguments raise ``TypeError`` (wrong
+type) or ``ValueError`` (right type, bad value); everything else raises a
+subclass of :class:`Error`.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Optional, TypedDict, Union, final
+
+_Bytes = Union[bytes, bytearray, memoryview]
+_Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], Sequence[int]]
+_Dispatch = Union[
+    tuple[str, _Dims, _Dims, int, _Bytes, bool],
+    tuple[str, _Dims, _Dims, int, _Bytes],
+]
+_Access = tuple["GraphBuffer", int, int, bool]
+
+class _DeviceInfo(TypedDict):
+    """One entry of :func:`devices` (a plain dict at runtime)."""
+
+    index: int
+    name: str
+    product: Optional[str]
+    anchor: Optional[str]
+    uuid: Optional[str]
+    bdf: Optional[str]
+    slot: Optional[str]
+    describe: str
+    denied: Optional[str]
+
+class _BoundaryInfo(TypedDict):
+    """One entry of :attr:`GraphExec.boundaries` (a plain dict at runtime)."""
+
+    before: "Node"
+    kind: str
+    hazard: str
+    producer: "Node"
+    buffer: str
+    range: tuple[int, int]
+    why: str
+
+class _KernelInfo(TypedDict):
+    """One entry of :meth:`Module.describe` (a plain dict at runtime)."""
+
+    name: str
+    kernarg_size: int
+    accepted: bool
+    verdict: str
+
+__all__ = [
+    "__version__",
+    "DEVICE_ENV",
+    "FALLBACK_SELECTOR",
+    "Buffer",
+    "CertificationError",
+    "CompileError",
+    "DeviceError",
+    "Error",
+    "Gpu",
+    "Graph",
+    "GraphBuffer",
+    "GraphExec",
+    "HandleError",
+    "MockLaunch",
+    "Module",
+    "Node",
+    "Pm4Ib",
+    "RecordError",
+    "ReplayError",
+    "Workgroup",
+    "devices",
+    "register_kernel",
+]
+
+__version__: str
+"""The relaunch version this module was built from."""
+
+DEVICE_ENV: str
+"""Environment variable naming the default device selector (``RELAUNCH_DEVICE``)."""
+
+FALLBACK_SELECTOR: str
+"""The selector used without a real GPU (``sim:gfx1201``)."""
+
+class Error(Exception):
+    """Base class of every error relaunch raises; the message says what was
+    wrong and what to do."""
+
+class RecordError(Error):
+    """Recording a graph, an IB, a module load, an allocation or a kernarg
+    patch was refused."""
+
+class CompileError(Error):
+    """Instantiating or finalizing was refused; hazards are listed with the
+    pair of nodes, the buffer and the byte range."""
+
+class ReplayError(Error):
+    """A replay failed: queue or kernel fault (including an exception in a
+    Python twin), timeout or simulator violation."""
+
+class HandleError(Error):
+    """An object was used with another GPU or graph than its own, or a
+    twin's Workgroup was used after its call returned."""
+
+class CertificationError(Error):
+    """Certification of a module was refused (not supported yet)."""
+
+class DeviceError(Error):
+    """No such device, a denied device, an ambiguous or malformed selector."""
+
+@final
+class Gpu:
+    """An opened GPU, real or simulated (``sim:<target>``)."""
+
+    def __new__(cls, selector_or_ordinal: Union[str, int, None] = None) -> "Gpu":
+        """Opens a device.
+
+        Arguments:
+            selector_or_ordinal: a selector (``uuid:GPU-…``, ``bdf:…``,
+                ``slot:N``, ``name:gfx1100``, ``index:N``, ``@alias``,
+                ``sim:gfx1201``), an int ordinal (volatile, like ``index:N``),
+                or None: ``RELAUNCH_DEVICE`` if set, else the first real GPU,
+                else ``sim:gfx1201``.
+
+        Raises:
+            DeviceError: unknown, malformed, ambiguous or denied selector
+                (a deny list's reason is quoted), or no runtime.
+            TypeError: not a str, int or None.
+        """
+
+    def describe(self) -> str:
+        """One line naming the device by its stable anchors."""
+
+    @property
+    def target(self) -> str:
+        """The GPU target, e.g. ``gfx1201``."""
+
+    @property
+    def simulated(self) -> bool:
+        """True on the simulated device."""
+
+    def load_module(self, code: _Bytes, manifest: Optional[_Bytes] = None) -> "Module":
+        """Loads a code object (ELF, or an offload bundle holding this target).
+
+        Arguments:
+            code: the code object bytes.
+            manifest: a certification manifest; takes the certified path.
+
+        Raises:
+            RecordError: unreadable code object, or one for another target.
+            CertificationError: a manifest was given (certification is not
+                supported yet; load without one).
+            TypeError: ``code`` or ``manifest`` is not bytes-like.
+        """
+
+    def alloc(self, size: int, host_visible: bool = True) -> "Buffer":
+        """Zero-filled memory the GPU can use.
+
+        Arguments:
+            size: bytes, at least 1.
+            host_visible: fine-grained host memory (default) or device-local.
+
+        Raises:
+            RecordError: ``size`` is 0.
+            DeviceError: the allocation failed.
+            TypeError, ValueError: ``size`` is not a non-negative int.
+        """
+
+    def build(self, module: "Module", dispatches: Iterable[_Dispatch]) -> "Pm4Ib":
+        """Records dispatches into one retained PM4 IB and installs it.
+
+        Arguments:
+            module: the module the kernels come from (loaded on this GPU).
+            dispatches: tuples ``(symbol, grid, block, dynamic_group_bytes,
+                kernarg_bytes, serialize)``; grid and block are work-items
+                (an int or 1-3 ints); ``serialize`` True puts a
+                read-after-write boundary before that dispatch (may be left
+                out: False). Pack kernargs with :meth:`Module.pack_kernargs`.
+
+        Raises:
+            RecordError: unknown symbol, kernel refused by the PM4 verdict,
+                bad geometry (the message names the dispatch).
+            CompileError: no dispatches, or the encoder refused the IB.
+            HandleError: the module was loaded on another GPU.
+            TypeError, ValueError: a malformed tuple (the message names it).
+        """
+
+    def pm4_queue_count(self, width: int, policy: Union[str, int, None] = None) -> int:
+        """Queues used for ``width`` independent lanes under ``policy``.
+
+        Arguments:
+            width: independent lanes available.
+            policy: ``"auto"`` or None (the per-family width that held up
+                on hardware) or a fixed count 1-4.
+
+        Raises:
+            ValueError: unknown policy or a count outside 1-4.
+            TypeError: ``width`` is not an int.
+        """
+
+@final
+class Buffer:
+    """Memory allocated with :meth:`Gpu.alloc`; freed with its last reference.
+
+    There is no buffer protocol (``memoryview(buf)`` raises TypeError): the
+    stable ABI for Python 3.9 has none. Use :meth:`read`, :meth:`write` or
+    ``bytes(buf)`` (copies).
+    """
+
+    def address(self) -> int:
+        """The GPU virtual address (put it in kernargs)."""
+
+    def __len__(self) -> int: ...
+    @property
+    def host_visible(self) -> bool:
+        """True for host-visible (fine-grained) memory."""
+
+    def read_u32(self, offset: int) -> int:
+        """The little-endian u32 at ``offset``.
+
+        Raises:
+            ReplayError: the read is outside the buffer.
+        """
+
+    def read(self, offset: Optional[int] = None, size: Optional[int] = None) -> bytes:
+        """A copy of ``size`` bytes at ``offset`` (default: to the end).
+
+        Raises:
+            ValueError: the range is outside the buffer.
+        """
+
+    def write(self, offset: int, data: _Bytes) -> None:
+        """Copies ``data`` into the buffer at ``offset``.
+
+        Raises:
+            ReplayError: the write is outside the buffer.
+        """
+
+    def __bytes__(self) -> bytes: ...
+
+@final
+class Module:
+    """A code object loaded on a GPU."""
+
+    def kernarg_size(self, symbol: str) -> int:
+        """Kernarg segment size of ``symbol`` (with or without ``.kd``).
+
+        Raises:
+            RecordError: the module has no such kernel (its kernels are listed).
+        """
+
+    @property
+    def kernels(self) -> list[str]:
+        """Names of the kernels in the module."""
+
+    def pack_kernargs(
+        self,
+        symbol: str,
+        explicit: _Bytes,
+        grid: _Dims,
+        block: _Dims,
+        dynamic_group_bytes: Optional[int] = None,
+    ) -> bytes:
+        """The full kernarg segment of ``symbol`` for one launch: the
+        explicit arguments as packed by the caller, hidden ones filled from
+        the geometry.
+
+        Raises:
+            RecordError: unknown kernel, or explicit bytes larger than the segment.
+        """
+
+    def describe(self) -> list[_KernelInfo]:
+        """Per kernel: ``name``, ``kernarg_size``, ``accepted`` and ``verdict``
+        (the direct-PM4 verdict with reasons)."""
+
+@final
+class Pm4Ib:
+    """A retained IB installed on one queue of its GPU."""
+
+    def replay(self) -> None:
+        """Submits the IB and waits for it (twins run meanwhile).
+
+        Raises:
+            ReplayError: a queue or kernel fault, a timeout or a simulator
+                violation (a Python twin's exception is named).
+        """
+
+    def set_kernargs(self, index: int, data: _Bytes, byte_offset: Optional[int] = None) -> None:
+        """Overwrites kernarg bytes of dispatch ``index`` for later replays.
+
+        Raises:
+            RecordError: no such dispatch, or bytes outside its kernarg block.
+        """
+
+    @property
+    def dispatch_count(self) -> int: ...
+    @property
+    def dwords(self) -> int:
+        """Size of the recorded IB in dwords."""
+
+@final
+class GraphBuffer:
+    """A buffer declared in a graph: a label and a size, not memory."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Node:
+    """A kernel node of a graph (equal by graph and id)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Graph:
+    """A graph being recorded."""
+
+    def __new__(
+        cls,
+        mode: Optional[str] = None,
+        lanes: Optional[int] = None,
+        max_in_flight: Optional[int] = None,
+    ) -> "Graph":
+        """Arguments:
+            mode: ``"latency"`` (None), ``"overlap"`` or ``"throughput"``.
+            lanes: most lanes (queues) one replay may use (None: 1).
+            max_in_flight: most replays of the plan in flight at once (None: 1).
+
+        Raises:
+            ValueError: unknown mode or a negative count.
+            TypeError: an argument of the wrong type.
+        """
+
+    def buffer(self, label: str, size: int) -> GraphBuffer:
+        """Declares a buffer of ``size`` bytes.
+
+        Raises:
+            RecordError: size 0 or a refused label.
+        """
+
+    def kernel(
+        self,
+        name: str,
+        grid: _Dims,
+        block: _Dims,
+        accesses: Optional[Iterable[_Access]] = None,
+        deps: Optional[Iterable[Node]] = None,
+        module: Optional[Module] = None,
+        kernarg: Optional[_Bytes] = None,
+        dynamic_group_bytes: Optional[int] = None,
+    ) -> Node:
+        """Adds a kernel node.
+
+        Arguments:
+            name: the kernel symbol (with ``module``) or an authoring name.
+            grid, block: work-items, an int or 1-3 ints.
+            accesses: ``(buffer, offset, len, write)`` ranges it touches.
+            deps: nodes that must finish before it.
+            module: where the kernel comes from; None records a named node
+                that instantiates and mock-launches but cannot launch.
+            kernarg: its kernarg bytes (None: empty; a module kernel needs
+                its full segment).
+            dynamic_group_bytes: extra LDS per workgroup (None: 0).
+
+        Raises:
+            RecordError: an access outside its buffer, an unknown kernel,
+                a short kernarg, a dependency cycle.
+            HandleError: a buffer or node from another graph.
+            TypeError, ValueError: malformed arguments.
+        """
+
+    def add_dependency(self, src: Node, to: Node) -> None:
+        """Makes ``to`` run after ``src``.
+
+        Raises:
+            RecordError: the edge would close a cycle.
+            HandleError: a node from another graph.
+        """
+
+    @property
+    def node_count(self) -> int: ...
+    def instantiate(self) -> "GraphExec":
+        """Checks hazards, partitions into lanes and derives boundaries.
+
+        Raises:
+            CompileError: an empty graph, bad options, or unordered hazards
+                (each listed with both nodes, the buffer and the range).
+        """
+
+@final
+class GraphExec:
+    """A compiled graph; the first launch installs one retained IB per lane."""
+
+    @property
+    def lane_count(self) -> int: ...
+    @property
+    def lanes(self) -> list[list[Node]]:
+        """Nodes of every lane, in replay order."""
+
+    @property
+    def boundaries(self) -> list[list[_BoundaryInfo]]:
+        """Per lane, each boundary: ``before`` (Node), ``kind`` (``wait``,
+        ``rmw``, ...), ``hazard`` (``RAW``/``WAR``/``WAW``), ``producer``
+        (Node), ``buffer`` (label), ``range`` ((start, end)) and ``why``."""
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the compiled plan, as 64 hex digits (stable across
+        identical graphs)."""
+
+    def launch_mock(self) -> "MockLaunch":
+        """Replays the plan into a recorder; no device needed."""
+
+    def launch(self, gpu: Gpu) -> None:
+        """Replays the graph on ``gpu`` and waits.
+
+        Raises:
+            CompileError: a named (module-less) node, or an encoder refusal.
+            HandleError: a module of another GPU, or a later launch on
+                another GPU than the first.
+            ReplayError: a queue or kernel fault or a timeout.
+        """
+
+    def set_kernargs(self, node: Node, data: _Bytes, byte_offset: Optional[int] = None) -> None:
+        """Overwrites kernarg bytes of ``node`` for every later launch.
+
+        Raises:
+            RecordError: bytes outside the node's kernarg.
+            HandleError: a node from another graph.
+            TypeError: ``node`` is not a Node.
+        """
+
+    def to_dot(self) -> str:
+        """Graphviz DOT of the plan: lanes as clusters, boundaries on edges."""
+
+@final
+class MockLaunch:
+    """What a mock launch replayed, per lane."""
+
+    @property
+    def lane_count(self) -> int: ...
+    @property
+    def events(self) -> list[list[tuple[str, object]]]:
+        """Per lane: ``("dispatch", Node)`` and ``("boundary", kind)`` steps."""
+
+    @property
+    def dispatch_order(self) -> list[list[Node]]:
+        """Per lane: the dispatched nodes in order."""
+
+def devices() -> list[_DeviceInfo]:
+    """The host's GPUs (sysfs, and the HSA runtime's order when it has GPUs):
+    dicts with ``index`` (volatile), ``name``, ``product``, ``anchor`` (the
+    stable selector to copy: ``uuid:…`` or ``bdf:…``), ``uuid``, ``bdf``,
+    ``slot``, ``describe`` and ``denied`` (the deny entry, or None). Empty on
+    a machine without AMD GPUs: open ``Gpu("sim:gfx1201")`` there.
+
+    Raises:
+        DeviceError: an unreadable host manifest or sysfs tree.
+    """
+
+@final
+class Workgroup:
+    """One workgroup of a simulated dispatch, valid only while the twin
+    call it was passed to runs (then every accessor raises HandleError).
+    Accessor faults raise ReplayError and fail the kernel even if caught."""
+
+    def kernarg(self) -> bytes:
+        """The kernarg segment as the dispatch delivered it."""
+
+    def arg_u32(self, offset: int) -> int:
+        """The little-endian u32 kernel argument at ``offset``.
+
+        Raises:
+            ReplayError: outside the kernarg segment.
+        """
+
+    def arg_u64(self, offset: int) -> int:
+        """The little-endian u64 kernel argument (e.g. a pointer) at ``offset``.
+
+        Raises:
+            ReplayError: outside the kernarg segment.
+        """
+
+    @property
+    def workgroup_id(self) -> tuple[int, int, int]: ...
+    @property
+    def workgroup_size(self) -> tuple[int, int, int]:
+        """Work-items per workgroup (x, y, z)."""
+
+    @property
+    def grid_size(self) -> tuple[int, int, int]:
+        """Work-items in the grid (x, y, z)."""
+
+    def load(self, addr: int, size: int) -> bytes:
+        """Checked load of ``size`` bytes at device address ``addr``.
+
+        Raises:
+            ReplayError: a VM fault (no allocation covers the range).
+        """
+
+    def store(self, addr: int, data: _Bytes) -> None:
+        """Checked store of ``data`` at device address ``addr``.
+
+        Raises:
+            ReplayError: a VM fault.
+        """
+
+    def atomic_add_u32(self, addr: int, value: int) -> int:
+        """Device-scope atomic add; returns the previous value.
+
+        Raises:
+            ReplayError: a VM fault.
+        """
+
+def register_kernel(symbol: str, function: Callable[[Workgroup], object]) -> None:
+    """Makes ``function(wg)`` the simulated device's kernel for ``symbol``
+    (with or without ``.kd``), process-wide, replacing an earlier twin of
+    that name. It is called once per workgroup on a simulator thread,
+    holding the GIL; an exception out of it fails the kernel and the replay
+    raises ReplayError naming it.
+
+    Raises:
+        TypeError: ``function`` is not callable or ``symbol`` not a str.
+        ValueError: ``symbol`` is empty.
+    """

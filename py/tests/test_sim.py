@@ -1,0 +1,142 @@
+"""Python kernel twins on the simulated device."""
+
+import struct
+import threading
+
+import pytest
+
+import relaunch as rl
+from conftest import counter_args
+
+
+def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
+    def broken(wg):
+        raise ValueError("twin exploded on purpose")
+
+    rl.sim.register_kernel("counter", broken)
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    with pytest.raises(rl.ReplayError) as info:
+        ib.replay()
+    message = str(info.value)
+    assert "ValueError" in message and "twin exploded on purpose" in message
+    assert "counter" in message
+
+
+def test_memory_fault_fails_the_kernel_even_if_caught(gpu, counter):
+    seen = []
+
+    def faulting(wg):
+        try:
+            wg.atomic_add_u32(16, 1)  # no allocation covers address 16
+        except rl.ReplayError as e:
+            seen.append(str(e))
+
+    rl.sim.register_kernel("counter.kd", faulting)
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    with pytest.raises(rl.ReplayError):
+        ib.replay()
+    assert seen and "kernel fault" in seen[0]
+
+
+def test_workgroup_is_dead_after_the_call(gpu, counter, counter_twin):
+    kept = []
+
+    def keep(wg):
+        kept.append(wg)
+        counter_twin(wg)
+
+    rl.sim.register_kernel("counter", keep)
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    ib.replay()
+    assert buf.read_u32(0) == 1
+    with pytest.raises(rl.HandleError, match="no longer valid"):
+        kept[0].kernarg()
+    with pytest.raises(rl.HandleError):
+        _ = kept[0].workgroup_id
+
+
+def test_twin_sees_kernargs_and_moves_memory(gpu, counter):
+    def copy_twin(wg):
+        ka = wg.kernarg()
+        (ptr,) = struct.unpack_from("<Q", ka, 0)
+        assert wg.arg_u64(0) == ptr
+        old = wg.load(ptr + 4, 4)
+        wg.store(ptr, old)
+        wg.store(ptr + 8, bytearray(b"\x2a\0\0\0"))
+        assert wg.atomic_add_u32(ptr + 12, 3) == 0
+
+    rl.sim.register_kernel("counter", copy_twin)
+    buf = gpu.alloc(16)
+    buf.write(4, struct.pack("<I", 77))
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    ib.replay()
+    assert [buf.read_u32(o) for o in (0, 4, 8, 12)] == [77, 77, 42, 3]
+
+
+def test_kernarg_read_outside_the_segment_faults(gpu, counter):
+    def reads_too_far(wg):
+        wg.arg_u64(4096)
+
+    rl.sim.register_kernel("counter", reads_too_far)
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    with pytest.raises(rl.ReplayError, match="kernarg"):
+        ib.replay()
+
+
+def test_replays_from_python_threads(gpu, counter, counter_twin):
+    bufs = [gpu.alloc(16) for _ in range(3)]
+    ibs = [
+        gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, b), False)] * 4)
+        for b in bufs
+    ]
+    errors = []
+
+    def run(ib):
+        try:
+            for _ in range(3):
+                ib.replay()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(ib,)) for ib in ibs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    assert [b.read_u32(0) for b in bufs] == [12, 12, 12]
+
+
+def test_register_kernel_arguments():
+    with pytest.raises(TypeError, match="callable"):
+        rl.sim.register_kernel("counter", 42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        rl.sim.register_kernel(3, lambda wg: None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="empty"):
+        rl.sim.register_kernel("", lambda wg: None)
+
+
+def test_accessor_arguments_are_checked(gpu, counter):
+    problems = []
+
+    def twin(wg):
+        for call in (
+            lambda: wg.store(0, "text"),
+            lambda: wg.load(-1, 4),
+            lambda: wg.atomic_add_u32(0, 1 << 40),
+        ):
+            try:
+                call()
+            except (TypeError, ValueError) as e:
+                problems.append(type(e).__name__)
+        wg.atomic_add_u32(wg.arg_u64(0), 1)
+
+    rl.sim.register_kernel("counter", twin)
+    buf = gpu.alloc(16)
+    gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)]).replay()
+    assert problems == ["TypeError", "ValueError", "ValueError"]
+    assert buf.read_u32(0) == 1
