@@ -68,10 +68,16 @@ pub enum HsaBackendError {
     KernargTooLarge { bytes: u64, align: u32 },
 }
 
+/// One prebuilt vendor packet, line-aligned so copying it to the ring
+/// touches one cache line, not two (layout only).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct PacketSlot(sys::AmdPm4IbPacket);
+
 /// An IB installed on an HSA queue.
 #[repr(C)]
 pub struct HsaIb {
-    packets: Vec<sys::AmdPm4IbPacket>,
+    packets: Vec<PacketSlot>,
     /// The kernarg memory the queue reads, shared with the handle's writer.
     kernargs: KernargBlock,
     /// IB dwords over all segments.
@@ -190,7 +196,7 @@ impl HsaBackend {
         &self,
         live: &mut parking_lot::MutexGuard<'_, Live>,
         ib: &HsaIb,
-    ) -> Result<Published, BackendError> {
+    ) -> Result<(Published, usize), BackendError> {
         let mut start = None;
         self.replace_if_faulted(live)?;
         let seq = live.issued + 1;
@@ -218,7 +224,7 @@ impl HsaBackend {
         let signal = &signals[sig];
         let last = ib.packets.len() - 1;
         let mut unrung = None;
-        for (i, packet) in ib.packets.iter().enumerate() {
+        for (i, PacketSlot(packet)) in ib.packets.iter().enumerate() {
             let mut packet = *packet;
             if i == last {
                 packet.completion_signal = signal.handle();
@@ -248,17 +254,23 @@ impl HsaBackend {
                 }
             }
         }
-        live.issued = seq;
-        live.sig_of[(seq % SIGNALS as u64) as usize] = sig as u8;
-        live.last_sig = sig as u8;
-        live.armed_by[sig] = seq;
-        Ok(Published {
+        let published = Published {
             ticket: Ticket {
                 epoch: live.epoch,
                 seq,
             },
             doorbell: unrung,
-        })
+        };
+        Ok((published, sig))
+    }
+
+    /// Records that replay `seq` armed signal `sig` (under the same lock as
+    /// its publish; `submit` does it after the doorbell, off the latency).
+    fn record(live: &mut Live, seq: u64, sig: usize) {
+        live.issued = seq;
+        live.sig_of[(seq % SIGNALS as u64) as usize] = sig as u8;
+        live.last_sig = sig as u8;
+        live.armed_by[sig] = seq;
     }
 
     /// Replaces a faulted queue (new generation), keeping what finished.
@@ -350,11 +362,11 @@ impl QueueBackend for HsaBackend {
                 .collect();
             code.write(offset + start, &bytes)?;
             let addr = code.addr() + (offset + start) as u64;
-            packets.push(pm4_ib_packet(
+            packets.push(PacketSlot(pm4_ib_packet(
                 addr,
                 segment.dwords.len() as u32,
                 sys::Signal::default(),
-            )?);
+            )?));
         }
         let dwords = encoded.total_dwords();
         tracing::debug!(
@@ -379,7 +391,7 @@ impl QueueBackend for HsaBackend {
         let sites = ib.kernargs.sites();
         let kernarg_lens: Vec<u32> = sites.iter().map(|s| s.len).collect();
         let host = std::mem::size_of::<HsaIb>()
-            + ib.packets.capacity() * std::mem::size_of::<sys::AmdPm4IbPacket>()
+            + ib.packets.capacity() * std::mem::size_of::<PacketSlot>()
             + std::mem::size_of_val(sites)
             + kernarg_lens.capacity() * std::mem::size_of::<u32>();
         let device = ib.code.len() + ib.kernargs.device_bytes();
@@ -398,10 +410,11 @@ impl QueueBackend for HsaBackend {
     fn submit(&mut self, ib: &HsaIb) -> Result<Ticket, BackendError> {
         // Publish and ring under one lock of the queue state.
         let mut live = self.watch.live.lock();
-        let published = self.publish_locked(&mut live, ib)?;
+        let (published, sig) = self.publish_locked(&mut live, ib)?;
         if let Some(id) = published.doorbell {
             live.queue.ring(id);
         }
+        Self::record(&mut live, published.ticket.seq, sig);
         // After the doorbell: off the submit latency.
         live.rearm_finished(&self.watch.signals, REARM_PER_SUBMIT);
         Ok(published.ticket)
@@ -409,7 +422,9 @@ impl QueueBackend for HsaBackend {
 
     fn publish(&mut self, ib: &HsaIb) -> Result<Published, BackendError> {
         let mut live = self.watch.live.lock();
-        self.publish_locked(&mut live, ib)
+        let (published, sig) = self.publish_locked(&mut live, ib)?;
+        Self::record(&mut live, published.ticket.seq, sig);
+        Ok(published)
     }
 
     fn ring(&mut self, published: &Published) {

@@ -162,8 +162,9 @@ impl Live {
 /// Observes one backend's completions; shared with every `Completion`.
 #[repr(C)]
 pub struct HsaWatch {
-    pub(crate) live: Mutex<Live>,
+    /// First: its pointer shares a line with the Arc counts and the lock.
     pub(crate) signals: Vec<Signal>,
+    pub(crate) live: Mutex<Live>,
     pub(crate) retired: Mutex<RetiredEpochs>,
 }
 
