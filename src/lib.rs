@@ -10,12 +10,14 @@
 //! (PM4), [`lanes`] (the graph), [`sched`] (queue actors), [`sim`] (the
 //! simulated device, only reached through `sim:` selectors).
 
+mod devices;
 mod error;
 mod gpu;
 mod graph;
 mod module;
 mod pm4;
 
+pub use devices::{host_devices, HostDevices, ListedDevice};
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
 pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};

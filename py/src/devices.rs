@@ -1,10 +1,7 @@
 //! `relaunch.devices()`: the host's GPUs with their stable anchors and deny
-//! marks, read the way `relaunch devices` reads them (sysfs, then the HSA
-//! runtime's agent list only when sysfs shows GPUs; no queue is opened).
+//! marks, from the facade's `host_devices` (what `relaunch devices` shows).
 
-use facade::device::hsa::Runtime;
-use facade::device::identity::{device_deny_match, HostContext};
-use facade::{Error, ErrorClass};
+use facade::Error;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -24,47 +21,34 @@ struct Entry {
 }
 
 fn list() -> Result<Vec<Entry>, Error> {
-    let device = |e: &dyn std::fmt::Display| Error::new(ErrorClass::Device, e.to_string());
-    let ctx = HostContext::from_env().map_err(|e| device(&e))?;
-    let sysfs = ctx.inventory(None).map_err(|e| device(&e))?;
-    let inventory = if sysfs.is_empty() || std::env::var_os("RELAUNCH_SYSFS_ROOT").is_some() {
-        sysfs
-    } else {
-        match Runtime::open_system(None) {
-            Ok(rt) => ctx
-                .inventory(Some(facade::runtime_agent_facts(&rt)))
-                .map_err(|e| device(&e))?,
-            Err(_) => sysfs,
-        }
-    };
-    inventory
-        .devices()
-        .iter()
-        .map(|d| {
-            let denied = device_deny_match(d, &ctx.manifest)
-                .map_err(|e| device(&e))?
-                .map(|entry| {
-                    let reason = entry.reason.as_deref().map(|r| format!(": {r}"));
-                    format!(
-                        "{} ({}){}",
-                        entry.text,
-                        entry.origin,
-                        reason.unwrap_or_default()
-                    )
-                });
-            Ok(Entry {
+    let host = facade::host_devices()?;
+    Ok(host
+        .devices
+        .into_iter()
+        .map(|listed| {
+            let d = listed.identity;
+            let denied = listed.denied.map(|entry| {
+                let reason = entry.reason.as_deref().map(|r| format!(": {r}"));
+                format!(
+                    "{} ({}){}",
+                    entry.text,
+                    entry.origin,
+                    reason.unwrap_or_default()
+                )
+            });
+            Entry {
                 index: d.rocr_index,
-                name: d.name.clone(),
-                product: d.product.clone(),
                 anchor: d.anchor(),
                 uuid: d.uuid.as_ref().map(|u| u.to_string()),
                 bdf: d.bdf.as_ref().map(|b| b.to_string()),
-                slot: d.slot.clone(),
                 describe: d.describe(),
+                name: d.name,
+                product: d.product,
+                slot: d.slot,
                 denied,
-            })
+            }
         })
-        .collect()
+        .collect())
 }
 
 /// The host's GPUs: dicts with `index` (volatile), `name`, `product`,

@@ -6,7 +6,8 @@
 
 use std::io::Write;
 
-use relaunch_device::identity::{device_deny_match, FactSource, HostContext, Inventory};
+use relaunch::HostDevices;
+use relaunch_device::identity::FactSource;
 
 use super::Failure;
 
@@ -14,49 +15,31 @@ use super::Failure;
 pub struct Args {}
 
 pub fn run(_args: Args) -> Result<(), Failure> {
-    let ctx = HostContext::from_env().map_err(|e| Failure::input(e.to_string()))?;
-    let sysfs = ctx
-        .inventory(None)
-        .map_err(|e| Failure::input(e.to_string()))?;
-    // With GPUs in sysfs (and not a fixture tree), ask the runtime for the
-    // authoritative order and UUIDs; initialising HSA opens no queue.
-    let agents = if sysfs.is_empty() || std::env::var_os("RELAUNCH_SYSFS_ROOT").is_some() {
-        None
-    } else {
-        match relaunch::device::hsa::Runtime::open_system(None) {
-            Ok(runtime) => Some(relaunch::runtime_agent_facts(&runtime)),
-            Err(e) => {
-                tracing::warn!("listing from sysfs only: {e}");
-                None
-            }
-        }
-    };
-    let inventory = match agents {
-        Some(agents) => ctx
-            .inventory(Some(agents))
-            .map_err(|e| Failure::input(e.to_string()))?,
-        None => sysfs,
-    };
-    let text = render(&ctx, &inventory)?;
+    let host = relaunch::host_devices().map_err(|e| Failure::input(e.message().to_string()))?;
+    if let Some(problem) = &host.runtime_problem {
+        tracing::warn!("listing from sysfs only: {problem}");
+    }
+    let text = render(&host);
     // A closed pipe (`relaunch devices | head -1`) is not an error worth a panic.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(())
 }
 
 /// The whole listing as text.
-fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
+fn render(host_devices: &HostDevices) -> String {
+    let ctx = &host_devices.context;
     let host = ctx.manifest.host();
     let mut out = String::new();
-    if inventory.is_empty() {
+    if host_devices.devices.is_empty() {
         out.push_str(&format!(
             "host {host}: no AMD GPU agents (no GPU node under {}).\n\
              Use the simulated device instead: --device sim:gfx1201 (or any RDNA target: \
              gfx1010-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, gfx1200-gfx1201).\n",
             ctx.sysfs_root.topology_nodes().display()
         ));
-        return Ok(out);
+        return out;
     }
-    let source = match inventory.source() {
+    let source = match host_devices.source {
         FactSource::Sysfs => {
             " (from sysfs; rocr# assumes KFD order without a ROCR_VISIBLE_DEVICES filter)"
         }
@@ -64,10 +47,10 @@ fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
     };
     out.push_str(&format!(
         "host {host}: {} GPU agent(s){source}\n",
-        inventory.devices().len()
+        host_devices.devices.len()
     ));
     if let Some(filter) = std::env::var_os("ROCR_VISIBLE_DEVICES").filter(|f| !f.is_empty()) {
-        if inventory.source() == FactSource::Sysfs {
+        if host_devices.source == FactSource::Sysfs {
             out.push_str(&format!(
                 "  note: ROCR_VISIBLE_DEVICES={} is set; the runtime's indices may differ \
                  from the rocr# shown here\n",
@@ -75,10 +58,10 @@ fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
             ));
         }
     }
-    for (position, device) in inventory.devices().iter().enumerate() {
-        let mark = match device_deny_match(device, &ctx.manifest) {
-            Ok(None) => String::new(),
-            Ok(Some(entry)) => format!(
+    for (position, listed) in host_devices.devices.iter().enumerate() {
+        let mark = match &listed.denied {
+            None => String::new(),
+            Some(entry) => format!(
                 "  DENIED by `{}` ({}){}",
                 entry.text,
                 entry.origin,
@@ -88,9 +71,11 @@ fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
                     .map(|r| format!(": {r}"))
                     .unwrap_or_default()
             ),
-            Err(e) => return Err(Failure::input(format!("deny list: {e}"))),
         };
-        out.push_str(&format!("  [{position}] {}{mark}\n", device.describe()));
+        out.push_str(&format!(
+            "  [{position}] {}{mark}\n",
+            listed.identity.describe()
+        ));
     }
     out.push_str(
         "Copy the bracketed anchor (uuid:… or bdf:…) into engine config or the host manifest; \
@@ -112,5 +97,5 @@ fn render(ctx: &HostContext, inventory: &Inventory) -> Result<String, Failure> {
             }
         }
     }
-    Ok(out)
+    out
 }
