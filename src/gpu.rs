@@ -152,7 +152,7 @@ impl Gpu {
                             format!("resolved device {} has no runtime agent", found.describe()),
                         )
                     })?;
-                let simulated = runtime.origin().contains("simulated");
+                let simulated = runtime.is_simulated();
                 Gpu::from_agent(runtime, agent, found.describe(), simulated)
             }
         }

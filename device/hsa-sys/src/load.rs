@@ -91,6 +91,8 @@ pub struct LoadedHsa {
     pub api: HsaApi,
     /// Where the table came from (library path or a description).
     pub origin: String,
+    /// The table is relaunch's simulated device (set by the simulator).
+    pub simulated: bool,
     // Declared after `api` so the table is dropped before the library.
     _library: Option<Library>,
 }
@@ -102,8 +104,16 @@ impl LoadedHsa {
         Self {
             api,
             origin: origin.into(),
+            simulated: false,
             _library: None,
         }
+    }
+
+    /// Marks the table as relaunch's simulated device (callers report and
+    /// time it differently from hardware).
+    pub fn simulated(mut self) -> Self {
+        self.simulated = true;
+        self
     }
 
     /// Loads the HSA runtime: from `path` if given, else from
@@ -143,6 +153,7 @@ impl LoadedHsa {
         Ok(Self {
             api,
             origin: name.to_string(),
+            simulated: false,
             _library: Some(lib),
         })
     }

@@ -164,6 +164,11 @@ impl Runtime {
         &self.inner.hsa.origin
     }
 
+    /// True when the table is relaunch's simulated device.
+    pub fn is_simulated(&self) -> bool {
+        self.inner.hsa.simulated
+    }
+
     /// Every agent, in the runtime's order.
     pub fn agents(&self) -> &[AgentInfo] {
         &self.agents

@@ -299,7 +299,7 @@ pub fn api() -> HsaApi {
 
 /// The table wrapped the way `relaunch-device`'s runtime takes it.
 pub fn loaded() -> LoadedHsa {
-    LoadedHsa::from_table(api(), "relaunch simulated device")
+    LoadedHsa::from_table(api(), "relaunch simulated device").simulated()
 }
 
 extern "C" fn hsa_init() -> Status {
