@@ -2,8 +2,6 @@
 //! libloading by relaunch-device's runtime, exactly as a real
 //! `libhsa-runtime64.so` would be: agents, executable, one replay.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +11,7 @@ use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, AqlPacket, Runtime};
 use relaunch_device::Family;
 use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
 use relaunch_hsa_sys::LoadedHsa;
+use relaunch_sim::testkit::fixture;
 
 /// `target/<profile>/examples/libhsa_runtime64.so`, built by `cargo test`.
 fn library() -> Option<PathBuf> {
@@ -31,7 +30,7 @@ fn dlopened_simulated_runtime_replays_an_ib() {
     let rt = Runtime::open(Arc::new(loaded)).unwrap();
     let gpu = rt.gpus().next().unwrap().clone();
     assert_eq!(gpu.name, "gfx1201");
-    let bytes = common::fixture("gfx1201", "counter");
+    let bytes = fixture("gfx1201", "counter");
     let exe = rt.load_executable(&gpu, &bytes).unwrap();
     let sym = exe.kernel("counter").unwrap();
     let info = CodeObject::parse(&bytes)

@@ -1,16 +1,13 @@
 //! Two queues of one device running at the same time: lanes that share
 //! memory one of them writes are reported; disjoint or ordered lanes pass.
 
-mod common;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use common::*;
-use relaunch_encoders::{BoundaryKind, KernelCode, Launch};
+use relaunch_encoders::{BoundaryKind, KernelCode};
+use relaunch_sim::testkit::{linear, Lane, PlacedIb, Rig};
 use relaunch_sim::twins::register_twin;
-use relaunch_sim::SimQueue;
 
 /// A fresh kernel symbol per call (tests run in parallel).
 fn symbol() -> String {
@@ -42,7 +39,9 @@ fn register(symbol: &str, meet: bool) {
     });
 }
 
-fn lane(rig: &Rig, symbol: &str, queue: Arc<SimQueue>, target: u64) -> (Rig, PlacedIb) {
+/// A new queue on `rig`'s device with one dispatch of `symbol` (counter's
+/// descriptor and kernarg layout) storing at `target`, placed.
+fn lane(rig: &Rig, symbol: &str, target: u64) -> (Lane, PlacedIb) {
     let image = rig
         .dev
         .install_kernel(symbol, rig.image.kernels[0].descriptor)
@@ -55,22 +54,11 @@ fn lane(rig: &Rig, symbol: &str, queue: Arc<SimQueue>, target: u64) -> (Rig, Pla
         kd_address: k.kd_addr,
     };
     let mut b = rig.builder();
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [1, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    b.dispatch(&code, &launch, &target.to_le_bytes(), 8)
-        .unwrap();
+    let launch = linear(1, 1);
+    let kernargs = rig.kernargs("counter", &target.to_le_bytes(), &launch);
+    b.dispatch(&code, &launch, &kernargs, 8).unwrap();
     b.boundary(BoundaryKind::Rmw);
-    let lane_rig = Rig {
-        dev: rig.dev.clone(),
-        image,
-        queue,
-        signal: rig.dev.signals.create(0),
-    };
-    let ib = lane_rig.place(b);
-    (lane_rig, ib)
+    (rig.new_lane(), rig.place(b))
 }
 
 fn two_lanes(
@@ -82,9 +70,8 @@ fn two_lanes(
     register(&name, concurrent);
     let rig = Rig::new("gfx1100", "counter", 9);
     let buf = rig.alloc(4096);
-    let queue = || SimQueue::create(&rig.dev, 64, None).unwrap();
-    let (a, ib_a) = lane(&rig, &name, queue(), buf + a_target_offset);
-    let (b, ib_b) = lane(&rig, &name, queue(), buf + b_target_offset);
+    let (a, ib_a) = lane(&rig, &name, buf + a_target_offset);
+    let (b, ib_b) = lane(&rig, &name, buf + b_target_offset);
     if concurrent {
         a.publish(&ib_a);
         b.publish(&ib_b);

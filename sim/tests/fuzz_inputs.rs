@@ -1,20 +1,20 @@
 //! Garbage never panics the simulator: random and mutated PM4 streams and
 //! AQL slots are refused with errors (bounded case counts, a few seconds).
 
-mod common;
-
 use proptest::prelude::*;
+use relaunch_encoders::BoundaryKind;
 use relaunch_sim::aql;
 use relaunch_sim::ordering::IbLocation;
 use relaunch_sim::pm4::execute_ib;
+use relaunch_sim::testkit::{linear, Rig};
 use relaunch_sim::trace::RangeSet;
 use relaunch_sim::SimConfig;
 
 /// A device that refuses big grids, so mutated dims stay cheap.
-fn rig(target: &str) -> common::Rig {
+fn rig(target: &str) -> Rig {
     let mut cfg = SimConfig::new(target);
     cfg.max_workgroups_per_dispatch = 64;
-    common::Rig::with_config(cfg, "counter")
+    Rig::with_config(cfg, "counter")
 }
 
 fn config() -> ProptestConfig {
@@ -46,8 +46,7 @@ proptest! {
     fn mutated_healthy_ibs_never_panic(flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u32>()), 1..4)) {
         let rig = rig("gfx1201");
         let c = rig.alloc(4);
-        let ib = common::counter_ib(&rig, c, 3, Some(relaunch_encoders::BoundaryKind::Rmw));
-        let mut words = ib.dwords.clone();
+        let mut words = rig.dwords(rig.counter(c, 3, Some(BoundaryKind::Rmw), &linear(1, 1)));
         for (i, x) in flips {
             let at = i.index(words.len());
             words[at] ^= x;

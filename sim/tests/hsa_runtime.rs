@@ -3,8 +3,6 @@
 //! queues, signals, the vendor PM4-IB packet, queue errors and leaks.
 //! The HSA system is process-wide state: tests here take `SERIAL`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +11,7 @@ use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, AqlPacket, HsaError, Runti
 use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
 use relaunch_hsa_sys as sys;
 use relaunch_sim::hsa;
+use relaunch_sim::testkit::fixture;
 use relaunch_sim::{FaultPlan, SimConfig};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -31,12 +30,12 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
     let device = hsa::device_of_agent(gpu.handle).unwrap();
 
     let exe = rt
-        .load_executable(&gpu, &common::fixture("gfx1100", "counter"))
+        .load_executable(&gpu, &fixture("gfx1100", "counter"))
         .unwrap();
     let sym = exe.kernel("counter").unwrap();
     assert_eq!((sym.kernarg_size, sym.kernarg_alignment), (8, 8));
     let err = rt
-        .load_executable(&gpu, &common::fixture("gfx1201", "counter"))
+        .load_executable(&gpu, &fixture("gfx1201", "counter"))
         .unwrap_err();
     assert!(err.to_string().contains("gfx1201"), "{err}");
 

@@ -1,156 +1,21 @@
-use std::sync::Arc;
-
 use relaunch_encoders::decode::Decoder;
 use relaunch_encoders::regs::off;
-use relaunch_encoders::{
-    BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch, Packet,
-};
+use relaunch_encoders::{BoundaryKind, KernelCode, Launch, Packet};
 
 use super::*;
-use crate::device::{LoadedImage, SimConfig};
 use crate::memory::MemKind;
-use crate::ordering::{Rule, Violation};
+use crate::ordering::Rule;
+use crate::testkit::{linear, Rig};
 
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../tests/kernels/build/{target}/{name}.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-struct Rig {
-    dev: Arc<SimDevice>,
-    image: LoadedImage,
-}
-
-impl Rig {
-    fn new(target: &str, object: &str, seed: u64) -> Self {
-        let mut cfg = SimConfig::new(target);
-        cfg.seed = seed;
-        let dev = SimDevice::new(cfg).unwrap();
-        let image = dev.load_code_object(&fixture(target, object)).unwrap();
-        Rig { dev, image }
-    }
-
-    fn code(&self, symbol: &str) -> KernelCode<'_> {
-        let k = self
-            .image
-            .kernels
-            .iter()
-            .find(|k| k.symbol == symbol)
-            .unwrap();
-        KernelCode {
-            symbol: &k.symbol,
-            family: k.family,
-            descriptor: k.descriptor,
-            kd_address: k.kd_addr,
-        }
-    }
-
-    fn builder(&self) -> IbBuilder {
-        IbBuilder::new(self.dev.family(), EncodeOptions::default())
-    }
-
-    /// Finish into a fresh kernarg block holding the image; returns (ib, base).
-    fn finish(&self, b: IbBuilder) -> (EncodedIb, u64) {
-        let layout = b.kernarg_layout();
-        let base = self
-            .dev
-            .memory
-            .allocate(layout.bytes.max(1) as usize, MemKind::HostFineGrained)
-            .unwrap();
-        let ib = b.finish(base).unwrap();
-        self.dev.memory.write(base, &ib.kernarg_image).unwrap();
-        (ib, base)
-    }
-
-    fn run(&self, dwords: &[u32]) -> Result<Vec<Violation>, Pm4Error> {
-        self.run_full(dwords).map(|o| o.violations)
-    }
-
-    fn run_full(&self, dwords: &[u32]) -> Result<IbEnd, Pm4Error> {
-        execute_ib(
-            &self.dev,
-            IbLocation {
-                queue: 0,
-                aql_packet: 5,
-            },
-            dwords,
-            &crate::trace::RangeSet::new(),
-            true,
-        )
-    }
-}
-
+/// `n` counter dispatches over 64 work-items (groups of 32), one segment.
 fn counter_ib(rig: &Rig, counter: u64, n: usize, boundary: Option<BoundaryKind>) -> Vec<u32> {
-    let mut b = rig.builder();
-    let code = rig.code("counter");
-    let launch = Launch {
-        grid: [64, 1, 1],
-        block: [32, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    for _ in 0..n {
-        b.dispatch(&code, &launch, &counter.to_le_bytes(), 8)
-            .unwrap();
-        if let Some(k) = boundary {
-            b.boundary(k);
-        }
-    }
-    let (ib, _) = rig.finish(b);
-    assert_eq!(ib.segments.len(), 1);
-    ib.segments[0].dwords.clone()
+    rig.dwords(rig.counter(counter, n, boundary, &linear(64, 32)))
 }
 
-/// Kernarg bytes for produce/consume: two explicit qwords/dwords then the
-/// hidden block (block counts at 16, group sizes at 28).
-fn pc_kernarg(first: u64, second: u64, second_is_u32: bool, n: u32, block: u32) -> Vec<u8> {
-    let mut k = vec![0u8; 272];
-    k[0..8].copy_from_slice(&first.to_le_bytes());
-    if second_is_u32 {
-        k[8..12].copy_from_slice(&(second as u32).to_le_bytes());
-    } else {
-        k[8..16].copy_from_slice(&second.to_le_bytes());
-    }
-    k[16..20].copy_from_slice(&(n / block).to_le_bytes());
-    k[20..24].copy_from_slice(&1u32.to_le_bytes());
-    k[24..28].copy_from_slice(&1u32.to_le_bytes());
-    k[28..30].copy_from_slice(&(block as u16).to_le_bytes());
-    k[30..32].copy_from_slice(&1u16.to_le_bytes());
-    k[32..34].copy_from_slice(&1u16.to_le_bytes());
-    k
-}
-
-/// produce(buf, 3) then consume(out, buf) over 64 items, with `boundary` between.
+/// produce(buf, 3) then consume(out, buf), `boundary` between; (dwords, out).
 fn producer_consumer(rig: &Rig, boundary: Option<BoundaryKind>) -> (Vec<u32>, u64) {
-    let buf = rig.dev.memory.allocate(256, MemKind::Device).unwrap();
-    let out = rig.dev.memory.allocate(256, MemKind::Device).unwrap();
-    let launch = Launch {
-        grid: [64, 1, 1],
-        block: [32, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    let mut b = rig.builder();
-    b.dispatch(
-        &rig.code("produce"),
-        &launch,
-        &pc_kernarg(buf, 3, true, 64, 32),
-        8,
-    )
-    .unwrap();
-    if let Some(k) = boundary {
-        b.boundary(k);
-    }
-    b.dispatch(
-        &rig.code("consume"),
-        &launch,
-        &pc_kernarg(out, buf, false, 64, 32),
-        8,
-    )
-    .unwrap();
-    let (ib, _) = rig.finish(b);
-    (ib.segments[0].dwords.clone(), out)
+    let (b, _, out) = rig.producer_consumer(boundary);
+    (rig.dwords(b), out)
 }
 
 /// Dword index of the value written to SH `offset` (last write wins).
@@ -171,7 +36,7 @@ fn reg_position(dwords: &[u32], family: relaunch_device::Family, offset: u16) ->
 #[test]
 fn counter_with_rmw_boundaries_counts_exactly_and_is_clean() {
     let rig = Rig::new("gfx1201", "counter", 1);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let ib = counter_ib(&rig, c, 256, Some(BoundaryKind::Rmw));
     assert_eq!(rig.run(&ib).unwrap(), vec![]);
     assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 256 * 64);
@@ -213,7 +78,7 @@ fn wait_only_boundary_is_reported_as_a_stale_read() {
 #[test]
 fn missing_prologue_or_epilogue_is_reported() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
     let v = rig.run(&ib[..ib.len() - 10]).unwrap();
     assert_eq!(
@@ -232,7 +97,7 @@ fn missing_prologue_or_epilogue_is_reported() {
 #[test]
 fn user_sgpr_count_mismatch_in_rsrc2_is_refused() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let mut ib = counter_ib(&rig, c, 2, Some(BoundaryKind::Rmw));
     let at = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_RSRC2);
     ib[at] += 1 << 1; // one more user SGPR
@@ -252,7 +117,7 @@ fn user_sgpr_count_mismatch_in_rsrc2_is_refused() {
 #[test]
 fn code_address_of_the_descriptor_is_refused_with_a_hint() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let mut ib = counter_ib(&rig, c, 1, None);
     let at = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_LO);
     let kd = rig.image.kernels[0].kd_addr;
@@ -267,16 +132,8 @@ fn code_address_of_the_descriptor_is_refused_with_a_hint() {
 #[test]
 fn kernarg_pointer_to_freed_memory_is_a_vm_fault() {
     let rig = Rig::new("gfx1100", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
-    let mut b = rig.builder();
-    let launch = Launch {
-        grid: [32, 1, 1],
-        block: [32, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    b.dispatch(&rig.code("counter"), &launch, &c.to_le_bytes(), 8)
-        .unwrap();
-    let (ib, base) = rig.finish(b);
+    let c = rig.alloc(4);
+    let (ib, base) = rig.finish(rig.counter(c, 1, None, &linear(32, 32)));
     rig.dev.memory.free(base).unwrap();
     let err = rig.run(&ib.segments[0].dwords).unwrap_err();
     assert!(err.is_vm_fault(), "{err}");
@@ -286,7 +143,7 @@ fn kernarg_pointer_to_freed_memory_is_a_vm_fault() {
 #[test]
 fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let other = rig
         .dev
         .install_kernel("no_such_twin_kernel", rig.image.kernels[0].descriptor)
@@ -298,12 +155,10 @@ fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
         descriptor: other.kernels[0].descriptor,
         kd_address: other.kernels[0].kd_addr,
     };
-    let launch = Launch {
-        grid: [32, 1, 1],
-        block: [32, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    b.dispatch(&code, &launch, &c.to_le_bytes(), 8).unwrap();
+    let launch = linear(32, 32);
+    // The installed kernel shares counter's descriptor and kernarg layout.
+    let kernargs = rig.kernargs("counter", &c.to_le_bytes(), &launch);
+    b.dispatch(&code, &launch, &kernargs, 8).unwrap();
     let (ib, _) = rig.finish(b);
     let err = rig.run(&ib.segments[0].dwords).unwrap_err();
     assert_eq!(
@@ -325,7 +180,7 @@ fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
 #[test]
 fn wave32_bit_must_match_the_descriptor() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let mut ib = counter_ib(&rig, c, 1, None);
     let at = Decoder::new(&ib, rig.dev.family())
         .map(|r| r.unwrap())
@@ -344,7 +199,7 @@ fn release_mem_epilogue_and_write_data_execute() {
     use relaunch_encoders::writer::DwordWriter;
 
     let rig = Rig::new("gfx1100", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let fence = rig
         .dev
         .memory
@@ -384,39 +239,21 @@ fn release_mem_epilogue_and_write_data_execute() {
     );
 }
 
-/// Kernarg block: explicit bytes, then hidden group sizes at `hidden_at`.
-fn kernarg_with_block(explicit: &[u8], hidden_at: usize, block: [u32; 3]) -> Vec<u8> {
-    // Big enough for every test kernel's segment (axpy's is 280 bytes).
-    let mut k = vec![0u8; 288];
-    k[..explicit.len()].copy_from_slice(explicit);
-    for (d, b) in block.iter().enumerate() {
-        k[hidden_at + 2 * d..hidden_at + 2 * d + 2].copy_from_slice(&(*b as u16).to_le_bytes());
-    }
-    k
-}
-
 #[test]
 fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
     let rig = Rig::new("gfx1201", "lds_reverse", 0);
-    let data = rig.dev.memory.allocate(4 * 128, MemKind::Device).unwrap();
+    let data = rig.alloc(4 * 128);
     for i in 0..128u64 {
         rig.dev.memory.write_u32(data + 4 * i, i as u32).unwrap();
     }
-    let mut explicit = data.to_le_bytes().to_vec();
-    explicit.extend(0u32.to_le_bytes()); // dynamic segment at LDS offset 0
     let launch = Launch {
         grid: [128, 1, 1],
         block: [64, 1, 1],
         dynamic_group_bytes: 64 * 4,
     };
+    // `pack` places the dynamic segment at LDS offset 0 (no static LDS).
     let mut b = rig.builder();
-    b.dispatch(
-        &rig.code("lds_reverse"),
-        &launch,
-        &kernarg_with_block(&explicit, 28, [64, 1, 1]),
-        8,
-    )
-    .unwrap();
+    rig.dispatch(&mut b, "lds_reverse", &launch, &data.to_le_bytes());
     let (ib, _) = rig.finish(b);
     assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
     assert_eq!(rig.dev.memory.read_u32(data).unwrap(), 63);
@@ -425,8 +262,8 @@ fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
     let rig = Rig::new("gfx1010", "axpy", 0);
     let (w, h) = (16u32, 4u32);
     let n = (w * h) as usize;
-    let y = rig.dev.memory.allocate(4 * n, MemKind::Device).unwrap();
-    let x = rig.dev.memory.allocate(4 * n, MemKind::Device).unwrap();
+    let y = rig.alloc(4 * n);
+    let x = rig.alloc(4 * n);
     for i in 0..n as u64 {
         rig.dev
             .memory
@@ -447,13 +284,7 @@ fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
         dynamic_group_bytes: 0,
     };
     let mut b = rig.builder();
-    b.dispatch(
-        &rig.code("axpy"),
-        &launch,
-        &kernarg_with_block(&explicit, 36, [8, 2, 1]),
-        8,
-    )
-    .unwrap();
+    rig.dispatch(&mut b, "axpy", &launch, &explicit);
     let (ib, _) = rig.finish(b);
     assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
     let at = |i: u64| f32::from_bits(rig.dev.memory.read_u32(y + 4 * i).unwrap());
@@ -463,7 +294,7 @@ fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
 #[test]
 fn oversized_grids_are_refused_instead_of_run() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let mut ib = counter_ib(&rig, c, 1, None);
     let at = Decoder::new(&ib, rig.dev.family())
         .map(|r| r.unwrap())
@@ -496,7 +327,7 @@ fn registers_the_family_lacks_or_the_queue_owns_are_refused() {
 #[test]
 fn a_kernel_the_direct_path_refuses_is_refused_at_dispatch() {
     let rig = Rig::new("gfx1201", "counter", 0);
-    let c = rig.dev.memory.allocate(4, MemKind::Device).unwrap();
+    let c = rig.alloc(4);
     let mut kd = rig.image.kernels[0].descriptor;
     kd.private_segment_fixed_size = 64;
     let scratchy = rig.dev.install_kernel("counter", kd).unwrap();
