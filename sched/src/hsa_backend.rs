@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use relaunch_device::hsa::{
     pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, HsaError, PoolInfo, Runtime,
+    AQL_COMPLETION_SIGNAL_WORD,
 };
 use relaunch_encoders::{IbBuilder, PatchError};
 use relaunch_hsa_sys as sys;
@@ -68,11 +69,11 @@ pub enum HsaBackendError {
     KernargTooLarge { bytes: u64, align: u32 },
 }
 
-/// One prebuilt vendor packet, line-aligned so copying it to the ring
-/// touches one cache line, not two (layout only).
+/// One prebuilt vendor packet as the 16 dwords the ring takes, line-aligned
+/// so copying it touches one cache line, not two (layout only).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct PacketSlot(sys::AmdPm4IbPacket);
+struct PacketSlot([u32; 16]);
 
 /// An IB installed on an HSA queue.
 #[repr(C)]
@@ -224,16 +225,18 @@ impl HsaBackend {
         let signal = &signals[sig];
         let last = ib.packets.len() - 1;
         let mut unrung = None;
-        for (i, PacketSlot(packet)) in ib.packets.iter().enumerate() {
-            let mut packet = *packet;
+        for (i, PacketSlot(words)) in ib.packets.iter().enumerate() {
+            let mut packet = *words;
             if i == last {
-                packet.completion_signal = signal.handle();
+                let handle = signal.handle().handle;
+                packet[AQL_COMPLETION_SIGNAL_WORD] = handle as u32;
+                packet[AQL_COMPLETION_SIGNAL_WORD + 1] = (handle >> 32) as u32;
             }
-            let packet = AqlPacket::Pm4Ib(packet);
             // No room check up front (two more runtime calls per replay):
             // a full ring is rare and answered by waiting and retrying.
             loop {
-                match live.queue.publish(&packet) {
+                // The queue error was checked above under this lock.
+                match live.queue.publish_words(&packet) {
                     Ok(id) => {
                         unrung = Some(id);
                         break;
@@ -362,11 +365,8 @@ impl QueueBackend for HsaBackend {
                 .collect();
             code.write(offset + start, &bytes)?;
             let addr = code.addr() + (offset + start) as u64;
-            packets.push(PacketSlot(pm4_ib_packet(
-                addr,
-                segment.dwords.len() as u32,
-                sys::Signal::default(),
-            )?));
+            let packet = pm4_ib_packet(addr, segment.dwords.len() as u32, sys::Signal::default())?;
+            packets.push(PacketSlot(AqlPacket::Pm4Ib(packet).words()));
         }
         let dwords = encoded.total_dwords();
         tracing::debug!(

@@ -15,6 +15,10 @@ pub const PM4_IB_MAX_DWORDS: u32 = 0xF_FFFF;
 /// Dwords of the vendor packet after the 4-dword PM4 command.
 pub const PM4_IB_DW_COUNT_REMAIN: u32 = 10;
 
+/// Dwords 14 and 15 of every AQL packet: its completion signal handle
+/// (HSA: `completion_signal` at byte offset 56 in all packet formats).
+pub const AQL_COMPLETION_SIGNAL_WORD: usize = 14;
+
 /// A packet to submit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AqlPacket {
@@ -184,6 +188,13 @@ mod tests {
         assert_eq!(w[5], 10);
         assert!(w[6..14].iter().all(|&x| x == 0));
         assert_eq!((w[14], w[15]), (0x0011_2233, 0xAABB_CCDD));
+        assert_eq!(
+            (
+                w[AQL_COMPLETION_SIGNAL_WORD],
+                w[AQL_COMPLETION_SIGNAL_WORD + 1]
+            ),
+            (0x0011_2233, 0xAABB_CCDD)
+        );
         assert_eq!(w, struct_words(&p));
     }
 

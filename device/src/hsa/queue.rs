@@ -149,17 +149,24 @@ impl AqlQueue {
     }
 
     /// The recorded queue error, if any, as an error mentioning `during`.
+    /// Inlined: the no-error case is one load on every submit.
+    #[inline]
     pub fn check_error(&self, during: &str) -> Result<(), HsaError> {
         let status = self.error.status.load(Ordering::Acquire);
         if status == 0 {
             return Ok(());
         }
-        Err(HsaError::QueueFault {
+        Err(self.fault(status, during))
+    }
+
+    #[cold]
+    fn fault(&self, status: u32, during: &str) -> HsaError {
+        HsaError::QueueFault {
             queue_id: self.id,
             status,
             message: self.inner.describe(status),
             during: during.to_string(),
-        })
+        }
     }
 
     /// (read index, write index) as the packet processor sees them.
@@ -188,6 +195,14 @@ impl AqlQueue {
     /// processor may still pick a published packet up before the ring.
     pub fn publish(&mut self, packet: &AqlPacket) -> Result<u64, HsaError> {
         self.check_error("before submitting a packet")?;
+        self.publish_words(&packet.words())
+    }
+
+    /// [`AqlQueue::publish`] for a packet already laid out as its 16
+    /// dwords (header in word 0), without the queue-error check: for a
+    /// caller that checked [`AqlQueue::check_error`] under the same lock
+    /// and keeps packets prebuilt (a retained IB's replay).
+    pub fn publish_words(&mut self, words: &[u32; 16]) -> Result<u64, HsaError> {
         let write = self.written;
         if write.wrapping_sub(self.read_seen) >= self.size as u64 {
             // Only re-read the processor's index when the cached one says
@@ -202,7 +217,6 @@ impl AqlQueue {
                 });
             }
         }
-        let words = packet.words();
         // SAFETY: live queue; we are its only producer (`&mut self`), so the
         // reserved id equals `write` and its slot was checked free above.
         let id = unsafe { (self.inner.api().queue_add_write_index_scacq_screl)(self.raw(), 1) };
