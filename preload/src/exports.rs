@@ -1,0 +1,386 @@
+//! The exported HIP entry points. Each forwards to the real function
+//! first and returns its result unchanged; the shadow is updated only when
+//! the real call succeeded. Only `hipGraphLaunch` of a supported exec does
+//! not call the real launch: it orders after the stream's work with the
+//! real `hipStreamSynchronize`, then replays through relaunch and waits.
+//! Stream capture (`hipStreamBeginCapture` ...) is not intercepted: graphs
+//! made by capture are unknown here and fall through entirely.
+//!
+//! Signatures follow the public HIP headers (`hip_runtime_api.h`).
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+use crate::hip::{
+    key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_ERROR_SYMBOL_NOT_FOUND,
+    HIP_SUCCESS,
+};
+use crate::image::copy_image;
+use crate::real;
+use crate::shadow::{node_kernel, NodeKernel, ShadowModule};
+use crate::state::{gpu, guarded, with_state, State};
+
+/// Calls the real function or returns the "not found" error.
+macro_rules! forward {
+    ($name:ident ( $($arg:expr),* )) => {
+        match real::$name() {
+            // SAFETY: forwarded unchanged under the caller's HIP contract.
+            Some(f) => unsafe { f($($arg),*) },
+            None => return HIP_ERROR_SYMBOL_NOT_FOUND,
+        }
+    };
+}
+
+/// The node launch HIP describes with `params`, or why it is unsupported.
+///
+/// # Safety
+/// `params` is null or a valid `hipKernelNodeParams` whose `kernelParams`
+/// holds one valid pointer per explicit kernel argument (HIP's contract).
+unsafe fn kernel_of(state: &State, params: *const KernelNodeParams) -> Result<NodeKernel, String> {
+    // SAFETY: null or valid per the caller.
+    let p = unsafe { params.as_ref() }.ok_or("null hipKernelNodeParams")?;
+    if !p.extra.is_null() {
+        return Err("kernel arguments in the `extra` form are not supported yet".into());
+    }
+    let function = state.functions.get(&key(p.func)).ok_or_else(|| {
+        format!(
+            "function {:p} did not come from hipModuleGetFunction",
+            p.func
+        )
+    })?;
+    let args = |i: usize, size: usize| -> Result<Vec<u8>, String> {
+        if p.kernel_params.is_null() {
+            return Err("kernelParams is null but the kernel takes arguments".into());
+        }
+        // SAFETY: one pointer per explicit argument (HIP's contract), each
+        // to `size` bytes as the kernel's metadata says.
+        let arg = unsafe { *p.kernel_params.add(i) };
+        if arg.is_null() {
+            return Err(format!("kernelParams[{i}] is null"));
+        }
+        // SAFETY: as above.
+        Ok(unsafe { std::slice::from_raw_parts(arg as *const u8, size) }.to_vec())
+    };
+    node_kernel(
+        function,
+        p.grid_dim.to_array(),
+        p.block_dim.to_array(),
+        p.shared_mem_bytes,
+        &args,
+    )
+}
+
+/// # Safety
+/// HIP's `hipModuleLoadData` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadData(module: *mut Handle, image: *const c_void) -> HipError {
+    let rc = forward!(hipModuleLoadData(module, image));
+    if rc == HIP_SUCCESS && !module.is_null() {
+        // SAFETY: the real call succeeded, so `module` was written.
+        let handle = key(unsafe { *module });
+        let code = guarded("hipModuleLoadData", || {
+            // SAFETY: the real HIP just read the same image.
+            let bytes = unsafe { copy_image(image as *const u8) }?;
+            relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
+        });
+        if let Some(code) = code {
+            if let Err(why) = &code {
+                tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
+            }
+            with_state("hipModuleLoadData", |s| {
+                s.modules.insert(handle, Arc::new(ShadowModule::new(code)));
+            });
+        }
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipModuleGetFunction` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut Handle,
+    module: Handle,
+    name: *const c_char,
+) -> HipError {
+    let rc = forward!(hipModuleGetFunction(function, module, name));
+    if rc == HIP_SUCCESS && !function.is_null() && !name.is_null() {
+        // SAFETY: written by the successful real call / NUL-terminated name.
+        let (f, symbol) = unsafe { (key(*function), CStr::from_ptr(name)) };
+        let symbol = symbol.to_string_lossy().into_owned();
+        with_state("hipModuleGetFunction", |s| {
+            if let Some(m) = s.modules.get(&key(module)) {
+                let module = Arc::clone(m);
+                s.functions
+                    .insert(f, crate::shadow::Function { module, symbol });
+            }
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipModuleUnload` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleUnload(module: Handle) -> HipError {
+    let rc = forward!(hipModuleUnload(module));
+    with_state("hipModuleUnload", |s| {
+        if let Some(m) = s.modules.remove(&key(module)) {
+            s.functions.retain(|_, f| !Arc::ptr_eq(&f.module, &m));
+        }
+    });
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphCreate` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphCreate(graph: *mut Handle, flags: u32) -> HipError {
+    let rc = forward!(hipGraphCreate(graph, flags));
+    if rc == HIP_SUCCESS && !graph.is_null() {
+        // SAFETY: written by the successful real call.
+        let g = key(unsafe { *graph });
+        with_state("hipGraphCreate", |s| {
+            s.graphs.insert(g, Default::default());
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphDestroy` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphDestroy(graph: Handle) -> HipError {
+    let rc = forward!(hipGraphDestroy(graph));
+    with_state("hipGraphDestroy", |s| s.graphs.remove(&key(graph)));
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphAddKernelNode` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddKernelNode(
+    node: *mut Handle,
+    graph: Handle,
+    deps: *const Handle,
+    num_deps: usize,
+    params: *const KernelNodeParams,
+) -> HipError {
+    let rc = forward!(hipGraphAddKernelNode(node, graph, deps, num_deps, params));
+    if rc == HIP_SUCCESS && !node.is_null() {
+        // SAFETY: written by the successful real call, which also read
+        // `num_deps` dependencies.
+        let n = key(unsafe { *node });
+        let deps: Vec<usize> = if deps.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: as above.
+            unsafe { std::slice::from_raw_parts(deps, num_deps) }
+                .iter()
+                .map(|d| key(*d))
+                .collect()
+        };
+        with_state("hipGraphAddKernelNode", |s| {
+            // SAFETY: `params` was valid for the real call.
+            let kernel = unsafe { kernel_of(s, params) };
+            if let Err(why) = &kernel {
+                tracing::info!(reason = %why, "kernel node not replayable; its graph falls through");
+            }
+            if let Some(g) = s.graphs.get_mut(&key(graph)) {
+                g.add_node(n, kernel, &deps);
+            }
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphAddDependencies` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddDependencies(
+    graph: Handle,
+    from: *const Handle,
+    to: *const Handle,
+    count: usize,
+) -> HipError {
+    let rc = forward!(hipGraphAddDependencies(graph, from, to, count));
+    if rc == HIP_SUCCESS && count > 0 && !from.is_null() && !to.is_null() {
+        // SAFETY: the successful real call read `count` of each.
+        let (from, to) = unsafe {
+            (
+                std::slice::from_raw_parts(from, count),
+                std::slice::from_raw_parts(to, count),
+            )
+        };
+        with_state("hipGraphAddDependencies", |s| {
+            if let Some(g) = s.graphs.get_mut(&key(graph)) {
+                for (f, t) in from.iter().zip(to) {
+                    g.add_edge(key(*f), key(*t));
+                }
+            }
+        });
+    }
+    rc
+}
+
+/// Node and edge counts of the real graph (to catch nodes added through
+/// calls this library does not intercept).
+fn real_counts(graph: Handle) -> Result<(usize, usize), String> {
+    let nodes = real::hipGraphGetNodes().ok_or("hipGraphGetNodes is not loaded")?;
+    let edges = real::hipGraphGetEdges().ok_or("hipGraphGetEdges is not loaded")?;
+    let (mut n, mut e) = (0usize, 0usize);
+    // SAFETY: null arrays ask HIP for the counts only.
+    let rc = unsafe { nodes(graph, std::ptr::null_mut(), &mut n) };
+    if rc != HIP_SUCCESS {
+        return Err(format!("hipGraphGetNodes failed with {rc}"));
+    }
+    // SAFETY: as above.
+    let rc = unsafe { edges(graph, std::ptr::null_mut(), std::ptr::null_mut(), &mut e) };
+    if rc != HIP_SUCCESS {
+        return Err(format!("hipGraphGetEdges failed with {rc}"));
+    }
+    Ok((n, e))
+}
+
+/// # Safety
+/// HIP's `hipGraphInstantiate` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphInstantiate(
+    exec: *mut Handle,
+    graph: Handle,
+    error_node: *mut Handle,
+    log: *mut c_char,
+    log_size: usize,
+) -> HipError {
+    let rc = forward!(hipGraphInstantiate(exec, graph, error_node, log, log_size));
+    if rc != HIP_SUCCESS || exec.is_null() {
+        return rc;
+    }
+    // SAFETY: written by the successful real call.
+    shadow_instantiate(key(unsafe { *exec }), graph);
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphInstantiateWithFlags` contract. The flags (auto-free on
+/// launch, device launch, ...) only matter to the real exec: a replayed
+/// exec waits for its work, so there is nothing left to free.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphInstantiateWithFlags(
+    exec: *mut Handle,
+    graph: Handle,
+    flags: u64,
+) -> HipError {
+    let rc = forward!(hipGraphInstantiateWithFlags(exec, graph, flags));
+    if rc != HIP_SUCCESS || exec.is_null() {
+        return rc;
+    }
+    // SAFETY: written by the successful real call.
+    shadow_instantiate(key(unsafe { *exec }), graph);
+    rc
+}
+
+/// Builds the relaunch exec for the real exec `e` of `graph`, when the
+/// shadow graph is supported; otherwise logs why it falls through.
+fn shadow_instantiate(e: usize, graph: Handle) {
+    let counts = guarded("hipGraphInstantiate", || real_counts(graph));
+    with_state("hipGraphInstantiate", |s| {
+        let Some(g) = s.graphs.get(&key(graph)) else {
+            return;
+        };
+        let built = counts
+            .unwrap_or_else(|| Err("panicked".into()))
+            .and_then(|(n, edges)| {
+                if n != g.nodes.len() || edges != g.edges.len() {
+                    return Err(format!(
+                        "the real graph has {n} nodes and {edges} edges, the shadow {} and {}: \
+                         something was added through a call this library does not intercept",
+                        g.nodes.len(),
+                        g.edges.len()
+                    ));
+                }
+                g.instantiate(&gpu()?)
+            });
+        match built {
+            Ok(x) => {
+                tracing::info!(
+                    lanes = x.exec.lane_count(),
+                    "hipGraphExec replays as retained PM4"
+                );
+                s.execs.insert(e, Arc::new(x));
+            }
+            Err(why) => {
+                tracing::info!(reason = %why, "hipGraphExec falls through to the real HIP");
+            }
+        }
+    });
+}
+
+/// # Safety
+/// HIP's `hipGraphLaunch` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipError {
+    let shadow = with_state("hipGraphLaunch", |s| s.execs.get(&key(exec)).cloned())
+        .flatten()
+        .filter(|x| x.fallen().is_none());
+    let Some(shadow) = shadow else {
+        return forward!(hipGraphLaunch(exec, stream));
+    };
+    // Stream order: the graph runs after everything queued before it. A
+    // stream that cannot be synchronised (e.g. one being captured, where
+    // the launch must become a node of the captured graph) gets the real
+    // launch.
+    let rc = forward!(hipStreamSynchronize(stream));
+    if rc != HIP_SUCCESS {
+        tracing::info!(
+            status = rc,
+            "hipStreamSynchronize refused the launch stream; the real hipGraphLaunch runs"
+        );
+        return forward!(hipGraphLaunch(exec, stream));
+    }
+    match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
+        Some(Ok(())) => HIP_SUCCESS,
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
+            HIP_ERROR_LAUNCH_FAILURE
+        }
+        None => forward!(hipGraphLaunch(exec, stream)),
+    }
+}
+
+/// # Safety
+/// HIP's `hipGraphExecKernelNodeSetParams` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecKernelNodeSetParams(
+    exec: Handle,
+    node: Handle,
+    params: *const KernelNodeParams,
+) -> HipError {
+    let rc = forward!(hipGraphExecKernelNodeSetParams(exec, node, params));
+    if rc != HIP_SUCCESS {
+        return rc;
+    }
+    let found = with_state("hipGraphExecKernelNodeSetParams", |s| {
+        let shadow = s.execs.get(&key(exec)).cloned()?;
+        // SAFETY: `params` was valid for the real call.
+        Some((shadow, unsafe { kernel_of(s, params) }))
+    })
+    .flatten();
+    if let Some((shadow, kernel)) = found {
+        guarded("hipGraphExecKernelNodeSetParams", || {
+            shadow.set_params(key(node), kernel)
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphExecDestroy` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecDestroy(exec: Handle) -> HipError {
+    let rc = forward!(hipGraphExecDestroy(exec));
+    let dropped = with_state("hipGraphExecDestroy", |s| s.execs.remove(&key(exec)));
+    // The retained IBs are released outside the state lock.
+    guarded("hipGraphExecDestroy", move || drop(dropped));
+    rc
+}

@@ -1,0 +1,75 @@
+//! The slice of the HIP C ABI the interposer reads: error codes, `dim3`,
+//! `hipKernelNodeParams`, and the opaque handle types (all pointers).
+//!
+//! Facts from the public HIP headers/docs (`hip_runtime_api.h`, HIP Runtime
+//! API Reference, "hipKernelNodeParams Struct Reference": fields blockDim,
+//! extra, func, gridDim, kernelParams, sharedMemBytes, in that order;
+//! `dim3` is three `uint32_t`). Handles are compared by address only; the
+//! interposer never dereferences them.
+
+use std::ffi::c_void;
+
+/// `hipError_t` (a C enum, `int` sized).
+pub type HipError = i32;
+
+pub const HIP_SUCCESS: HipError = 0;
+pub const HIP_ERROR_INVALID_VALUE: HipError = 1;
+/// `hipErrorSharedObjectSymbolNotFound` (302 in `hip_runtime_api.h`): the
+/// real HIP function is missing.
+pub const HIP_ERROR_SYMBOL_NOT_FOUND: HipError = 302;
+/// `hipErrorLaunchFailure` (719 in `hip_runtime_api.h`): a relaunch replay
+/// failed.
+pub const HIP_ERROR_LAUNCH_FAILURE: HipError = 719;
+
+/// Opaque handles (`hipModule_t`, `hipFunction_t`, `hipGraph_t`,
+/// `hipGraphNode_t`, `hipGraphExec_t`, `hipStream_t`).
+pub type Handle = *mut c_void;
+
+/// `dim3`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub fn to_array(self) -> [u32; 3] {
+        [self.x, self.y, self.z]
+    }
+}
+
+/// `hipKernelNodeParams`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KernelNodeParams {
+    pub block_dim: Dim3,
+    pub extra: *mut *mut c_void,
+    pub func: *mut c_void,
+    pub grid_dim: Dim3,
+    pub kernel_params: *mut *mut c_void,
+    pub shared_mem_bytes: u32,
+}
+
+/// Key of a handle in the shadow maps.
+pub fn key(handle: *const c_void) -> usize {
+    handle as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_node_params_has_the_c_layout() {
+        // dim3 (12) + pad (4), extra at 16, func at 24, gridDim at 32 (12)
+        // + pad, kernelParams at 48, sharedMemBytes at 56, size 64.
+        assert_eq!(std::mem::offset_of!(KernelNodeParams, extra), 16);
+        assert_eq!(std::mem::offset_of!(KernelNodeParams, func), 24);
+        assert_eq!(std::mem::offset_of!(KernelNodeParams, grid_dim), 32);
+        assert_eq!(std::mem::offset_of!(KernelNodeParams, kernel_params), 48);
+        assert_eq!(std::mem::offset_of!(KernelNodeParams, shared_mem_bytes), 56);
+        assert_eq!(std::mem::size_of::<KernelNodeParams>(), 64);
+    }
+}

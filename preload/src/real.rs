@@ -1,0 +1,74 @@
+//! The real HIP functions, each resolved once with `dlsym(RTLD_NEXT, name)`
+//! (the next object in lookup order after this preloaded library).
+//! A missing function is remembered as missing and reported with a
+//! `tracing` error on every call that needs it.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::OnceLock;
+
+extern "C" {
+    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+}
+
+/// glibc's `RTLD_NEXT` (`((void *) -1l)` in `<dlfcn.h>`).
+const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
+
+/// The address of the next definition of `name`, or `None`.
+pub fn lookup(name: &CStr) -> Option<usize> {
+    // SAFETY: dlsym reads a NUL-terminated name; RTLD_NEXT is a valid
+    // pseudo-handle for a call made from a loaded shared object.
+    let addr = unsafe { dlsym(RTLD_NEXT, name.as_ptr()) };
+    if addr.is_null() {
+        None
+    } else {
+        Some(addr as usize)
+    }
+}
+
+macro_rules! real_functions {
+    ($($name:ident : fn($($ty:ty),*) -> $ret:ty;)*) => {
+        $(
+            /// The real function of this name, resolved once.
+            #[allow(non_snake_case)]
+            pub fn $name() -> Option<unsafe extern "C" fn($($ty),*) -> $ret> {
+                static CELL: OnceLock<Option<usize>> = OnceLock::new();
+                let addr = (*CELL.get_or_init(|| {
+                    let name = concat!(stringify!($name), "\0");
+                    let cname = CStr::from_bytes_with_nul(name.as_bytes()).ok()?;
+                    let found = lookup(cname);
+                    if found.is_none() {
+                        tracing::error!(
+                            function = stringify!($name),
+                            "the real HIP function is not loaded (no definition after the interposer); \
+                             link or load libamdhip64 in the application"
+                        );
+                    }
+                    found
+                }))?;
+                // SAFETY: the symbol is the HIP function of this name, whose C
+                // signature is the one declared here (HIP headers).
+                Some(unsafe { std::mem::transmute::<usize, unsafe extern "C" fn($($ty),*) -> $ret>(addr) })
+            }
+        )*
+    };
+}
+
+use crate::hip::{Handle, HipError, KernelNodeParams};
+
+real_functions! {
+    hipModuleLoadData: fn(*mut Handle, *const c_void) -> HipError;
+    hipModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> HipError;
+    hipModuleUnload: fn(Handle) -> HipError;
+    hipGraphCreate: fn(*mut Handle, u32) -> HipError;
+    hipGraphDestroy: fn(Handle) -> HipError;
+    hipGraphAddKernelNode: fn(*mut Handle, Handle, *const Handle, usize, *const KernelNodeParams) -> HipError;
+    hipGraphAddDependencies: fn(Handle, *const Handle, *const Handle, usize) -> HipError;
+    hipGraphGetNodes: fn(Handle, *mut Handle, *mut usize) -> HipError;
+    hipGraphGetEdges: fn(Handle, *mut Handle, *mut Handle, *mut usize) -> HipError;
+    hipGraphInstantiate: fn(*mut Handle, Handle, *mut Handle, *mut c_char, usize) -> HipError;
+    hipGraphInstantiateWithFlags: fn(*mut Handle, Handle, u64) -> HipError;
+    hipGraphExecDestroy: fn(Handle) -> HipError;
+    hipGraphLaunch: fn(Handle, Handle) -> HipError;
+    hipGraphExecKernelNodeSetParams: fn(Handle, Handle, *const KernelNodeParams) -> HipError;
+    hipStreamSynchronize: fn(Handle) -> HipError;
+}

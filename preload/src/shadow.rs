@@ -1,0 +1,425 @@
+//! The shadow record, keyed by the real HIP handles: modules (their code
+//! object bytes, parsed without a device), functions (module + symbol),
+//! graphs (kernel nodes with packed kernargs and edges) and executable
+//! graphs (a relaunch `GraphExec` plus the node map for patches).
+//!
+//! A graph is replayable only when every node is a supported kernel node
+//! and nothing was added behind our back (node/edge counts are checked
+//! against the real graph at instantiate). Anything else keeps the reason
+//! and the graph falls through to the real HIP.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use relaunch::device::codeobj::CodeObject;
+use relaunch::lanes::{Access, NodeId};
+use relaunch::{Geometry, Gpu, GraphExec, NodeSpec};
+
+/// A module as loaded by `hipModuleLoadData`.
+pub struct ShadowModule {
+    /// The code object, or why this module cannot be replayed.
+    pub code: Result<CodeObject, String>,
+    /// The module on the relaunch device, loaded at the first instantiate.
+    loaded: Mutex<Option<relaunch::Module>>,
+}
+
+impl std::fmt::Debug for ShadowModule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.code {
+            Ok(code) => write!(
+                f,
+                "ShadowModule({}, {} kernels)",
+                code.target(),
+                code.kernels().len()
+            ),
+            Err(why) => write!(f, "ShadowModule(unsupported: {why})"),
+        }
+    }
+}
+
+impl ShadowModule {
+    pub fn new(code: Result<CodeObject, String>) -> Self {
+        ShadowModule {
+            code,
+            loaded: Mutex::new(None),
+        }
+    }
+
+    fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, String> {
+        let code = self.code.as_ref().map_err(Clone::clone)?;
+        let mut loaded = self.loaded.lock();
+        if let Some(m) = loaded.as_ref() {
+            return Ok(m.clone());
+        }
+        let m = gpu.load_module(code.bytes()).map_err(|e| e.to_string())?;
+        *loaded = Some(m.clone());
+        Ok(m)
+    }
+}
+
+/// A `hipFunction_t`: a kernel of a module.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub module: Arc<ShadowModule>,
+    pub symbol: String,
+}
+
+/// A kernel node's launch, as relaunch records it.
+#[derive(Debug, Clone)]
+pub struct NodeKernel {
+    pub function: Function,
+    /// Work-items per dimension (`gridDim * blockDim`).
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_group_bytes: u32,
+    /// The full kernarg segment (explicit and hidden arguments).
+    pub kernarg: Vec<u8>,
+}
+
+impl NodeKernel {
+    /// Same kernel and geometry: only kernarg bytes differ, so a patch can
+    /// update the retained IB in place.
+    pub fn same_launch(&self, other: &NodeKernel) -> bool {
+        Arc::ptr_eq(&self.function.module, &other.function.module)
+            && self.function.symbol == other.function.symbol
+            && self.grid == other.grid
+            && self.block == other.block
+            && self.dynamic_group_bytes == other.dynamic_group_bytes
+            && self.kernarg.len() == other.kernarg.len()
+    }
+}
+
+/// Builds a node's launch from HIP's view: `grid_blocks` blocks of `block`
+/// work-items, `args[i]` the bytes of the i-th explicit argument.
+pub fn node_kernel(
+    function: &Function,
+    grid_blocks: [u32; 3],
+    block: [u32; 3],
+    dynamic_group_bytes: u32,
+    args: &dyn Fn(usize, usize) -> Result<Vec<u8>, String>,
+) -> Result<NodeKernel, String> {
+    let code = function.module.code.as_ref().map_err(Clone::clone)?;
+    let info = code
+        .kernel(&function.symbol)
+        .ok_or_else(|| format!("module has no kernel {:?} in its metadata", function.symbol))?;
+    let mut grid = [0u32; 3];
+    for d in 0..3 {
+        grid[d] = grid_blocks[d].checked_mul(block[d]).ok_or_else(|| {
+            format!(
+                "kernel {}: gridDim {grid_blocks:?} * blockDim {block:?} overflows 32 bits",
+                info.name
+            )
+        })?;
+    }
+    let mut explicit = Vec::new();
+    for (i, arg) in info.explicit_args().enumerate() {
+        let (at, size) = (arg.offset as usize, arg.size as usize);
+        let bytes = args(i, size)?;
+        if explicit.len() < at + size {
+            explicit.resize(at + size, 0);
+        }
+        explicit[at..at + size].copy_from_slice(&bytes);
+    }
+    let geometry = Geometry {
+        grid,
+        block,
+        dynamic_group_bytes,
+    };
+    let kernarg = relaunch::pack_kernargs(info, &explicit, &geometry).map_err(|e| e.to_string())?;
+    Ok(NodeKernel {
+        function: function.clone(),
+        grid,
+        block,
+        dynamic_group_bytes,
+        kernarg,
+    })
+}
+
+/// A graph being built with `hipGraphCreate` / `hipGraphAdd*`.
+#[derive(Default)]
+pub struct ShadowGraph {
+    /// Node handle and its launch (or why it is not replayable), in order.
+    pub nodes: Vec<(usize, Result<NodeKernel, String>)>,
+    pub index: HashMap<usize, usize>,
+    /// Edges as node indices, without duplicates.
+    pub edges: Vec<(usize, usize)>,
+    /// Set when something made the whole graph unsupported.
+    pub unsupported: Option<String>,
+}
+
+impl ShadowGraph {
+    pub fn add_node(&mut self, handle: usize, kernel: Result<NodeKernel, String>, deps: &[usize]) {
+        let at = self.nodes.len();
+        self.nodes.push((handle, kernel));
+        self.index.insert(handle, at);
+        for &d in deps {
+            self.add_edge(d, handle);
+        }
+    }
+
+    pub fn add_edge(&mut self, from: usize, to: usize) {
+        match (self.index.get(&from), self.index.get(&to)) {
+            (Some(&f), Some(&t)) => {
+                if !self.edges.contains(&(f, t)) {
+                    self.edges.push((f, t));
+                }
+            }
+            _ => {
+                self.unsupported = Some(format!(
+                    "an edge names a node ({from:#x} -> {to:#x}) not added through hipGraphAddKernelNode"
+                ));
+            }
+        }
+    }
+
+    /// Node indices in an order where every edge goes forward.
+    fn topological(&self) -> Result<Vec<usize>, String> {
+        let n = self.nodes.len();
+        let mut indegree = vec![0usize; n];
+        let mut out = vec![Vec::new(); n];
+        for &(f, t) in &self.edges {
+            indegree[t] += 1;
+            out[f].push(t);
+        }
+        let mut ready: Vec<usize> = (0..n).rev().filter(|&i| indegree[i] == 0).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(i) = ready.pop() {
+            order.push(i);
+            for &t in out[i].iter().rev() {
+                indegree[t] -= 1;
+                if indegree[t] == 0 {
+                    ready.push(t);
+                }
+            }
+        }
+        if order.len() != n {
+            return Err("the graph's dependencies form a cycle".into());
+        }
+        Ok(order)
+    }
+
+    /// The relaunch graph for this HIP graph on `gpu`, or why it cannot be.
+    /// Every HIP edge becomes a read-after-write on its own 4 bytes of a
+    /// per-graph dummy buffer, so each edge gets a full RMW boundary (lanes
+    /// place nothing for a dependency that carries no data).
+    pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, String> {
+        if let Some(why) = &self.unsupported {
+            return Err(why.clone());
+        }
+        if self.nodes.is_empty() {
+            return Err("the graph has no kernel nodes".into());
+        }
+        for (_, k) in &self.nodes {
+            k.as_ref().map_err(Clone::clone)?;
+        }
+        let order = self.topological()?;
+        let mut g = relaunch::Graph::new(relaunch::default_graph_options());
+        let dummy_len = 4 * (self.edges.len().max(1) as u64);
+        let dummy = g
+            .buffer("hip-edges", dummy_len)
+            .map_err(|e| e.to_string())?;
+        let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
+        let mut nodes = HashMap::new();
+        for &i in &order {
+            let (handle, kernel) = &self.nodes[i];
+            let kernel = kernel.as_ref().map_err(Clone::clone)?;
+            let mut deps = Vec::new();
+            let mut accesses = Vec::new();
+            for (e, &(f, t)) in self.edges.iter().enumerate() {
+                let at = 4 * e as u64;
+                if t == i {
+                    deps.push(ids[f].ok_or("edge from a node not yet placed")?);
+                    accesses.push(Access::read(dummy, at, 4));
+                }
+                if f == i {
+                    accesses.push(Access::write(dummy, at, 4));
+                }
+            }
+            let module = kernel.function.module.on(gpu)?;
+            let id = g
+                .kernel(NodeSpec {
+                    module: &module,
+                    symbol: &kernel.function.symbol,
+                    grid: kernel.grid,
+                    block: kernel.block,
+                    dynamic_group_bytes: kernel.dynamic_group_bytes,
+                    kernarg: kernel.kernarg.clone(),
+                    accesses,
+                    deps,
+                })
+                .map_err(|e| e.to_string())?;
+            ids[i] = Some(id);
+            nodes.insert(*handle, (id, kernel.clone()));
+        }
+        let exec = g.instantiate().map_err(|e| e.to_string())?;
+        Ok(ShadowExec {
+            exec,
+            gpu: gpu.clone(),
+            nodes: Mutex::new(nodes),
+            fallen: Mutex::new(None),
+        })
+    }
+}
+
+/// An executable graph replayed by relaunch.
+pub struct ShadowExec {
+    pub exec: GraphExec,
+    pub gpu: Gpu,
+    /// Node handle -> relaunch node and its current launch.
+    nodes: Mutex<HashMap<usize, (NodeId, NodeKernel)>>,
+    /// Set once this exec can no longer be replayed (later launches go to
+    /// the real HIP, which has every update).
+    fallen: Mutex<Option<String>>,
+}
+
+impl ShadowExec {
+    pub fn fallen(&self) -> Option<String> {
+        self.fallen.lock().clone()
+    }
+
+    pub fn fall_back(&self, why: String) {
+        tracing::warn!(reason = %why, "hipGraphExec falls through to the real HIP from now on");
+        *self.fallen.lock() = Some(why);
+    }
+
+    /// Applies `hipGraphExecKernelNodeSetParams`: kernarg bytes are patched
+    /// in place; a different kernel or geometry makes the exec fall back.
+    pub fn set_params(&self, node: usize, new: Result<NodeKernel, String>) {
+        let mut nodes = self.nodes.lock();
+        let Some((id, current)) = nodes.get_mut(&node) else {
+            return self.fall_back(format!("node {node:#x} is not a node of this exec"));
+        };
+        let new =
+            match new {
+                Ok(k) if k.same_launch(current) => k,
+                Ok(_) => return self.fall_back(
+                    "a patch changed the kernel or its geometry; only kernarg patches are replayed"
+                        .into(),
+                ),
+                Err(why) => return self.fall_back(why),
+            };
+        match self.exec.set_node_kernargs(*id, 0, &new.kernarg) {
+            Ok(()) => *current = new,
+            Err(e) => self.fall_back(format!("patching kernargs: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter_function() -> Function {
+        counter_for("gfx1201")
+    }
+
+    fn counter_for(target: &str) -> Function {
+        let path = format!(
+            "{}/../tests/kernels/build/{target}/counter.co",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).expect("fixture");
+        Function {
+            module: Arc::new(ShadowModule::new(
+                CodeObject::parse(&bytes).map_err(|e| e.to_string()),
+            )),
+            symbol: "counter".into(),
+        }
+    }
+
+    #[test]
+    fn kernel_params_are_packed_at_their_metadata_offsets() {
+        let f = counter_function();
+        let ptr = 0x1234_5678_9abc_u64.to_le_bytes();
+        let k = node_kernel(&f, [2, 1, 1], [32, 1, 1], 0, &|i, size| {
+            assert_eq!((i, size), (0, 8));
+            Ok(ptr.to_vec())
+        })
+        .unwrap();
+        assert_eq!(k.grid, [64, 1, 1]);
+        assert_eq!(&k.kernarg[..8], &ptr);
+        let missing = node_kernel(
+            &Function {
+                symbol: "nope".into(),
+                ..f.clone()
+            },
+            [1; 3],
+            [1; 3],
+            0,
+            &|_, _| Ok(vec![]),
+        );
+        assert!(missing.unwrap_err().contains("no kernel \"nope\""));
+        let overflow = node_kernel(&f, [u32::MAX, 1, 1], [2, 1, 1], 0, &|_, _| Ok(vec![0; 8]));
+        assert!(overflow.unwrap_err().contains("overflows"));
+    }
+
+    #[test]
+    fn cycles_and_foreign_nodes_make_the_graph_unsupported() {
+        let gpu = Gpu::open("sim:gfx1201").unwrap();
+        let f = counter_function();
+        let k = node_kernel(&f, [1; 3], [1; 3], 0, &|_, _| Ok(vec![0; 8])).unwrap();
+        let mut g = ShadowGraph::default();
+        g.add_node(1, Ok(k.clone()), &[]);
+        g.add_node(2, Ok(k.clone()), &[1]);
+        g.add_edge(2, 1);
+        let err = g.instantiate(&gpu).err().unwrap();
+        assert!(err.contains("cycle"), "{err}");
+        let mut g = ShadowGraph::default();
+        g.add_node(1, Ok(k), &[7]);
+        let err = g.instantiate(&gpu).err().unwrap();
+        assert!(err.contains("not added through"), "{err}");
+    }
+
+    #[test]
+    fn every_hip_edge_is_a_full_rmw_boundary_and_chains_get_their_own_lanes() {
+        use relaunch::lanes::BoundaryKind;
+        let gpu = Gpu::open("sim:gfx1201").unwrap();
+        let f = counter_function();
+        let k = node_kernel(&f, [1; 3], [4, 1, 1], 0, &|_, _| Ok(vec![0; 8])).unwrap();
+        let mut g = ShadowGraph::default();
+        // Chain 10 -> 11 -> 12 (the last edge added after the fact, out of
+        // insertion order), and the independent pair 20 -> 21.
+        g.add_node(12, Ok(k.clone()), &[]);
+        g.add_node(10, Ok(k.clone()), &[]);
+        g.add_node(11, Ok(k.clone()), &[10]);
+        g.add_edge(11, 12);
+        g.add_node(20, Ok(k.clone()), &[]);
+        g.add_node(21, Ok(k), &[20]);
+        let x = g.instantiate(&gpu).unwrap();
+        assert_eq!(x.exec.lane_count(), 2);
+        let nodes = x.nodes.lock();
+        x.exec.with_plan(|plan| {
+            for (handle, first) in [
+                (10, true),
+                (11, false),
+                (12, false),
+                (20, true),
+                (21, false),
+            ] {
+                let id = nodes[&handle].0;
+                let before = plan.node(id).unwrap().boundary_before;
+                if first {
+                    assert!(before.is_none(), "node {handle}: {before:?}");
+                } else {
+                    assert_eq!(
+                        before.map(|b| b.kind),
+                        Some(BoundaryKind::Rmw),
+                        "node {handle}"
+                    );
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn a_module_for_another_target_falls_through_with_the_reason() {
+        let gpu = Gpu::open("sim:gfx1201").unwrap();
+        let f = counter_for("gfx1100");
+        let k = node_kernel(&f, [1; 3], [1; 3], 0, &|_, _| Ok(vec![0; 8])).unwrap();
+        let mut g = ShadowGraph::default();
+        g.add_node(1, Ok(k), &[]);
+        let err = g.instantiate(&gpu).err().unwrap();
+        assert!(err.contains("gfx1100"), "{err}");
+    }
+}

@@ -1,0 +1,167 @@
+/* An ordinary HIP program (module API + explicit graphs), unchanged by the
+ * interposer: two independent chains of `counter` nodes (each node adds
+ * one per work-item), launched three times, then one node patched to a
+ * third counter, then a graph whose node passes arguments in the `extra`
+ * form, a graph instantiated with flags, a graph holding a node added
+ * through a call the interposer does not see, and a patch that changes a
+ * node's geometry. Prints the counters and the fake HIP's launch count,
+ * one line per phase, for the test to check. Declarations follow
+ * hip_runtime_api.h. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef int hipError_t;
+typedef struct { uint32_t x, y, z; } dim3;
+typedef struct {
+    dim3 blockDim;
+    void **extra;
+    void *func;
+    dim3 gridDim;
+    void **kernelParams;
+    unsigned int sharedMemBytes;
+} hipKernelNodeParams;
+typedef void *hipModule_t, *hipFunction_t, *hipStream_t, *hipGraph_t, *hipGraphNode_t, *hipGraphExec_t;
+
+hipError_t hipInit(unsigned int);
+hipError_t hipMalloc(void **, size_t);
+hipError_t hipFree(void *);
+hipError_t hipMemcpy(void *, const void *, size_t, int);
+hipError_t hipModuleLoadData(hipModule_t *, const void *);
+hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
+hipError_t hipModuleUnload(hipModule_t);
+hipError_t hipStreamCreate(hipStream_t *);
+hipError_t hipStreamSynchronize(hipStream_t);
+hipError_t hipGraphCreate(hipGraph_t *, unsigned int);
+hipError_t hipGraphAddKernelNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                                 const hipKernelNodeParams *);
+hipError_t hipGraphAddDependencies(hipGraph_t, const hipGraphNode_t *, const hipGraphNode_t *, size_t);
+hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *, hipGraph_t, unsigned long long);
+hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t);
+hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
+hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
+hipError_t hipGraphExecDestroy(hipGraphExec_t);
+hipError_t hipGraphDestroy(hipGraph_t);
+long fakehip_launches(void);
+
+#define hipMemcpyDeviceToHost 2
+#define N 4 /* nodes of the first chain */
+#define M 3 /* nodes of the second chain */
+
+#define CHECK(call) do { hipError_t e_ = (call); if (e_ != 0) { \
+    fprintf(stderr, "%s failed with %d (line %d)\n", #call, e_, __LINE__); exit(1); } } while (0)
+
+static unsigned read_counter(void *dev) {
+    unsigned v = 0;
+    CHECK(hipMemcpy(&v, dev, sizeof v, hipMemcpyDeviceToHost));
+    return v;
+}
+
+static hipKernelNodeParams counter_node(hipFunction_t f, void **args) {
+    hipKernelNodeParams p = {{4, 1, 1}, NULL, f, {2, 1, 1}, args, 0}; /* 8 work-items */
+    return p;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: %s counter.co\n", argv[0]); return 2; }
+    FILE *file = fopen(argv[1], "rb");
+    if (!file) { perror(argv[1]); return 2; }
+    static unsigned char image[1 << 20];
+    size_t len = fread(image, 1, sizeof image, file);
+    fclose(file);
+    if (len == 0) { fprintf(stderr, "empty %s\n", argv[1]); return 2; }
+
+    CHECK(hipInit(0));
+    void *a, *b, *c, *d, *e, *f;
+    CHECK(hipMalloc(&a, 4)); CHECK(hipMalloc(&b, 4)); CHECK(hipMalloc(&c, 4)); CHECK(hipMalloc(&d, 4));
+    CHECK(hipMalloc(&e, 4)); CHECK(hipMalloc(&f, 4));
+    hipModule_t module; hipFunction_t counter; hipStream_t stream;
+    CHECK(hipModuleLoadData(&module, image));
+    CHECK(hipModuleGetFunction(&counter, module, "counter"));
+    CHECK(hipStreamCreate(&stream));
+
+    /* Chain one: dependencies given at add time; chain two: added after. */
+    hipGraph_t graph; hipGraphNode_t one[N], two[M];
+    void *args_a[] = {&a}, *args_b[] = {&b}, *args_c[] = {&c};
+    CHECK(hipGraphCreate(&graph, 0));
+    for (int i = 0; i < N; i++) {
+        hipKernelNodeParams p = counter_node(counter, args_a);
+        CHECK(hipGraphAddKernelNode(&one[i], graph, i ? &one[i - 1] : NULL, i ? 1 : 0, &p));
+    }
+    for (int i = 0; i < M; i++) {
+        hipKernelNodeParams p = counter_node(counter, args_b);
+        CHECK(hipGraphAddKernelNode(&two[i], graph, NULL, 0, &p));
+        if (i) CHECK(hipGraphAddDependencies(graph, &two[i - 1], &two[i], 1));
+    }
+    hipGraphExec_t exec;
+    CHECK(hipGraphInstantiate(&exec, graph, NULL, NULL, 0));
+    for (int i = 0; i < 3; i++) CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("replay a=%u b=%u launches=%ld\n", read_counter(a), read_counter(b), fakehip_launches());
+
+    /* Patch the first node of chain one to count into c instead. */
+    hipKernelNodeParams patched = counter_node(counter, args_c);
+    CHECK(hipGraphExecKernelNodeSetParams(exec, one[0], &patched));
+    CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("patched a=%u b=%u c=%u launches=%ld\n", read_counter(a), read_counter(b), read_counter(c),
+           fakehip_launches());
+
+    /* Arguments in the `extra` form (HIP_LAUNCH_PARAM_BUFFER_POINTER = 1,
+     * _SIZE = 2, _END = 3): not replayed by relaunch, must fall through. */
+    hipGraph_t graph2; hipGraphNode_t node; hipGraphExec_t exec2;
+    size_t arg_size = sizeof d;
+    void *extra[] = {(void *)1, &d, (void *)2, &arg_size, (void *)3};
+    hipKernelNodeParams p = {{4, 1, 1}, extra, counter, {2, 1, 1}, NULL, 0};
+    CHECK(hipGraphCreate(&graph2, 0));
+    CHECK(hipGraphAddKernelNode(&node, graph2, NULL, 0, &p));
+    CHECK(hipGraphInstantiate(&exec2, graph2, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec2, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("extra d=%u launches=%ld\n", read_counter(d), fakehip_launches());
+
+    /* Instantiated with flags: two chained nodes, launched twice. */
+    hipGraph_t graph3; hipGraphNode_t n3[2]; hipGraphExec_t exec3;
+    void *args_e[] = {&e};
+    CHECK(hipGraphCreate(&graph3, 0));
+    for (int i = 0; i < 2; i++) {
+        hipKernelNodeParams q = counter_node(counter, args_e);
+        CHECK(hipGraphAddKernelNode(&n3[i], graph3, i ? &n3[0] : NULL, i ? 1 : 0, &q));
+    }
+    CHECK(hipGraphInstantiateWithFlags(&exec3, graph3, 0));
+    CHECK(hipGraphLaunch(exec3, stream));
+    CHECK(hipGraphLaunch(exec3, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("flags e=%u launches=%ld\n", read_counter(e), fakehip_launches());
+
+    /* A node the interposer does not see (an empty node): falls through. */
+    hipGraph_t graph4; hipGraphNode_t k4, empty; hipGraphExec_t exec4;
+    void *args_f[] = {&f};
+    hipKernelNodeParams q = counter_node(counter, args_f);
+    CHECK(hipGraphCreate(&graph4, 0));
+    CHECK(hipGraphAddKernelNode(&k4, graph4, NULL, 0, &q));
+    CHECK(hipGraphAddEmptyNode(&empty, graph4, &k4, 1));
+    CHECK(hipGraphInstantiate(&exec4, graph4, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec4, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("hidden f=%u launches=%ld\n", read_counter(f), fakehip_launches());
+
+    /* A patch that changes the geometry: the exec falls through from now on. */
+    hipKernelNodeParams wider = counter_node(counter, args_c);
+    wider.gridDim.x = 4;
+    CHECK(hipGraphExecKernelNodeSetParams(exec, one[0], &wider));
+    CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("regeometry a=%u c=%u launches=%ld\n", read_counter(a), read_counter(c), fakehip_launches());
+
+    CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
+    CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
+    CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));
+    CHECK(hipGraphExecDestroy(exec)); CHECK(hipGraphDestroy(graph));
+    CHECK(hipModuleUnload(module));
+    CHECK(hipFree(a)); CHECK(hipFree(b)); CHECK(hipFree(c)); CHECK(hipFree(d));
+    CHECK(hipFree(e)); CHECK(hipFree(f));
+    printf("done\n");
+    return 0;
+}

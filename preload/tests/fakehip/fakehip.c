@@ -1,0 +1,235 @@
+/* A stand-in "real HIP" (libamdhip64.so) for the interposer's tests, on a
+ * machine without HIP. It runs over the HSA runtime named by
+ * RELAUNCH_HSA_LIB (the simulated device's cdylib): hipMalloc allocates
+ * fine-grained host memory that the GPU agent may access, hipMemcpy is a
+ * memcpy (simulated device memory is host memory). Modules keep their
+ * names; graphs record nodes and edges and count calls. hipGraphLaunch
+ * does not run kernels: it only counts (fakehip_launches()), so a test can
+ * tell a relaunch replay (effects visible, count unchanged) from a
+ * fall-through (count + 1). Only what the test app needs is here. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int hipError_t;
+enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorOutOfMemory = 2,
+       hipErrorNotInitialized = 3, hipErrorInvalidHandle = 400 };
+
+typedef struct { uint32_t x, y, z; } dim3;
+typedef struct {
+    dim3 blockDim;
+    void **extra;
+    void *func;
+    dim3 gridDim;
+    void **kernelParams;
+    unsigned int sharedMemBytes;
+} hipKernelNodeParams;
+
+typedef struct { uint64_t handle; } hsa_agent_t;
+typedef struct { uint64_t handle; } hsa_amd_memory_pool_t;
+typedef int hsa_status_t;
+
+static struct {
+    void *lib;
+    hsa_agent_t cpu, gpu;
+    int have_cpu, have_gpu;
+    hsa_amd_memory_pool_t pool;
+    int have_pool;
+    hsa_status_t (*agent_get_info)(hsa_agent_t, uint32_t, void *);
+    hsa_status_t (*pool_get_info)(hsa_amd_memory_pool_t, uint32_t, void *);
+    hsa_status_t (*pool_allocate)(hsa_amd_memory_pool_t, size_t, uint32_t, void **);
+    hsa_status_t (*pool_free)(void *);
+    hsa_status_t (*allow_access)(uint32_t, const hsa_agent_t *, const uint32_t *, const void *);
+} hsa;
+
+static long launches, instantiations;
+
+long fakehip_launches(void) { return launches; }
+long fakehip_instantiations(void) { return instantiations; }
+
+static hsa_status_t on_agent(hsa_agent_t agent, void *data) {
+    (void)data;
+    uint32_t type = 99;
+    hsa.agent_get_info(agent, 17 /* HSA_AGENT_INFO_DEVICE */, &type);
+    if (type == 0 && !hsa.have_cpu) { hsa.cpu = agent; hsa.have_cpu = 1; }
+    if (type == 1 && !hsa.have_gpu) { hsa.gpu = agent; hsa.have_gpu = 1; }
+    return 0;
+}
+
+static hsa_status_t on_pool(hsa_amd_memory_pool_t pool, void *data) {
+    (void)data;
+    uint32_t segment = 99, flags = 0;
+    uint8_t alloc = 0;
+    hsa.pool_get_info(pool, 0 /* SEGMENT */, &segment);
+    hsa.pool_get_info(pool, 1 /* GLOBAL_FLAGS */, &flags);
+    hsa.pool_get_info(pool, 5 /* RUNTIME_ALLOC_ALLOWED */, &alloc);
+    if (segment == 0 && (flags & 2 /* FINE_GRAINED */) && alloc) {
+        hsa.pool = pool;
+        hsa.have_pool = 1;
+        return 1; /* HSA_STATUS_INFO_BREAK */
+    }
+    return 0;
+}
+
+#define LOAD(field, name) \
+    if (!(*(void **)&hsa.field = dlsym(hsa.lib, name))) { \
+        fprintf(stderr, "fakehip: %s missing in the HSA runtime\n", name); return hipErrorNotInitialized; }
+
+hipError_t hipInit(unsigned int flags) {
+    (void)flags;
+    if (hsa.lib) return hipSuccess;
+    const char *path = getenv("RELAUNCH_HSA_LIB");
+    if (!path) { fprintf(stderr, "fakehip: set RELAUNCH_HSA_LIB\n"); return hipErrorNotInitialized; }
+    hsa.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!hsa.lib) { fprintf(stderr, "fakehip: %s\n", dlerror()); return hipErrorNotInitialized; }
+    hsa_status_t (*init)(void);
+    hsa_status_t (*iterate_agents)(hsa_status_t (*)(hsa_agent_t, void *), void *);
+    hsa_status_t (*iterate_pools)(hsa_agent_t, hsa_status_t (*)(hsa_amd_memory_pool_t, void *), void *);
+    *(void **)&init = dlsym(hsa.lib, "hsa_init");
+    *(void **)&iterate_agents = dlsym(hsa.lib, "hsa_iterate_agents");
+    *(void **)&iterate_pools = dlsym(hsa.lib, "hsa_amd_agent_iterate_memory_pools");
+    if (!init || !iterate_agents || !iterate_pools) return hipErrorNotInitialized;
+    LOAD(agent_get_info, "hsa_agent_get_info");
+    LOAD(pool_get_info, "hsa_amd_memory_pool_get_info");
+    LOAD(pool_allocate, "hsa_amd_memory_pool_allocate");
+    LOAD(pool_free, "hsa_amd_memory_pool_free");
+    LOAD(allow_access, "hsa_amd_agents_allow_access");
+    if (init() != 0) return hipErrorNotInitialized;
+    iterate_agents(on_agent, NULL);
+    if (!hsa.have_cpu || !hsa.have_gpu) return hipErrorNotInitialized;
+    iterate_pools(hsa.cpu, on_pool, NULL);
+    return hsa.have_pool ? hipSuccess : hipErrorNotInitialized;
+}
+
+hipError_t hipMalloc(void **ptr, size_t size) {
+    if (!ptr || !hsa.have_pool) return hipErrorInvalidValue;
+    if (hsa.pool_allocate(hsa.pool, size, 0, ptr) != 0) return hipErrorOutOfMemory;
+    if (hsa.allow_access(1, &hsa.gpu, NULL, *ptr) != 0) return hipErrorInvalidValue;
+    memset(*ptr, 0, size);
+    return hipSuccess;
+}
+
+hipError_t hipFree(void *ptr) { return ptr && hsa.pool_free(ptr) != 0 ? hipErrorInvalidValue : hipSuccess; }
+
+hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, int kind) {
+    (void)kind;
+    memmove(dst, src, bytes);
+    return hipSuccess;
+}
+
+/* Modules: the handle owns the names of kernels asked for. */
+struct module { const void *image; };
+struct function { struct module *module; char name[64]; };
+
+hipError_t hipModuleLoadData(void **module, const void *image) {
+    if (!module || !image) return hipErrorInvalidValue;
+    struct module *m = calloc(1, sizeof *m);
+    m->image = image;
+    *module = m;
+    return hipSuccess;
+}
+
+hipError_t hipModuleGetFunction(void **function, void *module, const char *name) {
+    if (!function || !module || !name || strlen(name) >= 64) return hipErrorInvalidValue;
+    struct function *f = calloc(1, sizeof *f);
+    f->module = module;
+    strcpy(f->name, name);
+    *function = f;
+    return hipSuccess;
+}
+
+hipError_t hipModuleUnload(void *module) { free(module); return hipSuccess; }
+
+hipError_t hipStreamCreate(void **stream) { *stream = calloc(1, 8); return hipSuccess; }
+hipError_t hipStreamDestroy(void *stream) { free(stream); return hipSuccess; }
+hipError_t hipStreamSynchronize(void *stream) { (void)stream; return hipSuccess; }
+
+/* Graphs: nodes and edges are recorded (counts only matter). */
+#define MAX_NODES 64
+struct node { hipKernelNodeParams params; };
+struct graph { size_t nodes, edges; struct node *node[MAX_NODES]; };
+struct exec { struct graph *graph; };
+
+hipError_t hipGraphCreate(void **graph, unsigned int flags) {
+    (void)flags;
+    *graph = calloc(1, sizeof(struct graph));
+    return hipSuccess;
+}
+
+hipError_t hipGraphDestroy(void *graph) {
+    struct graph *g = graph;
+    for (size_t i = 0; i < g->nodes; i++) free(g->node[i]);
+    free(g);
+    return hipSuccess;
+}
+
+hipError_t hipGraphAddKernelNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                                 const hipKernelNodeParams *params) {
+    struct graph *g = graph;
+    if (!node || !g || !params || g->nodes == MAX_NODES || (ndeps && !deps)) return hipErrorInvalidValue;
+    struct node *n = calloc(1, sizeof *n);
+    n->params = *params;
+    g->node[g->nodes++] = n;
+    g->edges += ndeps;
+    *node = n;
+    return hipSuccess;
+}
+
+hipError_t hipGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t ndeps) {
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return hipGraphAddKernelNode(node, graph, deps, ndeps, &none);
+}
+
+hipError_t hipGraphAddDependencies(void *graph, void *const *from, void *const *to, size_t count) {
+    struct graph *g = graph;
+    if (!g || (count && (!from || !to))) return hipErrorInvalidValue;
+    g->edges += count;
+    return hipSuccess;
+}
+
+hipError_t hipGraphGetNodes(void *graph, void **nodes, size_t *count) {
+    struct graph *g = graph;
+    if (!g || !count || nodes) return hipErrorInvalidValue; /* counting only */
+    *count = g->nodes;
+    return hipSuccess;
+}
+
+hipError_t hipGraphGetEdges(void *graph, void **from, void **to, size_t *count) {
+    struct graph *g = graph;
+    if (!g || !count || from || to) return hipErrorInvalidValue; /* counting only */
+    *count = g->edges;
+    return hipSuccess;
+}
+
+hipError_t hipGraphInstantiate(void **exec, void *graph, void **error_node, char *log, size_t log_size) {
+    (void)error_node; (void)log; (void)log_size;
+    if (!exec || !graph) return hipErrorInvalidValue;
+    struct exec *x = calloc(1, sizeof *x);
+    x->graph = graph;
+    *exec = x;
+    instantiations++;
+    return hipSuccess;
+}
+
+hipError_t hipGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
+    (void)flags;
+    return hipGraphInstantiate(exec, graph, NULL, NULL, 0);
+}
+
+hipError_t hipGraphExecKernelNodeSetParams(void *exec, void *node, const hipKernelNodeParams *params) {
+    if (!exec || !node || !params) return hipErrorInvalidValue;
+    ((struct node *)node)->params = *params;
+    return hipSuccess;
+}
+
+hipError_t hipGraphLaunch(void *exec, void *stream) {
+    (void)stream;
+    if (!exec) return hipErrorInvalidHandle;
+    launches++;
+    return hipSuccess;
+}
+
+hipError_t hipGraphExecDestroy(void *exec) { free(exec); return hipSuccess; }
