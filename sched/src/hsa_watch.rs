@@ -102,6 +102,7 @@ impl Live {
     /// A signal for the next replay and whether it already holds 1: one
     /// armed in advance if any (the nearest after the previous replay's),
     /// else a free one to arm now; `None` if all are still running.
+    #[inline]
     pub(crate) fn take_signal(&mut self, signals: &[Signal]) -> Option<(usize, bool)> {
         if self.armed != 0 {
             let after = (self.last_sig as u32 + 1) % SIGNALS as u32;

@@ -20,6 +20,45 @@ pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
+#[cfg(not(loom))]
+pub(crate) use self::cell::{MutPtr, UnsafeCell};
+#[cfg(loom)]
+pub(crate) use loom::cell::{MutPtr, UnsafeCell};
+
+/// `std`'s `UnsafeCell` with loom's interface (`get_mut` hands out a
+/// `MutPtr`), so code written against it is the code loom checks: under
+/// loom two overlapping `MutPtr`s of one cell fail the model.
+#[cfg(not(loom))]
+mod cell {
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) fn new(data: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(data))
+        }
+
+        #[inline(always)]
+        pub(crate) fn get_mut(&self) -> MutPtr<T> {
+            MutPtr(self.0.get())
+        }
+    }
+
+    pub(crate) struct MutPtr<T>(*mut T);
+
+    impl<T> MutPtr<T> {
+        /// # Safety
+        /// No other access to the cell overlaps the returned borrow (the
+        /// caller names the protocol that guarantees it), and the cell
+        /// outlives it.
+        #[inline(always)]
+        #[allow(clippy::mut_from_ref)]
+        pub(crate) unsafe fn deref(&self) -> &mut T {
+            // SAFETY: the caller's contract above.
+            unsafe { &mut *self.0 }
+        }
+    }
+}
+
 /// Locks `mutex`, taking the data even if a thread panicked while holding
 /// it: every critical section here leaves the state consistent before any
 /// call that could panic, so poisoning carries no information for us.

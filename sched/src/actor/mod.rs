@@ -43,7 +43,7 @@ use std::time::Duration;
 use crate::backend::{CompletionWatch, IbLayout, Published, QueueBackend, Ticket};
 use crate::completion::ReplyTx;
 use crate::error::SchedError;
-use crate::loom::{self, Arc, AtomicU8, Condvar, Mutex, MutexGuard, Ordering};
+use crate::loom::{self, Arc, AtomicU8, Condvar, MutPtr, Mutex, MutexGuard, Ordering, UnsafeCell};
 use crate::slab::Slab;
 use crate::track::IbTrack;
 
@@ -140,6 +140,13 @@ pub(crate) struct Core<B: QueueBackend> {
     graveyard: Vec<B::Installed>,
 }
 
+// SAFETY: every field but `core` is Sync. `core` is reached only by the
+// one party holding `BUSY` (`Claimed::core`, or the actor thread's loop in
+// `runner`); `BUSY` is set and cleared with acquire/release on `state`, so
+// successive holders are ordered. The loom models check that no two
+// accesses overlap.
+unsafe impl<B: QueueBackend> Sync for Shared<B> {}
+
 /// repr(C) and line-aligned, hot fields first: a replay on the caller's
 /// thread touches `state`, `watch` and `core` (layout only).
 #[repr(C, align(64))]
@@ -149,7 +156,9 @@ pub(crate) struct Shared<B: QueueBackend> {
     pub(crate) index: usize,
     pub(crate) watch: Arc<B::Watch>,
     /// `None` once shutdown dropped the backend (the queue is destroyed).
-    core: Mutex<Option<Core<B>>>,
+    /// Only whoever holds `BUSY` touches it (a claim or the actor thread):
+    /// the state word is its lock, so no second lock is taken per replay.
+    core: UnsafeCell<Option<Core<B>>>,
     inbox: Mutex<Inbox<B>>,
     /// The actor thread waits here for work (one waiter: notify_one).
     wake: Condvar,
@@ -416,7 +425,7 @@ impl<B: QueueBackend> Shared<B> {
         }
         Ok(Ok(Claimed {
             shared: self,
-            guard: Some(loom::lock(&self.core)),
+            core: Some(self.core.get_mut()),
             later: None,
         }))
     }
@@ -472,7 +481,8 @@ impl<B: QueueBackend> Shared<B> {
 /// hands a deferred operation to the actor thread and releases the actor.
 pub(crate) struct Claimed<'a, B: QueueBackend> {
     shared: &'a Shared<B>,
-    guard: Option<MutexGuard<'a, Option<Core<B>>>>,
+    /// The core, ours while this claim holds `BUSY`.
+    core: Option<MutPtr<Option<Core<B>>>>,
     pub(crate) later: Option<Box<Op<B>>>,
 }
 
@@ -485,16 +495,19 @@ impl<B: QueueBackend> Claimed<'_, B> {
     #[inline]
     pub(crate) fn core(&mut self) -> Result<&mut Core<B>, SchedError> {
         let actor = self.shared.index;
-        self.guard
-            .as_mut()
-            .and_then(|guard| guard.as_mut())
+        // SAFETY: this claim set `BUSY` and holds it until it drops (after
+        // `core` is cleared), so nobody else touches the core meanwhile;
+        // the borrow is tied to `&mut self`.
+        let core = self.core.as_ref().map(|ptr| unsafe { ptr.deref() });
+        core.and_then(|core| core.as_mut())
             .ok_or_else(|| SchedError::Stopped { actor })
     }
 }
 
 impl<B: QueueBackend> Drop for Claimed<'_, B> {
     fn drop(&mut self) {
-        self.guard = None;
+        // The core access ends before `BUSY` is released.
+        self.core = None;
         let state = &self.shared.state;
         // Nothing queued meanwhile and nothing to hand over: just release.
         if self.later.is_none()

@@ -8,7 +8,7 @@ use crate::backend::QueueBackend;
 use crate::completion::Reply;
 use crate::error::SchedError;
 use crate::handle::IbHandle;
-use crate::loom::{self, thread, Arc, AtomicU8, Condvar, Mutex, Ordering};
+use crate::loom::{self, thread, Arc, AtomicU8, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::slab::Slab;
 
 fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>) {
@@ -32,13 +32,22 @@ fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>) {
         };
         shared.space.notify_all();
         let last = matches!(op, Op::Shutdown);
-        let mut guard = loom::lock(&shared.core);
-        if let Some(core) = guard.as_mut() {
-            shared.run_queued(core, op);
-        }
-        // Shutdown drops the backend here: the queue goes with the actor.
-        let retired = if last { guard.take() } else { None };
-        drop(guard);
+        let retired = {
+            let ptr = shared.core.get_mut();
+            // SAFETY: this thread set `BUSY` above (only with the mailbox
+            // lock held and `BUSY` clear) and clears it below, after `ptr`
+            // is gone: nobody else touches the core meanwhile.
+            let core = unsafe { ptr.deref() };
+            if let Some(core) = core.as_mut() {
+                shared.run_queued(core, op);
+            }
+            // Shutdown drops the backend here: the queue goes with the actor.
+            if last {
+                core.take()
+            } else {
+                None
+            }
+        };
         drop(retired);
         {
             let _inbox = loom::lock(&shared.inbox);
@@ -94,7 +103,7 @@ impl<B: QueueBackend> Actor<B> {
             }),
             wake: Condvar::new(),
             space: Condvar::new(),
-            core: Mutex::new(Some(Core {
+            core: UnsafeCell::new(Some(Core {
                 backend,
                 ibs: Slab::default(),
                 graveyard: Vec::new(),
