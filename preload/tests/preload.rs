@@ -17,19 +17,13 @@ struct Built {
 }
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("preload/ is inside the workspace")
-        .to_path_buf()
+    relaunch_testsupport::workspace()
 }
 
 /// Builds the simulator's HSA cdylib and the interposer with cargo (where
 /// and how this test was built), and finds them in cargo's JSON messages.
 fn cargo_artifacts() -> (PathBuf, PathBuf) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace()).args([
-        "build",
+    let files = relaunch_testsupport::cargo_build(&[
         "-p",
         "relaunch-sim",
         "--example",
@@ -37,50 +31,10 @@ fn cargo_artifacts() -> (PathBuf, PathBuf) {
         "-p",
         "relaunch-hipgraph",
         "--lib",
-        "--message-format=json-render-diagnostics",
     ]);
-    let exe = std::env::current_exe().expect("the test knows its path");
-    let profile_dir = exe.parent().and_then(Path::parent);
-    if let Some(profile) = profile_dir
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-    {
-        if profile == "release" {
-            cmd.arg("--release");
-        }
-        let target = profile_dir.and_then(Path::parent);
-        if let (Some(target), true) = (target, matches!(profile, "debug" | "release")) {
-            if std::env::var_os("CARGO_TARGET_DIR").is_none() {
-                cmd.arg("--target-dir").arg(target);
-            }
-        }
-    }
-    let out = cmd.output().expect("run cargo build");
-    assert!(
-        out.status.success(),
-        "cargo build failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let (mut sim, mut interposer) = (None, None);
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if msg["reason"] != "compiler-artifact" {
-            continue;
-        }
-        for file in msg["filenames"].as_array().into_iter().flatten() {
-            let path = PathBuf::from(file.as_str().unwrap_or_default());
-            match path.file_name().and_then(|n| n.to_str()) {
-                Some("libhsa_runtime64.so") => sim = Some(path),
-                Some("librelaunch_hipgraph.so") => interposer = Some(path),
-                _ => {}
-            }
-        }
-    }
     (
-        sim.expect("cargo reported no libhsa_runtime64.so"),
-        interposer.expect("cargo reported no librelaunch_hipgraph.so"),
+        relaunch_testsupport::artifact(&files, "libhsa_runtime64.so"),
+        relaunch_testsupport::artifact(&files, "librelaunch_hipgraph.so"),
     )
 }
 

@@ -21,67 +21,20 @@ pub fn lib_dir() -> &'static Path {
 }
 
 fn build_library() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
     // `--tests` keeps dev-dependency features as `cargo test` resolved
     // them, so nothing already built is rebuilt.
-    cmd.current_dir(workspace())
-        .args(["build", "-p", "relaunch-capi", "--lib", "--tests"])
-        .args(["--message-format=json-render-diagnostics"]);
-    // Build where and how this test was built: <target>/<profile>/deps/<exe>.
-    let exe = std::env::current_exe().expect("the test knows its path");
-    let profile_dir = exe.parent().and_then(Path::parent);
-    if let Some(profile) = profile_dir
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-    {
-        if profile == "release" {
-            cmd.arg("--release");
-        }
-        let target = profile_dir.and_then(Path::parent);
-        if let (Some(target), true) = (target, matches!(profile, "debug" | "release")) {
-            if std::env::var_os("CARGO_TARGET_DIR").is_none() {
-                cmd.arg("--target-dir").arg(target);
-            }
-        }
-    }
-    let out = cmd.output().expect("run cargo to build librelaunch");
+    let files = relaunch_testsupport::cargo_build(&["-p", "relaunch-capi", "--lib", "--tests"]);
+    let so = relaunch_testsupport::artifact(&files, "librelaunch.so");
+    let dir = so.parent().expect("artifact has a directory").to_path_buf();
     assert!(
-        out.status.success(),
-        "cargo build -p relaunch-capi failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        dir.join("librelaunch.a").is_file(),
+        "no librelaunch.a in {dir:?}"
     );
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if msg["reason"] != "compiler-artifact" {
-            continue;
-        }
-        let files = msg["filenames"].as_array().cloned().unwrap_or_default();
-        for file in files.iter().filter_map(|f| f.as_str()) {
-            let path = Path::new(file);
-            if path.file_name().is_some_and(|n| n == "librelaunch.so") {
-                let dir = path
-                    .parent()
-                    .expect("artifact has a directory")
-                    .to_path_buf();
-                assert!(
-                    dir.join("librelaunch.a").is_file(),
-                    "no librelaunch.a in {dir:?}"
-                );
-                return dir;
-            }
-        }
-    }
-    panic!("cargo built relaunch-capi but reported no librelaunch.so");
+    dir
 }
 
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("ffi/ is inside the workspace")
-        .to_path_buf()
+    relaunch_testsupport::workspace()
 }
 
 pub fn ffi_dir() -> PathBuf {
