@@ -161,7 +161,10 @@ impl Live {
 }
 
 /// Observes one backend's completions; shared with every `Completion`.
-#[repr(C)]
+// Line-aligned (so the Arc's allocation is whole lines): the submit path's
+// hot lines never share a line with a neighbouring heap object another
+// thread writes, e.g. a simulator signal (layout only).
+#[repr(C, align(64))]
 pub struct HsaWatch {
     /// First: its pointer shares a line with the Arc counts and the lock.
     pub(crate) signals: Vec<Signal>,

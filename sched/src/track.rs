@@ -18,8 +18,10 @@
 use crate::backend::{CompletionWatch, Ticket};
 use crate::loom::{AtomicU32, AtomicU64, Ordering};
 
-/// See the module docs.
+/// See the module docs. Line-aligned: written on every replay, so it keeps
+/// a line of its own (layout only).
 #[derive(Debug, Default)]
+#[repr(align(64))]
 pub(crate) struct IbTrack {
     /// Operations on this IB sent to the mailbox and not yet finished.
     queued: AtomicU32,

@@ -17,8 +17,11 @@ use super::runtime::{Runtime, RuntimeInner};
 use super::signal::{Signal, WAIT_SLICE};
 use super::HsaError;
 
-/// First error status the runtime reported for a queue (0 = none).
+/// First error status the runtime reported for a queue (0 = none). Read
+/// on every submit: a line of its own, so no neighbouring heap object
+/// written by another thread shares it (layout only).
 #[derive(Debug, Default)]
+#[repr(align(64))]
 struct ErrorSlot {
     status: AtomicU32,
 }
