@@ -79,7 +79,9 @@ fn built() -> Option<&'static Built> {
                 "-Wextra",
                 "-Werror",
             ];
+            let include = format!("-I{}", here.join("include").display());
             let mut args: Vec<String> = strict.iter().map(|s| s.to_string()).collect();
+            args.push(include.clone());
             args.extend([
                 "-shared".into(),
                 "-fPIC".into(),
@@ -90,6 +92,7 @@ fn built() -> Option<&'static Built> {
             ]);
             cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
             let mut args: Vec<String> = strict.iter().map(|s| s.to_string()).collect();
+            args.push(include);
             args.extend([
                 "-o".into(),
                 app.display().to_string(),

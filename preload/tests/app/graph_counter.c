@@ -11,39 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef int hipError_t;
-typedef struct { uint32_t x, y, z; } dim3;
-typedef struct {
-    dim3 blockDim;
-    void **extra;
-    void *func;
-    dim3 gridDim;
-    void **kernelParams;
-    unsigned int sharedMemBytes;
-} hipKernelNodeParams;
-typedef void *hipModule_t, *hipFunction_t, *hipStream_t, *hipGraph_t, *hipGraphNode_t, *hipGraphExec_t;
-
-hipError_t hipInit(unsigned int);
-hipError_t hipMalloc(void **, size_t);
-hipError_t hipFree(void *);
-hipError_t hipMemcpy(void *, const void *, size_t, int);
-hipError_t hipModuleLoadData(hipModule_t *, const void *);
-hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
-hipError_t hipModuleUnload(hipModule_t);
-hipError_t hipStreamCreate(hipStream_t *);
-hipError_t hipStreamSynchronize(hipStream_t);
-hipError_t hipGraphCreate(hipGraph_t *, unsigned int);
-hipError_t hipGraphAddKernelNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
-                                 const hipKernelNodeParams *);
-hipError_t hipGraphAddDependencies(hipGraph_t, const hipGraphNode_t *, const hipGraphNode_t *, size_t);
-hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
-hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *, hipGraph_t, unsigned long long);
-hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t);
-hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
-hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
-hipError_t hipGraphExecDestroy(hipGraphExec_t);
-hipError_t hipGraphDestroy(hipGraph_t);
-long fakehip_launches(void);
+#include "hip_min.h"
 
 #define hipMemcpyDeviceToHost 2
 #define N 4 /* nodes of the first chain */

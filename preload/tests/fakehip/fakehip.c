@@ -13,19 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int hipError_t;
+#include "hip_min.h"
+
 enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorOutOfMemory = 2,
        hipErrorNotInitialized = 3, hipErrorInvalidHandle = 400 };
-
-typedef struct { uint32_t x, y, z; } dim3;
-typedef struct {
-    dim3 blockDim;
-    void **extra;
-    void *func;
-    dim3 gridDim;
-    void **kernelParams;
-    unsigned int sharedMemBytes;
-} hipKernelNodeParams;
 
 typedef struct { uint64_t handle; } hsa_agent_t;
 typedef struct { uint64_t handle; } hsa_amd_memory_pool_t;

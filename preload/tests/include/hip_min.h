@@ -1,0 +1,46 @@
+/* The slice of the HIP runtime API the interposer's tests use, declared
+ * as in hip_runtime_api.h (types, the hipKernelNodeParams layout, the
+ * functions): the test app includes it in place of <hip/hip_runtime.h>,
+ * and the fake HIP includes it so its definitions are checked against the
+ * same declarations. Plus the fake's own counter, fakehip_launches(). */
+#ifndef RELAUNCH_TEST_HIP_MIN_H
+#define RELAUNCH_TEST_HIP_MIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int hipError_t;
+typedef struct { uint32_t x, y, z; } dim3;
+typedef struct {
+    dim3 blockDim;
+    void **extra;
+    void *func;
+    dim3 gridDim;
+    void **kernelParams;
+    unsigned int sharedMemBytes;
+} hipKernelNodeParams;
+typedef void *hipModule_t, *hipFunction_t, *hipStream_t, *hipGraph_t, *hipGraphNode_t, *hipGraphExec_t;
+
+hipError_t hipInit(unsigned int);
+hipError_t hipMalloc(void **, size_t);
+hipError_t hipFree(void *);
+hipError_t hipMemcpy(void *, const void *, size_t, int);
+hipError_t hipModuleLoadData(hipModule_t *, const void *);
+hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
+hipError_t hipModuleUnload(hipModule_t);
+hipError_t hipStreamCreate(hipStream_t *);
+hipError_t hipStreamSynchronize(hipStream_t);
+hipError_t hipGraphCreate(hipGraph_t *, unsigned int);
+hipError_t hipGraphAddKernelNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                                 const hipKernelNodeParams *);
+hipError_t hipGraphAddDependencies(hipGraph_t, const hipGraphNode_t *, const hipGraphNode_t *, size_t);
+hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
+hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *, hipGraph_t, unsigned long long);
+hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t);
+hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
+hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
+hipError_t hipGraphExecDestroy(hipGraphExec_t);
+hipError_t hipGraphDestroy(hipGraph_t);
+long fakehip_launches(void);
+
+#endif
