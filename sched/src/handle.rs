@@ -11,9 +11,9 @@ use crate::loom::Arc;
 use crate::track::IbTrack;
 
 /// An IB retained on one actor. Dropping it uninstalls the IB once no
-/// replay of it runs any more (the caller does not wait). Line-aligned so
-/// the fields a replay reads share no line with other threads' data.
-#[repr(align(64))]
+/// replay of it runs any more (the caller does not wait). Deliberately not
+/// over-aligned: front ends embed it in memory they do not allocate with
+/// Rust's alignment (a Python object guarantees 16 bytes).
 pub struct IbHandle<B: QueueBackend> {
     /// The actor's state, held directly: one pointer hop less per replay.
     shared: Arc<Shared<B>>,
