@@ -33,7 +33,7 @@ fi
 step "pip install ${PINS[*]}"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
 
-step "maturin build (debug, abi3-py39) -> $WHEELS"
+step "maturin build (debug, abi3-py311) -> $WHEELS"
 rm -rf "$WHEELS"
 # Debug keeps CI fast: the facade crates are already built in debug by the
 # workspace test run, and the tests are dominated by simulator work.

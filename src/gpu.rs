@@ -311,6 +311,14 @@ impl DeviceBuffer {
         self.mem.lock().write(offset, src).map_err(Error::replay)
     }
 
+    /// The host address of the whole buffer when it is host-visible (for
+    /// zero-copy views such as Python's buffer protocol), else `None`. Valid
+    /// while the buffer lives; accesses must not overlap a replay that
+    /// uses this memory (as with `read`/`write`).
+    pub fn host_ptr(&self) -> Option<*mut u8> {
+        self.mem.lock().host_ptr(0, self.len).ok()
+    }
+
     /// Reads the little-endian u32 at `offset`.
     pub fn read_u32(&self, offset: usize) -> Result<u32> {
         let mut b = [0u8; 4];

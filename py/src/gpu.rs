@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use facade::{Geometry, QueuePolicy};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
@@ -236,6 +236,43 @@ impl Buffer {
         let b = &self.buffer;
         py.detach(|| call("Buffer.write", || b.write(offset, &data)))
     }
+
+    /// The buffer protocol (`memoryview(buf)`): a writable view of
+    /// host-visible memory, no copy. Device-local memory has no host view.
+    ///
+    /// # Safety
+    /// Called by Python with a `view` to fill (CPython's contract).
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: std::os::raw::c_int,
+    ) -> PyResult<()> {
+        let buffer = &slf.get().buffer;
+        let ptr = buffer.host_ptr().ok_or_else(|| {
+            PyBufferError::new_err(
+                "device-local memory has no host view; use read()/write(), or alloc(..., host_visible=True)",
+            )
+        })?;
+        let len = isize::try_from(buffer.len())
+            .map_err(|_| PyBufferError::new_err("buffer too large for a memoryview"))?;
+        // SAFETY: `view` is CPython's to fill; `ptr..ptr+len` is the live
+        // host allocation, kept alive by the reference to `slf` that
+        // PyBuffer_FillInfo stores in `view.obj`; the view is writable, and
+        // overlapping a replay is the caller's to avoid, as for `write`.
+        let rc =
+            unsafe { pyo3::ffi::PyBuffer_FillInfo(view, slf.as_ptr(), ptr.cast(), len, 0, flags) };
+        if rc != 0 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+
+    /// Nothing to release: `view.obj` holds the reference that kept the
+    /// memory alive, and CPython drops it.
+    ///
+    /// # Safety
+    /// CPython's contract.
+    unsafe fn __releasebuffer__(&self, _view: *mut pyo3::ffi::Py_buffer) {}
 
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         self.read(py, None, None)

@@ -75,9 +75,22 @@ def test_buffer_read_write_and_bytes(gpu):
         buf.read(13)
 
 
-def test_memoryview_is_refused_with_a_type_error(gpu):
+def test_memoryview_is_a_writable_view_of_host_visible_memory(gpu):
     buf = gpu.alloc(8)
-    with pytest.raises(TypeError):
+    view = memoryview(buf)
+    assert (view.nbytes, view.readonly, view.format) == (8, False, "B")
+    view[4:8] = b"\x01\x02\x03\x04"
+    assert buf.read_u32(4) == 0x04030201
+    buf.write(0, b"\xaa")
+    assert view[0] == 0xAA
+    del buf  # the view keeps the memory alive
+    assert bytes(view[4:8]) == b"\x01\x02\x03\x04"
+    view.release()
+
+
+def test_memoryview_of_device_local_memory_is_refused(gpu):
+    buf = gpu.alloc(8, host_visible=False)
+    with pytest.raises(BufferError, match="no host view"):
         memoryview(buf)
 
 

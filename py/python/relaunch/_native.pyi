@@ -204,9 +204,10 @@ class Gpu:
 class Buffer:
     """Memory allocated with :meth:`Gpu.alloc`; freed with its last reference.
 
-    There is no buffer protocol (``memoryview(buf)`` raises TypeError): the
-    stable ABI for Python 3.9 has none. Use :meth:`read`, :meth:`write` or
-    ``bytes(buf)`` (copies).
+    Host-visible memory supports the buffer protocol: ``memoryview(buf)`` is
+    a writable view without a copy (it keeps the buffer alive). Device-local
+    memory raises BufferError there; use :meth:`read`, :meth:`write` or
+    ``bytes(buf)`` (copies). Do not touch memory a running replay uses.
     """
 
     def address(self) -> int:
