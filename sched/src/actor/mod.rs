@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use crate::backend::{CompletionWatch, IbLayout, Published, QueueBackend, Ticket};
 use crate::completion::ReplyTx;
-use crate::error::SchedError;
+use crate::error::{BackendError, SchedError};
 use crate::loom::{self, Arc, AtomicU8, Condvar, MutPtr, Mutex, MutexGuard, Ordering, UnsafeCell};
 use crate::slab::Slab;
 use crate::track::IbTrack;
@@ -202,27 +202,26 @@ impl<B: QueueBackend> Core<B> {
     }
 
     pub(crate) fn replay(&mut self, actor: usize, ib: u64) -> Result<Ticket, SchedError> {
-        let Core { backend, ibs, .. } = self;
-        let entry = ibs
-            .get_mut(ib)
-            .ok_or_else(|| SchedError::UnknownIb { actor, ib })?;
-        if let Some(err) = entry.deferred.take() {
-            return Err(*err);
-        }
-        let ticket = backend
-            .submit(&entry.ib)
-            .map_err(|cause| SchedError::Backend {
-                actor,
-                during: "replay submit",
-                cause,
-            })?;
-        entry.track.submitted(ticket);
-        Ok(ticket)
+        self.start_replay(actor, ib, |backend, ib| backend.submit(ib), |t| *t)
     }
 
     /// `replay` without the doorbell: the caller rings with [`Core::ring`]
     /// before it releases the actor (a fan-out publishes every lane first).
     pub(crate) fn publish(&mut self, actor: usize, ib: u64) -> Result<Published, SchedError> {
+        self.start_replay(actor, ib, |backend, ib| backend.publish(ib), |p| p.ticket)
+    }
+
+    /// What `replay` and `publish` share: a queued patch that failed is
+    /// reported instead of replaying; `start` (submit or publish) runs on
+    /// the IB; its ticket goes on the IB's track.
+    #[inline(always)]
+    fn start_replay<T>(
+        &mut self,
+        actor: usize,
+        ib: u64,
+        start: impl FnOnce(&mut B, &B::Installed) -> Result<T, BackendError>,
+        ticket: impl FnOnce(&T) -> Ticket,
+    ) -> Result<T, SchedError> {
         let Core { backend, ibs, .. } = self;
         let entry = ibs
             .get_mut(ib)
@@ -230,15 +229,13 @@ impl<B: QueueBackend> Core<B> {
         if let Some(err) = entry.deferred.take() {
             return Err(*err);
         }
-        let published = backend
-            .publish(&entry.ib)
-            .map_err(|cause| SchedError::Backend {
-                actor,
-                during: "replay submit",
-                cause,
-            })?;
-        entry.track.submitted(published.ticket);
-        Ok(published)
+        let started = start(backend, &entry.ib).map_err(|cause| SchedError::Backend {
+            actor,
+            during: "replay submit",
+            cause,
+        })?;
+        entry.track.submitted(ticket(&started));
+        Ok(started)
     }
 
     pub(crate) fn ring(&mut self, published: &Published) {
