@@ -2,7 +2,8 @@
 //! a host manifest found by walking up from the working directory.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -12,19 +13,13 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Run `relaunch devices` in `cwd` with home and XDG config pointed there.
 fn devices(root: &Path, cwd: &Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_relaunch"))
-        .arg("devices")
-        .current_dir(cwd)
-        .env("RELAUNCH_SYSFS_ROOT", root)
-        .env("RELAUNCH_HOST", "hipx")
-        .env("HOME", cwd)
-        .env("XDG_CONFIG_HOME", cwd.join("xdg"))
-        .output()
-        .expect("run relaunch");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
+    common::run(
+        common::relaunch("devices")
+            .current_dir(cwd)
+            .env("RELAUNCH_SYSFS_ROOT", root)
+            .env("RELAUNCH_HOST", "hipx")
+            .env("HOME", cwd)
+            .env("XDG_CONFIG_HOME", cwd.join("xdg")),
     )
 }
 

@@ -2,19 +2,13 @@
 //! decode step with real decode kernels (run as host twins), replayed token
 //! by token with the position patched, checked against the CPU oracle.
 
-use std::process::Command;
+mod common;
 
 fn demo(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_relaunch"))
-        .arg("demo")
-        .args(args)
-        .env_remove("RELAUNCH_DEVICE")
-        .output()
-        .expect("run relaunch");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    common::run(
+        common::relaunch("demo")
+            .args(args)
+            .env_remove("RELAUNCH_DEVICE"),
     )
 }
 

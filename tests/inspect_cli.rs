@@ -2,15 +2,16 @@
 //! on a bundle, and on damaged files (exit 2 with one line naming the damage).
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
 
 fn kernels() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/build")
 }
 
 fn inspect(args: &[&std::ffi::OsStr]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_relaunch"))
-        .arg("inspect")
+    common::relaunch("inspect")
         .args(args)
         .output()
         .expect("run relaunch")

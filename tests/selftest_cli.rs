@@ -1,19 +1,13 @@
 //! `relaunch selftest` end to end on the simulated device: the exact PM4
 //! and AQL bytes relaunch would submit, executed and checked.
 
-use std::process::Command;
+mod common;
 
 fn selftest(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_relaunch"))
-        .arg("selftest")
-        .args(args)
-        .env_remove("RELAUNCH_DEVICE")
-        .output()
-        .expect("run relaunch");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    common::run(
+        common::relaunch("selftest")
+            .args(args)
+            .env_remove("RELAUNCH_DEVICE"),
     )
 }
 
