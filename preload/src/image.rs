@@ -57,40 +57,44 @@ pub fn elf_extent(read: &dyn Fn(u64, u64) -> Result<Vec<u8>, String>) -> Result<
     let (phoff, shoff) = (u64_at(&h, 32), u64_at(&h, 40));
     let (phentsize, phnum) = (u16_at(&h, 54), u16_at(&h, 56));
     let (shentsize, shnum) = (u16_at(&h, 58), u16_at(&h, 60));
+    // Program headers: p_offset at 8, p_filesz at 32.
+    let segments = table_extent(read, "program", (phoff, phentsize, phnum), 56, |e| {
+        Some((u64_at(e, 8), u64_at(e, 32)))
+    })?;
+    // Section headers: sh_offset at 24, sh_size at 32; NOBITS take no bytes.
+    let sections = table_extent(read, "section", (shoff, shentsize, shnum), 64, |e| {
+        (u32_at(e, 4) != u64::from(SHT_NOBITS)).then(|| (u64_at(e, 24), u64_at(e, 32)))
+    })?;
+    // The 64-byte ELF header itself, at least.
+    Ok(64u64.max(segments).max(sections))
+}
+
+/// The end of an ELF header table (`off`, entry size, count) and of every
+/// file range its entries name (`range` of an entry, `None` for entries
+/// that occupy no bytes); 0 for an empty table. `min_entsize` is the
+/// entry size the format requires.
+fn table_extent(
+    read: &dyn Fn(u64, u64) -> Result<Vec<u8>, String>,
+    what: &str,
+    (off, entsize, num): (u64, u64, u64),
+    min_entsize: u64,
+    range: impl Fn(&[u8]) -> Option<(u64, u64)>,
+) -> Result<u64, String> {
+    if num == 0 {
+        return Ok(0);
+    }
+    if entsize < min_entsize {
+        return Err(format!(
+            "ELF {what} header entries of {entsize} bytes (need {min_entsize})"
+        ));
+    }
     let too_big = || format!("the ELF image claims more than {MAX_IMAGE_BYTES} bytes");
     let end = |off: u64, len: u64| off.checked_add(len).filter(|e| *e <= MAX_IMAGE_BYTES);
-    let mut extent = 64u64;
-    if phnum > 0 {
-        if phentsize < 56 {
-            return Err(format!(
-                "ELF program header entries of {phentsize} bytes (need 56)"
-            ));
-        }
-        let table_end = end(phoff, phentsize * phnum).ok_or_else(too_big)?;
-        extent = extent.max(table_end);
-        let table = read(phoff, phentsize * phnum)?;
-        for i in 0..phnum as usize {
-            let e = &table[i * phentsize as usize..];
-            let seg_end = end(u64_at(e, 8), u64_at(e, 32)).ok_or_else(too_big)?;
-            extent = extent.max(seg_end);
-        }
-    }
-    if shnum > 0 {
-        if shentsize < 64 {
-            return Err(format!(
-                "ELF section header entries of {shentsize} bytes (need 64)"
-            ));
-        }
-        let table_end = end(shoff, shentsize * shnum).ok_or_else(too_big)?;
-        extent = extent.max(table_end);
-        let table = read(shoff, shentsize * shnum)?;
-        for i in 0..shnum as usize {
-            let e = &table[i * shentsize as usize..];
-            if u32_at(e, 4) == u64::from(SHT_NOBITS) {
-                continue;
-            }
-            let sec_end = end(u64_at(e, 24), u64_at(e, 32)).ok_or_else(too_big)?;
-            extent = extent.max(sec_end);
+    let mut extent = end(off, entsize * num).ok_or_else(too_big)?;
+    let table = read(off, entsize * num)?;
+    for i in 0..num as usize {
+        if let Some((at, len)) = range(&table[i * entsize as usize..]) {
+            extent = extent.max(end(at, len).ok_or_else(too_big)?);
         }
     }
     Ok(extent)
