@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{
-    pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, HsaError, PoolInfo, Runtime,
-    AQL_COMPLETION_SIGNAL_WORD,
+    pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, AqlQueue, HsaError, PoolInfo,
+    Runtime, AQL_COMPLETION_SIGNAL_WORD,
 };
 use relaunch_encoders::{IbBuilder, PatchError};
 use relaunch_hsa_sys as sys;
@@ -147,6 +147,14 @@ impl HsaBackend {
         self.watch.live.lock().queue.id()
     }
 
+    /// A second producer on the current queue (`AqlQueue::producer`): for a
+    /// caller that submits its own packets beside this backend's, such as
+    /// the submit benchmark's direct baseline on the same queue. A queue
+    /// replaced after a fault is not followed: the producer keeps the old one.
+    pub fn producer(&self) -> AqlQueue {
+        self.watch.live.lock().queue.producer()
+    }
+
     /// Host memory the GPU may read, `len` bytes, with the block at an
     /// `align`-aligned offset inside it.
     fn host_block(
@@ -193,7 +201,52 @@ impl HsaBackend {
 
     /// Publishes `ib`'s packets with the queue state locked; rings only
     /// when the ring is full (earlier segments must run to make room).
+    /// The common case (a healthy queue, this replay's record slot and an
+    /// armed signal free, one packet, room in the ring) is kept short and
+    /// inline: after a wait its code and data are cold, and every line it
+    /// does not touch is latency saved. Anything else takes `publish_slow`.
+    #[inline(always)]
     fn publish_locked(
+        &self,
+        live: &mut parking_lot::MutexGuard<'_, Live>,
+        ib: &HsaIb,
+    ) -> Result<(Published, usize), BackendError> {
+        let seq = live.issued + 1;
+        let record_free = seq.saturating_sub(SIGNALS as u64) <= live.known_done;
+        if let ([PacketSlot(words)], true) = (&ib.packets[..], record_free) {
+            if live.queue.check_error("").is_ok() {
+                if let Some(sig) = live.take_armed() {
+                    let mut packet = *words;
+                    let handle = self.watch.signals[sig].handle().handle;
+                    packet[AQL_COMPLETION_SIGNAL_WORD] = handle as u32;
+                    packet[AQL_COMPLETION_SIGNAL_WORD + 1] = (handle >> 32) as u32;
+                    match live.queue.publish_words(&packet) {
+                        Ok(id) => {
+                            let ticket = Ticket {
+                                epoch: live.epoch,
+                                seq,
+                            };
+                            let doorbell = Some(id);
+                            return Ok((Published { ticket, doorbell }, sig));
+                        }
+                        // Nothing was reserved: the slow path waits for room.
+                        Err(HsaError::QueueFull { .. }) => live.put_back_armed(sig),
+                        Err(err) => {
+                            live.put_back_armed(sig);
+                            return Err(err.into());
+                        }
+                    }
+                }
+            }
+        }
+        self.publish_slow(live, ib)
+    }
+
+    /// `publish_locked` in general: a faulted queue replaced, waits for a
+    /// record slot, a signal or ring room, IBs of several packets.
+    #[cold]
+    #[inline(never)]
+    fn publish_slow(
         &self,
         live: &mut parking_lot::MutexGuard<'_, Live>,
         ib: &HsaIb,

@@ -104,13 +104,28 @@ impl Live {
     /// else a free one to arm now; `None` if all are still running.
     #[inline]
     pub(crate) fn take_signal(&mut self, signals: &[Signal]) -> Option<(usize, bool)> {
-        if self.armed != 0 {
-            let after = (self.last_sig as u32 + 1) % SIGNALS as u32;
-            let i = (self.armed.rotate_right(after).trailing_zeros() + after) as usize % SIGNALS;
-            self.armed &= !(1u64 << i);
+        if let Some(i) = self.take_armed() {
             return Some((i, true));
         }
         self.free_signal(signals).map(|i| (i, false))
+    }
+
+    /// An armed signal, the nearest after the previous replay's; `None` if
+    /// none is armed.
+    #[inline]
+    pub(crate) fn take_armed(&mut self) -> Option<usize> {
+        if self.armed == 0 {
+            return None;
+        }
+        let after = (self.last_sig as u32 + 1) % SIGNALS as u32;
+        let i = (self.armed.rotate_right(after).trailing_zeros() + after) as usize % SIGNALS;
+        self.armed &= !(1u64 << i);
+        Some(i)
+    }
+
+    /// Returns a signal from `take_armed` that was not used after all.
+    pub(crate) fn put_back_armed(&mut self, sig: usize) {
+        self.armed |= 1u64 << sig;
     }
 
     /// Re-arms (to 1) the signals of finished replays, oldest first, at most

@@ -96,13 +96,17 @@ impl SimSignal {
         self.value.load(Ordering::Acquire)
     }
 
-    /// Store and wake waiters.
+    /// Store and wake waiters. The value (and a doorbell's stamp) is
+    /// written before the lock is taken: that lock only orders the wake-up
+    /// against a waiter that is between its check and its sleep (it holds
+    /// the lock then, so it either sees the new value or is asleep when we
+    /// notify), and a store must not wait for a waiter's bookkeeping.
     pub fn store(&self, value: i64) {
-        let _guard = self.lock.lock();
         self.value.store(value, Ordering::Release);
         if let Some(stamp) = &self.stamp {
             stamp.record();
         }
+        let _guard = self.lock.lock();
         self.changed.notify_all();
     }
 

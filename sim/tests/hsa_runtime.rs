@@ -137,6 +137,50 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
     assert_eq!(hsa::signals().live(), 0);
 }
 
+#[test]
+fn two_producers_share_one_queue_and_keep_it_alive() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    hsa::add_gpu(SimConfig::new("gfx1100")).unwrap();
+    let rt = Runtime::open(Arc::new(hsa::loaded())).unwrap();
+    let gpu = rt.gpus().find(|g| g.name == "gfx1100").unwrap().clone();
+    let mut first = rt.create_queue(&gpu, 64).unwrap();
+    let mut second = first.producer();
+    assert_eq!(second.id(), first.id());
+    let done = rt.create_signal(0).unwrap();
+    let barrier = AqlPacket::BarrierAnd(sys::BarrierAndPacket {
+        header: sys::packet_header(
+            sys::HSA_PACKET_TYPE_BARRIER_AND,
+            true,
+            sys::HSA_FENCE_SCOPE_SYSTEM,
+            sys::HSA_FENCE_SCOPE_SYSTEM,
+        ),
+        completion_signal: done.handle(),
+        ..Default::default()
+    });
+    let run = |queue: &mut relaunch_device::hsa::AqlQueue| -> u64 {
+        done.store_relaxed(1);
+        let id = queue.submit(&barrier).unwrap();
+        queue.wait(&done, 1, Duration::from_secs(10)).unwrap();
+        id
+    };
+    // Alternating, three times round the 64-packet ring: each producer
+    // takes the slot after the other's, never one still in use.
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        ids.push(run(if i % 2 == 0 { &mut first } else { &mut second }));
+    }
+    assert_eq!(ids, (0..200).collect::<Vec<u64>>());
+    assert_eq!(first.indices(), (200, 200));
+
+    // The queue lives while any producer does.
+    let id = first.id();
+    drop(first);
+    assert!(hsa::queue_by_id(id).is_some());
+    assert_eq!(run(&mut second), 200);
+    drop(second);
+    assert!(hsa::queue_by_id(id).is_none());
+}
+
 extern "C" fn noop_agent(_agent: sys::Agent, _data: *mut std::ffi::c_void) -> sys::Status {
     sys::HSA_STATUS_SUCCESS
 }

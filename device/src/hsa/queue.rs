@@ -17,6 +17,10 @@ use super::runtime::{Runtime, RuntimeInner};
 use super::signal::{Signal, WAIT_SLICE};
 use super::HsaError;
 
+/// How long a producer waits for a ring slot another producer's packets
+/// still occupy before calling the queue stalled.
+const SLOT_WAIT: Duration = Duration::from_secs(10);
+
 /// First error status the runtime reported for a queue (0 = none). Read
 /// on every submit: a line of its own, so no neighbouring heap object
 /// written by another thread shares it (layout only).
@@ -34,9 +38,9 @@ unsafe extern "C" fn on_queue_error(
     if data.is_null() {
         return;
     }
-    // SAFETY: `data` is the boxed ErrorSlot of the AqlQueue being reported on;
-    // it is freed only after hsa_queue_destroy returns, after which the
-    // runtime no longer calls back.
+    // SAFETY: `data` is the ErrorSlot of the queue being reported on, kept
+    // by its QueueOwner until after hsa_queue_destroy returns, after which
+    // the runtime no longer calls back.
     let slot = unsafe { &*data.cast::<ErrorSlot>() };
     // Keep the first error: later ones are usually consequences.
     let _ = slot
@@ -44,27 +48,47 @@ unsafe extern "C" fn on_queue_error(
         .compare_exchange(0, status.max(1), Ordering::AcqRel, Ordering::Acquire);
 }
 
-/// An AQL queue on one GPU agent. Single producer: submitting needs `&mut`.
-/// repr(C), what `publish` reads first (layout only).
+/// An AQL queue on one GPU agent, seen by one producer: submitting needs
+/// `&mut`. [`AqlQueue::producer`] makes another producer handle on the same
+/// queue (HSA queues are multi-producer); the queue lives until the last
+/// handle is dropped. repr(C), what `publish` reads first (layout only).
 #[derive(Debug)]
 #[repr(C)]
 pub struct AqlQueue {
-    /// Next write index (we are the only producer).
+    /// Next write index (this producer's view; another producer moves the
+    /// runtime's index past it, see `publish_words`).
     written: u64,
     /// Read index last seen; the processor's only grows past it.
     read_seen: u64,
     size: u32,
     queue: NonNull<sys::Queue>,
     inner: Arc<RuntimeInner>,
-    // Boxed so its address stays fixed for the runtime's callback; dropped
-    // after the queue is destroyed (Drop runs before field drops).
-    error: Box<ErrorSlot>,
+    error: Arc<ErrorSlot>,
+    id: u64,
+    /// Destroys the queue when the last producer goes.
+    _owner: Arc<QueueOwner>,
+}
+
+/// The queue object itself; destroyed on drop, after which the runtime no
+/// longer calls back into `error`.
+#[derive(Debug)]
+struct QueueOwner {
+    queue: NonNull<sys::Queue>,
+    inner: Arc<RuntimeInner>,
+    // Dropped after the queue is destroyed (Drop runs before field drops).
+    _error: Arc<ErrorSlot>,
     id: u64,
 }
 
-// SAFETY: the queue object may be used from any thread; AqlQueue has one
-// owner (the queue actor) and submission takes `&mut self`.
+// SAFETY: the queue object may be used from any thread; each AqlQueue has
+// one owner (a queue actor, a benchmark) and submission takes `&mut self`;
+// producers on one queue coordinate through the runtime's atomic write index.
 unsafe impl Send for AqlQueue {}
+// SAFETY: QueueOwner only destroys the queue, once, from whichever thread
+// drops the last reference.
+unsafe impl Send for QueueOwner {}
+// SAFETY: as above; shared references to it expose nothing.
+unsafe impl Sync for QueueOwner {}
 
 impl Runtime {
     /// Creates an AQL queue of `size` packets (a power of two within the
@@ -83,18 +107,18 @@ impl Runtime {
                 ),
             });
         }
-        let error = Box::new(ErrorSlot::default());
+        let error = Arc::new(ErrorSlot::default());
         let mut queue: *mut sys::Queue = std::ptr::null_mut();
         // SAFETY: GPU agent of this runtime; the callback does not unwind and
-        // its data (the boxed slot) outlives the queue; u32::MAX segment
-        // sizes mean "no hint".
+        // its data (the shared slot, kept by the queue's owner) outlives the
+        // queue; u32::MAX segment sizes mean "no hint".
         let status = unsafe {
             (self.inner.api().queue_create)(
                 gpu.handle,
                 size,
                 sys::HSA_QUEUE_TYPE_MULTI,
                 Some(on_queue_error),
-                (&*error as *const ErrorSlot).cast_mut().cast::<c_void>(),
+                Arc::as_ptr(&error).cast_mut().cast::<c_void>(),
                 u32::MAX,
                 u32::MAX,
                 &mut queue,
@@ -111,6 +135,12 @@ impl Runtime {
             let q = queue.as_ref();
             (q.size, q.id, q.base_address)
         };
+        let owner = Arc::new(QueueOwner {
+            queue,
+            inner: Arc::clone(&self.inner),
+            _error: Arc::clone(&error),
+            id,
+        });
         let mut made = AqlQueue {
             inner: Arc::clone(&self.inner),
             queue,
@@ -119,6 +149,7 @@ impl Runtime {
             id,
             written: 0,
             read_seen: 0,
+            _owner: owner,
         };
         if base.is_null()
             || (base as usize) % sys::AQL_PACKET_BYTES != 0
@@ -138,6 +169,27 @@ impl Runtime {
 }
 
 impl AqlQueue {
+    /// Another producer on this queue, for a second submitter (a benchmark's
+    /// baseline beside a queue actor). Each producer reserves slots through
+    /// the runtime's atomic write index, so packets never collide; a
+    /// producer that finds its slot still in use waits for it. The queue is
+    /// destroyed when the last producer is dropped. Each producer rings the
+    /// doorbell with its own packet ids: the processor runs up to the
+    /// highest published packet either way.
+    pub fn producer(&self) -> AqlQueue {
+        let (read, write) = self.indices();
+        AqlQueue {
+            written: write,
+            read_seen: read,
+            size: self.size,
+            queue: self.queue,
+            inner: Arc::clone(&self.inner),
+            error: Arc::clone(&self.error),
+            id: self.id,
+            _owner: Arc::clone(&self._owner),
+        }
+    }
+
     /// The runtime's queue id.
     pub fn id(&self) -> u64 {
         self.id
@@ -220,22 +272,11 @@ impl AqlQueue {
                 });
             }
         }
-        // SAFETY: live queue; we are its only producer (`&mut self`), so the
-        // reserved id equals `write` and its slot was checked free above.
+        // SAFETY: live queue. With no other producer the reserved id equals
+        // `write` and its slot was checked free above.
         let id = unsafe { (self.inner.api().queue_add_write_index_scacq_screl)(self.raw(), 1) };
         if id != write {
-            // Someone else produced on our queue: trust the runtime's index.
-            self.written = id;
-            self.read_seen = self.load_read_index();
-            if id.wrapping_sub(self.read_seen) >= self.size as u64 {
-                return Err(HsaError::Invalid {
-                    what: "AQL queue write index",
-                    problem: format!(
-                        "queue {} was written by another producer and slot {id} is not free; use one producer per queue",
-                        self.id
-                    ),
-                });
-            }
+            self.await_slot(id)?;
         }
         self.written = id + 1;
         // SAFETY: base_address is the 64-byte-aligned ring of `size` packets
@@ -256,6 +297,40 @@ impl AqlQueue {
         unsafe { AtomicU32::from_ptr(slot) }.store(words[0], Ordering::Release);
         tracing::trace!(queue = self.id, packet = id, "AQL packet published");
         Ok(id)
+    }
+
+    /// Another producer published since our last packet, so slot `id` (ours
+    /// now: the runtime reserved it) was not checked free. Waits until the
+    /// processor has consumed the packet that slot held a ring ago. Giving
+    /// up would leave a hole the processor stalls on, so this only fails
+    /// when the queue is broken (an error reported, or no progress at all).
+    #[cold]
+    fn await_slot(&mut self, id: u64) -> Result<(), HsaError> {
+        let start = Instant::now();
+        loop {
+            self.read_seen = self.load_read_index();
+            if id.wrapping_sub(self.read_seen) < self.size as u64 {
+                return Ok(());
+            }
+            self.check_error("waiting for a ring slot another producer left in use")?;
+            if start.elapsed() >= SLOT_WAIT {
+                return Err(HsaError::Timeout {
+                    what: format!(
+                        "ring slot of packet {id} on queue {} to be consumed",
+                        self.id
+                    ),
+                    waited: start.elapsed(),
+                    seen: self.read_seen as i64,
+                    state: format!(
+                        "queue read index {}, {} packets in flight on a ring of {}",
+                        self.read_seen,
+                        id.wrapping_sub(self.read_seen),
+                        self.size
+                    ),
+                });
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// Rings the doorbell with `packet_id` (the last packet published): the
@@ -308,10 +383,10 @@ impl AqlQueue {
     }
 }
 
-impl Drop for AqlQueue {
+impl Drop for QueueOwner {
     fn drop(&mut self) {
-        // SAFETY: we own this queue; the runtime is alive (we hold its Arc);
-        // the error slot is still allocated during this call.
+        // SAFETY: the last handle on this queue is gone; the runtime is alive
+        // (we hold its Arc); the error slot is still allocated during this call.
         let status = unsafe { (self.inner.api().queue_destroy)(self.queue.as_ptr()) };
         if status != sys::HSA_STATUS_SUCCESS {
             tracing::warn!(
