@@ -263,12 +263,12 @@ fn expect_counter(addr: u64, want: u32, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A scheduler of `n` HSA queues, each actor's simulated queue, and a
-/// second producer on the first actor's queue (the direct baseline's).
-fn scheduler(
-    rig: &SimRig,
-    n: usize,
-) -> Result<(Scheduler<HsaBackend>, Vec<Arc<SimQueue>>, AqlQueue), String> {
+/// A scheduler, each actor's simulated queue, and a second producer on the
+/// first actor's queue (the direct baseline's).
+type Actors = (Scheduler<HsaBackend>, Vec<Arc<SimQueue>>, AqlQueue);
+
+/// [`Actors`] of `n` HSA queues.
+fn scheduler(rig: &SimRig, n: usize) -> Result<Actors, String> {
     let backends = (0..n)
         .map(|_| HsaBackend::new(&rig.rt, &rig.gpu, HsaQueueOptions::default()))
         .collect::<Result<Vec<_>, _>>()
