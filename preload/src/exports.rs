@@ -3,8 +3,7 @@
 //! the real call succeeded. Only `hipGraphLaunch` of a supported exec does
 //! not call the real launch: it orders after the stream's work with the
 //! real `hipStreamSynchronize`, then replays through relaunch and waits.
-//! Stream capture (`hipStreamBeginCapture` ...) is not intercepted: graphs
-//! made by capture are unknown here and fall through entirely.
+//! Stream capture and `hipModuleLaunchKernel` live in `capture`.
 //!
 //! Signatures follow the public HIP headers (`hip_runtime_api.h`).
 
@@ -30,13 +29,17 @@ macro_rules! forward {
         }
     };
 }
+pub(crate) use forward;
 
 /// The node launch HIP describes with `params`, or why it is unsupported.
 ///
 /// # Safety
 /// `params` is null or a valid `hipKernelNodeParams` whose `kernelParams`
 /// holds one valid pointer per explicit kernel argument (HIP's contract).
-unsafe fn kernel_of(state: &State, params: *const KernelNodeParams) -> Result<NodeKernel, String> {
+pub(crate) unsafe fn kernel_of(
+    state: &State,
+    params: *const KernelNodeParams,
+) -> Result<NodeKernel, String> {
     // SAFETY: null or valid per the caller.
     let p = unsafe { params.as_ref() }.ok_or("null hipKernelNodeParams")?;
     if !p.extra.is_null() {

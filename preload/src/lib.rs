@@ -1,8 +1,9 @@
 //! relaunch-hipgraph: `librelaunch_hipgraph.so`, the `LD_PRELOAD`
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
-//! reads (`hip`), code-object images from a bare pointer (`image`) and the
-//! shadow record of modules, graphs and execs (`shadow`, `state`).
+//! reads (`hip`), stream capture (`capture`), code-object images from a
+//! bare pointer (`image`) and the shadow record of modules, graphs and
+//! execs (`shadow`, `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -11,6 +12,7 @@
 //! later calls fall through). Must not import anything below the facade
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
+pub mod capture;
 pub mod exports;
 pub mod hip;
 pub mod image;

@@ -71,4 +71,10 @@ real_functions! {
     hipGraphLaunch: fn(Handle, Handle) -> HipError;
     hipGraphExecKernelNodeSetParams: fn(Handle, Handle, *const KernelNodeParams) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
+    hipStreamBeginCapture: fn(Handle, i32) -> HipError;
+    hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;
+    hipStreamIsCapturing: fn(Handle, *mut i32) -> HipError;
+    hipModuleLaunchKernel: fn(
+        Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void
+    ) -> HipError;
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use parking_lot::Mutex;
 use relaunch::Gpu;
 
+use crate::capture::Capture;
 use crate::shadow::{Function, ShadowExec, ShadowGraph, ShadowModule};
 
 #[derive(Default)]
@@ -18,6 +19,8 @@ pub struct State {
     pub functions: HashMap<usize, Function>,
     pub graphs: HashMap<usize, ShadowGraph>,
     pub execs: HashMap<usize, Arc<ShadowExec>>,
+    /// Stream -> the capture in progress on it.
+    pub captures: HashMap<usize, Capture>,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));

@@ -224,3 +224,133 @@ hipError_t hipGraphLaunch(void *exec, void *stream) {
 }
 
 hipError_t hipGraphExecDestroy(void *exec) { free(exec); return hipSuccess; }
+
+/* ---- Stream capture and module launches (helper "capture") ----
+ * A capture table keyed by stream: hipStreamBeginCapture starts a graph,
+ * hipModuleLaunchKernel on a capturing stream records a kernel node that
+ * depends on the stream's pending dependencies (the node captured before
+ * it, plus nodes joined through hipStreamWaitEvent), hipStreamEndCapture
+ * returns the graph. Events model the fork/join of cross-stream capture:
+ * a stream that waits on an event recorded during a capture joins that
+ * capture. Outside a capture, hipModuleLaunchKernel only counts
+ * (fakehip_kernel_launches()). The graph is built with static helpers, not
+ * through the exported hipGraph* calls, which the interposer would see. */
+#define MAX_CAPTURES 16
+#define MAX_DEPS 8
+struct capture {
+    void *stream;
+    struct graph *graph;
+    int origin; /* began the capture (1) or joined it (0) */
+    size_t ndeps;
+    struct node *deps[MAX_DEPS];
+};
+struct event { struct graph *graph; size_t ndeps; struct node *deps[MAX_DEPS]; };
+
+static struct capture captures[MAX_CAPTURES];
+static long kernel_launches;
+
+long fakehip_kernel_launches(void) { return kernel_launches; }
+
+static struct capture *capture_of(void *stream) {
+    for (int i = 0; i < MAX_CAPTURES; i++)
+        if (captures[i].graph && captures[i].stream == stream) return &captures[i];
+    return NULL;
+}
+
+static struct capture *capture_slot(void) {
+    for (int i = 0; i < MAX_CAPTURES; i++)
+        if (!captures[i].graph) return &captures[i];
+    return NULL;
+}
+
+hipError_t hipStreamBeginCapture(void *stream, hipStreamCaptureMode mode) {
+    if ((unsigned)mode > hipStreamCaptureModeRelaxed || capture_of(stream))
+        return hipErrorInvalidValue;
+    struct capture *c = capture_slot();
+    if (!c) return hipErrorOutOfMemory;
+    memset(c, 0, sizeof *c);
+    c->stream = stream;
+    c->graph = calloc(1, sizeof(struct graph));
+    c->origin = 1;
+    return hipSuccess;
+}
+
+hipError_t hipStreamEndCapture(void *stream, void **graph) {
+    struct capture *c = capture_of(stream);
+    if (!graph || !c || !c->origin) return hipErrorInvalidValue;
+    struct graph *g = c->graph;
+    for (int i = 0; i < MAX_CAPTURES; i++) /* joined streams leave with it */
+        if (captures[i].graph == g) memset(&captures[i], 0, sizeof captures[i]);
+    *graph = g;
+    return hipSuccess;
+}
+
+hipError_t hipStreamIsCapturing(void *stream, hipStreamCaptureStatus *status) {
+    if (!status) return hipErrorInvalidValue;
+    *status = capture_of(stream) ? hipStreamCaptureStatusActive : hipStreamCaptureStatusNone;
+    return hipSuccess;
+}
+
+hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                 unsigned int by, unsigned int bz, unsigned int shared, void *stream,
+                                 void **kernel_params, void **extra) {
+    if (!f) return hipErrorInvalidValue; /* both argument forms may be null: a kernel without arguments */
+    struct capture *c = capture_of(stream);
+    if (!c) {
+        kernel_launches++;
+        return hipSuccess;
+    }
+    struct graph *g = c->graph;
+    if (g->nodes == MAX_NODES) return hipErrorOutOfMemory;
+    struct node *n = calloc(1, sizeof *n);
+    hipKernelNodeParams p = {{bx, by, bz}, extra, f, {gx, gy, gz}, kernel_params, shared};
+    n->params = p;
+    g->node[g->nodes++] = n;
+    g->edges += c->ndeps;
+    c->ndeps = 1;
+    c->deps[0] = n;
+    return hipSuccess;
+}
+
+hipError_t hipEventCreate(void **event) {
+    if (!event) return hipErrorInvalidValue;
+    *event = calloc(1, sizeof(struct event));
+    return hipSuccess;
+}
+
+hipError_t hipEventDestroy(void *event) { free(event); return hipSuccess; }
+
+hipError_t hipEventRecord(void *event, void *stream) {
+    struct event *e = event;
+    if (!e) return hipErrorInvalidValue;
+    struct capture *c = capture_of(stream);
+    memset(e, 0, sizeof *e);
+    if (c) {
+        e->graph = c->graph;
+        e->ndeps = c->ndeps;
+        memcpy(e->deps, c->deps, sizeof e->deps);
+    }
+    return hipSuccess;
+}
+
+hipError_t hipStreamWaitEvent(void *stream, void *event, unsigned int flags) {
+    struct event *e = event;
+    if (!e || flags) return hipErrorInvalidValue;
+    if (!e->graph) return hipSuccess; /* recorded outside a capture: nothing to join */
+    struct capture *c = capture_of(stream);
+    if (!c) {
+        if (!(c = capture_slot())) return hipErrorOutOfMemory;
+        memset(c, 0, sizeof *c);
+        c->stream = stream;
+        c->graph = e->graph;
+    } else if (c->graph != e->graph) {
+        return hipErrorInvalidValue; /* merging two captures: not modelled */
+    }
+    for (size_t i = 0; i < e->ndeps; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < c->ndeps; j++) seen |= c->deps[j] == e->deps[i];
+        if (!seen && c->ndeps < MAX_DEPS) c->deps[c->ndeps++] = e->deps[i];
+    }
+    return hipSuccess;
+}
+/* ---- end of stream capture ---- */

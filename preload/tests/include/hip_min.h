@@ -43,4 +43,25 @@ hipError_t hipGraphExecDestroy(hipGraphExec_t);
 hipError_t hipGraphDestroy(hipGraph_t);
 long fakehip_launches(void);
 
+/* Stream capture, module launches and events (helper "capture"), as in
+ * hip_runtime_api.h; enum values from its hipStreamCaptureMode and
+ * hipStreamCaptureStatus. Plus the fake's direct-launch counter. */
+typedef enum { hipStreamCaptureModeGlobal = 0, hipStreamCaptureModeThreadLocal = 1,
+               hipStreamCaptureModeRelaxed = 2 } hipStreamCaptureMode;
+typedef enum { hipStreamCaptureStatusNone = 0, hipStreamCaptureStatusActive = 1,
+               hipStreamCaptureStatusInvalidated = 2 } hipStreamCaptureStatus;
+typedef void *hipEvent_t;
+hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode);
+hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
+hipError_t hipStreamIsCapturing(hipStream_t, hipStreamCaptureStatus *);
+hipError_t hipModuleLaunchKernel(hipFunction_t, unsigned int, unsigned int, unsigned int, unsigned int,
+                                 unsigned int, unsigned int, unsigned int, hipStream_t, void **, void **);
+hipError_t hipEventCreate(hipEvent_t *);
+hipError_t hipEventDestroy(hipEvent_t);
+hipError_t hipEventRecord(hipEvent_t, hipStream_t);
+hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned int);
+hipError_t hipGraphGetNodes(hipGraph_t, hipGraphNode_t *, size_t *);
+hipError_t hipGraphGetEdges(hipGraph_t, hipGraphNode_t *, hipGraphNode_t *, size_t *);
+long fakehip_kernel_launches(void);
+
 #endif

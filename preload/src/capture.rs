@@ -1,0 +1,293 @@
+//! Stream capture: `hipStreamBeginCapture` / `hipStreamEndCapture` /
+//! `hipStreamIsCapturing` and `hipModuleLaunchKernel`. While the shadow
+//! knows a stream is capturing (BeginCapture succeeded, no EndCapture yet),
+//! each successful module launch on it becomes a shadow kernel node that
+//! depends on the node captured before it on that stream (stream order is a
+//! chain). A successful EndCapture files the captured nodes as the shadow
+//! of the real `hipGraph_t` it returned, so instantiate, launch and the
+//! node/edge count check run exactly as for a graph built node by node.
+//!
+//! Every capture mode (global, thread-local, relaxed) is recorded the same
+//! way: the mode only decides which other API calls HIP refuses during the
+//! capture, which the real HIP enforces. Cross-stream capture (events
+//! joining other streams into the capture) is not followed: the
+//! interposer does not see the join, so a launch on a stream the real HIP
+//! reports as capturing but the shadow does not marks every capture in
+//! progress unsupported (they fall through). Node handles of a captured
+//! graph are the real HIP's and unknown here, so
+//! `hipGraphExecKernelNodeSetParams` on such an exec makes it fall through.
+//!
+//! Signatures and enum values from the public HIP headers/docs
+//! (`hip_runtime_api.h`; HIP Runtime API reference, "Graph management":
+//! `hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode)`,
+//! `hipStreamEndCapture(hipStream_t, hipGraph_t *)`,
+//! `hipStreamIsCapturing(hipStream_t, hipStreamCaptureStatus *)` with
+//! `hipStreamCaptureStatusNone = 0`, `Active = 1`, `Invalidated = 2`;
+//! "Module management": `hipModuleLaunchKernel(f, gridDimX, gridDimY,
+//! gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream,
+//! kernelParams, extra)`, grid dimensions in blocks; the same values in
+//! the generated bindings, e.g. docs.rs/cubecl-hip-sys
+//! `hipStreamCaptureStatus_hipStreamCaptureStatusActive = 1`).
+
+use std::ffi::c_void;
+
+use crate::exports::{forward, kernel_of};
+use crate::hip::{key, Dim3, Handle, HipError, KernelNodeParams};
+use crate::hip::{HIP_ERROR_SYMBOL_NOT_FOUND, HIP_SUCCESS};
+use crate::real;
+use crate::shadow::{NodeKernel, ShadowGraph};
+use crate::state::{with_state, State};
+
+/// `hipStreamCaptureStatusActive`.
+pub const CAPTURE_STATUS_ACTIVE: i32 = 1;
+
+/// A capture in progress on one stream.
+#[derive(Default)]
+pub struct Capture {
+    graph: ShadowGraph,
+    /// The node captured last on the stream: the next one depends on it.
+    last: Option<usize>,
+}
+
+impl Capture {
+    /// Appends a launch captured on the stream. Node keys are positions
+    /// (1, 2, ...): the real node handles of a captured graph are not
+    /// visible to the interposer, and small integers never equal a real
+    /// handle (a pointer).
+    pub fn push(&mut self, kernel: Result<NodeKernel, String>) {
+        if let Err(why) = &kernel {
+            tracing::info!(reason = %why, "captured launch not replayable; its graph falls through");
+        }
+        let handle = self.graph.nodes.len() + 1;
+        let deps: Vec<usize> = self.last.into_iter().collect();
+        self.graph.add_node(handle, kernel, &deps);
+        self.last = Some(handle);
+    }
+
+    /// Makes the graph this capture produces fall through (the first
+    /// reason is kept).
+    pub fn mark_unsupported(&mut self, why: impl Into<String>) {
+        if self.graph.unsupported.is_none() {
+            let why = why.into();
+            tracing::info!(reason = %why, "stream capture falls through");
+            self.graph.unsupported = Some(why);
+        }
+    }
+
+    /// The shadow graph of the captured work.
+    pub fn into_graph(self) -> ShadowGraph {
+        self.graph
+    }
+}
+
+/// # Safety
+/// HIP's `hipStreamBeginCapture` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamBeginCapture(stream: Handle, mode: i32) -> HipError {
+    let rc = forward!(hipStreamBeginCapture(stream, mode));
+    if rc == HIP_SUCCESS {
+        tracing::debug!(mode, "stream capture begins");
+        with_state("hipStreamBeginCapture", |s| {
+            s.captures.insert(key(stream), Capture::default());
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipStreamEndCapture` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamEndCapture(stream: Handle, graph: *mut Handle) -> HipError {
+    let rc = forward!(hipStreamEndCapture(stream, graph));
+    let made = if rc == HIP_SUCCESS && !graph.is_null() {
+        // SAFETY: written by the successful real call.
+        Some(key(unsafe { *graph })).filter(|&g| g != 0)
+    } else {
+        None
+    };
+    // The capture sequence is over either way; a graph that was not made
+    // has no shadow, so anything made from it later falls through.
+    with_state("hipStreamEndCapture", |s| {
+        let capture = s.captures.remove(&key(stream));
+        if let (Some(capture), Some(g)) = (capture, made) {
+            s.graphs.insert(g, capture.into_graph());
+        }
+    });
+    rc
+}
+
+/// # Safety
+/// HIP's `hipStreamIsCapturing` contract.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamIsCapturing(stream: Handle, status: *mut i32) -> HipError {
+    let rc = forward!(hipStreamIsCapturing(stream, status));
+    if rc == HIP_SUCCESS && !status.is_null() {
+        // SAFETY: written by the successful real call.
+        let status = unsafe { *status };
+        if status != CAPTURE_STATUS_ACTIVE {
+            // Invalidated, or ended behind the shadow's back: whatever the
+            // shadow holds for this stream no longer matches the real one.
+            with_state("hipStreamIsCapturing", |s| {
+                if let Some(c) = s.captures.get_mut(&key(stream)) {
+                    c.mark_unsupported(format!(
+                        "the real HIP reports capture status {status} while the shadow is capturing"
+                    ));
+                }
+            });
+        }
+    }
+    rc
+}
+
+/// Whether the real HIP reports `stream` as actively capturing.
+fn real_is_capturing(stream: Handle) -> bool {
+    let Some(f) = real::hipStreamIsCapturing() else {
+        return false;
+    };
+    let mut status = 0i32;
+    // SAFETY: a valid out-pointer; the stream was just accepted by a real
+    // launch.
+    let rc = unsafe { f(stream, &mut status) };
+    rc == HIP_SUCCESS && status == CAPTURE_STATUS_ACTIVE
+}
+
+/// # Safety
+/// HIP's `hipModuleLaunchKernel` contract: `kernelParams` holds one valid
+/// pointer per explicit kernel argument (or `extra` is used).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // HIP's signature
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    function: Handle,
+    grid_x: u32,
+    grid_y: u32,
+    grid_z: u32,
+    block_x: u32,
+    block_y: u32,
+    block_z: u32,
+    shared_mem_bytes: u32,
+    stream: Handle,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipError {
+    let rc = forward!(hipModuleLaunchKernel(
+        function,
+        grid_x,
+        grid_y,
+        grid_z,
+        block_x,
+        block_y,
+        block_z,
+        shared_mem_bytes,
+        stream,
+        kernel_params,
+        extra
+    ));
+    if rc != HIP_SUCCESS {
+        return rc;
+    }
+    let params = KernelNodeParams {
+        block_dim: Dim3 {
+            x: block_x,
+            y: block_y,
+            z: block_z,
+        },
+        extra,
+        func: function,
+        grid_dim: Dim3 {
+            x: grid_x,
+            y: grid_y,
+            z: grid_z,
+        },
+        kernel_params,
+        shared_mem_bytes,
+    };
+    // None: no capture in progress (the common case, forwarded only).
+    let captured = with_state("hipModuleLaunchKernel", |s| {
+        if !s.captures.contains_key(&key(stream)) {
+            return None;
+        }
+        // SAFETY: `params` describes the launch the real HIP just took.
+        let kernel = unsafe { kernel_of(s, &params) };
+        s.captures.get_mut(&key(stream))?.push(kernel);
+        Some(())
+    })
+    .flatten();
+    if captured.is_none() {
+        let others = with_state("hipModuleLaunchKernel", |s| !s.captures.is_empty());
+        // A stream joined into a capture through events: its launches land
+        // in a captured graph the shadow cannot attribute.
+        if others == Some(true) && real_is_capturing(stream) {
+            with_state("hipModuleLaunchKernel", |s| mark_all(s, stream));
+        }
+    }
+    rc
+}
+
+fn mark_all(s: &mut State, stream: Handle) {
+    for c in s.captures.values_mut() {
+        c.mark_unsupported(format!(
+            "a kernel was launched on stream {stream:p}, which the real HIP reports as capturing \
+             but which did not begin a capture here (joined through events): cross-stream \
+             capture is not followed"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use relaunch::device::codeobj::CodeObject;
+    use relaunch::Gpu;
+
+    use super::*;
+    use crate::shadow::{node_kernel, Function, ShadowModule};
+
+    fn counter() -> NodeKernel {
+        let path = format!(
+            "{}/../tests/kernels/build/gfx1201/counter.co",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).expect("fixture");
+        let f = Function {
+            module: Arc::new(ShadowModule::new(
+                CodeObject::parse(&bytes).map_err(|e| e.to_string()),
+            )),
+            symbol: "counter".into(),
+        };
+        node_kernel(&f, [2, 1, 1], [4, 1, 1], 0, &|_, _| Ok(vec![0; 8])).unwrap()
+    }
+
+    #[test]
+    fn captured_launches_form_a_chain_in_stream_order() {
+        let mut c = Capture::default();
+        for _ in 0..3 {
+            c.push(Ok(counter()));
+        }
+        let g = c.into_graph();
+        assert_eq!(g.nodes.len(), 3);
+        assert_eq!(g.edges, [(0, 1), (1, 2)]);
+        assert!(g.unsupported.is_none());
+        let x = g.instantiate(&Gpu::open("sim:gfx1201").unwrap()).unwrap();
+        assert_eq!(x.exec.lane_count(), 1);
+    }
+
+    #[test]
+    fn an_unsupported_launch_or_mark_makes_the_capture_fall_through() {
+        let gpu = Gpu::open("sim:gfx1201").unwrap();
+        let mut c = Capture::default();
+        c.push(Ok(counter()));
+        c.push(Err(
+            "kernel arguments in the `extra` form are not supported yet".into(),
+        ));
+        let err = c.into_graph().instantiate(&gpu).err().unwrap();
+        assert!(err.contains("`extra` form"), "{err}");
+
+        let mut c = Capture::default();
+        c.push(Ok(counter()));
+        c.mark_unsupported("first reason");
+        c.mark_unsupported("second reason");
+        let err = c.into_graph().instantiate(&gpu).err().unwrap();
+        assert_eq!(err, "first reason");
+    }
+}

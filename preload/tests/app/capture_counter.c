@@ -1,0 +1,143 @@
+/* An ordinary HIP program that builds its graphs by stream capture of
+ * module launches, unchanged by the interposer: N `counter` launches
+ * (each adds one per work-item) captured on a stream, instantiated and
+ * launched three times; a launch outside any capture; a capture holding a
+ * launch with arguments in the `extra` form; a capture forked to a second
+ * stream and joined back through events; then a plain capture again.
+ * Prints the counters, the fake HIP's graph-launch and direct-launch
+ * counts and the captured graphs' node/edge counts, one line per phase,
+ * for the test to check. Declarations follow hip_runtime_api.h. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hip_min.h"
+
+#define hipMemcpyDeviceToHost 2
+#define N 5 /* launches of the first capture */
+
+#define CHECK(call) do { hipError_t e_ = (call); if (e_ != 0) { \
+    fprintf(stderr, "%s failed with %d (line %d)\n", #call, e_, __LINE__); exit(1); } } while (0)
+
+static unsigned read_counter(void *dev) {
+    unsigned v = 0;
+    CHECK(hipMemcpy(&v, dev, sizeof v, hipMemcpyDeviceToHost));
+    return v;
+}
+
+/* 2 blocks of 4 work-items: adds 8 to the counter args[0] points at. */
+static void launch(hipFunction_t f, hipStream_t stream, void **args) {
+    CHECK(hipModuleLaunchKernel(f, 2, 1, 1, 4, 1, 1, 0, stream, args, NULL));
+}
+
+static void counts(hipGraph_t graph, size_t *nodes, size_t *edges) {
+    CHECK(hipGraphGetNodes(graph, NULL, nodes));
+    CHECK(hipGraphGetEdges(graph, NULL, NULL, edges));
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: %s counter.co\n", argv[0]); return 2; }
+    FILE *file = fopen(argv[1], "rb");
+    if (!file) { perror(argv[1]); return 2; }
+    static unsigned char image[1 << 20];
+    size_t len = fread(image, 1, sizeof image, file);
+    fclose(file);
+    if (len == 0) { fprintf(stderr, "empty %s\n", argv[1]); return 2; }
+
+    CHECK(hipInit(0));
+    void *a, *b, *c, *d, *e, *f, *g;
+    CHECK(hipMalloc(&a, 4)); CHECK(hipMalloc(&b, 4)); CHECK(hipMalloc(&c, 4)); CHECK(hipMalloc(&d, 4));
+    CHECK(hipMalloc(&e, 4)); CHECK(hipMalloc(&f, 4)); CHECK(hipMalloc(&g, 4));
+    hipModule_t module; hipFunction_t counter; hipStream_t stream, side;
+    CHECK(hipModuleLoadData(&module, image));
+    CHECK(hipModuleGetFunction(&counter, module, "counter"));
+    CHECK(hipStreamCreate(&stream));
+    CHECK(hipStreamCreate(&side));
+    size_t nodes, edges;
+
+    /* N launches captured in stream order: a chain of N nodes. */
+    void *args_a[] = {&a};
+    hipStreamCaptureStatus during, after;
+    hipGraph_t graph; hipGraphExec_t exec;
+    CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeGlobal));
+    for (int i = 0; i < N; i++) launch(counter, stream, args_a);
+    CHECK(hipStreamIsCapturing(stream, &during));
+    CHECK(hipStreamEndCapture(stream, &graph));
+    CHECK(hipStreamIsCapturing(stream, &after));
+    counts(graph, &nodes, &edges);
+    CHECK(hipGraphInstantiate(&exec, graph, NULL, NULL, 0));
+    for (int i = 0; i < 3; i++) CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("capture a=%u launches=%ld direct=%ld nodes=%zu edges=%zu status=%d,%d\n", read_counter(a),
+           fakehip_launches(), fakehip_kernel_launches(), nodes, edges, (int)during, (int)after);
+
+    /* Outside a capture a launch goes straight to HIP (the fake only
+     * counts it). */
+    void *args_b[] = {&b};
+    launch(counter, stream, args_b);
+    CHECK(hipStreamSynchronize(stream));
+    printf("direct b=%u direct=%ld\n", read_counter(b), fakehip_kernel_launches());
+
+    /* Arguments in the `extra` form (HIP_LAUNCH_PARAM_BUFFER_POINTER = 1,
+     * _SIZE = 2, _END = 3) inside a capture: the graph must fall through. */
+    void *args_c[] = {&c};
+    size_t arg_size = sizeof d;
+    void *extra[] = {(void *)1, &d, (void *)2, &arg_size, (void *)3};
+    hipGraph_t graph2; hipGraphExec_t exec2;
+    CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal));
+    launch(counter, stream, args_c);
+    CHECK(hipModuleLaunchKernel(counter, 2, 1, 1, 4, 1, 1, 0, stream, NULL, extra));
+    CHECK(hipStreamEndCapture(stream, &graph2));
+    counts(graph2, &nodes, &edges);
+    CHECK(hipGraphInstantiate(&exec2, graph2, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec2, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("extra c=%u d=%u launches=%ld nodes=%zu edges=%zu\n", read_counter(c), read_counter(d),
+           fakehip_launches(), nodes, edges);
+
+    /* Forked to a second stream and joined back through events: the
+     * interposer does not follow the join, so the graph falls through. */
+    void *args_e[] = {&e}, *args_f[] = {&f};
+    hipEvent_t fork, join;
+    hipGraph_t graph3; hipGraphExec_t exec3;
+    CHECK(hipEventCreate(&fork)); CHECK(hipEventCreate(&join));
+    CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeRelaxed));
+    launch(counter, stream, args_e);
+    CHECK(hipEventRecord(fork, stream));
+    CHECK(hipStreamWaitEvent(side, fork, 0));
+    launch(counter, side, args_f);
+    CHECK(hipEventRecord(join, side));
+    CHECK(hipStreamWaitEvent(stream, join, 0));
+    launch(counter, stream, args_e);
+    CHECK(hipStreamEndCapture(stream, &graph3));
+    counts(graph3, &nodes, &edges);
+    CHECK(hipGraphInstantiate(&exec3, graph3, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec3, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("joined e=%u f=%u launches=%ld nodes=%zu edges=%zu\n", read_counter(e), read_counter(f),
+           fakehip_launches(), nodes, edges);
+
+    /* A plain capture on the second stream afterwards replays again. */
+    void *args_g[] = {&g};
+    hipGraph_t graph4; hipGraphExec_t exec4;
+    CHECK(hipStreamBeginCapture(side, hipStreamCaptureModeGlobal));
+    launch(counter, side, args_g);
+    launch(counter, side, args_g);
+    CHECK(hipStreamEndCapture(side, &graph4));
+    CHECK(hipGraphInstantiate(&exec4, graph4, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec4, side));
+    CHECK(hipStreamSynchronize(side));
+    printf("again g=%u launches=%ld direct=%ld\n", read_counter(g), fakehip_launches(),
+           fakehip_kernel_launches());
+
+    CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
+    CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
+    CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));
+    CHECK(hipGraphExecDestroy(exec)); CHECK(hipGraphDestroy(graph));
+    CHECK(hipEventDestroy(fork)); CHECK(hipEventDestroy(join));
+    CHECK(hipModuleUnload(module));
+    CHECK(hipFree(a)); CHECK(hipFree(b)); CHECK(hipFree(c)); CHECK(hipFree(d));
+    CHECK(hipFree(e)); CHECK(hipFree(f)); CHECK(hipFree(g));
+    printf("done\n");
+    return 0;
+}
