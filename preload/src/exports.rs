@@ -45,12 +45,18 @@ pub(crate) unsafe fn kernel_of(
     if !p.extra.is_null() {
         return Err("kernel arguments in the `extra` form are not supported yet".into());
     }
-    let function = state.functions.get(&key(p.func)).ok_or_else(|| {
-        format!(
-            "function {:p} did not come from hipModuleGetFunction",
-            p.func
-        )
-    })?;
+    // A module function, else a host stub of a statically registered
+    // kernel (hipcc programs put the stub in `func`).
+    let function = match state.functions.get(&key(p.func)) {
+        Some(f) => f.clone(),
+        None => crate::registry::function_of_stub(p.func).ok_or_else(|| {
+            format!(
+                "function {:p} came neither from hipModuleGetFunction nor from \
+                 __hipRegisterFunction",
+                p.func
+            )
+        })?,
+    };
     let args = |i: usize, size: usize| -> Result<Vec<u8>, String> {
         if p.kernel_params.is_null() {
             return Err("kernelParams is null but the kernel takes arguments".into());
@@ -65,7 +71,7 @@ pub(crate) unsafe fn kernel_of(
         Ok(unsafe { std::slice::from_raw_parts(arg as *const u8, size) }.to_vec())
     };
     node_kernel(
-        function,
+        &function,
         p.grid_dim.to_array(),
         p.block_dim.to_array(),
         p.shared_mem_bytes,
@@ -82,7 +88,17 @@ pub unsafe extern "C" fn hipModuleLoadData(module: *mut Handle, image: *const c_
         // SAFETY: the real call succeeded, so `module` was written.
         let handle = key(unsafe { *module });
         let code = guarded("hipModuleLoadData", || {
-            // SAFETY: the real HIP just read the same image.
+            // SAFETY: the real HIP just read the same image (its first 24
+            // bytes at least: every ELF header and bundle is longer).
+            if !image.is_null()
+                && crate::bundle::looks_like_bundle(unsafe {
+                    std::slice::from_raw_parts(image as *const u8, 24)
+                })
+            {
+                // SAFETY: as above.
+                return unsafe { crate::registry::code_of_loaded_bundle(image as *const u8) };
+            }
+            // SAFETY: as above.
             let bytes = unsafe { copy_image(image as *const u8) }?;
             relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
         });

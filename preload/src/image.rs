@@ -1,9 +1,10 @@
 //! What `hipModuleLoadData` was given: HIP passes only a pointer, so the
 //! size of a plain ELF code object is worked out from its own headers (the
 //! furthest end of the header tables, segments and sections). Only a
-//! little-endian ELF64 for AMDGPU (`e_machine` 224) is supported; a clang
-//! offload bundle or anything else is refused with the reason, which marks
-//! the module unsupported (its graphs fall through to the real HIP).
+//! little-endian ELF64 for AMDGPU (`e_machine` 224) is read here; a clang
+//! offload bundle is `bundle`'s (`hipModuleLoadData` routes it there first)
+//! and anything else is refused with the reason, which marks the module
+//! unsupported (its graphs fall through to the real HIP).
 
 /// Largest code object accepted (a bound on what is read from the pointer).
 pub const MAX_IMAGE_BYTES: u64 = 1 << 30;

@@ -1,9 +1,10 @@
 //! relaunch-hipgraph: `librelaunch_hipgraph.so`, the `LD_PRELOAD`
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
-//! reads (`hip`), stream capture (`capture`), code-object images from a
-//! bare pointer (`image`) and the shadow record of modules, graphs and
-//! execs (`shadow`, `state`).
+//! reads (`hip`), stream capture (`capture`), code-object images and
+//! offload bundles from a bare pointer (`image`, `bundle`), static
+//! registration of fat binaries and host stubs (`registry`) and the shadow
+//! record of modules, graphs and execs (`shadow`, `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -12,10 +13,12 @@
 //! later calls fall through). Must not import anything below the facade
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
+pub mod bundle;
 pub mod capture;
 pub mod exports;
 pub mod hip;
 pub mod image;
 pub mod real;
+pub mod registry;
 pub mod shadow;
 pub mod state;

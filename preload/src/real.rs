@@ -53,7 +53,7 @@ macro_rules! real_functions {
     };
 }
 
-use crate::hip::{Handle, HipError, KernelNodeParams};
+use crate::hip::{Dim3, Handle, HipError, KernelNodeParams};
 
 real_functions! {
     hipModuleLoadData: fn(*mut Handle, *const c_void) -> HipError;
@@ -77,4 +77,8 @@ real_functions! {
     hipModuleLaunchKernel: fn(
         Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void
     ) -> HipError;
+    // Static registration (registry.rs).
+    __hipRegisterFatBinary: fn(*const c_void) -> *mut Handle;
+    __hipRegisterFunction: fn(*mut Handle, *const c_void, *mut c_char, *const c_char, u32, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut i32) -> ();
+    __hipUnregisterFatBinary: fn(*mut Handle) -> ();
 }

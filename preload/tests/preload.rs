@@ -208,6 +208,9 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
     assert_eq!(
         names,
         [
+            "__hipRegisterFatBinary",
+            "__hipRegisterFunction",
+            "__hipUnregisterFatBinary",
             "hipGraphAddDependencies",
             "hipGraphAddKernelNode",
             "hipGraphCreate",
@@ -321,5 +324,125 @@ fn capture_app_without_preload_runs_on_the_fake_alone() {
             "again g=0 launches=6 direct=1",
             "done",
         ],
+    );
+}
+
+// ---- static registration (fat binaries) ----
+
+/// The static-registration app: `app/static_counter.c` with an offload
+/// bundle (gfx1100 and gfx1201 entries of `counter.co`, plus the empty host
+/// entry hipcc adds) embedded at build time.
+fn static_app() -> Option<&'static PathBuf> {
+    static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
+    APP.get_or_init(|| {
+        let b = built()?;
+        let kernels = workspace().join("tests/kernels/build");
+        let bundle = b.dir.join("counter.hipfb");
+        let bundler = "clang-offload-bundler-19";
+        let out = Command::new(bundler)
+            .args([
+                "-type=o",
+                "-bundle-align=4096",
+                "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx1100,\
+                 hipv4-amdgcn-amd-amdhsa--gfx1201",
+                "-input=/dev/null",
+            ])
+            .arg(format!(
+                "-input={}",
+                kernels.join("gfx1100/counter.co").display()
+            ))
+            .arg(format!(
+                "-input={}",
+                kernels.join("gfx1201/counter.co").display()
+            ))
+            .arg(format!("-output={}", bundle.display()))
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("running {bundler}: {e} (install Debian's clang-tools-19; .ci/run does)")
+            });
+        assert!(
+            out.status.success(),
+            "{bundler} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let app = b.dir.join("static_counter");
+        cc(&[
+            "-std=c11",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            &format!("-I{}", here.join("include").display()),
+            &format!("-DBUNDLE_PATH=\"{}\"", bundle.display()),
+            "-o",
+            &app.display().to_string(),
+            &here.join("app/static_counter.c").display().to_string(),
+            &format!("-L{}", b.dir.display()),
+            "-lamdhip64",
+            &format!("-Wl,-rpath,{}", b.dir.display()),
+        ]);
+        Some(app)
+    })
+    .as_ref()
+}
+
+fn run_static_app(preload: bool) -> Option<Vec<String>> {
+    let b = built()?;
+    let app = static_app()?;
+    let mut cmd = Command::new(app);
+    cmd.current_dir(&b.dir)
+        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
+        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
+        .env("RELAUNCH_DEVICE", "name:gfx1201")
+        .env_remove("LD_PRELOAD");
+    if preload {
+        cmd.env("LD_PRELOAD", &b.interposer);
+    }
+    let out = cmd.output().expect("run the static app");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "static app failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(stdout.lines().map(str::to_string).collect())
+}
+
+#[test]
+fn preloaded_static_registration_replays_host_stub_nodes() {
+    let Some(lines) = run_static_app(true) else {
+        return;
+    };
+    assert_eq!(
+        lines,
+        [
+            // 4 nodes x 8 work-items x 3 launches, from the gfx1201 entry of
+            // the bundle (the gfx1100 one comes first and would be refused
+            // by the device); the fake saw the 2 registrations, no launch.
+            "static a=96 launches=0 registrations=2",
+            // A stub nobody registered: unsupported, the real launch ran.
+            "unregistered b=0 launches=1",
+            // The bundle through hipModuleLoadData: 2 nodes x 8, replayed.
+            "module c=16 launches=1",
+            "done registrations=3",
+        ]
+    );
+}
+
+#[test]
+fn static_registration_without_preload_runs_on_the_fake_alone() {
+    let Some(lines) = run_static_app(false) else {
+        return;
+    };
+    assert_eq!(
+        lines,
+        [
+            "static a=0 launches=3 registrations=2",
+            "unregistered b=0 launches=4",
+            "module c=0 launches=5",
+            "done registrations=3",
+        ]
     );
 }

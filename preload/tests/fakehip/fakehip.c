@@ -354,3 +354,33 @@ hipError_t hipStreamWaitEvent(void *stream, void *event, unsigned int flags) {
     return hipSuccess;
 }
 /* ---- end of stream capture ---- */
+
+/* ---- static registration (begin) ----
+ * __hipRegisterFatBinary checks the HIPF wrapper and hands out a module
+ * handle; __hipRegisterFunction records nothing (the fake's graph calls
+ * accept any `func`, so a host stub needs no lookup here). Every call is
+ * counted (fakehip_registrations()) so a test can tell the registration
+ * reached the real HIP through the interposer. */
+static long registrations;
+
+long fakehip_registrations(void) { return registrations; }
+
+void **__hipRegisterFatBinary(const void *data) {
+    const hipFatBinaryWrapper *w = data;
+    if (!w || w->magic != 0x48495046u || !w->binary) return NULL;
+    registrations++;
+    return calloc(1, sizeof(void *));
+}
+
+void __hipRegisterFunction(void **modules, const void *host, char *device_function, const char *device_name,
+                           unsigned int thread_limit, uint3 *tid, uint3 *bid, dim3 *block, dim3 *grid,
+                           int *wsize) {
+    (void)device_function; (void)thread_limit; (void)tid; (void)bid; (void)block; (void)grid; (void)wsize;
+    if (modules && host && device_name) registrations++;
+}
+
+void __hipUnregisterFatBinary(void **modules) {
+    if (modules) registrations++;
+    free(modules);
+}
+/* ---- static registration (end) ---- */

@@ -64,4 +64,21 @@ hipError_t hipGraphGetNodes(hipGraph_t, hipGraphNode_t *, size_t *);
 hipError_t hipGraphGetEdges(hipGraph_t, hipGraphNode_t *, hipGraphNode_t *, size_t *);
 long fakehip_kernel_launches(void);
 
+/* Static registration (helper "staticreg"), as a hipcc-generated
+ * constructor calls it (hip_runtime headers / clang's HIP codegen): the
+ * wrapper around an offload bundle, the kernels by host stub, and the
+ * fake's counter. */
+typedef struct { uint32_t x, y, z; } uint3;
+typedef struct {
+    uint32_t magic; /* 0x48495046, "HIPF" */
+    uint32_t version;
+    const void *binary;
+    void *dummy;
+} hipFatBinaryWrapper;
+void **__hipRegisterFatBinary(const void *);
+void __hipRegisterFunction(void **, const void *, char *, const char *, unsigned int, uint3 *, uint3 *,
+                           dim3 *, dim3 *, int *);
+void __hipUnregisterFatBinary(void **);
+long fakehip_registrations(void);
+
 #endif
