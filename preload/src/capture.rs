@@ -1,5 +1,7 @@
 //! Stream capture: `hipStreamBeginCapture` / `hipStreamEndCapture` /
-//! `hipStreamIsCapturing` and `hipModuleLaunchKernel`. While the shadow
+//! `hipStreamIsCapturing`, and the launches it records: `hipModuleLaunchKernel`
+//! (module kernels) and `hipLaunchKernel` (statically registered kernels,
+//! by host stub: what `kernel<<<...>>>` calls). While the shadow
 //! knows a stream is capturing (BeginCapture succeeded, no EndCapture yet),
 //! each successful module launch on it becomes a shadow kernel node that
 //! depends on the node captured before it on that stream (stream order is a
@@ -25,7 +27,9 @@
 //! `hipStreamCaptureStatusNone = 0`, `Active = 1`, `Invalidated = 2`;
 //! "Module management": `hipModuleLaunchKernel(f, gridDimX, gridDimY,
 //! gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, stream,
-//! kernelParams, extra)`, grid dimensions in blocks; the same values in
+//! kernelParams, extra)`, grid dimensions in blocks; "Execution control":
+//! `hipLaunchKernel(const void *function_address, dim3 numBlocks, dim3
+//! dimBlocks, void **args, size_t sharedMemBytes, hipStream_t)`; the same values in
 //! the generated bindings, e.g. docs.rs/cubecl-hip-sys
 //! `hipStreamCaptureStatus_hipStreamCaptureStatusActive = 1`).
 
@@ -201,26 +205,78 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         kernel_params,
         shared_mem_bytes,
     };
-    // None: no capture in progress (the common case, forwarded only).
-    let captured = with_state("hipModuleLaunchKernel", |s| {
+    record_launch(stream, &params, "hipModuleLaunchKernel");
+    rc
+}
+
+/// # Safety
+/// HIP's `hipLaunchKernel` contract: `function` is a host stub registered
+/// with `__hipRegisterFunction` and `args` holds one valid pointer per
+/// kernel argument. This is what a hipcc-built `kernel<<<...>>>` launch
+/// calls (grid in blocks; `dim3` by value).
+#[no_mangle]
+pub unsafe extern "C" fn hipLaunchKernel(
+    function: *const c_void,
+    num_blocks: Dim3,
+    dim_blocks: Dim3,
+    args: *mut *mut c_void,
+    shared_mem_bytes: usize,
+    stream: Handle,
+) -> HipError {
+    let rc = forward!(hipLaunchKernel(
+        function,
+        num_blocks,
+        dim_blocks,
+        args,
+        shared_mem_bytes,
+        stream
+    ));
+    if rc != HIP_SUCCESS {
+        return rc;
+    }
+    let Ok(shared) = u32::try_from(shared_mem_bytes) else {
+        with_state("hipLaunchKernel", |s| {
+            if let Some(c) = s.captures.get_mut(&key(stream)) {
+                c.mark_unsupported(format!(
+                    "a captured launch asks for {shared_mem_bytes} bytes of dynamic LDS"
+                ));
+            }
+        });
+        return rc;
+    };
+    let params = KernelNodeParams {
+        block_dim: dim_blocks,
+        extra: std::ptr::null_mut(),
+        func: function.cast_mut(),
+        grid_dim: num_blocks,
+        kernel_params: args,
+        shared_mem_bytes: shared,
+    };
+    record_launch(stream, &params, "hipLaunchKernel");
+    rc
+}
+
+/// After a successful real launch: a node of the capture on `stream`, if
+/// the shadow is capturing it (the common case, no capture, only looks).
+fn record_launch(stream: Handle, params: &KernelNodeParams, call: &'static str) {
+    let captured = with_state(call, |s| {
         if !s.captures.contains_key(&key(stream)) {
             return None;
         }
         // SAFETY: `params` describes the launch the real HIP just took.
-        let kernel = unsafe { kernel_of(s, &params) };
+        let kernel = unsafe { kernel_of(s, params) };
         s.captures.get_mut(&key(stream))?.push(kernel);
         Some(())
     })
     .flatten();
     if captured.is_none() {
-        let others = with_state("hipModuleLaunchKernel", |s| !s.captures.is_empty());
+        let others = with_state(call, |s| !s.captures.is_empty());
         // A stream joined into a capture through events: its launches land
         // in a captured graph the shadow cannot attribute.
         if others == Some(true) && real_is_capturing(stream) {
-            with_state("hipModuleLaunchKernel", |s| mark_all(s, stream));
+            with_state(call, |s| mark_all(s, stream));
         }
     }
-    rc
 }
 
 fn mark_all(s: &mut State, stream: Handle) {

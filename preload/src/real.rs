@@ -77,6 +77,7 @@ real_functions! {
     hipModuleLaunchKernel: fn(
         Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void
     ) -> HipError;
+    hipLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Handle) -> HipError;
     // Static registration (registry.rs).
     __hipRegisterFatBinary: fn(*const c_void) -> *mut Handle;
     __hipRegisterFunction: fn(*mut Handle, *const c_void, *mut c_char, *const c_char, u32, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut i32) -> ();

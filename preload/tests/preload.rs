@@ -220,6 +220,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphInstantiate",
             "hipGraphInstantiateWithFlags",
             "hipGraphLaunch",
+            "hipLaunchKernel",
             "hipModuleGetFunction",
             "hipModuleLaunchKernel",
             "hipModuleLoadData",
@@ -426,6 +427,10 @@ fn preloaded_static_registration_replays_host_stub_nodes() {
             "unregistered b=0 launches=1",
             // The bundle through hipModuleLoadData: 2 nodes x 8, replayed.
             "module c=16 launches=1",
+            // hipLaunchKernel of the stub captured (4 nodes) and replayed
+            // twice: 4 x 8 x 2; no graph launch and no direct launch reached
+            // the fake.
+            "captured d=64 launches=1 direct=0",
             "done registrations=3",
         ]
     );
@@ -442,6 +447,7 @@ fn static_registration_without_preload_runs_on_the_fake_alone() {
             "static a=0 launches=3 registrations=2",
             "unregistered b=0 launches=4",
             "module c=0 launches=5",
+            "captured d=0 launches=7 direct=0",
             "done registrations=3",
         ]
     );

@@ -5,7 +5,8 @@
  * __hipRegisterFunction, as clang's generated constructor does. Phases,
  * one printed line each: a chain of counter nodes whose `func` is the host
  * stub (launched three times), a node whose `func` is a stub nobody
- * registered, and the same bundle given to hipModuleLoadData. Prints the
+ * registered, the same bundle given to hipModuleLoadData, and a stream
+ * capture of hipLaunchKernel launches of the stub. Prints the
  * counters and the fake HIP's launch and registration counts. */
 #include <stdint.h>
 #include <stdio.h>
@@ -95,6 +96,27 @@ int main(void) {
     run_chain(counter, args_c, 2, 1, stream);
     CHECK(hipModuleUnload(module));
     printf("module c=%u launches=%ld\n", read_counter(c), fakehip_launches());
+
+    /* Stream capture of kernel<<<...>>>-style launches (hipLaunchKernel of
+     * the host stub): N launches captured as a chain, launched twice. */
+    void *d;
+    CHECK(hipMalloc(&d, 4));
+    void *args_d[] = {&d};
+    hipGraph_t graph; hipGraphExec_t exec;
+    CHECK(hipStreamBeginCapture(stream, hipStreamCaptureModeGlobal));
+    for (int i = 0; i < N; i++) {
+        dim3 grid = {2, 1, 1}, block = {4, 1, 1};
+        CHECK(hipLaunchKernel((const void *)counter_stub, grid, block, args_d, 0, stream));
+    }
+    CHECK(hipStreamEndCapture(stream, &graph));
+    CHECK(hipGraphInstantiate(&exec, graph, NULL, NULL, 0));
+    for (int i = 0; i < 2; i++) CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipGraphExecDestroy(exec));
+    CHECK(hipGraphDestroy(graph));
+    printf("captured d=%u launches=%ld direct=%ld\n", read_counter(d), fakehip_launches(),
+           fakehip_kernel_launches());
+    CHECK(hipFree(d));
 
     __hipUnregisterFatBinary(modules);
     CHECK(hipFree(a)); CHECK(hipFree(b)); CHECK(hipFree(c));

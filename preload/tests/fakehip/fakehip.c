@@ -291,9 +291,12 @@ hipError_t hipStreamIsCapturing(void *stream, hipStreamCaptureStatus *status) {
     return hipSuccess;
 }
 
-hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                                 unsigned int by, unsigned int bz, unsigned int shared, void *stream,
-                                 void **kernel_params, void **extra) {
+/* A launch: a node of the stream's capture, else counted. Static, so the
+ * two launch entry points share it without calling each other through the
+ * exported (interposable) symbols. */
+static hipError_t launch(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                         unsigned int by, unsigned int bz, unsigned int shared, void *stream,
+                         void **kernel_params, void **extra) {
     if (!f) return hipErrorInvalidValue; /* both argument forms may be null: a kernel without arguments */
     struct capture *c = capture_of(stream);
     if (!c) {
@@ -310,6 +313,19 @@ hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsi
     c->ndeps = 1;
     c->deps[0] = n;
     return hipSuccess;
+}
+
+hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                 unsigned int by, unsigned int bz, unsigned int shared, void *stream,
+                                 void **kernel_params, void **extra) {
+    return launch(f, gx, gy, gz, bx, by, bz, shared, stream, kernel_params, extra);
+}
+
+/* hipLaunchKernel (a host stub, dim3 by value, size_t dynamic LDS). */
+hipError_t hipLaunchKernel(const void *stub, dim3 grid, dim3 block, void **args, size_t shared, void *stream) {
+    if (shared > 0xffffffffu) return hipErrorInvalidValue;
+    return launch((void *)stub, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned int)shared, stream,
+                  args, NULL);
 }
 
 hipError_t hipEventCreate(void **event) {

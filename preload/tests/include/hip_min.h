@@ -56,6 +56,7 @@ hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
 hipError_t hipStreamIsCapturing(hipStream_t, hipStreamCaptureStatus *);
 hipError_t hipModuleLaunchKernel(hipFunction_t, unsigned int, unsigned int, unsigned int, unsigned int,
                                  unsigned int, unsigned int, unsigned int, hipStream_t, void **, void **);
+hipError_t hipLaunchKernel(const void *, dim3, dim3, void **, size_t, hipStream_t);
 hipError_t hipEventCreate(hipEvent_t *);
 hipError_t hipEventDestroy(hipEvent_t);
 hipError_t hipEventRecord(hipEvent_t, hipStream_t);
