@@ -1,28 +1,75 @@
-//! The real HIP functions, each resolved once with `dlsym(RTLD_NEXT, name)`
-//! (the next object in lookup order after this preloaded library).
-//! A missing function is remembered as missing and reported with a
-//! `tracing` error on every call that needs it.
+//! The real HIP functions, each resolved once: first with
+//! `dlsym(RTLD_NEXT, name)` (the next object in lookup order after this
+//! preloaded library); when HIP is not in the global scope, because it was
+//! loaded as a dependency of something `dlopen`ed with `RTLD_LOCAL` (a
+//! Python extension, a plugin), with `dlsym` on a handle to the already
+//! loaded HIP library (`dlopen(name, RTLD_NOLOAD)`: `RELAUNCH_REAL_HIP` if
+//! set, else the `libamdhip64` sonames). A missing function is remembered
+//! as missing and reported with a `tracing` error on every call that
+//! needs it.
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 extern "C" {
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
 }
 
 /// glibc's `RTLD_NEXT` (`((void *) -1l)` in `<dlfcn.h>`).
 const RTLD_NEXT: *mut c_void = -1isize as *mut c_void;
+/// glibc's `RTLD_LAZY` and `RTLD_NOLOAD` (`<bits/dlfcn.h>`): a handle to a
+/// library only if it is already loaded.
+const RTLD_LAZY: c_int = 0x1;
+const RTLD_NOLOAD: c_int = 0x4;
+
+/// Sonames of the HIP runtime library, newest first.
+const HIP_LIBRARIES: [&str; 4] = [
+    "libamdhip64.so.7",
+    "libamdhip64.so.6",
+    "libamdhip64.so.5",
+    "libamdhip64.so",
+];
+
+/// A handle to the loaded HIP library, for when `RTLD_NEXT` does not see
+/// it; `None` if none is loaded (looked for once).
+fn hip_library() -> Option<usize> {
+    static HANDLE: OnceLock<Option<usize>> = OnceLock::new();
+    *HANDLE.get_or_init(|| {
+        let named = std::env::var("RELAUNCH_REAL_HIP").ok();
+        let found = named
+            .iter()
+            .map(String::as_str)
+            .chain(HIP_LIBRARIES)
+            .find_map(|name| {
+                let cname = CString::new(name).ok()?;
+                // SAFETY: a NUL-terminated name; RTLD_NOLOAD never loads
+                // (so runs no constructors), it only returns a handle to a
+                // library already in the process, or null.
+                let handle = unsafe { dlopen(cname.as_ptr(), RTLD_LAZY | RTLD_NOLOAD) };
+                (!handle.is_null()).then(|| {
+                    tracing::debug!(library = name, "real HIP found outside the global scope");
+                    handle as usize
+                })
+            });
+        found
+    })
+}
 
 /// The address of the next definition of `name`, or `None`.
 pub fn lookup(name: &CStr) -> Option<usize> {
     // SAFETY: dlsym reads a NUL-terminated name; RTLD_NEXT is a valid
     // pseudo-handle for a call made from a loaded shared object.
     let addr = unsafe { dlsym(RTLD_NEXT, name.as_ptr()) };
-    if addr.is_null() {
-        None
-    } else {
-        Some(addr as usize)
+    if !addr.is_null() {
+        return Some(addr as usize);
     }
+    let handle = hip_library()?;
+    // SAFETY: a live handle from dlopen (never closed) and a NUL-terminated
+    // name. The search covers that library and its dependencies, which do
+    // not include this interposer, so it cannot return our own export.
+    let addr = unsafe { dlsym(handle as *mut c_void, name.as_ptr()) };
+    (!addr.is_null()).then_some(addr as usize)
 }
 
 macro_rules! real_functions {

@@ -47,6 +47,77 @@ fn cc(args: &[&str]) {
     );
 }
 
+/// The test sources (`preload/tests`).
+fn here() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+/// Compiles `source` (under `tests/`) strictly with the HIP test header
+/// into `dir/output`, with `extra` flags, linked against the fake
+/// `libamdhip64.so` in `dir` when `link_hip`.
+fn build_c(dir: &Path, output: &str, source: &str, extra: &[String], link_hip: bool) -> PathBuf {
+    let out = dir.join(output);
+    let mut args: Vec<String> = [
+        "-std=c11",
+        "-D_POSIX_C_SOURCE=200809L",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(format!("-I{}", here().join("include").display()));
+    args.extend(extra.iter().cloned());
+    args.extend([
+        "-o".into(),
+        out.display().to_string(),
+        here().join(source).display().to_string(),
+    ]);
+    if link_hip {
+        args.extend([
+            format!("-L{}", dir.display()),
+            "-lamdhip64".into(),
+            format!("-Wl,-rpath,{}", dir.display()),
+        ]);
+    }
+    args.push("-ldl".into());
+    cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    out
+}
+
+/// Runs `program args` on the fake HIP over the simulator (with the
+/// interposer preloaded when `preload`) and returns its stdout lines.
+fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(&b.dir)
+        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
+        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
+        // The sim cdylib's gfx1201 agent, reached through the runtime the
+        // fake HIP also uses (a `sim:` selector would open a second,
+        // in-process simulator with its own memory).
+        .env("RELAUNCH_DEVICE", "name:gfx1201")
+        .env_remove("LD_PRELOAD");
+    if preload {
+        cmd.env("LD_PRELOAD", &b.interposer);
+    }
+    let out = cmd.output().expect("run the app");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
+        program.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().map(str::to_string).collect()
+}
+
+/// The counter fixture the apps load.
+fn counter_co() -> PathBuf {
+    workspace().join("tests/kernels/build/gfx1201/counter.co")
+}
+
 fn built() -> Option<&'static Built> {
     static BUILT: OnceLock<Option<Built>> = OnceLock::new();
     BUILT
@@ -69,39 +140,9 @@ fn built() -> Option<&'static Built> {
                 std::env::temp_dir().join(format!("relaunch-hipgraph-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("scratch directory");
-            let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-            let fake = dir.join("libamdhip64.so");
-            let app = dir.join("graph_counter");
-            let strict = [
-                "-std=c11",
-                "-D_POSIX_C_SOURCE=200809L",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-            ];
-            let include = format!("-I{}", here.join("include").display());
-            let mut args: Vec<String> = strict.iter().map(|s| s.to_string()).collect();
-            args.push(include.clone());
-            args.extend([
-                "-shared".into(),
-                "-fPIC".into(),
-                "-o".into(),
-                fake.display().to_string(),
-                here.join("fakehip/fakehip.c").display().to_string(),
-                "-ldl".into(),
-            ]);
-            cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
-            let mut args: Vec<String> = strict.iter().map(|s| s.to_string()).collect();
-            args.push(include);
-            args.extend([
-                "-o".into(),
-                app.display().to_string(),
-                here.join("app/graph_counter.c").display().to_string(),
-                format!("-L{}", dir.display()),
-                "-lamdhip64".into(),
-                format!("-Wl,-rpath,{}", dir.display()),
-            ]);
-            cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            let shared = ["-shared".to_string(), "-fPIC".to_string()];
+            build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &shared, false);
+            let app = build_c(&dir, "graph_counter", "app/graph_counter.c", &[], true);
             Some(Built {
                 dir,
                 sim_hsa,
@@ -112,32 +153,9 @@ fn built() -> Option<&'static Built> {
         .as_ref()
 }
 
-/// Runs the app (with the interposer preloaded when `preload`) and returns
-/// its stdout lines.
+/// Runs the graph app (with the interposer preloaded when `preload`).
 fn run_app(b: &Built, preload: bool) -> Vec<String> {
-    let counter = workspace().join("tests/kernels/build/gfx1201/counter.co");
-    let mut cmd = Command::new(&b.app);
-    cmd.arg(&counter)
-        .current_dir(&b.dir)
-        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
-        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
-        // The sim cdylib's gfx1201 agent, reached through the runtime the
-        // fake HIP also uses (a `sim:` selector would open a second,
-        // in-process simulator with its own memory).
-        .env("RELAUNCH_DEVICE", "name:gfx1201")
-        .env_remove("LD_PRELOAD");
-    if preload {
-        cmd.env("LD_PRELOAD", &b.interposer);
-    }
-    let out = cmd.output().expect("run the app");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "app failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout.lines().map(str::to_string).collect()
+    run(b, &b.app, &[&counter_co()], preload)
 }
 
 #[test]
@@ -239,52 +257,19 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
 fn capture_app(b: &Built) -> &'static Path {
     static APP: OnceLock<PathBuf> = OnceLock::new();
     APP.get_or_init(|| {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-        let app = b.dir.join("capture_counter");
-        let include = format!("-I{}", here.join("include").display());
-        let source = here.join("app/capture_counter.c").display().to_string();
-        let out = format!("-o{}", app.display());
-        let lib_dir = format!("-L{}", b.dir.display());
-        let rpath = format!("-Wl,-rpath,{}", b.dir.display());
-        cc(&[
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            &include,
-            &out,
-            &source,
-            &lib_dir,
-            "-lamdhip64",
-            &rpath,
-        ]);
-        app
+        build_c(
+            &b.dir,
+            "capture_counter",
+            "app/capture_counter.c",
+            &[],
+            true,
+        )
     })
 }
 
 /// Runs the capture app like `run_app` runs the graph app.
 fn run_capture_app(b: &Built, preload: bool) -> Vec<String> {
-    let counter = workspace().join("tests/kernels/build/gfx1201/counter.co");
-    let mut cmd = Command::new(capture_app(b));
-    cmd.arg(&counter)
-        .current_dir(&b.dir)
-        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
-        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
-        .env("RELAUNCH_DEVICE", "name:gfx1201")
-        .env_remove("LD_PRELOAD");
-    if preload {
-        cmd.env("LD_PRELOAD", &b.interposer);
-    }
-    let out = cmd.output().expect("run the capture app");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "capture app failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout.lines().map(str::to_string).collect()
+    run(b, capture_app(b), &[&counter_co()], preload)
 }
 
 #[test]
@@ -366,23 +351,14 @@ fn static_app() -> Option<&'static PathBuf> {
             "{bundler} failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-        let app = b.dir.join("static_counter");
-        cc(&[
-            "-std=c11",
-            "-D_POSIX_C_SOURCE=200809L",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            &format!("-I{}", here.join("include").display()),
-            &format!("-DBUNDLE_PATH=\"{}\"", bundle.display()),
-            "-o",
-            &app.display().to_string(),
-            &here.join("app/static_counter.c").display().to_string(),
-            &format!("-L{}", b.dir.display()),
-            "-lamdhip64",
-            &format!("-Wl,-rpath,{}", b.dir.display()),
-        ]);
+        let define = format!("-DBUNDLE_PATH=\"{}\"", bundle.display());
+        let app = build_c(
+            &b.dir,
+            "static_counter",
+            "app/static_counter.c",
+            &[define],
+            true,
+        );
         Some(app)
     })
     .as_ref()
@@ -390,25 +366,7 @@ fn static_app() -> Option<&'static PathBuf> {
 
 fn run_static_app(preload: bool) -> Option<Vec<String>> {
     let b = built()?;
-    let app = static_app()?;
-    let mut cmd = Command::new(app);
-    cmd.current_dir(&b.dir)
-        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
-        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
-        .env("RELAUNCH_DEVICE", "name:gfx1201")
-        .env_remove("LD_PRELOAD");
-    if preload {
-        cmd.env("LD_PRELOAD", &b.interposer);
-    }
-    let out = cmd.output().expect("run the static app");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "static app failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(stdout.lines().map(str::to_string).collect())
+    Some(run(b, static_app()?, &[], preload))
 }
 
 #[test]
@@ -451,4 +409,28 @@ fn static_registration_without_preload_runs_on_the_fake_alone() {
             "done registrations=3",
         ]
     );
+}
+
+// ---- HIP outside the global scope ----
+
+/// The graph app built as a library and loaded by `app/local_loader.c`
+/// with `dlopen(RTLD_LOCAL)`: HIP is then loaded only as that library's
+/// dependency, which `dlsym(RTLD_NEXT)` does not see; the interposer finds
+/// the loaded `libamdhip64` by soname instead. Same output as the app
+/// linked normally.
+#[test]
+fn hip_loaded_behind_rtld_local_is_still_found() {
+    let Some(b) = built() else { return };
+    let lib_flags = ["-shared", "-fPIC", "-Dmain=app_main"].map(String::from);
+    let lib = build_c(
+        &b.dir,
+        "libgraph_counter_app.so",
+        "app/graph_counter.c",
+        &lib_flags,
+        true,
+    );
+    let loader = build_c(&b.dir, "local_loader", "app/local_loader.c", &[], false);
+    let local = run(b, &loader, &[&lib, &counter_co()], true);
+    assert_eq!(local, run_app(b, true));
+    assert_eq!(local[0], "replay a=96 b=72 launches=0", "{local:?}");
 }
