@@ -11,19 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hip_min.h"
+#include "app_util.h"
 
-#define hipMemcpyDeviceToHost 2
 #define N 5 /* launches of the first capture */
-
-#define CHECK(call) do { hipError_t e_ = (call); if (e_ != 0) { \
-    fprintf(stderr, "%s failed with %d (line %d)\n", #call, e_, __LINE__); exit(1); } } while (0)
-
-static unsigned read_counter(void *dev) {
-    unsigned v = 0;
-    CHECK(hipMemcpy(&v, dev, sizeof v, hipMemcpyDeviceToHost));
-    return v;
-}
 
 /* 2 blocks of 4 work-items: adds 8 to the counter args[0] points at. */
 static void launch(hipFunction_t f, hipStream_t stream, void **args) {
@@ -37,12 +27,7 @@ static void counts(hipGraph_t graph, size_t *nodes, size_t *edges) {
 
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s counter.co\n", argv[0]); return 2; }
-    FILE *file = fopen(argv[1], "rb");
-    if (!file) { perror(argv[1]); return 2; }
-    static unsigned char image[1 << 20];
-    size_t len = fread(image, 1, sizeof image, file);
-    fclose(file);
-    if (len == 0) { fprintf(stderr, "empty %s\n", argv[1]); return 2; }
+    const unsigned char *image = read_image(argv[1]);
 
     CHECK(hipInit(0));
     void *a, *b, *c, *d, *e, *f, *g;

@@ -11,34 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hip_min.h"
+#include "app_util.h"
 
-#define hipMemcpyDeviceToHost 2
 #define N 4 /* nodes of the first chain */
 #define M 3 /* nodes of the second chain */
 
-#define CHECK(call) do { hipError_t e_ = (call); if (e_ != 0) { \
-    fprintf(stderr, "%s failed with %d (line %d)\n", #call, e_, __LINE__); exit(1); } } while (0)
-
-static unsigned read_counter(void *dev) {
-    unsigned v = 0;
-    CHECK(hipMemcpy(&v, dev, sizeof v, hipMemcpyDeviceToHost));
-    return v;
-}
-
-static hipKernelNodeParams counter_node(hipFunction_t f, void **args) {
-    hipKernelNodeParams p = {{4, 1, 1}, NULL, f, {2, 1, 1}, args, 0}; /* 8 work-items */
-    return p;
-}
-
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: %s counter.co\n", argv[0]); return 2; }
-    FILE *file = fopen(argv[1], "rb");
-    if (!file) { perror(argv[1]); return 2; }
-    static unsigned char image[1 << 20];
-    size_t len = fread(image, 1, sizeof image, file);
-    fclose(file);
-    if (len == 0) { fprintf(stderr, "empty %s\n", argv[1]); return 2; }
+    const unsigned char *image = read_image(argv[1]);
 
     CHECK(hipInit(0));
     void *a, *b, *c, *d, *e, *f;

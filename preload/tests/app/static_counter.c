@@ -12,17 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hip_min.h"
+#include "app_util.h"
 
 #ifndef BUNDLE_PATH
 #error "compile with -DBUNDLE_PATH='\"path/to/bundle.hipfb\"'"
 #endif
 
-#define hipMemcpyDeviceToHost 2
 #define N 4 /* nodes of the registered chain */
-
-#define CHECK(call) do { hipError_t e_ = (call); if (e_ != 0) { \
-    fprintf(stderr, "%s failed with %d (line %d)\n", #call, e_, __LINE__); exit(1); } } while (0)
 
 /* The bundle, embedded the way hipcc places it (its own section, aligned). */
 __asm__(".pushsection .hip_fatbin,\"a\",@progbits\n"
@@ -46,17 +42,6 @@ __attribute__((constructor)) static void register_kernels(void) {
     if (!modules) { fprintf(stderr, "__hipRegisterFatBinary refused the bundle\n"); exit(1); }
     __hipRegisterFunction(modules, (const void *)counter_stub, (char *)"counter", "counter", (unsigned)-1,
                           NULL, NULL, NULL, NULL, NULL);
-}
-
-static unsigned read_counter(void *dev) {
-    unsigned v = 0;
-    CHECK(hipMemcpy(&v, dev, sizeof v, hipMemcpyDeviceToHost));
-    return v;
-}
-
-static hipKernelNodeParams counter_node(void *f, void **args) {
-    hipKernelNodeParams p = {{4, 1, 1}, NULL, f, {2, 1, 1}, args, 0}; /* 8 work-items */
-    return p;
 }
 
 /* A chain of `n` counter nodes on `func` counting into `*args[0]`,
