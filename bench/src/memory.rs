@@ -16,9 +16,8 @@
 
 use std::time::{Duration, Instant};
 
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa_backend::HsaBackend;
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
-use relaunch_sched::ActorOptions;
 use relaunch_sim::hsa;
 
 use crate::report::Report;
@@ -45,14 +44,7 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         Some((64.0, true)),
     );
 
-    let sched = Scheduler::open_hsa(
-        &rig.rt,
-        &rig.gpu,
-        1,
-        HsaQueueOptions::default(),
-        ActorOptions::default(),
-    )
-    .map_err(|e| format!("opening a scheduler: {e}"))?;
+    let sched = rig.scheduler(1)?;
 
     let device_before = hsa::memory().stats().live_bytes;
     let chain = install(&sched, rig.counter_ib(base, RETAINED_DISPATCHES)?)?;

@@ -15,9 +15,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use relaunch_sched::hsa_backend::HsaQueueOptions;
-use relaunch_sched::scheduler::{LaneProgram, Scheduler};
-use relaunch_sched::ActorOptions;
+use relaunch_sched::scheduler::LaneProgram;
 
 use crate::report::Report;
 use crate::simrig::{median, read_u32, SimRig};
@@ -30,14 +28,7 @@ pub fn run(report: &mut Report) -> Result<(), String> {
     let rig = SimRig::open()?;
     let counters = rig.device_memory(256)?;
     let base = counters.addr();
-    let sched = Scheduler::open_hsa(
-        &rig.rt,
-        &rig.gpu,
-        1,
-        HsaQueueOptions::default(),
-        ActorOptions::default(),
-    )
-    .map_err(|e| format!("opening a scheduler: {e}"))?;
+    let sched = rig.scheduler(1)?;
     let program = rig.counter_ib(base, DISPATCHES)?;
     let kernarg_bytes = program.kernarg_layout().bytes as usize;
     let mut multi = sched

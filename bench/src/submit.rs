@@ -23,10 +23,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, Allocation, AqlPacket, AqlQueue, Signal};
+use relaunch_device::hsa::{AqlPacket, AqlQueue, Signal};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{ActorOptions, IbHandle};
+use relaunch_sim::rig::PlacedIb;
 use relaunch_sim::{hsa, SimQueue};
 
 use crate::report::Report;
@@ -311,50 +312,18 @@ struct Direct {
     packet: AqlPacket,
     /// One signal and packet per submit of a burst.
     burst: Vec<(Signal, AqlPacket)>,
-    _code: Allocation,
-    _kernargs: Allocation,
+    /// The IB and its kernargs, in memory while the packets may run.
+    _ib: PlacedIb,
 }
 
 impl Direct {
     fn new(rig: &SimRig, target: u64, queue: AqlQueue) -> Result<Direct, String> {
         let rt = &rig.rt;
-        let b = rig.counter_ib(target, 1)?;
-        let pool = rt.kernarg_pool().map_err(|e| e.to_string())?;
-        let layout = b.kernarg_layout();
-        let mut kernargs = rt
-            .allocate(&pool, layout.bytes as usize, AllocFlags::default())
-            .map_err(|e| e.to_string())?;
-        kernargs
-            .allow_access(&[&rig.gpu])
-            .map_err(|e| e.to_string())?;
-        let ib = b.finish(kernargs.addr()).map_err(|e| e.to_string())?;
-        kernargs
-            .write(0, &ib.kernarg_image)
-            .map_err(|e| e.to_string())?;
-        if ib.segments.len() != 1 {
-            return Err(format!(
-                "a 1-dispatch IB has {} segments",
-                ib.segments.len()
-            ));
-        }
-        let bytes: Vec<u8> = ib.segments[0]
-            .dwords
-            .iter()
-            .flat_map(|d| d.to_le_bytes())
-            .collect();
-        let mut code = rt
-            .allocate(&pool, bytes.len(), AllocFlags { executable: true })
-            .map_err(|e| e.to_string())?;
-        code.allow_access(&[&rig.gpu]).map_err(|e| e.to_string())?;
-        code.write(0, &bytes).map_err(|e| e.to_string())?;
+        let ib = rig.place(rig.counter_ib(target, 1)?)?;
         let sim = hsa::queue_by_id(queue.id())
             .ok_or_else(|| format!("no simulated queue with id {}", queue.id()))?;
-        let dwords = ib.segments[0].dwords.len() as u32;
-        let signalled = |signal: &Signal| {
-            pm4_ib_packet(code.addr(), dwords, signal.handle())
-                .map(AqlPacket::Pm4Ib)
-                .map_err(|e| e.to_string())
-        };
+        // The vendor PM4-IB packet of the one segment (an error for more).
+        let signalled = |signal: &Signal| ib.packet(signal.handle()).map_err(|e| e.to_string());
         let done = rt.create_signal(0).map_err(|e| e.to_string())?;
         let packet = signalled(&done)?;
         let mut burst = Vec::with_capacity(BURST);
@@ -369,8 +338,7 @@ impl Direct {
             done,
             packet,
             burst,
-            _code: code,
-            _kernargs: kernargs,
+            _ib: ib,
         })
     }
 

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 
 use crate::handles::{self, Handled};
 use crate::status::{guard, status};
-use crate::util::{null, put, record, slice, slice_mut, text};
+use crate::util::{non_null, null, put, record, slice, slice_mut, text};
 
 /// An opened GPU (real or simulated). Opaque; free with `rl_gpu_free`.
 pub struct RlGpu {
@@ -180,9 +180,7 @@ pub unsafe extern "C" fn rl_gpu_alloc(
 ) -> i32 {
     status("rl_gpu_alloc", || {
         let obj = handles::get::<GpuObj>(gpu)?;
-        if out_addr.is_null() {
-            return Err(null("out_addr"));
-        }
+        non_null(out_addr, "out_addr")?;
         let host_visible = match kind {
             0 => false,
             1 => true,

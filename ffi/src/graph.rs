@@ -13,10 +13,10 @@ use parking_lot::Mutex;
 
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
-use crate::module::{module_obj, ModuleObj, RlModule};
-use crate::pm4::RL_MAX_KERNARG_BYTES;
+use crate::module::{ModuleObj, RlModule};
+use crate::pm4::{kernel_kernarg, RL_MAX_KERNARG_BYTES};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, null, put, record, slice, slice_mut, text};
+use crate::util::{clear, dims, non_null, put, record, slice, slice_mut, text};
 
 /// Most dependencies one node may list in one call.
 pub const RL_MAX_DEPS_PER_NODE: usize = 1 << 16;
@@ -131,9 +131,7 @@ pub unsafe extern "C" fn rl_graph_buffer(
         let g = handles::get::<GraphObj>(graph)?;
         // SAFETY: forwarded caller contract.
         let label = unsafe { text(label, "label") }?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let id = g.graph.lock().buffer(label, size)?;
         // SAFETY: checked non-NULL; caller contract for validity.
         unsafe { put(out, id.raw(), "out") }
@@ -210,9 +208,7 @@ pub unsafe extern "C" fn rl_graph_kernel(
         let name = unsafe { text(name, "name") }?;
         // SAFETY: forwarded caller contract.
         let (accesses, deps) = unsafe { node_inputs(accesses, n_access, deps, n_deps) }?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let node = KernelNode {
             accesses,
             deps,
@@ -253,16 +249,11 @@ pub unsafe extern "C" fn rl_graph_kernel_ex(
 ) -> i32 {
     status("rl_graph_kernel_ex", || {
         let g = handles::get::<GraphObj>(graph)?;
-        let m = module_obj(module)?;
         // SAFETY: forwarded caller contract.
-        let symbol = unsafe { text(symbol, "symbol") }?;
-        // SAFETY: forwarded caller contract.
-        let kernarg = unsafe { slice(kernarg, kernarg_len, "kernarg", RL_MAX_KERNARG_BYTES) }?;
+        let (m, symbol, kernarg) = unsafe { kernel_kernarg(module, symbol, kernarg, kernarg_len) }?;
         // SAFETY: forwarded caller contract.
         let (accesses, deps) = unsafe { node_inputs(accesses, n_access, deps, n_deps) }?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let id = g.graph.lock().kernel(NodeSpec {
             module: &m.module,
             symbol,
@@ -310,17 +301,15 @@ pub unsafe extern "C" fn rl_graph_instantiate(
     unsafe { clear(out) };
     status("rl_graph_instantiate", || {
         let g = handles::get::<GraphObj>(graph)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let exec = g.graph.lock().instantiate()?;
-        let handle = handles::insert(ExecObj {
+        let exec = ExecObj {
             exec,
             _modules: g.modules.lock().clone(),
             launched_on: Mutex::new(None),
-        })?;
-        // SAFETY: checked non-NULL above.
-        unsafe { put(out, handle, "out") }
+        };
+        // SAFETY: forwarded caller contract.
+        unsafe { handles::insert_into(out, exec) }
     })
 }
 
@@ -344,9 +333,7 @@ pub extern "C" fn rl_graphexec_lane_count(exec: *const RlGraphExec) -> usize {
 pub unsafe extern "C" fn rl_graphexec_fingerprint(exec: *const RlGraphExec, out: *mut u8) -> i32 {
     status("rl_graphexec_fingerprint", || {
         let e = exec_obj(exec)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         // SAFETY: forwarded caller contract (32 writable bytes).
         let dst = unsafe { slice_mut(out, 32, "out") }?;
         dst.copy_from_slice(&e.exec.fingerprint());

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use facade::{Error, ErrorClass};
 use parking_lot::Mutex;
 
+use crate::util::{non_null, put};
+
 /// Most handles alive at once (slot indices are 24 bits).
 pub(crate) const MAX_HANDLES: usize = 1 << 24;
 const TAG: u64 = 0xB;
@@ -110,6 +112,18 @@ fn stale(kind: u8) -> Error {
             name(kind)
         ),
     )
+}
+
+/// Inserts `object` and stores its new handle through `out`, refusing a
+/// NULL `out` before the object is entered (nothing is left behind).
+///
+/// # Safety
+/// `out` is NULL or valid for a write of a pointer.
+pub(crate) unsafe fn insert_into<T: Handled>(out: *mut *mut T::C, object: T) -> Result<(), Error> {
+    non_null(out, "out")?;
+    let handle = insert(object)?;
+    // SAFETY: non-NULL (checked above) and writable per the caller's contract.
+    unsafe { put(out, handle, "out") }
 }
 
 /// Registers `object` and returns its handle.

@@ -10,7 +10,7 @@ use facade::{Error, Geometry, Module};
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, null, put, record, slice, slice_mut, text};
+use crate::util::{clear, dims, non_null, put, record, slice, slice_mut, text};
 
 /// Largest code object or manifest accepted (bytes).
 pub const RL_MAX_CODE_OBJECT_BYTES: usize = 256 << 20;
@@ -36,6 +36,29 @@ pub(crate) fn module_obj(module: *const RlModule) -> Result<Arc<ModuleObj>, Erro
     handles::get::<ModuleObj>(module)
 }
 
+/// A module, one of its kernels by name and a byte range for that kernel
+/// (kernargs), read from C the same way by every call taking the three:
+/// checks `module`, reads `symbol` and `len` bytes at `bytes` (`what`, at
+/// most `max`), in that order, so errors name the first bad argument.
+///
+/// # Safety
+/// `symbol` is NULL or NUL-terminated; `bytes` is valid for `len` reads.
+pub(crate) unsafe fn kernel_bytes<'a>(
+    module: *const RlModule,
+    symbol: *const c_char,
+    bytes: *const u8,
+    len: usize,
+    what: &str,
+    max: usize,
+) -> Result<(Arc<ModuleObj>, &'a str, &'a [u8]), Error> {
+    let module = module_obj(module)?;
+    // SAFETY: forwarded caller contract.
+    let symbol = unsafe { text(symbol, "symbol") }?;
+    // SAFETY: forwarded caller contract.
+    let bytes = unsafe { slice(bytes, len, what, max) }?;
+    Ok((module, symbol, bytes))
+}
+
 unsafe fn load(
     func: &str,
     gpu: *mut RlGpu,
@@ -48,9 +71,7 @@ unsafe fn load(
     unsafe { clear(out) };
     status(func, || {
         let gpu = gpu_obj(gpu)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         // SAFETY: forwarded caller contract.
         let code = unsafe { slice(code, len, "code", RL_MAX_CODE_OBJECT_BYTES) }?;
         if code.is_empty() {
@@ -64,9 +85,8 @@ unsafe fn load(
                 gpu.gpu.load_module_certified(code, manifest)?
             }
         };
-        let handle = handles::insert(ModuleObj { module, _gpu: gpu })?;
-        // SAFETY: checked non-NULL above.
-        unsafe { put(out, handle, "out") }
+        // SAFETY: forwarded caller contract.
+        unsafe { handles::insert_into(out, ModuleObj { module, _gpu: gpu }) }
     })
 }
 
@@ -181,21 +201,25 @@ pub unsafe extern "C" fn rl_module_pack_kernargs(
     written: *mut usize,
 ) -> i32 {
     status("rl_module_pack_kernargs", || {
-        let obj = module_obj(module)?;
-        // SAFETY: forwarded caller contract.
-        let symbol = unsafe { text(symbol, "symbol") }?;
         let limit = RL_MAX_CODE_OBJECT_BYTES;
         // SAFETY: forwarded caller contract.
-        let explicit = unsafe { slice(explicit_args, explicit_len, "explicit_args", limit) }?;
+        let (obj, symbol, explicit) = unsafe {
+            kernel_bytes(
+                module,
+                symbol,
+                explicit_args,
+                explicit_len,
+                "explicit_args",
+                limit,
+            )
+        }?;
         let geometry = Geometry {
             grid: dims(grid_x, grid_y, grid_z),
             block: dims(block_x, block_y, block_z),
             dynamic_group_bytes,
         };
         let packed = obj.module.pack_kernargs(symbol, explicit, &geometry)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         if out_len < packed.len() {
             return Err(record(format!(
                 "out has {out_len} bytes; the {symbol} kernarg segment needs {}",

@@ -12,7 +12,7 @@ use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::pm4::{BuilderObj, RlPm4Builder, RL_MAX_KERNARG_BYTES};
 use crate::status::{guard, status};
-use crate::util::{clear, null, put, record, slice};
+use crate::util::{clear, non_null, record, slice};
 
 /// Most lanes `rl_pm4_finalize_multi` takes at once.
 pub const RL_MAX_LANES: usize = 256;
@@ -78,16 +78,18 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
             return Err(e);
         }
         let gpu = gpu_obj(gpu)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let multi = gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?;
-        let handle = handles::insert(MultiObj {
-            multi: Mutex::new(multi),
-            _gpu: gpu,
-        })?;
-        // SAFETY: checked non-NULL above.
-        unsafe { put(out, handle, "out") }
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            handles::insert_into(
+                out,
+                MultiObj {
+                    multi: Mutex::new(multi),
+                    _gpu: gpu,
+                },
+            )
+        }
     })
 }
 

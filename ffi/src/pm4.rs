@@ -11,9 +11,9 @@ use parking_lot::Mutex;
 
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
-use crate::module::{module_obj, RlModule};
+use crate::module::{kernel_bytes, module_obj, ModuleObj, RlModule};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, null, put, record, slice, text};
+use crate::util::{clear, dims, non_null, null, record, slice, text};
 
 /// Largest kernarg block (or patch) accepted from C (bytes).
 pub const RL_MAX_KERNARG_BYTES: usize = 64 * 1024;
@@ -96,6 +96,31 @@ pub extern "C" fn rl_pm4_builder_free(builder: *mut RlPm4Builder) {
     handles::free::<BuilderObj>("rl_pm4_builder_free", builder);
 }
 
+/// A module, its kernel `symbol` and a full kernarg segment for it, read
+/// from C (see `kernel_bytes`), as dispatches and graph nodes take them.
+///
+/// # Safety
+/// `symbol` is NULL or NUL-terminated; `kernarg` is valid for
+/// `kernarg_len` bytes of reads.
+pub(crate) unsafe fn kernel_kernarg<'a>(
+    module: *const RlModule,
+    symbol: *const c_char,
+    kernarg: *const u8,
+    kernarg_len: usize,
+) -> Result<(Arc<ModuleObj>, &'a str, &'a [u8]), Error> {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        kernel_bytes(
+            module,
+            symbol,
+            kernarg,
+            kernarg_len,
+            "kernarg",
+            RL_MAX_KERNARG_BYTES,
+        )
+    }
+}
+
 /// Records a dispatch of `symbol` (with or without `.kd`) from `module`.
 /// Grid and block are in work-items; `kernarg` is the full kernarg segment
 /// (`rl_module_kernarg_size` bytes, hidden arguments included: see
@@ -121,11 +146,8 @@ pub unsafe extern "C" fn rl_pm4_dispatch(
 ) -> i32 {
     status("rl_pm4_dispatch", || {
         let b = handles::get::<BuilderObj>(builder)?;
-        let m = module_obj(module)?;
         // SAFETY: forwarded caller contract.
-        let symbol = unsafe { text(symbol, "symbol") }?;
-        // SAFETY: forwarded caller contract.
-        let kernarg = unsafe { slice(kernarg, kernarg_len, "kernarg", RL_MAX_KERNARG_BYTES) }?;
+        let (m, symbol, kernarg) = unsafe { kernel_kernarg(module, symbol, kernarg, kernarg_len) }?;
         let grid = dims(grid_x, grid_y, grid_z);
         let block = dims(block_x, block_y, block_z);
         b.with(|b| {
@@ -198,17 +220,19 @@ pub unsafe extern "C" fn rl_pm4_finalize(
         let b = handles::remove::<BuilderObj>(builder)?;
         let recording = b.take()?;
         let gpu = gpu_obj(gpu)?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         let ib = gpu.gpu.finalize(recording)?;
-        let handle = handles::insert(IbObj {
-            ib: Mutex::new(ib),
-            _gpu: gpu,
-            pending: Mutex::new(VecDeque::new()),
-        })?;
-        // SAFETY: checked non-NULL above.
-        unsafe { put(out, handle, "out") }
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            handles::insert_into(
+                out,
+                IbObj {
+                    ib: Mutex::new(ib),
+                    _gpu: gpu,
+                    pending: Mutex::new(VecDeque::new()),
+                },
+            )
+        }
     })
 }
 

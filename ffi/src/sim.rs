@@ -15,7 +15,7 @@ use facade::sim::twins::{register_twin, KernelFault, Workgroup};
 use facade::{Error, ErrorClass};
 
 use crate::status::{guard, status};
-use crate::util::{null, put, slice, slice_mut, text};
+use crate::util::{non_null, null, put, slice, slice_mut, text};
 
 /// One workgroup of a simulated dispatch; valid only inside the callback.
 pub struct RlSimWorkgroup {
@@ -96,9 +96,7 @@ fn with_wg<T>(
     wg: *mut RlSimWorkgroup,
     f: impl FnOnce(&mut Workgroup<'_>) -> Result<T, KernelFault>,
 ) -> Result<T, Error> {
-    if wg.is_null() {
-        return Err(null("wg"));
-    }
+    non_null(wg, "wg")?;
     let current = FRAMES.with(|frames| frames.borrow().last().map(|f| f.wg));
     if current != Some(wg.cast::<c_void>()) {
         return Err(Error::new(
@@ -149,9 +147,7 @@ unsafe fn write3(
 ) {
     guard(func, (), || {
         let value = with_wg(wg, |w| Ok(f(w)))?;
-        if out.is_null() {
-            return Err(null("out"));
-        }
+        non_null(out, "out")?;
         // SAFETY: forwarded caller contract (3 writable u32s).
         unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), out, 3) };
         Ok(())

@@ -90,6 +90,15 @@ pub(crate) unsafe fn slice_mut<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
 }
 
+/// Refuses a NULL out pointer before any work whose result it would
+/// receive is done (`put` checks again when it stores).
+pub(crate) fn non_null<T>(out: *const T, what: &str) -> Result<(), Error> {
+    if out.is_null() {
+        return Err(null(what));
+    }
+    Ok(())
+}
+
 /// Stores `value` through an out pointer, refusing NULL.
 ///
 /// # Safety

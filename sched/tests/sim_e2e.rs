@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{read_u32, SimGpu};
-use relaunch_device::hsa::{AllocFlags, Allocation};
+use relaunch_device::hsa::Allocation;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{queue_count, ActorOptions, QueuePolicy, SchedError};
@@ -37,15 +37,9 @@ fn counter_at(setup: &Setup, lane: usize) -> u32 {
 }
 
 fn setup() -> Setup {
-    let sim = SimGpu::gfx1100();
+    let sim = common::gfx1100();
     let rt = &sim.rt;
-    let counters = rt
-        .allocate(
-            &rt.device_pool(&sim.gpu).unwrap(),
-            64 * LANES,
-            AllocFlags::default(),
-        )
-        .unwrap();
+    let counters = sim.device_memory(64 * LANES).unwrap();
     let queues = queue_count(&sim.gpu.name, QueuePolicy::Auto, LANES);
     assert_eq!(queues, 2);
     let backends: Vec<HsaBackend> = (0..queues)
@@ -174,15 +168,9 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
     use relaunch_sched::scheduler::lower_plan;
 
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = SimGpu::gfx1100();
+    let sim = common::gfx1100();
     let rt = &sim.rt;
-    let counters = rt
-        .allocate(
-            &rt.device_pool(&sim.gpu).unwrap(),
-            64 * LANES,
-            AllocFlags::default(),
-        )
-        .unwrap();
+    let counters = sim.device_memory(64 * LANES).unwrap();
     // Four independent chains of 10 counter nodes, each on its own buffer.
     let mut g = Graph::new(GraphOptions {
         lanes: LANES,

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use common::{read_u32, SimGpu};
-use relaunch_device::hsa::AllocFlags;
+use common::read_u32;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, Scheduler};
 use relaunch_sched::ActorOptions;
@@ -23,15 +22,8 @@ const SLOTS: u64 = 4;
 
 #[test]
 fn four_threads_patch_and_replay_ten_thousand_rounds_on_the_simulator() {
-    let sim = Arc::new(SimGpu::gfx1100());
-    let counters = sim
-        .rt
-        .allocate(
-            &sim.rt.device_pool(&sim.gpu).unwrap(),
-            THREADS * SLOTS as usize * 64,
-            AllocFlags::default(),
-        )
-        .unwrap();
+    let sim = Arc::new(common::gfx1100());
+    let counters = sim.device_memory(THREADS * SLOTS as usize * 64).unwrap();
     let base = counters.addr();
     let backends: Vec<HsaBackend> = (0..2)
         .map(|_| HsaBackend::new(&sim.rt, &sim.gpu, HsaQueueOptions::default()).unwrap())

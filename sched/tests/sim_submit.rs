@@ -10,9 +10,9 @@ mod common;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{read_u32, SimGpu};
-use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, Allocation, AqlPacket, HsaError};
-use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use common::read_u32;
+use relaunch_device::hsa::HsaError;
+use relaunch_encoders::EncodeOptions;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions, SIGNALS};
 use relaunch_sched::scheduler::{LaneProgram, Scheduler};
 use relaunch_sched::ActorOptions;
@@ -21,41 +21,12 @@ use relaunch_sim::{hsa, FaultPlan};
 static SERIAL: Mutex<()> = Mutex::new(());
 const WAIT: Duration = Duration::from_secs(30);
 
-fn counters(sim: &SimGpu, bytes: usize) -> Allocation {
-    let rt = &sim.rt;
-    rt.allocate(
-        &rt.device_pool(&sim.gpu).unwrap(),
-        bytes,
-        AllocFlags::default(),
-    )
-    .unwrap()
-}
-
-/// `n` counter dispatches at `target` in segments of at most 256 dwords.
-fn segmented_counter_ib(sim: &SimGpu, target: u64, n: usize) -> IbBuilder {
-    let family = sim.device.family();
-    let code = KernelCode {
-        symbol: "counter",
-        family,
-        descriptor: sim.descriptor,
-        kd_address: sim.sym.kernel_object,
-    };
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [1, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    let opts = EncodeOptions {
+/// Segments of at most 256 dwords, so a 40-dispatch lane spans several.
+fn segmented() -> EncodeOptions {
+    EncodeOptions {
         max_segment_dwords: 256,
         ..EncodeOptions::default()
-    };
-    let mut b = IbBuilder::new(family, opts);
-    for _ in 0..n {
-        b.dispatch(&code, &launch, &target.to_le_bytes(), 8)
-            .unwrap();
-        b.boundary(BoundaryKind::Rmw);
     }
-    b
 }
 
 fn doorbells(queue_id: u64) -> u64 {
@@ -68,8 +39,8 @@ fn doorbells(queue_id: u64) -> u64 {
 #[test]
 fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = SimGpu::gfx1100();
-    let mem = counters(&sim, 64 * 4);
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64 * 4).unwrap();
     let backends: Vec<HsaBackend> = (0..4)
         .map(|_| HsaBackend::new(&sim.rt, &sim.gpu, HsaQueueOptions::default()).unwrap())
         .collect();
@@ -77,7 +48,9 @@ fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
     let sched = Scheduler::new(backends, ActorOptions::default()).unwrap();
     let lanes = (0..4)
         .map(|l| LaneProgram {
-            program: segmented_counter_ib(&sim, mem.addr() + 64 * l, 40),
+            program: sim
+                .counter_ib_with(mem.addr() + 64 * l, 40, segmented())
+                .unwrap(),
             work: 1,
         })
         .collect();
@@ -113,8 +86,8 @@ fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
 #[test]
 fn more_replays_in_flight_than_signals_all_complete() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = SimGpu::gfx1100();
-    let mem = counters(&sim, 64);
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64).unwrap();
     let sched = Scheduler::open_hsa(
         &sim.rt,
         &sim.gpu,
@@ -144,54 +117,16 @@ fn more_replays_in_flight_than_signals_all_complete() {
     }
 }
 
-struct RawIb {
-    code: Allocation,
-    _kernargs: Allocation,
-    dwords: u32,
-}
-
-fn raw_counter_ib(sim: &SimGpu, target: u64) -> RawIb {
-    let rt = &sim.rt;
-    let b = sim.counter_ib(target, 1).unwrap();
-    let pool = rt.kernarg_pool().unwrap();
-    let mut kernargs = rt
-        .allocate(
-            &pool,
-            b.kernarg_layout().bytes as usize,
-            AllocFlags::default(),
-        )
-        .unwrap();
-    kernargs.allow_access(&[&sim.gpu]).unwrap();
-    let ib = b.finish(kernargs.addr()).unwrap();
-    kernargs.write(0, &ib.kernarg_image).unwrap();
-    let bytes: Vec<u8> = ib.segments[0]
-        .dwords
-        .iter()
-        .flat_map(|d| d.to_le_bytes())
-        .collect();
-    let mut code = rt
-        .allocate(&pool, bytes.len(), AllocFlags { executable: true })
-        .unwrap();
-    code.allow_access(&[&sim.gpu]).unwrap();
-    code.write(0, &bytes).unwrap();
-    RawIb {
-        code,
-        _kernargs: kernargs,
-        dwords: ib.segments[0].dwords.len() as u32,
-    }
-}
-
 #[test]
 fn published_packets_run_after_one_ring() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = SimGpu::gfx1100();
-    let mem = counters(&sim, 64);
-    let ib = raw_counter_ib(&sim, mem.addr());
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64).unwrap();
+    let ib = sim.place(sim.counter_ib(mem.addr(), 1).unwrap()).unwrap();
     let mut queue = sim.rt.create_queue(&sim.gpu, 64).unwrap();
     let done = sim.rt.create_signal(0).unwrap();
-    let plain =
-        AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, Default::default()).unwrap());
-    let last = AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, done.handle()).unwrap());
+    let plain = ib.packet(Default::default()).unwrap();
+    let last = ib.packet(done.handle()).unwrap();
     let rings = doorbells(queue.id());
     done.silent_store_relaxed(1);
     let ids = [
@@ -215,17 +150,16 @@ fn published_packets_run_after_one_ring() {
 #[test]
 fn a_full_ring_is_refused_not_overwritten() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = SimGpu::gfx1100();
-    let mem = counters(&sim, 64);
-    let ib = raw_counter_ib(&sim, mem.addr());
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64).unwrap();
+    let ib = sim.place(sim.counter_ib(mem.addr(), 1).unwrap()).unwrap();
     let mut queue = sim.rt.create_queue(&sim.gpu, 64).unwrap();
     // The processor stops at the first packet: nothing is consumed.
     hsa::queue_by_id(queue.id()).unwrap().inject(FaultPlan {
         hang_at: Some(0),
         ..FaultPlan::default()
     });
-    let packet =
-        AqlPacket::Pm4Ib(pm4_ib_packet(ib.code.addr(), ib.dwords, Default::default()).unwrap());
+    let packet = ib.packet(Default::default()).unwrap();
     for expect in 0..64 {
         assert_eq!(queue.publish(&packet).unwrap(), expect);
     }

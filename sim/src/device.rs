@@ -360,13 +360,7 @@ impl SimDevice {
 mod tests {
     use super::*;
 
-    fn fixture(target: &str, name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/../tests/kernels/build/{target}/{name}.co",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    }
+    use crate::testkit::fixture;
 
     #[test]
     fn refuses_non_rdna_targets() {

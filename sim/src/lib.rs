@@ -13,6 +13,7 @@ pub mod memory;
 pub mod ordering;
 pub mod pm4;
 pub mod queue;
+pub mod rig;
 pub mod signal;
 pub mod trace;
 pub mod twins;

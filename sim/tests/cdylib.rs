@@ -7,11 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use relaunch_device::codeobj::CodeObject;
-use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, AqlPacket, Runtime};
+use relaunch_device::hsa::{AllocFlags, Runtime};
 use relaunch_device::Family;
-use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_encoders::{EncodeOptions, KernelCode};
 use relaunch_hsa_sys::LoadedHsa;
-use relaunch_sim::testkit::fixture;
+use relaunch_sim::rig::{counter_ib, PlacedIb};
+use relaunch_sim::testkit::{fixture, linear};
 
 /// `target/<profile>/examples/libhsa_runtime64.so`, built by `cargo test`.
 fn library() -> Option<PathBuf> {
@@ -43,45 +44,27 @@ fn dlopened_simulated_runtime_replays_an_ib() {
     let mut counter = rt.allocate(&pool, 4, AllocFlags::default()).unwrap();
     counter.write(0, &[0; 4]).unwrap();
     counter.allow_access(&[&gpu]).unwrap();
+    // The descriptor from the metadata: the library's memory is its own.
     let code = KernelCode {
         symbol: "counter",
         family: Family::Gfx12,
         descriptor: info.descriptor,
         kd_address: sym.kernel_object,
     };
-    let mut b = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
-    let launch = Launch {
-        grid: [32, 1, 1],
-        block: [32, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    for _ in 0..8 {
-        b.dispatch(&code, &launch, &counter.addr().to_le_bytes(), 8)
-            .unwrap();
-        b.boundary(BoundaryKind::Rmw);
-    }
-    let mut kernargs = rt
-        .allocate(
-            &pool,
-            b.kernarg_layout().bytes as usize,
-            AllocFlags::default(),
-        )
-        .unwrap();
-    let ib = b.finish(kernargs.addr()).unwrap();
-    kernargs.write(0, &ib.kernarg_image).unwrap();
-    kernargs.allow_access(&[&gpu]).unwrap();
-    let dwords = &ib.segments[0].dwords;
-    let bytes: Vec<u8> = dwords.iter().flat_map(|d| d.to_le_bytes()).collect();
-    let mut ib_mem = rt
-        .allocate(&pool, bytes.len(), AllocFlags { executable: true })
-        .unwrap();
-    ib_mem.write(0, &bytes).unwrap();
-    ib_mem.allow_access(&[&gpu]).unwrap();
+    let ib = counter_ib(
+        &code,
+        &linear(32, 32),
+        counter.addr(),
+        8,
+        EncodeOptions::default(),
+    )
+    .unwrap();
+    let ib = PlacedIb::place(&rt, ib).unwrap();
+    ib.allow_access(&[&gpu]).unwrap();
 
     let mut queue = rt.create_queue(&gpu, 64).unwrap();
     let done = rt.create_signal(1).unwrap();
-    let packet = pm4_ib_packet(ib_mem.addr(), dwords.len() as u32, done.handle()).unwrap();
-    queue.submit(&AqlPacket::Pm4Ib(packet)).unwrap();
+    queue.submit(&ib.packet(done.handle()).unwrap()).unwrap();
     queue.wait(&done, 1, Duration::from_secs(10)).unwrap();
     let mut value = [0u8; 4];
     counter.read(0, &mut value).unwrap();

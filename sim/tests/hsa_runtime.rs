@@ -3,91 +3,41 @@
 //! queues, signals, the vendor PM4-IB packet, queue errors and leaks.
 //! The HSA system is process-wide state: tests here take `SERIAL`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use relaunch_device::codeobj::KernelDescriptor;
-use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, AqlPacket, HsaError, Runtime};
-use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_device::hsa::{AqlPacket, HsaError};
+use relaunch_encoders::EncodeOptions;
 use relaunch_hsa_sys as sys;
 use relaunch_sim::hsa;
+use relaunch_sim::rig::{HsaRig, PlacedIb, RigError};
 use relaunch_sim::testkit::fixture;
-use relaunch_sim::{FaultPlan, SimConfig};
+use relaunch_sim::FaultPlan;
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn descriptor_at(addr: u64) -> KernelDescriptor {
-    KernelDescriptor::parse(&hsa::memory().read_vec(addr, 64).unwrap()).unwrap()
-}
 
 #[test]
 fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    hsa::add_gpu(SimConfig::new("gfx1100")).unwrap();
-    let rt = Runtime::open(Arc::new(hsa::loaded())).unwrap();
-    // Another test may have created the default gfx1201 agent: pick by name.
-    let gpu = rt.gpus().find(|g| g.name == "gfx1100").unwrap().clone();
-    let device = hsa::device_of_agent(gpu.handle).unwrap();
-
-    let exe = rt
-        .load_executable(&gpu, &fixture("gfx1100", "counter"))
-        .unwrap();
-    let sym = exe.kernel("counter").unwrap();
-    assert_eq!((sym.kernarg_size, sym.kernarg_alignment), (8, 8));
+    // Another test may have created the default gfx1201 agent: the rig
+    // picks the agent by name.
+    let rig = HsaRig::counter("gfx1100").unwrap();
+    let (rt, gpu) = (&rig.rt, &rig.gpu);
+    assert_eq!((rig.sym.kernarg_size, rig.sym.kernarg_alignment), (8, 8));
     let err = rt
-        .load_executable(&gpu, &fixture("gfx1201", "counter"))
+        .load_executable(gpu, &fixture("gfx1201", "counter"))
         .unwrap_err();
     assert!(err.to_string().contains("gfx1201"), "{err}");
 
     // Counter in device memory; kernargs and the IB in the kernarg pool.
-    let counter = rt
-        .allocate(&rt.device_pool(&gpu).unwrap(), 4, AllocFlags::default())
-        .unwrap();
-    let code = KernelCode {
-        symbol: "counter",
-        family: device.family(),
-        descriptor: descriptor_at(sym.kernel_object),
-        kd_address: sym.kernel_object,
-    };
-    let mut b = IbBuilder::new(device.family(), EncodeOptions::default());
-    let launch = Launch {
-        grid: [1, 1, 1],
-        block: [1, 1, 1],
-        dynamic_group_bytes: 0,
-    };
-    for _ in 0..256 {
-        b.dispatch(&code, &launch, &counter.addr().to_le_bytes(), 8)
-            .unwrap();
-        b.boundary(BoundaryKind::Rmw);
-    }
-    let pool = rt.kernarg_pool().unwrap();
-    let layout = b.kernarg_layout();
-    let mut kernargs = rt
-        .allocate(&pool, layout.bytes as usize, AllocFlags::default())
-        .unwrap();
-    let ib = b.finish(kernargs.addr()).unwrap();
-    kernargs.write(0, &ib.kernarg_image).unwrap();
-    let bytes: Vec<u8> = ib.segments[0]
-        .dwords
-        .iter()
-        .flat_map(|d| d.to_le_bytes())
-        .collect();
-    let mut ib_mem = rt
-        .allocate(&pool, bytes.len(), AllocFlags { executable: true })
-        .unwrap();
-    ib_mem.write(0, &bytes).unwrap();
-
-    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    let counter = rig.device_memory(4).unwrap();
+    let ib = rig.counter_ib(counter.addr(), 256).unwrap();
+    let ib = PlacedIb::place(rt, ib).unwrap();
+    let mut queue = rt.create_queue(gpu, 64).unwrap();
     let done = rt.create_signal(0).unwrap();
-    let packet = pm4_ib_packet(
-        ib_mem.addr(),
-        ib.segments[0].dwords.len() as u32,
-        done.handle(),
-    )
-    .unwrap();
+    let packet = ib.packet(done.handle()).unwrap();
     let replay = |queue: &mut relaunch_device::hsa::AqlQueue| -> Result<i64, HsaError> {
         done.store_relaxed(1);
-        queue.submit(&AqlPacket::Pm4Ib(packet))?;
+        queue.submit(&packet)?;
         queue.wait(&done, 1, Duration::from_secs(10))
     };
 
@@ -99,14 +49,13 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
     );
     drop(queue);
 
-    kernargs.allow_access(&[&gpu]).unwrap();
-    ib_mem.allow_access(&[&gpu]).unwrap();
-    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    ib.allow_access(&[gpu]).unwrap();
+    let mut queue = rt.create_queue(gpu, 64).unwrap();
     replay(&mut queue).unwrap();
     assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 256);
     replay(&mut queue).unwrap();
     assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 512);
-    assert_eq!(device.take_violations().0, vec![]);
+    assert_eq!(rig.device.take_violations().0, vec![]);
 
     // An injected VM fault reaches the runtime through the error callback.
     let (_, write) = queue.indices();
@@ -121,13 +70,13 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
         "{err}"
     );
     drop(queue);
-    let mut queue = rt.create_queue(&gpu, 64).unwrap();
+    let mut queue = rt.create_queue(gpu, 64).unwrap();
     replay(&mut queue).unwrap();
     assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 768);
 
     // Everything freed: the shared memory holds nothing.
-    drop((queue, done, ib_mem, kernargs, counter, exe));
-    drop(rt);
+    drop((queue, done, ib, counter));
+    drop(rig);
     assert_eq!(
         hsa::memory().stats().live_allocations,
         0,
@@ -138,12 +87,43 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
 }
 
 #[test]
+fn the_rig_names_what_it_cannot_do() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let err = relaunch_sim::rig::fixture("gfx1201", "no_such_kernel").unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("gfx1201/no_such_kernel.co"), "{text}");
+    assert!(text.contains("build.sh"), "{text}");
+    let err = HsaRig::counter("gfx942").err().expect("gfx942 is not RDNA");
+    assert!(matches!(err, RigError::Sim { .. }), "{err}");
+    assert!(err.to_string().contains("sim:gfx942"), "{err}");
+    let err = HsaRig::open("gfx1100", "counter", "missing")
+        .err()
+        .expect("counter.co has no kernel `missing`");
+    assert!(err.to_string().contains("missing"), "{err}");
+
+    // A segmented IB has no single packet; each segment is placed.
+    let rig = HsaRig::counter("gfx1100").unwrap();
+    let opts = EncodeOptions {
+        max_segment_dwords: 256,
+        ..EncodeOptions::default()
+    };
+    let b = rig.counter_ib_with(0x1000, 40, opts).unwrap();
+    let ib = rig.place(b).unwrap();
+    let n = ib.segments.len();
+    assert!(n > 1, "40 dispatches in 256-dword segments");
+    match ib.packet(Default::default()) {
+        Err(RigError::Segments(k)) => assert_eq!(k, n),
+        other => panic!("expected RigError::Segments, got {other:?}"),
+    }
+    assert!(ib.segments.iter().all(|s| s.dwords > 0 && s.dwords <= 256));
+}
+
+#[test]
 fn two_producers_share_one_queue_and_keep_it_alive() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    hsa::add_gpu(SimConfig::new("gfx1100")).unwrap();
-    let rt = Runtime::open(Arc::new(hsa::loaded())).unwrap();
-    let gpu = rt.gpus().find(|g| g.name == "gfx1100").unwrap().clone();
-    let mut first = rt.create_queue(&gpu, 64).unwrap();
+    let rig = HsaRig::counter("gfx1100").unwrap();
+    let rt = &rig.rt;
+    let mut first = rt.create_queue(&rig.gpu, 64).unwrap();
     let mut second = first.producer();
     assert_eq!(second.id(), first.id());
     let done = rt.create_signal(0).unwrap();

@@ -4,36 +4,13 @@
 
 use std::ptr::{null, null_mut};
 
-use super::{cstr, last_error, load, open_sim};
+use super::{cstr, last_error, load, open_sim, pack_kernargs};
 use crate::*;
 
 const N: u32 = 64;
 
 fn pack(module: *mut RlModule, symbol: &str, explicit: &[u8]) -> Vec<u8> {
-    let mut out = vec![0u8; 1024];
-    let mut written = 0;
-    // SAFETY: live buffers sized as passed.
-    let rc = unsafe {
-        rl_module_pack_kernargs(
-            module,
-            cstr(symbol).as_ptr(),
-            explicit.as_ptr(),
-            explicit.len(),
-            N,
-            1,
-            1,
-            32,
-            1,
-            1,
-            0,
-            out.as_mut_ptr(),
-            out.len(),
-            &mut written,
-        )
-    };
-    assert_eq!(rc, RL_OK, "{}", last_error());
-    out.truncate(written);
-    out
+    pack_kernargs(module, symbol, explicit, [N, 1, 1], [32, 1, 1])
 }
 
 fn node(

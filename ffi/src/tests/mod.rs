@@ -22,11 +22,7 @@ pub(crate) fn cstr(s: &str) -> CString {
 }
 
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../tests/kernels/build/gfx1201/{name}.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    relaunch_sim::rig::fixture("gfx1201", name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub(crate) fn open_sim() -> *mut RlGpu {
@@ -46,24 +42,31 @@ pub(crate) fn load(gpu: *mut RlGpu, name: &str) -> *mut RlModule {
     module
 }
 
-/// The full counter kernarg segment pointing at `counter`.
-pub(crate) fn counter_kernarg(module: *mut RlModule, counter: u64) -> Vec<u8> {
-    let mut out = vec![0u8; 512];
+/// The full kernarg segment of `symbol` for a `grid` x `block` launch
+/// (work-items, no dynamic LDS) with `explicit` at the front.
+pub(crate) fn pack_kernargs(
+    module: *mut RlModule,
+    symbol: &str,
+    explicit: &[u8],
+    grid: [u32; 3],
+    block: [u32; 3],
+) -> Vec<u8> {
+    let mut out = vec![0u8; 1024];
     let mut written = 0usize;
-    let sym = cstr("counter");
+    let sym = cstr(symbol);
     // SAFETY: all buffers are live and sized as passed.
     let rc = unsafe {
         rl_module_pack_kernargs(
             module,
             sym.as_ptr(),
-            counter.to_le_bytes().as_ptr(),
-            8,
-            1,
-            1,
-            1,
-            1,
-            1,
-            1,
+            explicit.as_ptr(),
+            explicit.len(),
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
             0,
             out.as_mut_ptr(),
             out.len(),
@@ -73,6 +76,11 @@ pub(crate) fn counter_kernarg(module: *mut RlModule, counter: u64) -> Vec<u8> {
     assert_eq!(rc, RL_OK, "{}", last_error());
     out.truncate(written);
     out
+}
+
+/// The full counter kernarg segment pointing at `counter`.
+pub(crate) fn counter_kernarg(module: *mut RlModule, counter: u64) -> Vec<u8> {
+    pack_kernargs(module, "counter", &counter.to_le_bytes(), [1; 3], [1; 3])
 }
 
 /// A builder with `n` counter dispatches (RMW boundaries between).

@@ -1,18 +1,43 @@
 //! Each example compiled with `cc -Wall -Wextra -Werror` and run on the
 //! simulated gfx1201, with its output checked exactly where it is fixed.
 
-use crate::support::{check, compile_example, fixture, have, run, scratch, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::support::{check, compile_example, fixture, have, run, scratch, stdout, Scratch};
+
+/// Example `name` compiled in the scratch directory `dir`; None (with a
+/// printed note) where `cc` is missing.
+fn compiled(name: &str, dir: &str) -> Option<(Scratch, PathBuf)> {
+    if !have("cc", dir) {
+        return None;
+    }
+    let dir = scratch(dir);
+    let exe = compile_example(name, &dir);
+    Some((dir, exe))
+}
+
+/// Runs `exe` with `args`, requires success (`what` names the run) and
+/// returns its stdout.
+fn run_ok(exe: &Path, args: &[&str], what: &str) -> String {
+    let out = run(exe, args);
+    check(&out, what);
+    stdout(&out)
+}
+
+/// Asserts that `text` holds every one of `parts`.
+fn assert_has(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
 
 #[test]
 fn smoke_prints_the_seed_contract() {
-    if !have("cc", "smoke") {
+    let Some((_dir, exe)) = compiled("smoke", "smoke") else {
         return;
-    }
-    let dir = scratch("smoke");
-    let exe = compile_example("smoke", &dir);
-    let out = run(&exe, &[]);
-    check(&out, "smoke");
-    let text = stdout(&out);
+    };
+    let text = run_ok(&exe, &[], "smoke");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.first(), Some(&"abi=1 lanes=1"), "{text}");
     let fp = lines
@@ -26,15 +51,15 @@ fn smoke_prints_the_seed_contract() {
 
 #[test]
 fn gpu_smoke_counts_every_dispatch() {
-    if !have("cc", "gpu_smoke") {
+    let Some((_dir, exe)) = compiled("gpu_smoke", "gpu_smoke") else {
         return;
-    }
-    let dir = scratch("gpu_smoke");
-    let exe = compile_example("gpu_smoke", &dir);
-    let out = run(&exe, &["64", &fixture("gfx1201", "counter")]);
-    check(&out, "gpu_smoke 64");
-    let text = stdout(&out);
-    assert!(text.contains("ib: 64 dispatches"), "{text}");
+    };
+    let text = run_ok(
+        &exe,
+        &["64", &fixture("gfx1201", "counter")],
+        "gpu_smoke 64",
+    );
+    assert_has(&text, &["ib: 64 dispatches"]);
     assert_eq!(
         text.lines().last(),
         Some("real-GPU C-ABI gate: counter = 64 / 64 certified=no [PASS]"),
@@ -44,90 +69,71 @@ fn gpu_smoke_counts_every_dispatch() {
 
 #[test]
 fn gpu_smoke_with_a_manifest_is_refused_as_certification() {
-    if !have("cc", "gpu_smoke manifest") {
+    let Some((dir, exe)) = compiled("gpu_smoke", "gpu_smoke_manifest") else {
         return;
-    }
-    let dir = scratch("gpu_smoke_manifest");
-    let exe = compile_example("gpu_smoke", &dir);
+    };
     let manifest = dir.join("manifest.json");
     std::fs::write(&manifest, b"{}").unwrap();
-    let out = run(
-        &exe,
-        &[
-            "4",
-            &fixture("gfx1201", "counter"),
-            manifest.to_str().unwrap(),
-        ],
-    );
+    let counter = fixture("gfx1201", "counter");
+    let out = run(&exe, &["4", &counter, manifest.to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("failed (-7)"), "{err}");
-    assert!(err.contains("certification is not supported yet"), "{err}");
+    assert_has(&err, &["failed (-7)", "certification is not supported yet"]);
 }
 
 #[test]
 fn decode_kernargs_patching_equals_rebuilding() {
-    if !have("cc", "decode_kernargs") {
+    let Some((_dir, exe)) = compiled("decode_kernargs", "decode_kernargs") else {
         return;
-    }
-    let dir = scratch("decode_kernargs");
-    let exe = compile_example("decode_kernargs", &dir);
-    let out = run(&exe, &["20", &fixture("gfx1201", "add_scalar")]);
-    check(&out, "decode_kernargs 20");
-    let text = stdout(&out);
-    assert!(text.contains("speedup"), "{text}");
-    assert!(
-        text.contains("decode kernargs: T=20 sum = 210 (patched and rebuilt) [PASS]"),
-        "{text}"
+    };
+    let add_scalar = fixture("gfx1201", "add_scalar");
+    let text = run_ok(&exe, &["20", &add_scalar], "decode_kernargs 20");
+    assert_has(
+        &text,
+        &[
+            "speedup",
+            "decode kernargs: T=20 sum = 210 (patched and rebuilt) [PASS]",
+        ],
     );
 }
 
 #[test]
 fn multi_queue_spreads_lanes_and_patches_one() {
-    if !have("cc", "multi_queue") {
+    let Some((_dir, exe)) = compiled("multi_queue", "multi_queue") else {
         return;
-    }
-    let dir = scratch("multi_queue");
-    let exe = compile_example("multi_queue", &dir);
-    let out = run(&exe, &[&fixture("gfx1201", "counter"), "4"]);
-    check(&out, "multi_queue");
-    let text = stdout(&out);
-    assert!(
-        text.contains("lanes=4 auto queues=2 (one queue: 1)"),
-        "{text}"
+    };
+    let text = run_ok(&exe, &[&fixture("gfx1201", "counter"), "4"], "multi_queue");
+    assert_has(
+        &text,
+        &[
+            "lanes=4 auto queues=2 (one queue: 1)",
+            "multi-IB: 4 lanes on 2 queues",
+            "lane 3: 4 dispatches, counter = 8",
+            "after patch: spare = 1, lane 0 = 2",
+            "multi-queue C-ABI: [PASS]",
+        ],
     );
-    assert!(text.contains("multi-IB: 4 lanes on 2 queues"), "{text}");
-    assert!(text.contains("lane 3: 4 dispatches, counter = 8"), "{text}");
-    assert!(
-        text.contains("after patch: spare = 1, lane 0 = 2"),
-        "{text}"
-    );
-    assert!(text.contains("multi-queue C-ABI: [PASS]"), "{text}");
 }
 
 #[test]
 fn a_c_twin_runs_and_its_fault_fails_the_replay() {
-    if !have("cc", "sim_twin") {
+    let Some((_dir, exe)) = compiled("sim_twin", "sim_twin") else {
         return;
-    }
-    let dir = scratch("sim_twin");
-    let exe = compile_example("sim_twin", &dir);
-    let out = run(
-        &exe,
+    };
+    let (add_scalar, counter) = (
+        fixture("gfx1201", "add_scalar"),
+        fixture("gfx1201", "counter"),
+    );
+    let text = run_ok(&exe, &[&add_scalar, &counter], "sim_twin");
+    assert_has(
+        &text,
         &[
-            &fixture("gfx1201", "add_scalar"),
-            &fixture("gfx1201", "counter"),
+            "C twin add_scalar: 8 workgroup calls, acc[0] = 10",
+            "faulting C twin: status -5",
+            "VM fault",
+            "C twin example: [PASS]",
         ],
     );
-    check(&out, "sim_twin");
-    let text = stdout(&out);
-    assert!(
-        text.contains("C twin add_scalar: 8 workgroup calls, acc[0] = 10"),
-        "{text}"
-    );
-    assert!(text.contains("faulting C twin: status -5"), "{text}");
-    assert!(text.contains("VM fault"), "{text}");
-    assert!(text.contains("C twin example: [PASS]"), "{text}");
 }
 
 #[test]
@@ -143,38 +149,22 @@ fn the_header_compiles_as_pedantic_c99_and_as_cpp() {
     )
     .unwrap();
     let include = crate::support::ffi_dir().join("include");
-    let out = std::process::Command::new("cc")
-        .args([
-            "-std=c99",
-            "-pedantic",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-fsyntax-only",
-            "-I",
-        ])
-        .arg(&include)
-        .arg(&source)
-        .output()
-        .expect("run cc");
+    let out = syntax_only("cc", &["-std=c99", "-pedantic"], &include, &source);
     check(&out, "cc -std=c99 -pedantic relaunch.h");
     if !have("c++", "header c++") {
         return;
     }
-    let out = std::process::Command::new("c++")
-        .args([
-            "-x",
-            "c++",
-            "-std=c++11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-fsyntax-only",
-            "-I",
-        ])
-        .arg(&include)
-        .arg(&source)
-        .output()
-        .expect("run c++");
+    let out = syntax_only("c++", &["-x", "c++", "-std=c++11"], &include, &source);
     check(&out, "c++ relaunch.h");
+}
+
+/// `tool` checking `source` against the header, warnings as errors.
+fn syntax_only(tool: &str, lang: &[&str], include: &Path, source: &Path) -> Output {
+    std::process::Command::new(tool)
+        .args(lang)
+        .args(["-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I"])
+        .arg(include)
+        .arg(source)
+        .output()
+        .unwrap_or_else(|e| panic!("run {tool}: {e}"))
 }

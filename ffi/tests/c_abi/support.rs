@@ -33,16 +33,12 @@ fn build_library() -> PathBuf {
     dir
 }
 
-pub fn workspace() -> PathBuf {
-    relaunch_testsupport::workspace()
-}
-
 pub fn ffi_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 pub fn fixture(target: &str, name: &str) -> String {
-    let path = workspace().join(format!("tests/kernels/build/{target}/{name}.co"));
+    let path = relaunch_sim::rig::fixture_path(target, name);
     assert!(path.is_file(), "missing fixture {path:?}");
     path.to_string_lossy().into_owned()
 }

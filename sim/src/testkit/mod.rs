@@ -32,11 +32,7 @@ pub const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx
 
 /// The bytes of fixture `name` built for `target`.
 pub fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/../tests/kernels/build/{target}/{name}.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    crate::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A one-dimensional launch without dynamic LDS.
