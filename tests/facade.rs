@@ -4,11 +4,7 @@
 use relaunch::{Geometry, Gpu, QueuePolicy};
 
 fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/tests/kernels/build/{target}/{name}.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 const N: u32 = 64;

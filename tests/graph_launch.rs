@@ -8,11 +8,7 @@ use relaunch::{Geometry, Gpu, Graph, NodeSpec};
 const N: u32 = 64;
 
 fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = format!(
-        "{}/tests/kernels/build/{target}/{name}.co",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn geometry() -> Geometry {
