@@ -394,6 +394,39 @@ pub unsafe extern "C" fn hipGraphExecKernelNodeSetParams(
 }
 
 /// # Safety
+/// HIP's `hipGraphExecUpdate(hGraphExec, hGraph, hipGraphNode_t
+/// *hErrorNode_out, hipGraphExecUpdateResult *updateResult_out)` contract
+/// (HIP Runtime API, "Graph management"). Only a successful real update
+/// reaches the shadow: its kernarg changes are patched into the retained
+/// IBs, anything more makes the exec fall through.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphExecUpdate(
+    exec: Handle,
+    graph: Handle,
+    error_node: *mut Handle,
+    result: *mut i32,
+) -> HipError {
+    let rc = forward!(hipGraphExecUpdate(exec, graph, error_node, result));
+    if rc != HIP_SUCCESS {
+        return rc;
+    }
+    let found = with_state("hipGraphExecUpdate", |s| {
+        let shadow = s.execs.get(&key(exec)).cloned()?;
+        Some((shadow, s.graphs.get(&key(graph)).cloned()))
+    })
+    .flatten();
+    // Patched outside the state lock, like a node's SetParams.
+    if let Some((shadow, graph)) = found {
+        guarded("hipGraphExecUpdate", || match graph {
+            Some(g) => shadow.update_from(&g),
+            None => shadow
+                .fall_back("hipGraphExecUpdate from a graph the interposer did not see".into()),
+        });
+    }
+    rc
+}
+
+/// # Safety
 /// HIP's `hipGraphExecDestroy` contract.
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphExecDestroy(exec: Handle) -> HipError {

@@ -117,6 +117,7 @@ real_functions! {
     hipGraphExecDestroy: fn(Handle) -> HipError;
     hipGraphLaunch: fn(Handle, Handle) -> HipError;
     hipGraphExecKernelNodeSetParams: fn(Handle, Handle, *const KernelNodeParams) -> HipError;
+    hipGraphExecUpdate: fn(Handle, Handle, *mut Handle, *mut i32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
     hipStreamBeginCapture: fn(Handle, i32) -> HipError;
     hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;

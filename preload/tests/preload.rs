@@ -235,6 +235,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphDestroy",
             "hipGraphExecDestroy",
             "hipGraphExecKernelNodeSetParams",
+            "hipGraphExecUpdate",
             "hipGraphInstantiate",
             "hipGraphInstantiateWithFlags",
             "hipGraphLaunch",
@@ -291,6 +292,11 @@ fn preloaded_app_replays_captured_graphs_and_falls_through_otherwise() {
             "joined e=0 f=0 launches=2 nodes=3 edges=3",
             // That mark did not outlive its capture.
             "again g=16 launches=2 direct=1",
+            // hipGraphExecUpdate from a re-capture counting into h: patched
+            // in place (g untouched, h += 16); the update to three launches
+            // was refused by the real HIP (910, topology changed), so the
+            // exec still replays the two-launch graph (h += 16).
+            "update g=16 h=32 launches=2 refused=910,2",
             "done",
         ],
     );
@@ -308,6 +314,7 @@ fn capture_app_without_preload_runs_on_the_fake_alone() {
             "extra c=0 d=0 launches=4 nodes=2 edges=1",
             "joined e=0 f=0 launches=5 nodes=3 edges=3",
             "again g=0 launches=6 direct=1",
+            "update g=0 h=0 launches=8 refused=910,2",
             "done",
         ],
     );

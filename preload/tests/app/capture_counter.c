@@ -115,6 +115,31 @@ int main(int argc, char **argv) {
     printf("again g=%u launches=%ld direct=%ld\n", read_counter(g), fakehip_launches(),
            fakehip_kernel_launches());
 
+    /* Re-capture and hipGraphExecUpdate, as engines do per step: the same
+     * two launches now counting into h (updated in place, then launched),
+     * then three launches (another topology: the real update refuses it). */
+    void *h;
+    CHECK(hipMalloc(&h, 4));
+    void *args_h[] = {&h};
+    hipGraph_t graph5, graph6; hipGraphNode_t error_node; int result;
+    CHECK(hipStreamBeginCapture(side, hipStreamCaptureModeGlobal));
+    launch(counter, side, args_h);
+    launch(counter, side, args_h);
+    CHECK(hipStreamEndCapture(side, &graph5));
+    CHECK(hipGraphExecUpdate(exec4, graph5, &error_node, &result));
+    CHECK(hipGraphLaunch(exec4, side));
+    CHECK(hipStreamSynchronize(side));
+    CHECK(hipStreamBeginCapture(side, hipStreamCaptureModeGlobal));
+    for (int i = 0; i < 3; i++) launch(counter, side, args_h);
+    CHECK(hipStreamEndCapture(side, &graph6));
+    hipError_t refused = hipGraphExecUpdate(exec4, graph6, &error_node, &result);
+    CHECK(hipGraphLaunch(exec4, side));
+    CHECK(hipStreamSynchronize(side));
+    printf("update g=%u h=%u launches=%ld refused=%d,%d\n", read_counter(g), read_counter(h),
+           fakehip_launches(), (int)refused, result);
+    CHECK(hipGraphDestroy(graph6)); CHECK(hipGraphDestroy(graph5));
+    CHECK(hipFree(h));
+
     CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
     CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));

@@ -225,6 +225,24 @@ hipError_t hipGraphLaunch(void *exec, void *stream) {
 
 hipError_t hipGraphExecDestroy(void *exec) { free(exec); return hipSuccess; }
 
+/* hipGraphExecUpdate: the same node and edge counts are taken (the exec
+ * then runs the new graph's parameters); anything else is refused with
+ * hipErrorGraphExecUpdateFailure (910) and
+ * hipGraphExecUpdateErrorTopologyChanged (2), the exec unchanged. */
+hipError_t hipGraphExecUpdate(void *exec, void *graph, void **error_node, int *result) {
+    struct exec *x = exec;
+    struct graph *g = graph;
+    if (!x || !g || !result) return hipErrorInvalidValue;
+    if (error_node) *error_node = NULL;
+    if (g->nodes != x->graph->nodes || g->edges != x->graph->edges) {
+        *result = 2;
+        return 910;
+    }
+    x->graph = g;
+    *result = 0;
+    return hipSuccess;
+}
+
 /* ---- Stream capture and module launches (helper "capture") ----
  * A capture table keyed by stream: hipStreamBeginCapture starts a graph,
  * hipModuleLaunchKernel on a capturing stream records a kernel node that

@@ -40,6 +40,8 @@ hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
 hipError_t hipGraphExecDestroy(hipGraphExec_t);
+/* updateResult_out is a hipGraphExecUpdateResult (a C enum, int sized). */
+hipError_t hipGraphExecUpdate(hipGraphExec_t, hipGraph_t, hipGraphNode_t *, int *);
 hipError_t hipGraphDestroy(hipGraph_t);
 long fakehip_launches(void);
 
