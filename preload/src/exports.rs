@@ -8,6 +8,7 @@
 //! Signatures follow the public HIP headers (`hip_runtime_api.h`).
 
 use std::ffi::{c_char, c_void, CStr};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use crate::hip::{
@@ -84,34 +85,115 @@ pub(crate) unsafe fn kernel_of(
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleLoadData(module: *mut Handle, image: *const c_void) -> HipError {
     let rc = forward!(hipModuleLoadData(module, image));
-    if rc == HIP_SUCCESS && !module.is_null() {
-        // SAFETY: the real call succeeded, so `module` was written.
-        let handle = key(unsafe { *module });
-        let code = guarded("hipModuleLoadData", || {
-            // SAFETY: the real HIP just read the same image (its first 24
-            // bytes at least: every ELF header and bundle is longer).
-            if !image.is_null()
-                && crate::bundle::looks_like_bundle(unsafe {
-                    std::slice::from_raw_parts(image as *const u8, 24)
-                })
-            {
-                // SAFETY: as above.
-                return unsafe { crate::registry::code_of_loaded_bundle(image as *const u8) };
+    // SAFETY: the real HIP took the same image.
+    unsafe { shadow_loaded(rc, module, image, "hipModuleLoadData") };
+    rc
+}
+
+/// # Safety
+/// HIP's `hipModuleLoadDataEx(module, image, numOptions, options,
+/// optionValues)` contract; the JIT options concern the real HIP only.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadDataEx(
+    module: *mut Handle,
+    image: *const c_void,
+    num_options: u32,
+    options: *mut c_void,
+    values: *mut *mut c_void,
+) -> HipError {
+    let rc = forward!(hipModuleLoadDataEx(
+        module,
+        image,
+        num_options,
+        options,
+        values
+    ));
+    // SAFETY: the real HIP took the same image.
+    unsafe { shadow_loaded(rc, module, image, "hipModuleLoadDataEx") };
+    rc
+}
+
+/// # Safety
+/// HIP's `hipModuleLoad(module, fname)` contract: `fname` is a
+/// NUL-terminated path.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoad(module: *mut Handle, path: *const c_char) -> HipError {
+    let rc = forward!(hipModuleLoad(module, path));
+    if rc == HIP_SUCCESS && !module.is_null() && !path.is_null() {
+        // SAFETY: the real call succeeded, so `module` was written and
+        // `path` is the C string it read.
+        let (handle, path) = unsafe { (key(*module), CStr::from_ptr(path)) };
+        let code = guarded("hipModuleLoad", || {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+            // The file is read again (the real HIP keeps its copy private);
+            // bounded like an image read through a pointer.
+            let len = std::fs::metadata(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .len();
+            if len > crate::image::MAX_IMAGE_BYTES {
+                return Err(format!(
+                    "{}: {len} bytes is too large a code object",
+                    path.display()
+                ));
             }
-            // SAFETY: as above.
-            let bytes = unsafe { copy_image(image as *const u8) }?;
-            relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            code_of_image(&bytes)
         });
         if let Some(code) = code {
-            if let Err(why) = &code {
-                tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
-            }
-            with_state("hipModuleLoadData", |s| {
-                s.modules.insert(handle, Arc::new(ShadowModule::new(code)));
-            });
+            file_module(handle, code);
         }
     }
     rc
+}
+
+/// The shadow of a module the real HIP loaded from `image`.
+///
+/// # Safety
+/// `rc` is the real call's result; on success `module` was written and
+/// `image` is the image it read.
+unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void, call: &str) {
+    if rc != HIP_SUCCESS || module.is_null() {
+        return;
+    }
+    // SAFETY: the real call succeeded, so `module` was written.
+    let handle = key(unsafe { *module });
+    let code = guarded(call, || {
+        // SAFETY: the real HIP just read the same image (its first 24
+        // bytes at least: every ELF header and bundle is longer).
+        if !image.is_null()
+            && crate::bundle::looks_like_bundle(unsafe {
+                std::slice::from_raw_parts(image as *const u8, 24)
+            })
+        {
+            // SAFETY: as above.
+            return unsafe { crate::registry::code_of_loaded_bundle(image as *const u8) };
+        }
+        // SAFETY: as above.
+        let bytes = unsafe { copy_image(image as *const u8) }?;
+        relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
+    });
+    if let Some(code) = code {
+        file_module(handle, code);
+    }
+}
+
+/// A code object from bytes in memory: a plain ELF, or an offload bundle
+/// whose entry for the device is picked.
+fn code_of_image(bytes: &[u8]) -> Result<relaunch::device::codeobj::CodeObject, String> {
+    if crate::bundle::looks_like_bundle(bytes) {
+        return crate::registry::code_of_bundle_bytes(bytes);
+    }
+    relaunch::device::codeobj::CodeObject::parse(bytes).map_err(|e| e.to_string())
+}
+
+/// Files the shadow of module `handle`.
+fn file_module(handle: usize, code: Result<relaunch::device::codeobj::CodeObject, String>) {
+    if let Err(why) = &code {
+        tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
+    }
+    with_state("hipModuleLoad", |s| {
+        s.modules.insert(handle, Arc::new(ShadowModule::new(code)));
+    });
 }
 
 /// # Safety

@@ -104,6 +104,8 @@ use crate::hip::{Dim3, Handle, HipError, KernelNodeParams};
 
 real_functions! {
     hipModuleLoadData: fn(*mut Handle, *const c_void) -> HipError;
+    hipModuleLoadDataEx: fn(*mut Handle, *const c_void, u32, *mut c_void, *mut *mut c_void) -> HipError;
+    hipModuleLoad: fn(*mut Handle, *const c_char) -> HipError;
     hipModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> HipError;
     hipModuleUnload: fn(Handle) -> HipError;
     hipGraphCreate: fn(*mut Handle, u32) -> HipError;

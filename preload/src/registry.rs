@@ -153,6 +153,27 @@ pub unsafe fn code_of_loaded_bundle(image: *const u8) -> Result<CodeObject, Stri
     fatbin.code_for(gpu()?.target())
 }
 
+/// [`code_of_loaded_bundle`] for a bundle held in memory of known size
+/// (read from a file by `hipModuleLoad`): every read is bounded by it.
+pub fn code_of_bundle_bytes(bytes: &[u8]) -> Result<CodeObject, String> {
+    let read = |off: u64, len: u64| -> Result<Vec<u8>, String> {
+        let end = off
+            .checked_add(len)
+            .filter(|&end| end <= bytes.len() as u64)
+            .ok_or_else(|| {
+                format!(
+                    "{len} bytes at {off} run past the {}-byte bundle",
+                    bytes.len()
+                )
+            })?;
+        Ok(bytes[off as usize..end as usize].to_vec())
+    };
+    let index = BundleIndex::read(&read).map_err(|e| e.to_string())?;
+    let entry = index.select(gpu()?.target()).map_err(|e| e.to_string())?;
+    let code = entry_bytes(&read, entry).map_err(|e| e.to_string())?;
+    CodeObject::parse(&code).map_err(|e| format!("{}: {e}", entry.id))
+}
+
 /// The real function, or return (with `$missing`) when it is not loaded.
 macro_rules! real_or {
     ($name:ident $(, $missing:expr)?) => {

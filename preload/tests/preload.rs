@@ -177,7 +177,9 @@ fn preloaded_app_replays_supported_graphs_and_falls_through_otherwise() {
     assert_eq!(lines[4], "hidden f=0 launches=2", "{lines:?}");
     // A patch changing the geometry: that exec falls through from then on.
     assert_eq!(lines[5], "regeometry a=120 c=8 launches=3", "{lines:?}");
-    assert_eq!(lines[6], "done");
+    // hipModuleLoad (a path) and hipModuleLoadDataEx: 2 nodes x 8, replayed.
+    assert_eq!(lines[6], "loaders g=16 launches=3", "{lines:?}");
+    assert_eq!(lines[7], "done");
 }
 
 #[test]
@@ -193,6 +195,7 @@ fn app_without_preload_runs_on_the_fake_alone() {
             "flags e=0 launches=7",
             "hidden f=0 launches=8",
             "regeometry a=0 c=0 launches=9",
+            "loaders g=0 launches=10",
             "done"
         ],
     );
@@ -242,7 +245,9 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipLaunchKernel",
             "hipModuleGetFunction",
             "hipModuleLaunchKernel",
+            "hipModuleLoad",
             "hipModuleLoadData",
+            "hipModuleLoadDataEx",
             "hipModuleUnload",
             "hipStreamBeginCapture",
             "hipStreamEndCapture",

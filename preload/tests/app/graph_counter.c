@@ -105,6 +105,30 @@ int main(int argc, char **argv) {
 
     CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
     CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
+    /* The other loaders: hipModuleLoad (a path) and hipModuleLoadDataEx
+     * (JIT options), one counter node each on g, launched once. */
+    void *g;
+    CHECK(hipMalloc(&g, 4));
+    void *args_g[] = {&g};
+    hipModule_t by_path, by_ex;
+    hipFunction_t counter_path, counter_ex;
+    CHECK(hipModuleLoad(&by_path, argv[1]));
+    CHECK(hipModuleLoadDataEx(&by_ex, image, 0, NULL, NULL));
+    CHECK(hipModuleGetFunction(&counter_path, by_path, "counter"));
+    CHECK(hipModuleGetFunction(&counter_ex, by_ex, "counter"));
+    hipGraph_t graph5; hipGraphNode_t loaded[2]; hipGraphExec_t exec5;
+    CHECK(hipGraphCreate(&graph5, 0));
+    hipKernelNodeParams p_path = counter_node(counter_path, args_g), p_ex = counter_node(counter_ex, args_g);
+    CHECK(hipGraphAddKernelNode(&loaded[0], graph5, NULL, 0, &p_path));
+    CHECK(hipGraphAddKernelNode(&loaded[1], graph5, &loaded[0], 1, &p_ex));
+    CHECK(hipGraphInstantiate(&exec5, graph5, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec5, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("loaders g=%u launches=%ld\n", read_counter(g), fakehip_launches());
+    CHECK(hipGraphExecDestroy(exec5)); CHECK(hipGraphDestroy(graph5));
+    CHECK(hipModuleUnload(by_path)); CHECK(hipModuleUnload(by_ex));
+    CHECK(hipFree(g));
+
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));
     CHECK(hipGraphExecDestroy(exec)); CHECK(hipGraphDestroy(graph));
     CHECK(hipModuleUnload(module));

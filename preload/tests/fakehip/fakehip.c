@@ -114,12 +114,36 @@ hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, int kind) {
 struct module { const void *image; };
 struct function { struct module *module; char name[64]; };
 
-hipError_t hipModuleLoadData(void **module, const void *image) {
+/* Static: the loaders share it without calling each other through the
+ * exported (interposable) symbols. */
+static hipError_t load_image(void **module, const void *image) {
     if (!module || !image) return hipErrorInvalidValue;
     struct module *m = calloc(1, sizeof *m);
     m->image = image;
     *module = m;
     return hipSuccess;
+}
+
+hipError_t hipModuleLoadData(void **module, const void *image) { return load_image(module, image); }
+
+/* Options are the JIT's: ignored by this fake. */
+hipError_t hipModuleLoadDataEx(void **module, const void *image, unsigned int n, void *options, void **values) {
+    (void)n; (void)options; (void)values;
+    return load_image(module, image);
+}
+
+/* The file's bytes are kept for the module's lifetime (leaked: a fake). */
+hipError_t hipModuleLoad(void **module, const char *path) {
+    if (!module || !path) return hipErrorInvalidValue;
+    FILE *file = fopen(path, "rb");
+    if (!file) return hipErrorInvalidValue;
+    static unsigned char loaded[1 << 20];
+    size_t len = fread(loaded, 1, sizeof loaded, file);
+    fclose(file);
+    if (len == 0) return hipErrorInvalidValue;
+    void *copy = malloc(len);
+    memcpy(copy, loaded, len);
+    return load_image(module, copy);
 }
 
 hipError_t hipModuleGetFunction(void **function, void *module, const char *name) {

@@ -26,6 +26,8 @@ hipError_t hipMalloc(void **, size_t);
 hipError_t hipFree(void *);
 hipError_t hipMemcpy(void *, const void *, size_t, int);
 hipError_t hipModuleLoadData(hipModule_t *, const void *);
+hipError_t hipModuleLoadDataEx(hipModule_t *, const void *, unsigned int, void *, void **);
+hipError_t hipModuleLoad(hipModule_t *, const char *);
 hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
 hipError_t hipModuleUnload(hipModule_t);
 hipError_t hipStreamCreate(hipStream_t *);
