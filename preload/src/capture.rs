@@ -300,11 +300,7 @@ mod tests {
     use crate::shadow::{node_kernel, Function, ShadowModule};
 
     fn counter() -> NodeKernel {
-        let path = format!(
-            "{}/../tests/kernels/build/gfx1201/counter.co",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let bytes = std::fs::read(path).expect("fixture");
+        let bytes = relaunch::sim::rig::fixture("gfx1201", "counter").expect("fixture");
         let f = Function {
             module: Arc::new(ShadowModule::new(
                 CodeObject::parse(&bytes).map_err(|e| e.to_string()),

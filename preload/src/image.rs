@@ -135,11 +135,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/kernels/build/gfx1201/"
-        );
-        std::fs::read(format!("{path}{name}.co")).expect("fixture code object")
+        relaunch::sim::rig::fixture("gfx1201", name).expect("fixture code object")
     }
 
     #[test]

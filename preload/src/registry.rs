@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 use relaunch::device::codeobj::CodeObject;
 use relaunch::device::target::GfxTarget;
 
-use crate::bundle::{entry_bytes, pointer_reader, BundleIndex};
+use crate::bundle::{self, pointer_reader};
 use crate::hip::{key, Dim3, Handle};
 use crate::shadow::{Function, ShadowModule};
 use crate::state::{gpu, guarded};
@@ -49,11 +49,12 @@ pub struct FatBinaryWrapper {
 }
 
 /// A registered fat binary: where its bundle lives (the program's own
-/// `.hip_fatbin` data, valid until `__hipUnregisterFatBinary`), its entry
-/// table, and the module picked for the device, once.
+/// `.hip_fatbin` data, valid until `__hipUnregisterFatBinary`), its
+/// extent (read from its table at registration), and the module picked
+/// for the device, once.
 pub struct FatBinary {
     base: usize,
-    index: Result<BundleIndex, String>,
+    extent: Result<u64, String>,
     module: OnceLock<Arc<ShadowModule>>,
 }
 
@@ -67,40 +68,34 @@ impl FatBinary {
         // SAFETY: null or valid per the caller.
         let w = unsafe { wrapper.as_ref() };
         let base = w.map_or(0, |w| w.binary as usize);
-        let index = match w {
+        let extent = match w {
             None => Err("__hipRegisterFatBinary was given a null wrapper".to_string()),
             Some(w) if w.magic != HIPF_MAGIC => Err(format!(
                 "fat binary wrapper magic {:#x} is not HIPF ({HIPF_MAGIC:#x})",
                 w.magic
             )),
-            // SAFETY: the bundle is readable per the caller.
-            Some(_) => unsafe { Self::index_at(base as *const u8) },
+            Some(_) => {
+                // SAFETY: the bundle is readable per the caller.
+                let read = unsafe { pointer_reader(base as *const u8) };
+                bundle::extent(&read)
+            }
         };
         FatBinary {
             base,
-            index,
+            extent,
             module: OnceLock::new(),
         }
     }
 
-    /// # Safety
-    /// `base` is null or a readable bundle.
-    unsafe fn index_at(base: *const u8) -> Result<BundleIndex, String> {
-        // SAFETY: per the caller.
-        let read = unsafe { pointer_reader(base) };
-        BundleIndex::read(&read).map_err(|e| e.to_string())
-    }
-
-    /// The code object for `target`, copied from the bundle.
+    /// The code object for `target`, from a copy of the bundle.
     pub fn code_for(&self, target: &GfxTarget) -> Result<CodeObject, String> {
-        let index = self.index.as_ref().map_err(Clone::clone)?;
-        let entry = index.select(target).map_err(|e| e.to_string())?;
-        // SAFETY: `base` was read by `index_at` and stays valid until the
-        // fat binary is unregistered, which drops this value from the map
-        // (nodes built earlier keep only the copied module).
+        let extent = *self.extent.as_ref().map_err(Clone::clone)?;
+        // SAFETY: `base` holds a bundle of `extent` bytes (its table said
+        // so at registration) and stays valid until the fat binary is
+        // unregistered, which drops this value from the map (nodes built
+        // earlier keep only the copied module).
         let read = unsafe { pointer_reader(self.base as *const u8) };
-        let bytes = entry_bytes(&read, entry).map_err(|e| e.to_string())?;
-        CodeObject::parse(&bytes).map_err(|e| format!("{}: {e}", entry.id))
+        bundle::code_for(&read(0, extent)?, target)
     }
 
     /// The module for the relaunch device (opened here if it was not
@@ -144,34 +139,14 @@ pub fn function_of_stub(func: *const c_void) -> Option<Function> {
 /// `image` points to a readable offload bundle.
 pub unsafe fn code_of_loaded_bundle(image: *const u8) -> Result<CodeObject, String> {
     // SAFETY: per the caller.
-    let index = unsafe { FatBinary::index_at(image) }?;
-    let fatbin = FatBinary {
-        base: image as usize,
-        index: Ok(index),
-        module: OnceLock::new(),
-    };
-    fatbin.code_for(gpu()?.target())
+    let bytes = unsafe { bundle::copy(image) }?;
+    bundle::code_for(&bytes, gpu()?.target())
 }
 
-/// [`code_of_loaded_bundle`] for a bundle held in memory of known size
-/// (read from a file by `hipModuleLoad`): every read is bounded by it.
+/// [`code_of_loaded_bundle`] for a bundle already in memory (read from a
+/// file by `hipModuleLoad`); the reader bounds every entry by the slice.
 pub fn code_of_bundle_bytes(bytes: &[u8]) -> Result<CodeObject, String> {
-    let read = |off: u64, len: u64| -> Result<Vec<u8>, String> {
-        let end = off
-            .checked_add(len)
-            .filter(|&end| end <= bytes.len() as u64)
-            .ok_or_else(|| {
-                format!(
-                    "{len} bytes at {off} run past the {}-byte bundle",
-                    bytes.len()
-                )
-            })?;
-        Ok(bytes[off as usize..end as usize].to_vec())
-    };
-    let index = BundleIndex::read(&read).map_err(|e| e.to_string())?;
-    let entry = index.select(gpu()?.target()).map_err(|e| e.to_string())?;
-    let code = entry_bytes(&read, entry).map_err(|e| e.to_string())?;
-    CodeObject::parse(&code).map_err(|e| format!("{}: {e}", entry.id))
+    bundle::code_for(bytes, gpu()?.target())
 }
 
 /// The real function, or return (with `$missing`) when it is not loaded.
@@ -195,7 +170,7 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut Han
         guarded("__hipRegisterFatBinary", || {
             // SAFETY: the real HIP accepted the same wrapper.
             let fatbin = unsafe { FatBinary::from_wrapper(data as *const FatBinaryWrapper) };
-            if let Err(why) = &fatbin.index {
+            if let Err(why) = &fatbin.extent {
                 tracing::info!(reason = %why, "fat binary not replayable; its kernels fall through");
             }
             REGISTRY
@@ -280,11 +255,7 @@ mod tests {
     use crate::bundle::assemble;
 
     fn fixture(target: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/../tests/kernels/build/{target}/counter.co",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read(path).expect("fixture")
+        relaunch::sim::rig::fixture(target, "counter").expect("fixture")
     }
 
     fn wrapped(bundle: &[u8], magic: u32) -> FatBinaryWrapper {
@@ -325,17 +296,17 @@ mod tests {
         let w = wrapped(&bundle, 0x1234);
         // SAFETY: as above.
         let fatbin = unsafe { FatBinary::from_wrapper(&w) };
-        let err = fatbin.index.err().unwrap();
+        let err = fatbin.extent.err().unwrap();
         assert!(err.contains("not HIPF"), "{err}");
         // SAFETY: null is allowed.
         let fatbin = unsafe { FatBinary::from_wrapper(std::ptr::null()) };
-        assert!(fatbin.index.err().unwrap().contains("null wrapper"));
+        assert!(fatbin.extent.err().unwrap().contains("null wrapper"));
         let mut ccob = b"CCOB".to_vec();
         ccob.resize(64, 0);
         let w = wrapped(&ccob, HIPF_MAGIC);
         // SAFETY: as above.
         let fatbin = unsafe { FatBinary::from_wrapper(&w) };
-        assert!(fatbin.index.err().unwrap().contains("compressed"));
+        assert!(fatbin.extent.err().unwrap().contains("compressed"));
         // An entry that is not a code object: refused when picked.
         let w = wrapped(&bundle, HIPF_MAGIC);
         // SAFETY: as above.

@@ -16,10 +16,6 @@ struct Built {
     app: PathBuf,
 }
 
-fn workspace() -> PathBuf {
-    relaunch_testsupport::workspace()
-}
-
 /// Builds the simulator's HSA cdylib and the interposer with cargo (where
 /// and how this test was built), and finds them in cargo's JSON messages.
 fn cargo_artifacts() -> (PathBuf, PathBuf) {
@@ -115,7 +111,7 @@ fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> 
 
 /// The counter fixture the apps load.
 fn counter_co() -> PathBuf {
-    workspace().join("tests/kernels/build/gfx1201/counter.co")
+    relaunch::sim::rig::fixture_path("gfx1201", "counter")
 }
 
 fn built() -> Option<&'static Built> {
@@ -334,7 +330,6 @@ fn static_app() -> Option<&'static PathBuf> {
     static APP: OnceLock<Option<PathBuf>> = OnceLock::new();
     APP.get_or_init(|| {
         let b = built()?;
-        let kernels = workspace().join("tests/kernels/build");
         let bundle = b.dir.join("counter.hipfb");
         let bundler = "clang-offload-bundler-19";
         let out = Command::new(bundler)
@@ -347,11 +342,11 @@ fn static_app() -> Option<&'static PathBuf> {
             ])
             .arg(format!(
                 "-input={}",
-                kernels.join("gfx1100/counter.co").display()
+                relaunch::sim::rig::fixture_path("gfx1100", "counter").display()
             ))
             .arg(format!(
                 "-input={}",
-                kernels.join("gfx1201/counter.co").display()
+                relaunch::sim::rig::fixture_path("gfx1201", "counter").display()
             ))
             .arg(format!("-output={}", bundle.display()))
             .output()
