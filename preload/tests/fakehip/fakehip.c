@@ -180,8 +180,11 @@ hipError_t hipGraphDestroy(void *graph) {
     return hipSuccess;
 }
 
-hipError_t hipGraphAddKernelNode(void **node, void *graph, void *const *deps, size_t ndeps,
-                                 const hipKernelNodeParams *params) {
+/* Static, so hipGraphAddEmptyNode adds a node without going through the
+ * exported (interposable) hipGraphAddKernelNode: the interposer must not
+ * see it (its graph then fails the node-count check). */
+static hipError_t add_node(void **node, void *graph, void *const *deps, size_t ndeps,
+                           const hipKernelNodeParams *params) {
     struct graph *g = graph;
     if (!node || !g || !params || g->nodes == MAX_NODES || (ndeps && !deps)) return hipErrorInvalidValue;
     struct node *n = calloc(1, sizeof *n);
@@ -192,10 +195,15 @@ hipError_t hipGraphAddKernelNode(void **node, void *graph, void *const *deps, si
     return hipSuccess;
 }
 
+hipError_t hipGraphAddKernelNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                                 const hipKernelNodeParams *params) {
+    return add_node(node, graph, deps, ndeps, params);
+}
+
 hipError_t hipGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t ndeps) {
     hipKernelNodeParams none;
     memset(&none, 0, sizeof none);
-    return hipGraphAddKernelNode(node, graph, deps, ndeps, &none);
+    return add_node(node, graph, deps, ndeps, &none);
 }
 
 hipError_t hipGraphAddDependencies(void *graph, void *const *from, void *const *to, size_t count) {
@@ -219,8 +227,9 @@ hipError_t hipGraphGetEdges(void *graph, void **from, void **to, size_t *count) 
     return hipSuccess;
 }
 
-hipError_t hipGraphInstantiate(void **exec, void *graph, void **error_node, char *log, size_t log_size) {
-    (void)error_node; (void)log; (void)log_size;
+/* Static, so both instantiate entry points share it without one calling
+ * the other through its exported (interposable) symbol. */
+static hipError_t instantiate(void **exec, void *graph) {
     if (!exec || !graph) return hipErrorInvalidValue;
     struct exec *x = calloc(1, sizeof *x);
     x->graph = graph;
@@ -229,9 +238,14 @@ hipError_t hipGraphInstantiate(void **exec, void *graph, void **error_node, char
     return hipSuccess;
 }
 
+hipError_t hipGraphInstantiate(void **exec, void *graph, void **error_node, char *log, size_t log_size) {
+    (void)error_node; (void)log; (void)log_size;
+    return instantiate(exec, graph);
+}
+
 hipError_t hipGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags) {
     (void)flags;
-    return hipGraphInstantiate(exec, graph, NULL, NULL, 0);
+    return instantiate(exec, graph);
 }
 
 hipError_t hipGraphExecKernelNodeSetParams(void *exec, void *node, const hipKernelNodeParams *params) {
