@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Once, OnceLock};
 
 use parking_lot::Mutex;
 use relaunch::Gpu;
@@ -26,9 +26,28 @@ pub struct State {
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
 static DISABLED: AtomicBool = AtomicBool::new(false);
 
+/// The interposer's reports (what is replayed, what falls through and
+/// why) go to stderr when `RELAUNCH_LOG` is set (e.g. `info`), unless the
+/// application installed its own global subscriber; unset, nothing is
+/// printed. Once, before the first shadow update or registration.
+pub fn init_logging() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("RELAUNCH_LOG") else {
+            return;
+        };
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init();
+    });
+}
+
 /// Runs `f` on the shadow state unless it was disabled. A panic inside is
 /// caught (never crosses the C boundary) and disables the shadow.
 pub fn with_state<T>(what: &str, f: impl FnOnce(&mut State) -> T) -> Option<T> {
+    init_logging();
     if DISABLED.load(Ordering::Acquire) {
         return None;
     }
@@ -49,6 +68,7 @@ pub fn with_state<T>(what: &str, f: impl FnOnce(&mut State) -> T) -> Option<T> {
 /// Runs `f` (outside the state lock) with panics caught; a panic disables
 /// the shadow and yields `None`.
 pub fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
+    init_logging();
     if DISABLED.load(Ordering::Acquire) {
         return None;
     }

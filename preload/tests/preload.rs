@@ -84,7 +84,23 @@ fn build_c(dir: &Path, output: &str, source: &str, extra: &[String], link_hip: b
 /// Runs `program args` on the fake HIP over the simulator (with the
 /// interposer preloaded when `preload`) and returns its stdout lines.
 fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> {
+    run_logged(b, program, args, preload, None).0
+}
+
+/// [`run`] with `RELAUNCH_LOG` set to `log` (when given); also returns
+/// stderr.
+fn run_logged(
+    b: &Built,
+    program: &Path,
+    args: &[&Path],
+    preload: bool,
+    log: Option<&str>,
+) -> (Vec<String>, String) {
     let mut cmd = Command::new(program);
+    cmd.env_remove("RELAUNCH_LOG");
+    if let Some(log) = log {
+        cmd.env("RELAUNCH_LOG", log);
+    }
     cmd.args(args)
         .current_dir(&b.dir)
         .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
@@ -106,7 +122,8 @@ fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> 
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    stdout.lines().map(str::to_string).collect()
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (stdout.lines().map(str::to_string).collect(), stderr)
 }
 
 /// The counter fixture the apps load.
@@ -440,4 +457,19 @@ fn hip_loaded_behind_rtld_local_is_still_found() {
     let local = run(b, &loader, &[&lib, &counter_co()], true);
     assert_eq!(local, run_app(b, true));
     assert_eq!(local[0], "replay a=96 b=72 launches=0", "{local:?}");
+}
+
+// ---- diagnostics ----
+
+/// `RELAUNCH_LOG=info` makes the interposer say what falls through and
+/// why (the hardware-validation guide relies on it); unset, it is silent.
+#[test]
+fn relaunch_log_reports_fall_throughs_on_stderr() {
+    let Some(b) = built() else { return };
+    let (lines, log) = run_logged(b, &b.app, &[&counter_co()], true, Some("info"));
+    assert_eq!(lines, run_app(b, true));
+    assert!(log.contains("`extra` form"), "{log}");
+    assert!(log.contains("falls through"), "{log}");
+    let (_, quiet) = run_logged(b, &b.app, &[&counter_co()], true, None);
+    assert_eq!(quiet, "");
 }
