@@ -11,14 +11,15 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
+use crate::args::kernel_of;
 use crate::hip::{
     key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_ERROR_SYMBOL_NOT_FOUND,
     HIP_SUCCESS,
 };
 use crate::image::copy_image;
 use crate::real;
-use crate::shadow::{node_kernel, NodeKernel, ShadowModule};
-use crate::state::{gpu, guarded, with_state, State};
+use crate::shadow::ShadowModule;
+use crate::state::{gpu, guarded, with_state};
 
 /// Calls the real function or returns the "not found" error.
 macro_rules! forward {
@@ -31,54 +32,6 @@ macro_rules! forward {
     };
 }
 pub(crate) use forward;
-
-/// The node launch HIP describes with `params`, or why it is unsupported.
-///
-/// # Safety
-/// `params` is null or a valid `hipKernelNodeParams` whose `kernelParams`
-/// holds one valid pointer per explicit kernel argument (HIP's contract).
-pub(crate) unsafe fn kernel_of(
-    state: &State,
-    params: *const KernelNodeParams,
-) -> Result<NodeKernel, String> {
-    // SAFETY: null or valid per the caller.
-    let p = unsafe { params.as_ref() }.ok_or("null hipKernelNodeParams")?;
-    if !p.extra.is_null() {
-        return Err("kernel arguments in the `extra` form are not supported yet".into());
-    }
-    // A module function, else a host stub of a statically registered
-    // kernel (hipcc programs put the stub in `func`).
-    let function = match state.functions.get(&key(p.func)) {
-        Some(f) => f.clone(),
-        None => crate::registry::function_of_stub(p.func).ok_or_else(|| {
-            format!(
-                "function {:p} came neither from hipModuleGetFunction nor from \
-                 __hipRegisterFunction",
-                p.func
-            )
-        })?,
-    };
-    let args = |i: usize, size: usize| -> Result<Vec<u8>, String> {
-        if p.kernel_params.is_null() {
-            return Err("kernelParams is null but the kernel takes arguments".into());
-        }
-        // SAFETY: one pointer per explicit argument (HIP's contract), each
-        // to `size` bytes as the kernel's metadata says.
-        let arg = unsafe { *p.kernel_params.add(i) };
-        if arg.is_null() {
-            return Err(format!("kernelParams[{i}] is null"));
-        }
-        // SAFETY: as above.
-        Ok(unsafe { std::slice::from_raw_parts(arg as *const u8, size) }.to_vec())
-    };
-    node_kernel(
-        &function,
-        p.grid_dim.to_array(),
-        p.block_dim.to_array(),
-        p.shared_mem_bytes,
-        &args,
-    )
-}
 
 /// # Safety
 /// HIP's `hipModuleLoadData` contract.

@@ -1,7 +1,8 @@
 //! relaunch-hipgraph: `librelaunch_hipgraph.so`, the `LD_PRELOAD`
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
-//! reads (`hip`), stream capture (`capture`), code-object images and
+//! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
+//! stream capture (`capture`), code-object images and
 //! offload bundles from a bare pointer (`image`, `bundle`), static
 //! registration of fat binaries and host stubs (`registry`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `state`).
@@ -13,6 +14,7 @@
 //! later calls fall through). Must not import anything below the facade
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
+pub mod args;
 pub mod bundle;
 pub mod capture;
 pub mod exports;

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch::device::codeobj::CodeObject;
+use relaunch::device::codeobj::{CodeObject, KernelInfo};
 use relaunch::lanes::{Access, NodeId};
 use relaunch::{Geometry, Gpu, GraphExec, NodeSpec};
 
@@ -99,19 +99,7 @@ pub fn node_kernel(
     dynamic_group_bytes: u32,
     args: &dyn Fn(usize, usize) -> Result<Vec<u8>, String>,
 ) -> Result<NodeKernel, String> {
-    let code = function.module.code.as_ref().map_err(Clone::clone)?;
-    let info = code
-        .kernel(&function.symbol)
-        .ok_or_else(|| format!("module has no kernel {:?} in its metadata", function.symbol))?;
-    let mut grid = [0u32; 3];
-    for d in 0..3 {
-        grid[d] = grid_blocks[d].checked_mul(block[d]).ok_or_else(|| {
-            format!(
-                "kernel {}: gridDim {grid_blocks:?} * blockDim {block:?} overflows 32 bits",
-                info.name
-            )
-        })?;
-    }
+    let info = kernel_info(function)?;
     let mut explicit = Vec::new();
     for (i, arg) in info.explicit_args().enumerate() {
         let (at, size) = (arg.offset as usize, arg.size as usize);
@@ -121,12 +109,80 @@ pub fn node_kernel(
         }
         explicit[at..at + size].copy_from_slice(&bytes);
     }
+    launch_of(
+        function,
+        info,
+        grid_blocks,
+        block,
+        dynamic_group_bytes,
+        &explicit,
+    )
+}
+
+/// [`node_kernel`] with the explicit arguments already laid out as the
+/// kernel expects (HIP's `extra` form: `HIP_LAUNCH_PARAM_BUFFER_POINTER`);
+/// the buffer must cover every explicit argument.
+pub fn node_kernel_packed(
+    function: &Function,
+    grid_blocks: [u32; 3],
+    block: [u32; 3],
+    dynamic_group_bytes: u32,
+    buffer: &[u8],
+) -> Result<NodeKernel, String> {
+    let info = kernel_info(function)?;
+    let need = info
+        .explicit_args()
+        .map(|a| (a.offset + a.size) as usize)
+        .max()
+        .unwrap_or(0);
+    if buffer.len() < need {
+        return Err(format!(
+            "the `extra` argument buffer holds {} bytes; kernel {}'s explicit arguments take {need}",
+            buffer.len(),
+            info.name
+        ));
+    }
+    launch_of(
+        function,
+        info,
+        grid_blocks,
+        block,
+        dynamic_group_bytes,
+        &buffer[..need],
+    )
+}
+
+fn kernel_info(function: &Function) -> Result<&KernelInfo, String> {
+    let code = function.module.code.as_ref().map_err(Clone::clone)?;
+    code.kernel(&function.symbol)
+        .ok_or_else(|| format!("module has no kernel {:?} in its metadata", function.symbol))
+}
+
+/// The launch of `info` with its explicit arguments `explicit`: grid in
+/// work-items, hidden arguments filled.
+fn launch_of(
+    function: &Function,
+    info: &KernelInfo,
+    grid_blocks: [u32; 3],
+    block: [u32; 3],
+    dynamic_group_bytes: u32,
+    explicit: &[u8],
+) -> Result<NodeKernel, String> {
+    let mut grid = [0u32; 3];
+    for d in 0..3 {
+        grid[d] = grid_blocks[d].checked_mul(block[d]).ok_or_else(|| {
+            format!(
+                "kernel {}: gridDim {grid_blocks:?} * blockDim {block:?} overflows 32 bits",
+                info.name
+            )
+        })?;
+    }
     let geometry = Geometry {
         grid,
         block,
         dynamic_group_bytes,
     };
-    let kernarg = relaunch::pack_kernargs(info, &explicit, &geometry).map_err(|e| e.to_string())?;
+    let kernarg = relaunch::pack_kernargs(info, explicit, &geometry).map_err(|e| e.to_string())?;
     Ok(NodeKernel {
         function: function.clone(),
         grid,

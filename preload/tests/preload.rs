@@ -180,9 +180,10 @@ fn preloaded_app_replays_supported_graphs_and_falls_through_otherwise() {
     assert_eq!(lines[0], "replay a=96 b=72 launches=0", "{lines:?}");
     // The patch moved chain one's first node to counter c.
     assert_eq!(lines[1], "patched a=120 b=96 c=8 launches=0", "{lines:?}");
-    // The `extra` form fell through: the fake launched it (and, being a
-    // fake, did not run it).
-    assert_eq!(lines[2], "extra d=0 launches=1", "{lines:?}");
+    // The `extra` form replayed (8 work-items); the node whose buffer is
+    // shorter than the kernel's arguments fell through: the fake launched
+    // it (and, being a fake, did not run it).
+    assert_eq!(lines[2], "extra d=8 launches=1", "{lines:?}");
     // Instantiated with flags: 2 nodes x 8 work-items, two replays.
     assert_eq!(lines[3], "flags e=32 launches=1", "{lines:?}");
     // A node added behind the interposer's back: the counts differ at
@@ -204,11 +205,11 @@ fn app_without_preload_runs_on_the_fake_alone() {
         [
             "replay a=0 b=0 launches=3",
             "patched a=0 b=0 c=0 launches=4",
-            "extra d=0 launches=5",
-            "flags e=0 launches=7",
-            "hidden f=0 launches=8",
-            "regeometry a=0 c=0 launches=9",
-            "loaders g=0 launches=10",
+            "extra d=0 launches=6",
+            "flags e=0 launches=8",
+            "hidden f=0 launches=9",
+            "regeometry a=0 c=0 launches=10",
+            "loaders g=0 launches=11",
             "done"
         ],
     );
@@ -303,18 +304,18 @@ fn preloaded_app_replays_captured_graphs_and_falls_through_otherwise() {
             "capture a=120 launches=0 direct=0 nodes=5 edges=4 status=1,0",
             // Outside a capture: forwarded (the fake counts, never runs).
             "direct b=0 direct=1",
-            // The `extra`-form launch made the captured graph fall through.
-            "extra c=0 d=0 launches=1 nodes=2 edges=1",
+            // An `extra`-form launch is captured like a kernelParams one.
+            "extra c=8 d=8 launches=0 nodes=2 edges=1",
             // A launch on a stream joined through events: the capture was
             // marked unsupported and its graph fell through.
-            "joined e=0 f=0 launches=2 nodes=3 edges=3",
+            "joined e=0 f=0 launches=1 nodes=3 edges=3",
             // That mark did not outlive its capture.
-            "again g=16 launches=2 direct=1",
+            "again g=16 launches=1 direct=1",
             // hipGraphExecUpdate from a re-capture counting into h: patched
             // in place (g untouched, h += 16); the update to three launches
             // was refused by the real HIP (910, topology changed), so the
             // exec still replays the two-launch graph (h += 16).
-            "update g=16 h=32 launches=2 refused=910,2",
+            "update g=16 h=32 launches=1 refused=910,2",
             "done",
         ],
     );
@@ -468,7 +469,10 @@ fn relaunch_log_reports_fall_throughs_on_stderr() {
     let Some(b) = built() else { return };
     let (lines, log) = run_logged(b, &b.app, &[&counter_co()], true, Some("info"));
     assert_eq!(lines, run_app(b, true));
-    assert!(log.contains("`extra` form"), "{log}");
+    assert!(
+        log.contains("`extra` argument buffer holds 4 bytes"),
+        "{log}"
+    );
     assert!(log.contains("falls through"), "{log}");
     let (_, quiet) = run_logged(b, &b.app, &[&counter_co()], true, None);
     assert_eq!(quiet, "");

@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     printf("direct b=%u direct=%ld\n", read_counter(b), fakehip_kernel_launches());
 
     /* Arguments in the `extra` form (HIP_LAUNCH_PARAM_BUFFER_POINTER = 1,
-     * _SIZE = 2, _END = 3) inside a capture: the graph must fall through. */
+     * _SIZE = 2, _END = 3) inside a capture: recorded like kernelParams. */
     void *args_c[] = {&c};
     size_t arg_size = sizeof d;
     void *extra[] = {(void *)1, &d, (void *)2, &arg_size, (void *)3};

@@ -1,8 +1,8 @@
 /* An ordinary HIP program (module API + explicit graphs), unchanged by the
  * interposer: two independent chains of `counter` nodes (each node adds
  * one per work-item), launched three times, then one node patched to a
- * third counter, then a graph whose node passes arguments in the `extra`
- * form, a graph instantiated with flags, a graph holding a node added
+ * third counter, then graphs whose node passes arguments in the `extra`
+ * form (one well formed, one with a short buffer), a graph instantiated with flags, a graph holding a node added
  * through a call the interposer does not see, and a patch that changes a
  * node's geometry. Prints the counters and the fake HIP's launch count,
  * one line per phase, for the test to check. Declarations follow
@@ -57,16 +57,25 @@ int main(int argc, char **argv) {
            fakehip_launches());
 
     /* Arguments in the `extra` form (HIP_LAUNCH_PARAM_BUFFER_POINTER = 1,
-     * _SIZE = 2, _END = 3): not replayed by relaunch, must fall through. */
-    hipGraph_t graph2; hipGraphNode_t node; hipGraphExec_t exec2;
-    size_t arg_size = sizeof d;
+     * _SIZE = 2, _END = 3; the buffer laid out as the kernel expects): a
+     * node that replays, then one whose buffer is shorter than the
+     * kernel's arguments, which must fall through. */
+    hipGraph_t graph2, short_graph; hipGraphNode_t node, short_node; hipGraphExec_t exec2, short_exec;
+    size_t arg_size = sizeof d, short_size = sizeof d / 2;
     void *extra[] = {(void *)1, &d, (void *)2, &arg_size, (void *)3};
+    void *short_extra[] = {(void *)1, &d, (void *)2, &short_size, (void *)3};
     hipKernelNodeParams p = {{4, 1, 1}, extra, counter, {2, 1, 1}, NULL, 0};
+    hipKernelNodeParams short_p = {{4, 1, 1}, short_extra, counter, {2, 1, 1}, NULL, 0};
     CHECK(hipGraphCreate(&graph2, 0));
     CHECK(hipGraphAddKernelNode(&node, graph2, NULL, 0, &p));
     CHECK(hipGraphInstantiate(&exec2, graph2, NULL, NULL, 0));
     CHECK(hipGraphLaunch(exec2, stream));
+    CHECK(hipGraphCreate(&short_graph, 0));
+    CHECK(hipGraphAddKernelNode(&short_node, short_graph, NULL, 0, &short_p));
+    CHECK(hipGraphInstantiate(&short_exec, short_graph, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(short_exec, stream));
     CHECK(hipStreamSynchronize(stream));
+    CHECK(hipGraphExecDestroy(short_exec)); CHECK(hipGraphDestroy(short_graph));
     printf("extra d=%u launches=%ld\n", read_counter(d), fakehip_launches());
 
     /* Instantiated with flags: two chained nodes, launched twice. */

@@ -1,0 +1,177 @@
+//! A kernel node's launch from HIP's description of it: the function
+//! (a module function or a registered host stub), the geometry, and the
+//! explicit arguments in either of HIP's two forms: `kernelParams` (one
+//! pointer per argument, packed at the metadata's offsets) or `extra`
+//! (`HIP_LAUNCH_PARAM_BUFFER_POINTER` / `_BUFFER_SIZE` / `_END`: a buffer
+//! already laid out as the kernel expects). Hidden arguments are filled by
+//! the facade either way. Bad lists are refused with the reason (their
+//! graphs fall through); nothing is read past `HIP_LAUNCH_PARAM_END`.
+
+use std::ffi::c_void;
+
+use crate::hip::{key, KernelNodeParams};
+use crate::shadow::{node_kernel, node_kernel_packed, NodeKernel};
+use crate::state::State;
+
+/// The node launch HIP describes with `params`, or why it is unsupported.
+///
+/// # Safety
+/// `params` is null or a valid `hipKernelNodeParams` whose `kernelParams`
+/// holds one valid pointer per explicit kernel argument (HIP's contract).
+pub(crate) unsafe fn kernel_of(
+    state: &State,
+    params: *const KernelNodeParams,
+) -> Result<NodeKernel, String> {
+    // SAFETY: null or valid per the caller.
+    let p = unsafe { params.as_ref() }.ok_or("null hipKernelNodeParams")?;
+    // A module function, else a host stub of a statically registered
+    // kernel (hipcc programs put the stub in `func`).
+    let function = match state.functions.get(&key(p.func)) {
+        Some(f) => f.clone(),
+        None => crate::registry::function_of_stub(p.func).ok_or_else(|| {
+            format!(
+                "function {:p} came neither from hipModuleGetFunction nor from \
+                 __hipRegisterFunction",
+                p.func
+            )
+        })?,
+    };
+    if !p.extra.is_null() {
+        if !p.kernel_params.is_null() {
+            return Err("both kernelParams and extra are set; HIP takes one".into());
+        }
+        // SAFETY: `extra` is a HIP_LAUNCH_PARAM_* list (HIP's contract).
+        let buffer = unsafe { extra_buffer(p.extra) }?;
+        return node_kernel_packed(
+            &function,
+            p.grid_dim.to_array(),
+            p.block_dim.to_array(),
+            p.shared_mem_bytes,
+            &buffer,
+        );
+    }
+    let args = |i: usize, size: usize| -> Result<Vec<u8>, String> {
+        if p.kernel_params.is_null() {
+            return Err("kernelParams is null but the kernel takes arguments".into());
+        }
+        // SAFETY: one pointer per explicit argument (HIP's contract), each
+        // to `size` bytes as the kernel's metadata says.
+        let arg = unsafe { *p.kernel_params.add(i) };
+        if arg.is_null() {
+            return Err(format!("kernelParams[{i}] is null"));
+        }
+        // SAFETY: as above.
+        Ok(unsafe { std::slice::from_raw_parts(arg as *const u8, size) }.to_vec())
+    };
+    node_kernel(
+        &function,
+        p.grid_dim.to_array(),
+        p.block_dim.to_array(),
+        p.shared_mem_bytes,
+        &args,
+    )
+}
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `_BUFFER_SIZE` and `_END` (`(void *)1`,
+/// `2` and `3` in hip_runtime_api.h): the keys of an `extra` list.
+const PARAM_BUFFER_POINTER: usize = 1;
+const PARAM_BUFFER_SIZE: usize = 2;
+const PARAM_END: usize = 3;
+/// Keys read before a list without `HIP_LAUNCH_PARAM_END` is refused.
+const MAX_EXTRA_KEYS: usize = 16;
+/// Largest argument buffer taken (a kernarg segment is far smaller).
+const MAX_EXTRA_BYTES: usize = 1 << 16;
+
+/// A copy of the argument buffer an `extra` list names: key/value pairs
+/// up to `HIP_LAUNCH_PARAM_END`, the buffer pointer and a pointer to its
+/// size both required.
+///
+/// # Safety
+/// `extra` is a `HIP_LAUNCH_PARAM_*` list as HIP takes it, its buffer
+/// readable for the size it states.
+unsafe fn extra_buffer(extra: *mut *mut c_void) -> Result<Vec<u8>, String> {
+    let (mut buffer, mut size) = (None, None);
+    for i in 0..MAX_EXTRA_KEYS {
+        // SAFETY: keys and values alternate until END (HIP's contract).
+        let key = unsafe { *extra.add(2 * i) } as usize;
+        if key == PARAM_END {
+            let (Some(buffer), Some(size)) = (buffer, size) else {
+                return Err(
+                    "the `extra` list lacks HIP_LAUNCH_PARAM_BUFFER_POINTER or _BUFFER_SIZE".into(),
+                );
+            };
+            if size > MAX_EXTRA_BYTES {
+                return Err(format!("the `extra` argument buffer claims {size} bytes"));
+            }
+            if buffer == 0 && size > 0 {
+                return Err("the `extra` argument buffer is null".into());
+            }
+            if size == 0 {
+                return Ok(Vec::new());
+            }
+            // SAFETY: the buffer holds `size` bytes (HIP's contract).
+            return Ok(unsafe { std::slice::from_raw_parts(buffer as *const u8, size) }.to_vec());
+        }
+        // SAFETY: as above: a value follows every key but END.
+        let value = unsafe { *extra.add(2 * i + 1) };
+        match key {
+            PARAM_BUFFER_POINTER => buffer = Some(value as usize),
+            PARAM_BUFFER_SIZE if value.is_null() => {
+                return Err("the `extra` list's buffer size pointer is null".into())
+            }
+            // SAFETY: a pointer to a size_t (HIP's contract).
+            PARAM_BUFFER_SIZE => size = Some(unsafe { *(value as *const usize) }),
+            other => return Err(format!("the `extra` list holds an unknown key {other:#x}")),
+        }
+    }
+    Err(format!(
+        "the `extra` list has no HIP_LAUNCH_PARAM_END within {MAX_EXTRA_KEYS} keys"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer_of(list: &mut [*mut c_void]) -> Result<Vec<u8>, String> {
+        // SAFETY: every list here is a local array; buffers are locals.
+        unsafe { extra_buffer(list.as_mut_ptr()) }
+    }
+
+    fn k(v: usize) -> *mut c_void {
+        v as *mut c_void
+    }
+
+    #[test]
+    fn an_extra_list_yields_its_buffer_and_bad_ones_say_why() {
+        let bytes = [1u8, 2, 3, 4, 5, 6, 7, 8];
+        let mut size = bytes.len();
+        let buf = bytes.as_ptr() as *mut c_void;
+        let size_ptr = (&mut size as *mut usize).cast::<c_void>();
+        let mut good = [k(1), buf, k(2), size_ptr, k(3)];
+        assert_eq!(buffer_of(&mut good).unwrap(), bytes);
+        // Order does not matter.
+        let mut swapped = [k(2), size_ptr, k(1), buf, k(3)];
+        assert_eq!(buffer_of(&mut swapped).unwrap(), bytes);
+
+        let mut no_size = [k(1), buf, k(3)];
+        assert!(buffer_of(&mut no_size).unwrap_err().contains("lacks"));
+        let mut unknown = [k(7), buf, k(3)];
+        assert!(buffer_of(&mut unknown)
+            .unwrap_err()
+            .contains("unknown key 0x7"));
+        let mut null_size = [k(1), buf, k(2), std::ptr::null_mut(), k(3)];
+        assert!(buffer_of(&mut null_size)
+            .unwrap_err()
+            .contains("size pointer is null"));
+        let mut huge = usize::MAX;
+        let mut too_big = [k(1), buf, k(2), (&mut huge as *mut usize).cast(), k(3)];
+        assert!(buffer_of(&mut too_big).unwrap_err().contains("claims"));
+        // Pointer keys only, and no END among the first MAX_EXTRA_KEYS.
+        let mut endless: Vec<*mut c_void> =
+            (0..=MAX_EXTRA_KEYS).flat_map(|_| [k(1), buf]).collect();
+        assert!(buffer_of(&mut endless)
+            .unwrap_err()
+            .contains("no HIP_LAUNCH_PARAM_END"));
+    }
+}
