@@ -37,8 +37,8 @@ use std::ffi::c_void;
 
 use crate::args::kernel_of;
 use crate::exports::forward;
+use crate::hip::HIP_SUCCESS;
 use crate::hip::{key, Dim3, Handle, HipError, KernelNodeParams};
-use crate::hip::{HIP_ERROR_SYMBOL_NOT_FOUND, HIP_SUCCESS};
 use crate::real;
 use crate::shadow::{NodeKernel, ShadowGraph};
 use crate::state::{with_state, State};

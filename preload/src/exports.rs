@@ -12,10 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use crate::args::kernel_of;
-use crate::hip::{
-    key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_ERROR_SYMBOL_NOT_FOUND,
-    HIP_SUCCESS,
-};
+use crate::hip::{key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_SUCCESS};
 use crate::image::copy_image;
 use crate::real;
 use crate::shadow::ShadowModule;
@@ -24,10 +21,10 @@ use crate::state::{gpu, guarded, with_state};
 /// Calls the real function or returns the "not found" error.
 macro_rules! forward {
     ($name:ident ( $($arg:expr),* )) => {
-        match real::$name() {
+        match $crate::real::$name() {
             // SAFETY: forwarded unchanged under the caller's HIP contract.
             Some(f) => unsafe { f($($arg),*) },
-            None => return HIP_ERROR_SYMBOL_NOT_FOUND,
+            None => return $crate::hip::HIP_ERROR_SYMBOL_NOT_FOUND,
         }
     };
 }

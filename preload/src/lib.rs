@@ -4,7 +4,8 @@
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
 //! stream capture (`capture`), code-object images and
 //! offload bundles from a bare pointer (`image`, `bundle`), static
-//! registration of fat binaries and host stubs (`registry`) and the shadow
+//! registration of fat binaries and host stubs (`registry`), graph and
+//! exec changes made behind the builders' backs (`mutate`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
@@ -20,6 +21,7 @@ pub mod capture;
 pub mod exports;
 pub mod hip;
 pub mod image;
+pub mod mutate;
 pub mod real;
 pub mod registry;
 pub mod shadow;

@@ -120,6 +120,12 @@ real_functions! {
     hipGraphLaunch: fn(Handle, Handle) -> HipError;
     hipGraphExecKernelNodeSetParams: fn(Handle, Handle, *const KernelNodeParams) -> HipError;
     hipGraphExecUpdate: fn(Handle, Handle, *mut Handle, *mut i32) -> HipError;
+    // Changes the shadow follows or gives up on (mutate.rs).
+    hipGraphKernelNodeSetParams: fn(Handle, *const KernelNodeParams) -> HipError;
+    hipGraphNodeSetParams: fn(Handle, *mut c_void) -> HipError;
+    hipGraphKernelNodeSetAttribute: fn(Handle, i32, *const c_void) -> HipError;
+    hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
+    hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
     hipStreamBeginCapture: fn(Handle, i32) -> HipError;
     hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;

@@ -193,7 +193,12 @@ fn preloaded_app_replays_supported_graphs_and_falls_through_otherwise() {
     assert_eq!(lines[5], "regeometry a=120 c=8 launches=3", "{lines:?}");
     // hipModuleLoad (a path) and hipModuleLoadDataEx: 2 nodes x 8, replayed.
     assert_eq!(lines[6], "loaders g=16 launches=3", "{lines:?}");
-    assert_eq!(lines[7], "done");
+    // A node re-pointed to y before instantiate: followed (y=8, x=0; a
+    // stale shadow would have counted into x). Disabling the node made
+    // that exec fall through, and an attribute made its graph fall
+    // through: two launches reached the fake.
+    assert_eq!(lines[7], "changed x=0 y=8 launches=5", "{lines:?}");
+    assert_eq!(lines[8], "done");
 }
 
 #[test]
@@ -210,6 +215,7 @@ fn app_without_preload_runs_on_the_fake_alone() {
             "hidden f=0 launches=9",
             "regeometry a=0 c=0 launches=10",
             "loaders g=0 launches=11",
+            "changed x=0 y=0 launches=14",
             "done"
         ],
     );
@@ -252,10 +258,15 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphDestroy",
             "hipGraphExecDestroy",
             "hipGraphExecKernelNodeSetParams",
+            "hipGraphExecNodeSetParams",
             "hipGraphExecUpdate",
             "hipGraphInstantiate",
             "hipGraphInstantiateWithFlags",
+            "hipGraphKernelNodeSetAttribute",
+            "hipGraphKernelNodeSetParams",
             "hipGraphLaunch",
+            "hipGraphNodeSetEnabled",
+            "hipGraphNodeSetParams",
             "hipLaunchKernel",
             "hipModuleGetFunction",
             "hipModuleLaunchKernel",

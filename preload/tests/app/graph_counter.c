@@ -138,6 +138,34 @@ int main(int argc, char **argv) {
     CHECK(hipModuleUnload(by_path)); CHECK(hipModuleUnload(by_ex));
     CHECK(hipFree(g));
 
+    /* Changes behind the builders' backs: a node re-pointed from x to y
+     * with hipGraphKernelNodeSetParams before instantiate (followed: y
+     * counts), then the node disabled in the exec (that exec falls
+     * through); an attribute set on a node (its graph falls through). */
+    void *x, *y;
+    CHECK(hipMalloc(&x, 4)); CHECK(hipMalloc(&y, 4));
+    void *args_x[] = {&x}, *args_y[] = {&y};
+    hipGraph_t graph6, graph7; hipGraphNode_t changed, attributed; hipGraphExec_t exec6, exec7;
+    hipKernelNodeParams p_x = counter_node(counter, args_x), p_y = counter_node(counter, args_y);
+    CHECK(hipGraphCreate(&graph6, 0));
+    CHECK(hipGraphAddKernelNode(&changed, graph6, NULL, 0, &p_x));
+    CHECK(hipGraphKernelNodeSetParams(changed, &p_y));
+    CHECK(hipGraphInstantiate(&exec6, graph6, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec6, stream));
+    CHECK(hipGraphNodeSetEnabled(exec6, changed, 0));
+    CHECK(hipGraphLaunch(exec6, stream));
+    int attribute_value = 1;
+    CHECK(hipGraphCreate(&graph7, 0));
+    CHECK(hipGraphAddKernelNode(&attributed, graph7, NULL, 0, &p_y));
+    CHECK(hipGraphKernelNodeSetAttribute(attributed, 1, &attribute_value));
+    CHECK(hipGraphInstantiate(&exec7, graph7, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec7, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("changed x=%u y=%u launches=%ld\n", read_counter(x), read_counter(y), fakehip_launches());
+    CHECK(hipGraphExecDestroy(exec7)); CHECK(hipGraphDestroy(graph7));
+    CHECK(hipGraphExecDestroy(exec6)); CHECK(hipGraphDestroy(graph6));
+    CHECK(hipFree(x)); CHECK(hipFree(y));
+
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));
     CHECK(hipGraphExecDestroy(exec)); CHECK(hipGraphDestroy(graph));
     CHECK(hipModuleUnload(module));

@@ -200,6 +200,24 @@ hipError_t hipGraphAddKernelNode(void **node, void *graph, void *const *deps, si
     return add_node(node, graph, deps, ndeps, params);
 }
 
+/* Changes to nodes after they were added: parameters are kept, the rest
+ * is accepted and ignored (the fake never runs kernels). */
+hipError_t hipGraphKernelNodeSetParams(void *node, const hipKernelNodeParams *params) {
+    if (!node || !params) return hipErrorInvalidValue;
+    ((struct node *)node)->params = *params;
+    return hipSuccess;
+}
+
+hipError_t hipGraphNodeSetEnabled(void *exec, void *node, unsigned int enabled) {
+    (void)enabled;
+    return exec && node ? hipSuccess : hipErrorInvalidValue;
+}
+
+hipError_t hipGraphKernelNodeSetAttribute(void *node, int attr, const void *value) {
+    (void)attr;
+    return node && value ? hipSuccess : hipErrorInvalidValue;
+}
+
 hipError_t hipGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t ndeps) {
     hipKernelNodeParams none;
     memset(&none, 0, sizeof none);

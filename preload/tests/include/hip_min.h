@@ -42,6 +42,10 @@ hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
 hipError_t hipGraphExecDestroy(hipGraphExec_t);
+hipError_t hipGraphKernelNodeSetParams(hipGraphNode_t, const hipKernelNodeParams *);
+hipError_t hipGraphNodeSetEnabled(hipGraphExec_t, hipGraphNode_t, unsigned int);
+/* attr is a hipLaunchAttributeID (a C enum); value a hipLaunchAttributeValue. */
+hipError_t hipGraphKernelNodeSetAttribute(hipGraphNode_t, int, const void *);
 /* updateResult_out is a hipGraphExecUpdateResult (a C enum, int sized). */
 hipError_t hipGraphExecUpdate(hipGraphExec_t, hipGraph_t, hipGraphNode_t *, int *);
 hipError_t hipGraphDestroy(hipGraph_t);
