@@ -174,8 +174,10 @@ impl AqlQueue {
     /// the runtime's atomic write index, so packets never collide; a
     /// producer that finds its slot still in use waits for it. The queue is
     /// destroyed when the last producer is dropped. Each producer rings the
-    /// doorbell with its own packet ids: the processor runs up to the
-    /// highest published packet either way.
+    /// doorbell with its own packet ids, so producers that publish at the
+    /// same time may ring out of order; relaunch's own users take turns
+    /// (the benchmark alternates blocks of waited submits), which is the
+    /// use this is checked for.
     pub fn producer(&self) -> AqlQueue {
         let (read, write) = self.indices();
         AqlQueue {
