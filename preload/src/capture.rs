@@ -81,7 +81,10 @@ impl Capture {
 
     /// The shadow graph of the captured work.
     pub fn into_graph(self) -> ShadowGraph {
-        self.graph
+        ShadowGraph {
+            positional: true,
+            ..self.graph
+        }
     }
 }
 

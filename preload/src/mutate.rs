@@ -33,12 +33,25 @@ fn graph_of(s: &mut State, node: Handle) -> Option<(&mut ShadowGraph, usize)> {
 
 /// Marks the graph holding `node` unsupported (the first reason is kept).
 fn give_up_graph(node: Handle, why: String, call: &'static str) {
-    with_state(call, |s| {
-        if let Some((g, _)) = graph_of(s, node) {
-            tracing::info!(reason = %why, "graph falls through");
-            g.unsupported.get_or_insert(why);
-        }
-    });
+    with_state(call, |s| give_up_graph_in(s, node, why));
+}
+
+/// [`give_up_graph`] with the state locked. A node of no shadow graph may
+/// belong to a captured one (whose real node handles the shadow never
+/// saw): every captured graph gives up then, as any may hold it.
+fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
+    if let Some((g, _)) = graph_of(s, node) {
+        tracing::info!(reason = %why, "graph falls through");
+        g.unsupported.get_or_insert(why);
+        return;
+    }
+    for g in s.graphs.values_mut().filter(|g| g.positional) {
+        tracing::info!(reason = %why, "captured graph falls through (the node may be one of its)");
+        g.unsupported.get_or_insert(format!(
+            "{why} (node {node:p}, a node of no graph built through the interposer: \
+             possibly of this captured graph)"
+        ));
+    }
 }
 
 /// Makes exec `exec` fall through from now on.
@@ -61,8 +74,13 @@ pub unsafe extern "C" fn hipGraphKernelNodeSetParams(
         with_state("hipGraphKernelNodeSetParams", |s| {
             // SAFETY: `params` was valid for the real call.
             let kernel = unsafe { kernel_of(s, params) };
-            if let Some((g, at)) = graph_of(s, node) {
-                g.nodes[at].1 = kernel;
+            match graph_of(s, node) {
+                Some((g, at)) => g.nodes[at].1 = kernel,
+                None => give_up_graph_in(
+                    s,
+                    node,
+                    "a kernel node was changed with hipGraphKernelNodeSetParams".into(),
+                ),
             }
         });
     }

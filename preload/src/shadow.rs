@@ -202,6 +202,9 @@ pub struct ShadowGraph {
     pub edges: Vec<(usize, usize)>,
     /// Set when something made the whole graph unsupported.
     pub unsupported: Option<String>,
+    /// Node keys are positions, not the real handles (a captured graph:
+    /// the real HIP made its nodes where the shadow cannot see them).
+    pub positional: bool,
 }
 
 impl ShadowGraph {

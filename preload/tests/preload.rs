@@ -327,6 +327,9 @@ fn preloaded_app_replays_captured_graphs_and_falls_through_otherwise() {
             // was refused by the real HIP (910, topology changed), so the
             // exec still replays the two-launch graph (h += 16).
             "update g=16 h=32 launches=1 refused=910,2",
+            // A captured node changed through a handle from hipGraphGetNodes:
+            // the graph fell through instead of replaying into k.
+            "recaptured k=0 m=0 launches=2 nodes=2",
             "done",
         ],
     );
@@ -345,6 +348,7 @@ fn capture_app_without_preload_runs_on_the_fake_alone() {
             "joined e=0 f=0 launches=5 nodes=3 edges=3",
             "again g=0 launches=6 direct=1",
             "update g=0 h=0 launches=8 refused=910,2",
+            "recaptured k=0 m=0 launches=9 nodes=2",
             "done",
         ],
     );

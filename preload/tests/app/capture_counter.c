@@ -140,6 +140,28 @@ int main(int argc, char **argv) {
     CHECK(hipGraphDestroy(graph6)); CHECK(hipGraphDestroy(graph5));
     CHECK(hipFree(h));
 
+    /* A captured graph's node changed through a handle from
+     * hipGraphGetNodes (a handle the shadow never saw): the graph must
+     * fall through, never replay the old arguments (k stays 0). */
+    void *k, *m;
+    CHECK(hipMalloc(&k, 4)); CHECK(hipMalloc(&m, 4));
+    void *args_k[] = {&k}, *args_m[] = {&m};
+    hipGraph_t graph7; hipGraphExec_t exec7; hipGraphNode_t captured[2]; size_t got = 2;
+    CHECK(hipStreamBeginCapture(side, hipStreamCaptureModeGlobal));
+    launch(counter, side, args_k);
+    launch(counter, side, args_k);
+    CHECK(hipStreamEndCapture(side, &graph7));
+    CHECK(hipGraphGetNodes(graph7, captured, &got));
+    hipKernelNodeParams to_m = counter_node(counter, args_m);
+    CHECK(hipGraphKernelNodeSetParams(captured[0], &to_m));
+    CHECK(hipGraphInstantiate(&exec7, graph7, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec7, side));
+    CHECK(hipStreamSynchronize(side));
+    printf("recaptured k=%u m=%u launches=%ld nodes=%zu\n", read_counter(k), read_counter(m),
+           fakehip_launches(), got);
+    CHECK(hipGraphExecDestroy(exec7)); CHECK(hipGraphDestroy(graph7));
+    CHECK(hipFree(k)); CHECK(hipFree(m));
+
     CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
     CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));

@@ -231,9 +231,17 @@ hipError_t hipGraphAddDependencies(void *graph, void *const *from, void *const *
     return hipSuccess;
 }
 
+/* With `nodes` null: the count; else up to *count handles, in the order
+ * the nodes were made. */
 hipError_t hipGraphGetNodes(void *graph, void **nodes, size_t *count) {
     struct graph *g = graph;
-    if (!g || !count || nodes) return hipErrorInvalidValue; /* counting only */
+    if (!g || !count) return hipErrorInvalidValue;
+    if (nodes) {
+        size_t n = *count < g->nodes ? *count : g->nodes;
+        for (size_t i = 0; i < n; i++) nodes[i] = g->node[i];
+        *count = n;
+        return hipSuccess;
+    }
     *count = g->nodes;
     return hipSuccess;
 }
