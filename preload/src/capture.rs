@@ -148,7 +148,7 @@ pub unsafe extern "C" fn hipStreamIsCapturing(stream: Handle, status: *mut i32) 
 }
 
 /// Whether the real HIP reports `stream` as actively capturing.
-fn real_is_capturing(stream: Handle) -> bool {
+pub(crate) fn real_is_capturing(stream: Handle) -> bool {
     let Some(f) = real::hipStreamIsCapturing() else {
         return false;
     };

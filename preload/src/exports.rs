@@ -377,10 +377,18 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     let Some(shadow) = shadow else {
         return forward!(hipGraphLaunch(exec, stream));
     };
+    // During a capture the launch must become part of the captured graph,
+    // and synchronising a capturing stream would invalidate the capture
+    // (under global capture mode, synchronising any stream may): the real
+    // launch runs whenever a capture is in progress.
+    let capturing = with_state("hipGraphLaunch", |s| !s.captures.is_empty()).unwrap_or(true)
+        || crate::capture::real_is_capturing(stream);
+    if capturing {
+        tracing::info!("a stream capture is in progress: the real hipGraphLaunch runs");
+        return forward!(hipGraphLaunch(exec, stream));
+    }
     // Stream order: the graph runs after everything queued before it. A
-    // stream that cannot be synchronised (e.g. one being captured, where
-    // the launch must become a node of the captured graph) gets the real
-    // launch.
+    // stream that cannot be synchronised gets the real launch.
     let rc = forward!(hipStreamSynchronize(stream));
     if rc != HIP_SUCCESS {
         tracing::info!(

@@ -330,6 +330,10 @@ fn preloaded_app_replays_captured_graphs_and_falls_through_otherwise() {
             // A captured node changed through a handle from hipGraphGetNodes:
             // the graph fell through instead of replaying into k.
             "recaptured k=0 m=0 launches=2 nodes=2",
+            // A replayable exec launched inside a capture became part of it
+            // (no synchronize of the capturing stream, which would have
+            // invalidated the capture); the graph then fell through.
+            "nested n=0 launches=3 nodes=3 edges=2",
             "done",
         ],
     );
@@ -349,6 +353,7 @@ fn capture_app_without_preload_runs_on_the_fake_alone() {
             "again g=0 launches=6 direct=1",
             "update g=0 h=0 launches=8 refused=910,2",
             "recaptured k=0 m=0 launches=9 nodes=2",
+            "nested n=0 launches=10 nodes=3 edges=2",
             "done",
         ],
     );

@@ -162,6 +162,27 @@ int main(int argc, char **argv) {
     CHECK(hipGraphExecDestroy(exec7)); CHECK(hipGraphDestroy(graph7));
     CHECK(hipFree(k)); CHECK(hipFree(m));
 
+    /* A replayable exec launched inside a capture: it must become part of
+     * the capture (the real launch), never synchronize the capturing
+     * stream (which would invalidate the capture); the captured graph then
+     * holds a node the shadow does not model and falls through. */
+    void *n;
+    CHECK(hipMalloc(&n, 4));
+    void *args_n[] = {&n};
+    hipGraph_t graph8; hipGraphExec_t exec8;
+    CHECK(hipStreamBeginCapture(side, hipStreamCaptureModeGlobal));
+    launch(counter, side, args_n);
+    CHECK(hipGraphLaunch(exec4, side));
+    launch(counter, side, args_n);
+    CHECK(hipStreamEndCapture(side, &graph8));
+    counts(graph8, &nodes, &edges);
+    CHECK(hipGraphInstantiate(&exec8, graph8, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec8, side));
+    CHECK(hipStreamSynchronize(side));
+    printf("nested n=%u launches=%ld nodes=%zu edges=%zu\n", read_counter(n), fakehip_launches(), nodes, edges);
+    CHECK(hipGraphExecDestroy(exec8)); CHECK(hipGraphDestroy(graph8));
+    CHECK(hipFree(n));
+
     CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
     CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));

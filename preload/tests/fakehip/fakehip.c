@@ -159,7 +159,6 @@ hipError_t hipModuleUnload(void *module) { free(module); return hipSuccess; }
 
 hipError_t hipStreamCreate(void **stream) { *stream = calloc(1, 8); return hipSuccess; }
 hipError_t hipStreamDestroy(void *stream) { free(stream); return hipSuccess; }
-hipError_t hipStreamSynchronize(void *stream) { (void)stream; return hipSuccess; }
 
 /* Graphs: nodes and edges are recorded (counts only matter). */
 #define MAX_NODES 64
@@ -280,12 +279,6 @@ hipError_t hipGraphExecKernelNodeSetParams(void *exec, void *node, const hipKern
     return hipSuccess;
 }
 
-hipError_t hipGraphLaunch(void *exec, void *stream) {
-    (void)stream;
-    if (!exec) return hipErrorInvalidHandle;
-    launches++;
-    return hipSuccess;
-}
 
 hipError_t hipGraphExecDestroy(void *exec) { free(exec); return hipSuccess; }
 
@@ -323,6 +316,7 @@ struct capture {
     void *stream;
     struct graph *graph;
     int origin; /* began the capture (1) or joined it (0) */
+    int invalidated; /* an illegal call during the capture (EndCapture fails) */
     size_t ndeps;
     struct node *deps[MAX_DEPS];
 };
@@ -361,9 +355,49 @@ hipError_t hipStreamEndCapture(void *stream, void **graph) {
     struct capture *c = capture_of(stream);
     if (!graph || !c || !c->origin) return hipErrorInvalidValue;
     struct graph *g = c->graph;
+    int invalidated = c->invalidated;
     for (int i = 0; i < MAX_CAPTURES; i++) /* joined streams leave with it */
         if (captures[i].graph == g) memset(&captures[i], 0, sizeof captures[i]);
+    if (invalidated) {
+        *graph = NULL;
+        return 901; /* hipErrorStreamCaptureInvalidated */
+    }
     *graph = g;
+    return hipSuccess;
+}
+
+/* Synchronizing a capturing stream is illegal: refused with
+ * hipErrorStreamCaptureUnsupported (900) and the capture invalidated, as
+ * HIP does. */
+hipError_t hipStreamSynchronize(void *stream) {
+    struct capture *c = capture_of(stream);
+    if (c) {
+        c->invalidated = 1;
+        return 900;
+    }
+    return hipSuccess;
+}
+
+/* Appends a node to capture `c`'s graph after the stream's dependencies. */
+static hipError_t capture_append(struct capture *c, const hipKernelNodeParams *params) {
+    struct graph *g = c->graph;
+    if (g->nodes == MAX_NODES) return hipErrorOutOfMemory;
+    struct node *n = calloc(1, sizeof *n);
+    if (params) n->params = *params;
+    g->node[g->nodes++] = n;
+    g->edges += c->ndeps;
+    c->ndeps = 1;
+    c->deps[0] = n;
+    return hipSuccess;
+}
+
+/* Counted (the fake never runs kernels); on a capturing stream the launch
+ * becomes a node of the capture (a child-graph node in HIP). */
+hipError_t hipGraphLaunch(void *exec, void *stream) {
+    if (!exec) return hipErrorInvalidHandle;
+    struct capture *c = capture_of(stream);
+    if (c) return capture_append(c, NULL);
+    launches++;
     return hipSuccess;
 }
 
@@ -385,16 +419,8 @@ static hipError_t launch(void *f, unsigned int gx, unsigned int gy, unsigned int
         kernel_launches++;
         return hipSuccess;
     }
-    struct graph *g = c->graph;
-    if (g->nodes == MAX_NODES) return hipErrorOutOfMemory;
-    struct node *n = calloc(1, sizeof *n);
     hipKernelNodeParams p = {{bx, by, bz}, extra, f, {gx, gy, gz}, kernel_params, shared};
-    n->params = p;
-    g->node[g->nodes++] = n;
-    g->edges += c->ndeps;
-    c->ndeps = 1;
-    c->deps[0] = n;
-    return hipSuccess;
+    return capture_append(c, &p);
 }
 
 hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
