@@ -103,6 +103,41 @@ pub unsafe extern "C" fn hipStreamBeginCapture(stream: Handle, mode: i32) -> Hip
 }
 
 /// # Safety
+/// HIP's `hipStreamBeginCaptureToGraph(stream, graph, dependencies,
+/// dependencyData, numDependencies, mode)` contract. Capturing into an
+/// existing graph is not followed: the capture is recorded as unsupported
+/// (so its graph falls through), and while it runs a launch does not
+/// synchronise streams (see `hipGraphLaunch`).
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamBeginCaptureToGraph(
+    stream: Handle,
+    graph: Handle,
+    dependencies: *const Handle,
+    dependency_data: *const c_void,
+    num_dependencies: usize,
+    mode: i32,
+) -> HipError {
+    let rc = forward!(hipStreamBeginCaptureToGraph(
+        stream,
+        graph,
+        dependencies,
+        dependency_data,
+        num_dependencies,
+        mode
+    ));
+    if rc == HIP_SUCCESS {
+        with_state("hipStreamBeginCaptureToGraph", |s| {
+            let mut capture = Capture::default();
+            capture.mark_unsupported(
+                "captured into an existing graph (hipStreamBeginCaptureToGraph), which is not followed",
+            );
+            s.captures.insert(key(stream), capture);
+        });
+    }
+    rc
+}
+
+/// # Safety
 /// HIP's `hipStreamEndCapture` contract.
 #[no_mangle]
 pub unsafe extern "C" fn hipStreamEndCapture(stream: Handle, graph: *mut Handle) -> HipError {

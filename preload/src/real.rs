@@ -130,6 +130,7 @@ real_functions! {
     hipStreamBeginCapture: fn(Handle, i32) -> HipError;
     hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;
     hipStreamIsCapturing: fn(Handle, *mut i32) -> HipError;
+    hipStreamBeginCaptureToGraph: fn(Handle, Handle, *const Handle, *const c_void, usize, i32) -> HipError;
     hipModuleLaunchKernel: fn(
         Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void
     ) -> HipError;

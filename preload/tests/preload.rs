@@ -275,6 +275,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipModuleLoadDataEx",
             "hipModuleUnload",
             "hipStreamBeginCapture",
+            "hipStreamBeginCaptureToGraph",
             "hipStreamEndCapture",
             "hipStreamIsCapturing",
         ]
@@ -334,6 +335,8 @@ fn preloaded_app_replays_captured_graphs_and_falls_through_otherwise() {
             // (no synchronize of the capturing stream, which would have
             // invalidated the capture); the graph then fell through.
             "nested n=0 launches=3 nodes=3 edges=2",
+            // Captured into an existing graph: not followed, fell through.
+            "tograph q=0 launches=4 nodes=2 same=1",
             "done",
         ],
     );
@@ -354,6 +357,7 @@ fn capture_app_without_preload_runs_on_the_fake_alone() {
             "update g=0 h=0 launches=8 refused=910,2",
             "recaptured k=0 m=0 launches=9 nodes=2",
             "nested n=0 launches=10 nodes=3 edges=2",
+            "tograph q=0 launches=11 nodes=2 same=1",
             "done",
         ],
     );

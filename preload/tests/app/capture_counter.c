@@ -183,6 +183,27 @@ int main(int argc, char **argv) {
     CHECK(hipGraphExecDestroy(exec8)); CHECK(hipGraphDestroy(graph8));
     CHECK(hipFree(n));
 
+    /* Capture into an existing graph (one explicit node on q, then one
+     * captured launch): not followed, so the graph falls through. */
+    void *q;
+    CHECK(hipMalloc(&q, 4));
+    void *args_q[] = {&q};
+    hipGraph_t graph9, ended; hipGraphNode_t first; hipGraphExec_t exec9;
+    hipKernelNodeParams p_q = counter_node(counter, args_q);
+    CHECK(hipGraphCreate(&graph9, 0));
+    CHECK(hipGraphAddKernelNode(&first, graph9, NULL, 0, &p_q));
+    CHECK(hipStreamBeginCaptureToGraph(side, graph9, NULL, NULL, 0, hipStreamCaptureModeGlobal));
+    launch(counter, side, args_q);
+    CHECK(hipStreamEndCapture(side, &ended));
+    counts(ended, &nodes, &edges);
+    CHECK(hipGraphInstantiate(&exec9, ended, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec9, side));
+    CHECK(hipStreamSynchronize(side));
+    printf("tograph q=%u launches=%ld nodes=%zu same=%d\n", read_counter(q), fakehip_launches(), nodes,
+           ended == graph9);
+    CHECK(hipGraphExecDestroy(exec9)); CHECK(hipGraphDestroy(graph9));
+    CHECK(hipFree(q));
+
     CHECK(hipGraphExecDestroy(exec4)); CHECK(hipGraphDestroy(graph4));
     CHECK(hipGraphExecDestroy(exec3)); CHECK(hipGraphDestroy(graph3));
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));

@@ -351,6 +351,21 @@ hipError_t hipStreamBeginCapture(void *stream, hipStreamCaptureMode mode) {
     return hipSuccess;
 }
 
+/* Capture into an existing graph (dependencies ignored: the fake only
+ * counts). */
+hipError_t hipStreamBeginCaptureToGraph(void *stream, void *graph, void *const *deps, const void *data, size_t ndeps,
+                                        hipStreamCaptureMode mode) {
+    (void)deps; (void)data; (void)ndeps;
+    if (!graph || (unsigned)mode > hipStreamCaptureModeRelaxed || capture_of(stream)) return hipErrorInvalidValue;
+    struct capture *c = capture_slot();
+    if (!c) return hipErrorOutOfMemory;
+    memset(c, 0, sizeof *c);
+    c->stream = stream;
+    c->graph = graph;
+    c->origin = 1;
+    return hipSuccess;
+}
+
 hipError_t hipStreamEndCapture(void *stream, void **graph) {
     struct capture *c = capture_of(stream);
     if (!graph || !c || !c->origin) return hipErrorInvalidValue;

@@ -61,6 +61,8 @@ typedef enum { hipStreamCaptureStatusNone = 0, hipStreamCaptureStatusActive = 1,
 typedef void *hipEvent_t;
 hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode);
 hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *);
+hipError_t hipStreamBeginCaptureToGraph(hipStream_t, hipGraph_t, const hipGraphNode_t *, const void *, size_t,
+                                        hipStreamCaptureMode);
 hipError_t hipStreamIsCapturing(hipStream_t, hipStreamCaptureStatus *);
 hipError_t hipModuleLaunchKernel(hipFunction_t, unsigned int, unsigned int, unsigned int, unsigned int,
                                  unsigned int, unsigned int, unsigned int, hipStream_t, void **, void **);
