@@ -203,6 +203,12 @@ impl Gpu {
         &self.inner.describe
     }
 
+    /// The PCI address the runtime reports for the device (simulated ones
+    /// have one too, on bus 0xE0 and up); `None` if it reports none.
+    pub fn pci_address(&self) -> Option<relaunch_device::identity::Bdf> {
+        self.inner.agent.bdf
+    }
+
     /// The GPU target, e.g. `gfx1201`.
     pub fn target(&self) -> &GfxTarget {
         &self.inner.target

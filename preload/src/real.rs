@@ -127,6 +127,9 @@ real_functions! {
     hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
     hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
+    // Which GPU HIP's current device is (state.rs).
+    hipGetDevice: fn(*mut i32) -> HipError;
+    hipDeviceGetPCIBusId: fn(*mut c_char, i32, i32) -> HipError;
     hipStreamBeginCapture: fn(Handle, i32) -> HipError;
     hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;
     hipStreamIsCapturing: fn(Handle, *mut i32) -> HipError;

@@ -84,23 +84,21 @@ fn build_c(dir: &Path, output: &str, source: &str, extra: &[String], link_hip: b
 /// Runs `program args` on the fake HIP over the simulator (with the
 /// interposer preloaded when `preload`) and returns its stdout lines.
 fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> {
-    run_logged(b, program, args, preload, None).0
+    run_with(b, program, args, preload, &[]).0
 }
 
-/// [`run`] with `RELAUNCH_LOG` set to `log` (when given); also returns
-/// stderr.
-fn run_logged(
+/// [`run`] with environment changes after the defaults (`Some`: set,
+/// `None`: removed); also returns stderr.
+fn run_with(
     b: &Built,
     program: &Path,
     args: &[&Path],
     preload: bool,
-    log: Option<&str>,
+    env: &[(&str, Option<&str>)],
 ) -> (Vec<String>, String) {
     let mut cmd = Command::new(program);
-    cmd.env_remove("RELAUNCH_LOG");
-    if let Some(log) = log {
-        cmd.env("RELAUNCH_LOG", log);
-    }
+    cmd.env_remove("RELAUNCH_LOG")
+        .env_remove("FAKEHIP_PCI_BUS_ID");
     cmd.args(args)
         .current_dir(&b.dir)
         .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
@@ -112,6 +110,12 @@ fn run_logged(
         .env_remove("LD_PRELOAD");
     if preload {
         cmd.env("LD_PRELOAD", &b.interposer);
+    }
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
     }
     let out = cmd.output().expect("run the app");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -491,13 +495,38 @@ fn hip_loaded_behind_rtld_local_is_still_found() {
 #[test]
 fn relaunch_log_reports_fall_throughs_on_stderr() {
     let Some(b) = built() else { return };
-    let (lines, log) = run_logged(b, &b.app, &[&counter_co()], true, Some("info"));
+    let log_info = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, log) = run_with(b, &b.app, &[&counter_co()], true, &log_info);
     assert_eq!(lines, run_app(b, true));
     assert!(
         log.contains("`extra` argument buffer holds 4 bytes"),
         "{log}"
     );
     assert!(log.contains("falls through"), "{log}");
-    let (_, quiet) = run_logged(b, &b.app, &[&counter_co()], true, None);
+    let (_, quiet) = run_with(b, &b.app, &[&counter_co()], true, &[]);
     assert_eq!(quiet, "");
+}
+
+// ---- which GPU ----
+
+/// Without `RELAUNCH_DEVICE` the interposer replays on the GPU at the PCI
+/// address HIP reports for its current device (the fake reports the
+/// simulated gfx1201's, 0000:e0:00.0); a `RELAUNCH_DEVICE` naming another
+/// GPU than HIP's is refused, and every graph falls through.
+#[test]
+fn graphs_replay_on_hips_current_gpu_and_never_on_another() {
+    let Some(b) = built() else { return };
+    let by_hip = [("RELAUNCH_DEVICE", None)];
+    let (lines, _) = run_with(b, &b.app, &[&counter_co()], true, &by_hip);
+    assert_eq!(lines, run_app(b, true));
+    let elsewhere = [
+        ("FAKEHIP_PCI_BUS_ID", Some("0000:e1:00.0")),
+        ("RELAUNCH_LOG", Some("error")),
+    ];
+    let (lines, log) = run_with(b, &b.app, &[&counter_co()], true, &elsewhere);
+    assert_eq!(lines, run_app(b, false));
+    assert!(
+        log.contains("RELAUNCH_DEVICE=name:gfx1201 is the GPU at 0000:e0:00.0, but the application's current HIP device is at 0000:e1:00.0"),
+        "{log}"
+    );
 }
