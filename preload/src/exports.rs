@@ -147,6 +147,41 @@ fn file_module(handle: usize, code: Result<relaunch::device::codeobj::CodeObject
 }
 
 /// # Safety
+/// HIP's `hipModuleGetGlobal(hipDeviceptr_t *dptr, size_t *bytes,
+/// hipModule_t, const char *name)` contract. The application now reaches
+/// a device variable in HIP's copy of the module, which relaunch's copy
+/// would not see: nothing of the module replays from then on (execs made
+/// earlier fall through at their next launch).
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetGlobal(
+    dptr: *mut *mut c_void,
+    bytes: *mut usize,
+    module: Handle,
+    name: *const c_char,
+) -> HipError {
+    let rc = forward!(hipModuleGetGlobal(dptr, bytes, module, name));
+    if rc == HIP_SUCCESS {
+        let name = if name.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: the NUL-terminated name the real call read.
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        with_state("hipModuleGetGlobal", |s| {
+            if let Some(m) = s.modules.get(&key(module)) {
+                m.taint(format!(
+                    "the application took device variable {name:?} of the module \
+                     (hipModuleGetGlobal), which relaunch's copy would not see"
+                ));
+            }
+        });
+    }
+    rc
+}
+
+/// # Safety
 /// HIP's `hipModuleGetFunction` contract.
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleGetFunction(

@@ -142,4 +142,6 @@ real_functions! {
     __hipRegisterFatBinary: fn(*const c_void) -> *mut Handle;
     __hipRegisterFunction: fn(*mut Handle, *const c_void, *mut c_char, *const c_char, u32, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut i32) -> ();
     __hipUnregisterFatBinary: fn(*mut Handle) -> ();
+    __hipRegisterVar: fn(*mut Handle, *mut c_void, *mut c_char, *mut c_char, i32, usize, i32, i32) -> ();
+    hipModuleGetGlobal: fn(*mut *mut c_void, *mut usize, Handle, *const c_char) -> HipError;
 }

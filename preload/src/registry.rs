@@ -56,6 +56,10 @@ pub struct FatBinary {
     base: usize,
     extent: Result<u64, String>,
     module: OnceLock<Arc<ShadowModule>>,
+    /// Why its kernels may not replay although the code is fine: it
+    /// registers device variables (`__hipRegisterVar`), which the
+    /// application reaches in HIP's copy of the module, not relaunch's.
+    variable: Mutex<Option<String>>,
 }
 
 impl FatBinary {
@@ -84,6 +88,7 @@ impl FatBinary {
             base,
             extent,
             module: OnceLock::new(),
+            variable: Mutex::new(None),
         }
     }
 
@@ -102,12 +107,25 @@ impl FatBinary {
     /// yet); an unsupported module carries the reason.
     pub fn module(&self) -> Arc<ShadowModule> {
         Arc::clone(self.module.get_or_init(|| {
+            if let Some(why) = self.variable.lock().clone() {
+                return Arc::new(ShadowModule::new(Err(why)));
+            }
             let code = gpu().and_then(|g| self.code_for(g.target()));
             if let Err(why) = &code {
                 tracing::info!(reason = %why, "fat binary not replayable; its kernels fall through");
             }
             Arc::new(ShadowModule::new(code))
         }))
+    }
+}
+
+impl FatBinary {
+    /// Nothing of this fat binary replays any more (see `variable`).
+    pub fn taint(&self, why: String) {
+        if let Some(module) = self.module.get() {
+            module.taint(why.clone());
+        }
+        self.variable.lock().get_or_insert(why);
     }
 }
 
@@ -230,6 +248,55 @@ pub unsafe extern "C" fn __hipRegisterFunction(
         let mut r = REGISTRY.lock();
         if let Some(fatbin) = r.fatbins.get(&key(modules as *const c_void)).cloned() {
             r.stubs.insert(key(host_function), (fatbin, name));
+        }
+    });
+}
+
+/// # Safety
+/// The HIP runtime's `__hipRegisterVar(modules, var, hostVar, deviceVar,
+/// ext, size, constant, global)` contract (as a hipcc constructor calls
+/// it, once per `__device__` / `__constant__` variable). A fat binary with
+/// device variables is not replayed: the application reaches them
+/// (`hipMemcpyToSymbol`, `hipGetSymbolAddress`) in HIP's copy of the
+/// code, which relaunch's copy would not see.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // HIP's signature
+pub unsafe extern "C" fn __hipRegisterVar(
+    modules: *mut Handle,
+    var: *mut c_void,
+    host_var: *mut c_char,
+    device_var: *mut c_char,
+    ext: i32,
+    size: usize,
+    constant: i32,
+    global: i32,
+) {
+    let real = real_or!(__hipRegisterVar);
+    // SAFETY: forwarded unchanged.
+    unsafe {
+        real(
+            modules, var, host_var, device_var, ext, size, constant, global,
+        )
+    };
+    guarded("__hipRegisterVar", || {
+        let name = if device_var.is_null() {
+            "?".to_string()
+        } else {
+            // SAFETY: a NUL-terminated name (HIP's contract).
+            unsafe { CStr::from_ptr(device_var) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let fatbin = REGISTRY
+            .lock()
+            .fatbins
+            .get(&key(modules as *const c_void))
+            .cloned();
+        if let Some(fatbin) = fatbin {
+            fatbin.taint(format!(
+                "the fat binary registers device variable {name:?} ({size} bytes), which the \
+                 application reaches in HIP's copy of the code, not relaunch's"
+            ));
         }
     });
 }

@@ -20,8 +20,13 @@ use relaunch::{Geometry, Gpu, GraphExec, NodeSpec};
 pub struct ShadowModule {
     /// The code object, or why this module cannot be replayed.
     pub code: Result<CodeObject, String>,
-    /// The module on the relaunch device, loaded at the first instantiate.
-    loaded: Mutex<Option<relaunch::Module>>,
+    /// Set once the application reached the module's device variables
+    /// (`hipModuleGetGlobal`): relaunch's copy of the module would no
+    /// longer see what the application writes, so nothing of it replays.
+    tainted: Mutex<Option<String>>,
+    /// The module on each relaunch device (by its description), loaded at
+    /// the first instantiate there.
+    loaded: Mutex<Vec<(String, relaunch::Module)>>,
 }
 
 impl std::fmt::Debug for ShadowModule {
@@ -42,18 +47,39 @@ impl ShadowModule {
     pub fn new(code: Result<CodeObject, String>) -> Self {
         ShadowModule {
             code,
-            loaded: Mutex::new(None),
+            tainted: Mutex::new(None),
+            loaded: Mutex::new(Vec::new()),
         }
     }
 
+    /// The code object, unless the module is unsupported or tainted.
+    pub fn code(&self) -> Result<&CodeObject, String> {
+        if let Some(why) = self.tainted() {
+            return Err(why);
+        }
+        self.code.as_ref().map_err(Clone::clone)
+    }
+
+    /// Why the module stopped being replayable after it was loaded.
+    pub fn tainted(&self) -> Option<String> {
+        self.tainted.lock().clone()
+    }
+
+    /// Stops every replay of this module's kernels (the first reason is
+    /// kept); execs check at each launch.
+    pub fn taint(&self, why: String) {
+        tracing::info!(reason = %why, "module no longer replayable; its graphs fall through");
+        self.tainted.lock().get_or_insert(why);
+    }
+
     fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, String> {
-        let code = self.code.as_ref().map_err(Clone::clone)?;
+        let code = self.code()?;
         let mut loaded = self.loaded.lock();
-        if let Some(m) = loaded.as_ref() {
+        if let Some((_, m)) = loaded.iter().find(|(on, _)| on == gpu.describe()) {
             return Ok(m.clone());
         }
         let m = gpu.load_module(code.bytes()).map_err(|e| e.to_string())?;
-        *loaded = Some(m.clone());
+        loaded.push((gpu.describe().to_string(), m.clone()));
         Ok(m)
     }
 }
@@ -153,7 +179,7 @@ pub fn node_kernel_packed(
 }
 
 fn kernel_info(function: &Function) -> Result<&KernelInfo, String> {
-    let code = function.module.code.as_ref().map_err(Clone::clone)?;
+    let code = function.module.code()?;
     code.kernel(&function.symbol)
         .ok_or_else(|| format!("module has no kernel {:?} in its metadata", function.symbol))
 }
@@ -280,6 +306,7 @@ impl ShadowGraph {
             .map_err(|e| e.to_string())?;
         let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
         let mut nodes = HashMap::new();
+        let mut modules: Vec<Arc<ShadowModule>> = Vec::new();
         for &i in &order {
             let (handle, kernel) = &self.nodes[i];
             let kernel = kernel.as_ref().map_err(Clone::clone)?;
@@ -296,6 +323,12 @@ impl ShadowGraph {
                 }
             }
             let module = kernel.function.module.on(gpu)?;
+            if !modules
+                .iter()
+                .any(|m| Arc::ptr_eq(m, &kernel.function.module))
+            {
+                modules.push(Arc::clone(&kernel.function.module));
+            }
             let id = g
                 .kernel(NodeSpec {
                     module: &module,
@@ -318,6 +351,7 @@ impl ShadowGraph {
             nodes: Mutex::new(nodes),
             order: self.nodes.iter().map(|(h, _)| *h).collect(),
             edges: self.edges.clone(),
+            modules,
             fallen: Mutex::new(None),
         })
     }
@@ -333,14 +367,21 @@ pub struct ShadowExec {
     /// edges by position: what `hipGraphExecUpdate` pairs a graph against.
     order: Vec<usize>,
     edges: Vec<(usize, usize)>,
+    /// The modules its kernels come from (a tainted one stops replays).
+    modules: Vec<Arc<ShadowModule>>,
     /// Set once this exec can no longer be replayed (later launches go to
     /// the real HIP, which has every update).
     fallen: Mutex<Option<String>>,
 }
 
 impl ShadowExec {
+    /// Why this exec no longer replays: it fell back, or one of its
+    /// modules was tainted since it was instantiated.
     pub fn fallen(&self) -> Option<String> {
-        self.fallen.lock().clone()
+        if let Some(why) = self.fallen.lock().clone() {
+            return Some(why);
+        }
+        self.modules.iter().find_map(|m| m.tainted())
     }
 
     pub fn fall_back(&self, why: String) {

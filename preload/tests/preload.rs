@@ -202,7 +202,10 @@ fn preloaded_app_replays_supported_graphs_and_falls_through_otherwise() {
     // that exec fall through, and an attribute made its graph fall
     // through: two launches reached the fake.
     assert_eq!(lines[7], "changed x=0 y=8 launches=5", "{lines:?}");
-    assert_eq!(lines[8], "done");
+    // Replayed once; after hipModuleGetGlobal the module's exec fell
+    // through (relaunch's copy would not see the variable).
+    assert_eq!(lines[8], "global w=8 launches=6", "{lines:?}");
+    assert_eq!(lines[9], "done");
 }
 
 #[test]
@@ -220,6 +223,7 @@ fn app_without_preload_runs_on_the_fake_alone() {
             "regeometry a=0 c=0 launches=10",
             "loaders g=0 launches=11",
             "changed x=0 y=0 launches=14",
+            "global w=0 launches=16",
             "done"
         ],
     );
@@ -255,6 +259,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
         [
             "__hipRegisterFatBinary",
             "__hipRegisterFunction",
+            "__hipRegisterVar",
             "__hipUnregisterFatBinary",
             "hipGraphAddDependencies",
             "hipGraphAddKernelNode",
@@ -273,6 +278,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphNodeSetParams",
             "hipLaunchKernel",
             "hipModuleGetFunction",
+            "hipModuleGetGlobal",
             "hipModuleLaunchKernel",
             "hipModuleLoad",
             "hipModuleLoadData",
@@ -432,17 +438,20 @@ fn preloaded_static_registration_replays_host_stub_nodes() {
         [
             // 4 nodes x 8 work-items x 3 launches, from the gfx1201 entry of
             // the bundle (the gfx1100 one comes first and would be refused
-            // by the device); the fake saw the 2 registrations, no launch.
-            "static a=96 launches=0 registrations=2",
+            // by the device); the fake saw the 5 registrations (two fat binaries, a
+            // kernel each, a variable), no launch.
+            "static a=96 launches=0 registrations=5",
             // A stub nobody registered: unsupported, the real launch ran.
             "unregistered b=0 launches=1",
+            // The fat binary registering a device variable: not replayed.
+            "variable v=0 launches=2",
             // The bundle through hipModuleLoadData: 2 nodes x 8, replayed.
-            "module c=16 launches=1",
+            "module c=16 launches=2",
             // hipLaunchKernel of the stub captured (4 nodes) and replayed
             // twice: 4 x 8 x 2; no graph launch and no direct launch reached
             // the fake.
-            "captured d=64 launches=1 direct=0",
-            "done registrations=3",
+            "captured d=64 launches=2 direct=0",
+            "done registrations=7",
         ]
     );
 }
@@ -455,11 +464,12 @@ fn static_registration_without_preload_runs_on_the_fake_alone() {
     assert_eq!(
         lines,
         [
-            "static a=0 launches=3 registrations=2",
+            "static a=0 launches=3 registrations=5",
             "unregistered b=0 launches=4",
-            "module c=0 launches=5",
-            "captured d=0 launches=7 direct=0",
-            "done registrations=3",
+            "variable v=0 launches=5",
+            "module c=0 launches=6",
+            "captured d=0 launches=8 direct=0",
+            "done registrations=7",
         ]
     );
 }

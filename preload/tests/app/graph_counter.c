@@ -166,6 +166,30 @@ int main(int argc, char **argv) {
     CHECK(hipGraphExecDestroy(exec6)); CHECK(hipGraphDestroy(graph6));
     CHECK(hipFree(x)); CHECK(hipFree(y));
 
+    /* A module whose device variable the application takes
+     * (hipModuleGetGlobal): its exec replays until then, and falls
+     * through after (relaunch's copy would not see the variable). */
+    void *w;
+    CHECK(hipMalloc(&w, 4));
+    void *args_w[] = {&w};
+    hipModule_t with_var; hipFunction_t counter_var; hipGraph_t graph8; hipGraphNode_t var_node;
+    hipGraphExec_t exec8;
+    CHECK(hipModuleLoadData(&with_var, image));
+    CHECK(hipModuleGetFunction(&counter_var, with_var, "counter"));
+    hipKernelNodeParams p_w = counter_node(counter_var, args_w);
+    CHECK(hipGraphCreate(&graph8, 0));
+    CHECK(hipGraphAddKernelNode(&var_node, graph8, NULL, 0, &p_w));
+    CHECK(hipGraphInstantiate(&exec8, graph8, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(exec8, stream));
+    void *global; size_t global_bytes;
+    CHECK(hipModuleGetGlobal(&global, &global_bytes, with_var, "scale"));
+    CHECK(hipGraphLaunch(exec8, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("global w=%u launches=%ld\n", read_counter(w), fakehip_launches());
+    CHECK(hipGraphExecDestroy(exec8)); CHECK(hipGraphDestroy(graph8));
+    CHECK(hipModuleUnload(with_var));
+    CHECK(hipFree(w));
+
     CHECK(hipGraphExecDestroy(exec2)); CHECK(hipGraphDestroy(graph2));
     CHECK(hipGraphExecDestroy(exec)); CHECK(hipGraphDestroy(graph));
     CHECK(hipModuleUnload(module));

@@ -33,15 +33,25 @@ extern const unsigned char relaunch_test_bundle[];
 static volatile int stub_calls;
 static void counter_stub(void) { stub_calls += 1; }
 static void unregistered_stub(void) { stub_calls += 2; }
+static void variable_stub(void) { stub_calls += 3; }
+static int host_scale; /* the host shadow of a __device__ variable */
 
 static hipFatBinaryWrapper wrapper = {0x48495046u, 1, relaunch_test_bundle, NULL};
-static void **modules;
+static hipFatBinaryWrapper wrapper2 = {0x48495046u, 1, relaunch_test_bundle, NULL};
+static void **modules, **modules2;
 
+/* The second translation unit of the program: the same kernel, plus a
+ * device variable (so nothing of it may replay). */
 __attribute__((constructor)) static void register_kernels(void) {
     modules = __hipRegisterFatBinary(&wrapper);
     if (!modules) { fprintf(stderr, "__hipRegisterFatBinary refused the bundle\n"); exit(1); }
     __hipRegisterFunction(modules, (const void *)counter_stub, (char *)"counter", "counter", (unsigned)-1,
                           NULL, NULL, NULL, NULL, NULL);
+    modules2 = __hipRegisterFatBinary(&wrapper2);
+    if (!modules2) { fprintf(stderr, "__hipRegisterFatBinary refused the bundle\n"); exit(1); }
+    __hipRegisterFunction(modules2, (const void *)variable_stub, (char *)"counter", "counter", (unsigned)-1,
+                          NULL, NULL, NULL, NULL, NULL);
+    __hipRegisterVar(modules2, &host_scale, (char *)"scale", (char *)"scale", 0, sizeof host_scale, 0, 0);
 }
 
 /* A chain of `n` counter nodes on `func` counting into `*args[0]`,
@@ -75,6 +85,14 @@ int main(void) {
     run_chain((void *)unregistered_stub, args_b, 1, 1, stream);
     printf("unregistered b=%u launches=%ld\n", read_counter(b), fakehip_launches());
 
+    /* A kernel of the fat binary that registers a device variable. */
+    void *v;
+    CHECK(hipMalloc(&v, 4));
+    void *args_v[] = {&v};
+    run_chain((void *)variable_stub, args_v, 1, 1, stream);
+    printf("variable v=%u launches=%ld\n", read_counter(v), fakehip_launches());
+    CHECK(hipFree(v));
+
     hipModule_t module; hipFunction_t counter;
     CHECK(hipModuleLoadData(&module, relaunch_test_bundle));
     CHECK(hipModuleGetFunction(&counter, module, "counter"));
@@ -103,6 +121,7 @@ int main(void) {
            fakehip_kernel_launches());
     CHECK(hipFree(d));
 
+    __hipUnregisterFatBinary(modules2);
     __hipUnregisterFatBinary(modules);
     CHECK(hipFree(a)); CHECK(hipFree(b)); CHECK(hipFree(c));
     printf("done registrations=%ld\n", fakehip_registrations());

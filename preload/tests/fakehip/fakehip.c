@@ -538,4 +538,20 @@ void __hipUnregisterFatBinary(void **modules) {
     if (modules) registrations++;
     free(modules);
 }
+
+/* Device variables: accepted and ignored (the fake runs no kernels). */
+void __hipRegisterVar(void **modules, void *var, char *host_var, char *device_var, int ext, size_t size,
+                      int constant, int global) {
+    (void)var; (void)host_var; (void)ext; (void)size; (void)constant; (void)global;
+    if (modules && device_var) registrations++;
+}
+
+static unsigned char fake_global[64];
+
+hipError_t hipModuleGetGlobal(void **dptr, size_t *bytes, void *module, const char *name) {
+    if (!module || !name) return hipErrorInvalidValue;
+    if (dptr) *dptr = fake_global;
+    if (bytes) *bytes = sizeof fake_global;
+    return hipSuccess;
+}
 /* ---- static registration (end) ---- */

@@ -90,6 +90,8 @@ void **__hipRegisterFatBinary(const void *);
 void __hipRegisterFunction(void **, const void *, char *, const char *, unsigned int, uint3 *, uint3 *,
                            dim3 *, dim3 *, int *);
 void __hipUnregisterFatBinary(void **);
+void __hipRegisterVar(void **, void *, char *, char *, int, size_t, int, int);
+hipError_t hipModuleGetGlobal(void **, size_t *, hipModule_t, const char *);
 long fakehip_registrations(void);
 
 #endif
