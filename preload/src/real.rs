@@ -143,5 +143,8 @@ real_functions! {
     __hipRegisterFunction: fn(*mut Handle, *const c_void, *mut c_char, *const c_char, u32, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut i32) -> ();
     __hipUnregisterFatBinary: fn(*mut Handle) -> ();
     __hipRegisterVar: fn(*mut Handle, *mut c_void, *mut c_char, *mut c_char, i32, usize, i32, i32) -> ();
+    __hipRegisterManagedVar: fn(*mut c_void, *mut *mut c_void, *mut c_void, *const c_char, usize, u32) -> ();
+    __hipRegisterSurface: fn(*mut Handle, *mut c_void, *mut c_char, *mut c_char, i32, i32) -> ();
+    __hipRegisterTexture: fn(*mut Handle, *mut c_void, *mut c_char, *mut c_char, i32, i32, i32) -> ();
     hipModuleGetGlobal: fn(*mut *mut c_void, *mut usize, Handle, *const c_char) -> HipError;
 }

@@ -278,24 +278,114 @@ pub unsafe extern "C" fn __hipRegisterVar(
             modules, var, host_var, device_var, ext, size, constant, global,
         )
     };
-    guarded("__hipRegisterVar", || {
-        let name = if device_var.is_null() {
+    // SAFETY: as the real call took them.
+    unsafe {
+        taint_fatbin(
+            modules.cast(),
+            device_var,
+            "device variable",
+            "__hipRegisterVar",
+        )
+    };
+}
+
+/// # Safety
+/// The HIP runtime's `__hipRegisterManagedVar(hipModule, pointer,
+/// init_value, name, size, align)` contract. A managed variable is a
+/// device variable too (see `__hipRegisterVar`).
+#[no_mangle]
+pub unsafe extern "C" fn __hipRegisterManagedVar(
+    module: *mut c_void,
+    pointer: *mut *mut c_void,
+    init_value: *mut c_void,
+    name: *const c_char,
+    size: usize,
+    align: u32,
+) {
+    let real = real_or!(__hipRegisterManagedVar);
+    // SAFETY: forwarded unchanged.
+    unsafe { real(module, pointer, init_value, name, size, align) };
+    // SAFETY: as the real call took them.
+    unsafe { taint_fatbin(module, name, "managed variable", "__hipRegisterManagedVar") };
+}
+
+/// # Safety
+/// The HIP runtime's `__hipRegisterSurface(modules, var, hostVar,
+/// deviceVar, type, ext)` contract (a surface reference is a module
+/// global too).
+#[no_mangle]
+pub unsafe extern "C" fn __hipRegisterSurface(
+    modules: *mut Handle,
+    var: *mut c_void,
+    host_var: *mut c_char,
+    device_var: *mut c_char,
+    kind: i32,
+    ext: i32,
+) {
+    let real = real_or!(__hipRegisterSurface);
+    // SAFETY: forwarded unchanged.
+    unsafe { real(modules, var, host_var, device_var, kind, ext) };
+    // SAFETY: as the real call took them.
+    unsafe {
+        taint_fatbin(
+            modules.cast(),
+            device_var,
+            "surface",
+            "__hipRegisterSurface",
+        )
+    };
+}
+
+/// # Safety
+/// The HIP runtime's `__hipRegisterTexture(modules, var, hostVar,
+/// deviceVar, type, norm, ext)` contract (a texture reference is a module
+/// global too).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // HIP's signature
+pub unsafe extern "C" fn __hipRegisterTexture(
+    modules: *mut Handle,
+    var: *mut c_void,
+    host_var: *mut c_char,
+    device_var: *mut c_char,
+    kind: i32,
+    norm: i32,
+    ext: i32,
+) {
+    let real = real_or!(__hipRegisterTexture);
+    // SAFETY: forwarded unchanged.
+    unsafe { real(modules, var, host_var, device_var, kind, norm, ext) };
+    // SAFETY: as the real call took them.
+    unsafe {
+        taint_fatbin(
+            modules.cast(),
+            device_var,
+            "texture",
+            "__hipRegisterTexture",
+        )
+    };
+}
+
+/// The fat binary registered under `modules` stops replaying: it has a
+/// module global (`what` named `name`) that the application reaches in
+/// HIP's copy of the code, which relaunch's copy would not see.
+///
+/// # Safety
+/// `name` is null or NUL-terminated.
+unsafe fn taint_fatbin(modules: *mut c_void, name: *const c_char, what: &str, call: &str) {
+    guarded(call, || {
+        let name = if name.is_null() {
             "?".to_string()
         } else {
-            // SAFETY: a NUL-terminated name (HIP's contract).
-            unsafe { CStr::from_ptr(device_var) }
+            // SAFETY: NUL-terminated per the caller.
+            unsafe { CStr::from_ptr(name) }
                 .to_string_lossy()
                 .into_owned()
         };
-        let fatbin = REGISTRY
-            .lock()
-            .fatbins
-            .get(&key(modules as *const c_void))
-            .cloned();
+        let fatbin = REGISTRY.lock().fatbins.get(&key(modules)).cloned();
         if let Some(fatbin) = fatbin {
             fatbin.taint(format!(
-                "the fat binary registers device variable {name:?} ({size} bytes), which the \
-                 application reaches in HIP's copy of the code, not relaunch's"
+                "the fat binary registers {what} {name:?}, which the application reaches \
+                 in HIP's copy of the code, not relaunch's"
             ));
         }
     });

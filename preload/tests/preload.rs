@@ -259,6 +259,9 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
         [
             "__hipRegisterFatBinary",
             "__hipRegisterFunction",
+            "__hipRegisterManagedVar",
+            "__hipRegisterSurface",
+            "__hipRegisterTexture",
             "__hipRegisterVar",
             "__hipUnregisterFatBinary",
             "hipGraphAddDependencies",
