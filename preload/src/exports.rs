@@ -161,14 +161,8 @@ pub unsafe extern "C" fn hipModuleGetGlobal(
 ) -> HipError {
     let rc = forward!(hipModuleGetGlobal(dptr, bytes, module, name));
     if rc == HIP_SUCCESS {
-        let name = if name.is_null() {
-            "?".to_string()
-        } else {
-            // SAFETY: the NUL-terminated name the real call read.
-            unsafe { CStr::from_ptr(name) }
-                .to_string_lossy()
-                .into_owned()
-        };
+        // SAFETY: the NUL-terminated name the real call read.
+        let name = unsafe { crate::hip::c_name(name) };
         with_state("hipModuleGetGlobal", |s| {
             if let Some(m) = s.modules.get(&key(module)) {
                 m.taint(format!(

@@ -52,6 +52,20 @@ pub struct KernelNodeParams {
     pub shared_mem_bytes: u32,
 }
 
+/// A C string argument as text for messages, `"?"` when null.
+///
+/// # Safety
+/// `name` is null or NUL-terminated.
+pub unsafe fn c_name(name: *const std::ffi::c_char) -> String {
+    if name.is_null() {
+        return "?".to_string();
+    }
+    // SAFETY: NUL-terminated per the caller.
+    unsafe { std::ffi::CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Key of a handle in the shadow maps.
 pub fn key(handle: *const c_void) -> usize {
     handle as usize

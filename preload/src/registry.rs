@@ -373,14 +373,8 @@ pub unsafe extern "C" fn __hipRegisterTexture(
 /// `name` is null or NUL-terminated.
 unsafe fn taint_fatbin(modules: *mut c_void, name: *const c_char, what: &str, call: &str) {
     guarded(call, || {
-        let name = if name.is_null() {
-            "?".to_string()
-        } else {
-            // SAFETY: NUL-terminated per the caller.
-            unsafe { CStr::from_ptr(name) }
-                .to_string_lossy()
-                .into_owned()
-        };
+        // SAFETY: NUL-terminated per the caller.
+        let name = unsafe { crate::hip::c_name(name) };
         let fatbin = REGISTRY.lock().fatbins.get(&key(modules)).cloned();
         if let Some(fatbin) = fatbin {
             fatbin.taint(format!(
