@@ -330,22 +330,13 @@ fn mark_all(s: &mut State, stream: Handle) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use relaunch::device::codeobj::CodeObject;
     use relaunch::Gpu;
 
     use super::*;
-    use crate::shadow::{node_kernel, Function, ShadowModule};
+    use crate::shadow::{counter_for, node_kernel};
 
     fn counter() -> NodeKernel {
-        let bytes = relaunch::sim::rig::fixture("gfx1201", "counter").expect("fixture");
-        let f = Function {
-            module: Arc::new(ShadowModule::new(
-                CodeObject::parse(&bytes).map_err(|e| e.to_string()),
-            )),
-            symbol: "counter".into(),
-        };
+        let f = counter_for("gfx1201");
         node_kernel(&f, [2, 1, 1], [4, 1, 1], 0, &|_, _| Ok(vec![0; 8])).unwrap()
     }
 

@@ -6,7 +6,7 @@
 //! offload bundles from a bare pointer (`image`, `bundle`), static
 //! registration of fat binaries and host stubs (`registry`), graph and
 //! exec changes made behind the builders' backs (`mutate`) and the shadow
-//! record of modules, graphs and execs (`shadow`, `state`).
+//! record of modules, graphs and execs (`shadow`, `exec`, `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -18,6 +18,7 @@
 pub mod args;
 pub mod bundle;
 pub mod capture;
+pub mod exec;
 pub mod exports;
 pub mod hip;
 pub mod image;

@@ -1,7 +1,7 @@
 //! The shadow record, keyed by the real HIP handles: modules (their code
 //! object bytes, parsed without a device), functions (module + symbol),
-//! graphs (kernel nodes with packed kernargs and edges) and executable
-//! graphs (a relaunch `GraphExec` plus the node map for patches).
+//! graphs (kernel nodes with packed kernargs and edges), instantiated
+//! into executable graphs (`exec`).
 //!
 //! A graph is replayable only when every node is a supported kernel node
 //! and nothing was added behind our back (node/edge counts are checked
@@ -14,7 +14,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use relaunch::device::codeobj::{CodeObject, KernelInfo};
 use relaunch::lanes::{Access, NodeId};
-use relaunch::{Geometry, Gpu, GraphExec, NodeSpec};
+use relaunch::{Geometry, Gpu, NodeSpec};
+
+use crate::exec::ShadowExec;
 
 /// A module as loaded by `hipModuleLoadData`.
 pub struct ShadowModule {
@@ -345,121 +347,27 @@ impl ShadowGraph {
             nodes.insert(*handle, (id, kernel.clone()));
         }
         let exec = g.instantiate().map_err(|e| e.to_string())?;
-        Ok(ShadowExec {
+        let order = self.nodes.iter().map(|(h, _)| *h).collect();
+        Ok(ShadowExec::new(
             exec,
-            gpu: gpu.clone(),
-            nodes: Mutex::new(nodes),
-            order: self.nodes.iter().map(|(h, _)| *h).collect(),
-            edges: self.edges.clone(),
+            gpu.clone(),
+            nodes,
+            (order, self.edges.clone()),
             modules,
-            fallen: Mutex::new(None),
-        })
+        ))
     }
 }
 
-/// An executable graph replayed by relaunch.
-pub struct ShadowExec {
-    pub exec: GraphExec,
-    pub gpu: Gpu,
-    /// Node handle -> relaunch node and its current launch.
-    nodes: Mutex<HashMap<usize, (NodeId, NodeKernel)>>,
-    /// The instantiated graph's node handles in its node order, and its
-    /// edges by position: what `hipGraphExecUpdate` pairs a graph against.
-    order: Vec<usize>,
-    edges: Vec<(usize, usize)>,
-    /// The modules its kernels come from (a tainted one stops replays).
-    modules: Vec<Arc<ShadowModule>>,
-    /// Set once this exec can no longer be replayed (later launches go to
-    /// the real HIP, which has every update).
-    fallen: Mutex<Option<String>>,
-}
-
-impl ShadowExec {
-    /// Why this exec no longer replays: it fell back, or one of its
-    /// modules was tainted since it was instantiated.
-    pub fn fallen(&self) -> Option<String> {
-        if let Some(why) = self.fallen.lock().clone() {
-            return Some(why);
-        }
-        self.modules.iter().find_map(|m| m.tainted())
-    }
-
-    pub fn fall_back(&self, why: String) {
-        tracing::warn!(reason = %why, "hipGraphExec falls through to the real HIP from now on");
-        *self.fallen.lock() = Some(why);
-    }
-
-    /// Applies `hipGraphExecKernelNodeSetParams`: kernarg bytes are patched
-    /// in place; a different kernel or geometry makes the exec fall back.
-    pub fn set_params(&self, node: usize, new: Result<NodeKernel, String>) {
-        let mut nodes = self.nodes.lock();
-        let Some((id, current)) = nodes.get_mut(&node) else {
-            return self.fall_back(format!("node {node:#x} is not a node of this exec"));
-        };
-        let new =
-            match new {
-                Ok(k) if k.same_launch(current) => k,
-                Ok(_) => return self.fall_back(
-                    "a patch changed the kernel or its geometry; only kernarg patches are replayed"
-                        .into(),
-                ),
-                Err(why) => return self.fall_back(why),
-            };
-        match self.exec.set_node_kernargs(*id, 0, &new.kernarg) {
-            Ok(()) => *current = new,
-            Err(e) => self.fall_back(format!("patching kernargs: {e}")),
-        }
-    }
-}
-
-impl ShadowExec {
-    /// Applies a successful `hipGraphExecUpdate` from `graph`: nodes are
-    /// paired by position (the order they were added or captured in), as
-    /// HIP pairs them; when the topology, every kernel and every geometry
-    /// match, the changed kernarg blocks are patched in place; otherwise
-    /// the exec falls back (the real HIP has the update).
-    pub fn update_from(&self, graph: &ShadowGraph) {
-        if let Some(why) = &graph.unsupported {
-            return self.fall_back(format!("the update's graph is not replayable: {why}"));
-        }
-        if graph.nodes.len() != self.order.len() || graph.edges != self.edges {
-            return self.fall_back(format!(
-                "the update's graph has another topology ({} nodes, {} edges; the exec has {} and {})",
-                graph.nodes.len(),
-                graph.edges.len(),
-                self.order.len(),
-                self.edges.len()
-            ));
-        }
-        let mut nodes = self.nodes.lock();
-        // Checked whole before anything is patched: all or nothing.
-        let mut changed = Vec::new();
-        for (i, (_, new)) in graph.nodes.iter().enumerate() {
-            let Some((id, current)) = nodes.get(&self.order[i]) else {
-                return self.fall_back(format!("node {i} of the exec is unknown"));
-            };
-            match new {
-                Ok(k) if k.same_launch(current) => {
-                    if k.kernarg != current.kernarg {
-                        changed.push((self.order[i], *id, k.clone()));
-                    }
-                }
-                Ok(_) => {
-                    return self.fall_back(format!(
-                        "the update changes node {i}'s kernel or geometry; only kernarg changes are replayed"
-                    ))
-                }
-                Err(why) => return self.fall_back(format!("node {i} of the update: {why}")),
-            }
-        }
-        for (handle, id, new) in changed {
-            if let Err(e) = self.exec.set_node_kernargs(id, 0, &new.kernarg) {
-                return self.fall_back(format!("patching kernargs for the update: {e}"));
-            }
-            if let Some(entry) = nodes.get_mut(&handle) {
-                entry.1 = new;
-            }
-        }
+/// The `counter` fixture's kernel for `target`, as a module function
+/// (test support for this crate's unit tests).
+#[cfg(test)]
+pub(crate) fn counter_for(target: &str) -> Function {
+    let bytes = relaunch::sim::rig::fixture(target, "counter").expect("fixture");
+    Function {
+        module: Arc::new(ShadowModule::new(
+            CodeObject::parse(&bytes).map_err(|e| e.to_string()),
+        )),
+        symbol: "counter".into(),
     }
 }
 
@@ -469,16 +377,6 @@ mod tests {
 
     fn counter_function() -> Function {
         counter_for("gfx1201")
-    }
-
-    fn counter_for(target: &str) -> Function {
-        let bytes = relaunch::sim::rig::fixture(target, "counter").expect("fixture");
-        Function {
-            module: Arc::new(ShadowModule::new(
-                CodeObject::parse(&bytes).map_err(|e| e.to_string()),
-            )),
-            symbol: "counter".into(),
-        }
     }
 
     #[test]
@@ -574,47 +472,5 @@ mod tests {
         g.add_node(1, Ok(k), &[]);
         let err = g.instantiate(&gpu).err().unwrap();
         assert!(err.contains("gfx1100"), "{err}");
-    }
-
-    #[test]
-    fn an_exec_update_patches_kernargs_and_falls_back_on_anything_more() {
-        let gpu = Gpu::open("sim:gfx1201").unwrap();
-        let f = counter_function();
-        let at = |addr: u64, grid: u32| {
-            node_kernel(&f, [grid, 1, 1], [4, 1, 1], 0, &|_, _| {
-                Ok(addr.to_le_bytes().to_vec())
-            })
-            .unwrap()
-        };
-        let chain = |kernels: &[NodeKernel]| {
-            let mut g = ShadowGraph::default();
-            for (i, k) in kernels.iter().enumerate() {
-                let deps: Vec<usize> = (i > 0).then_some(i).into_iter().collect();
-                g.add_node(i + 1, Ok(k.clone()), &deps);
-            }
-            g
-        };
-        let x = chain(&[at(0x1000, 1), at(0x1000, 1)])
-            .instantiate(&gpu)
-            .unwrap();
-        // Other node handles (a re-capture), new kernargs: patched in place.
-        let mut update = chain(&[at(0x2000, 1), at(0x1000, 1)]);
-        update.nodes.iter_mut().for_each(|(h, _)| *h += 100);
-        x.update_from(&update);
-        assert_eq!(x.fallen(), None);
-        assert_eq!(x.nodes.lock()[&1].1.kernarg[..8], 0x2000u64.to_le_bytes());
-
-        x.update_from(&chain(&[at(0x2000, 1)]));
-        let why = x.fallen().unwrap();
-        assert!(why.contains("another topology (1 nodes, 0 edges"), "{why}");
-
-        let x = chain(&[at(0x1000, 1), at(0x1000, 1)])
-            .instantiate(&gpu)
-            .unwrap();
-        x.update_from(&chain(&[at(0x1000, 1), at(0x1000, 2)]));
-        let why = x.fallen().unwrap();
-        assert!(why.contains("node 1's kernel or geometry"), "{why}");
-        // Refused whole: node 0 was not patched either.
-        assert_eq!(x.nodes.lock()[&1].1.kernarg[..8], 0x1000u64.to_le_bytes());
     }
 }

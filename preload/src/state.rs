@@ -13,9 +13,10 @@ use relaunch::device::identity::Bdf;
 use relaunch::Gpu;
 
 use crate::capture::Capture;
+use crate::exec::ShadowExec;
 use crate::hip::HIP_SUCCESS;
 use crate::real;
-use crate::shadow::{Function, ShadowExec, ShadowGraph, ShadowModule};
+use crate::shadow::{Function, ShadowGraph, ShadowModule};
 
 #[derive(Default)]
 pub struct State {
