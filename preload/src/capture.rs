@@ -298,23 +298,22 @@ pub unsafe extern "C" fn hipLaunchKernel(
 /// After a successful real launch: a node of the capture on `stream`, if
 /// the shadow is capturing it (the common case, no capture, only looks).
 fn record_launch(stream: Handle, params: &KernelNodeParams, call: &'static str) {
-    let captured = with_state(call, |s| {
+    // True: not this stream's capture, but others run.
+    let others = with_state(call, |s| {
         if !s.captures.contains_key(&key(stream)) {
-            return None;
+            return !s.captures.is_empty();
         }
         // SAFETY: `params` describes the launch the real HIP just took.
         let kernel = unsafe { kernel_of(s, params) };
-        s.captures.get_mut(&key(stream))?.push(kernel);
-        Some(())
-    })
-    .flatten();
-    if captured.is_none() {
-        let others = with_state(call, |s| !s.captures.is_empty());
-        // A stream joined into a capture through events: its launches land
-        // in a captured graph the shadow cannot attribute.
-        if others == Some(true) && real_is_capturing(stream) {
-            with_state(call, |s| mark_all(s, stream));
+        if let Some(c) = s.captures.get_mut(&key(stream)) {
+            c.push(kernel);
         }
+        false
+    });
+    // A stream joined into a capture through events: its launches land in
+    // a captured graph the shadow cannot attribute.
+    if others == Some(true) && real_is_capturing(stream) {
+        with_state(call, |s| mark_all(s, stream));
     }
 }
 

@@ -8,6 +8,7 @@
 //! Signatures follow the public HIP headers (`hip_runtime_api.h`).
 
 use std::ffi::{c_char, c_void, CStr};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
@@ -75,22 +76,27 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut Handle, path: *const c_char)
         let (handle, path) = unsafe { (key(*module), CStr::from_ptr(path)) };
         let code = guarded("hipModuleLoad", || {
             let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
-            // The file is read again (the real HIP keeps its copy private);
-            // bounded like an image read through a pointer.
-            let len = std::fs::metadata(path)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-                .len();
-            if len > crate::image::MAX_IMAGE_BYTES {
+            // The file is read again (the real HIP keeps its copy private),
+            // once, bounded like an image read through a pointer.
+            let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| {
+                    f.take(crate::image::MAX_IMAGE_BYTES + 1)
+                        .read_to_end(&mut bytes)
+                })
+                .map_err(failed)?;
+            if bytes.len() as u64 > crate::image::MAX_IMAGE_BYTES {
                 return Err(format!(
-                    "{}: {len} bytes is too large a code object",
-                    path.display()
+                    "{}: more than {} bytes is too large a code object",
+                    path.display(),
+                    crate::image::MAX_IMAGE_BYTES
                 ));
             }
-            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
             code_of_image(&bytes)
         });
         if let Some(code) = code {
-            file_module(handle, code);
+            file_module(handle, code, "hipModuleLoad");
         }
     }
     rc
@@ -123,7 +129,7 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
         relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
     });
     if let Some(code) = code {
-        file_module(handle, code);
+        file_module(handle, code, call);
     }
 }
 
@@ -137,11 +143,15 @@ fn code_of_image(bytes: &[u8]) -> Result<relaunch::device::codeobj::CodeObject, 
 }
 
 /// Files the shadow of module `handle`.
-fn file_module(handle: usize, code: Result<relaunch::device::codeobj::CodeObject, String>) {
+fn file_module(
+    handle: usize,
+    code: Result<relaunch::device::codeobj::CodeObject, String>,
+    call: &str,
+) {
     if let Err(why) = &code {
         tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
     }
-    with_state("hipModuleLoad", |s| {
+    with_state(call, |s| {
         s.modules.insert(handle, Arc::new(ShadowModule::new(code)));
     });
 }
@@ -400,19 +410,21 @@ fn shadow_instantiate(e: usize, graph: Handle) {
 /// HIP's `hipGraphLaunch` contract.
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipError {
-    let shadow = with_state("hipGraphLaunch", |s| s.execs.get(&key(exec)).cloned())
-        .flatten()
-        .filter(|x| x.fallen().is_none());
-    let Some(shadow) = shadow else {
+    // The exec's shadow, and whether a capture of the shadow's runs.
+    let found = with_state("hipGraphLaunch", |s| {
+        (s.execs.get(&key(exec)).cloned(), !s.captures.is_empty())
+    });
+    let Some((Some(shadow), shadow_capturing)) = found else {
         return forward!(hipGraphLaunch(exec, stream));
     };
+    if shadow.fallen().is_some() {
+        return forward!(hipGraphLaunch(exec, stream));
+    }
     // During a capture the launch must become part of the captured graph,
     // and synchronising a capturing stream would invalidate the capture
     // (under global capture mode, synchronising any stream may): the real
     // launch runs whenever a capture is in progress.
-    let capturing = with_state("hipGraphLaunch", |s| !s.captures.is_empty()).unwrap_or(true)
-        || crate::capture::real_is_capturing(stream);
-    if capturing {
+    if shadow_capturing || crate::capture::real_is_capturing(stream) {
         tracing::info!("a stream capture is in progress: the real hipGraphLaunch runs");
         return forward!(hipGraphLaunch(exec, stream));
     }

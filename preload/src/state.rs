@@ -52,22 +52,7 @@ pub fn init_logging() {
 /// Runs `f` on the shadow state unless it was disabled. A panic inside is
 /// caught (never crosses the C boundary) and disables the shadow.
 pub fn with_state<T>(what: &str, f: impl FnOnce(&mut State) -> T) -> Option<T> {
-    init_logging();
-    if DISABLED.load(Ordering::Acquire) {
-        return None;
-    }
-    let result = catch_unwind(AssertUnwindSafe(|| f(&mut STATE.lock())));
-    match result {
-        Ok(v) => Some(v),
-        Err(_) => {
-            DISABLED.store(true, Ordering::Release);
-            tracing::error!(
-                call = what,
-                "the relaunch shadow panicked; every later HIP call falls through to the real HIP"
-            );
-            None
-        }
-    }
+    guarded(what, || f(&mut STATE.lock()))
 }
 
 /// Runs `f` (outside the state lock) with panics caught; a panic disables
@@ -83,7 +68,7 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
             DISABLED.store(true, Ordering::Release);
             tracing::error!(
                 call = what,
-                "the relaunch shadow panicked; falling through from now on"
+                "the relaunch shadow panicked; every later HIP call falls through to the real HIP"
             );
             None
         }
