@@ -75,6 +75,16 @@ pub enum HsaBackendError {
 #[repr(C, align(64))]
 struct PacketSlot([u32; 16]);
 
+/// `words` (a prebuilt vendor packet) completing `signal`.
+#[inline(always)]
+fn signalled(words: &[u32; 16], signal: &relaunch_device::hsa::Signal) -> [u32; 16] {
+    let mut packet = *words;
+    let handle = signal.handle().handle;
+    packet[AQL_COMPLETION_SIGNAL_WORD] = handle as u32;
+    packet[AQL_COMPLETION_SIGNAL_WORD + 1] = (handle >> 32) as u32;
+    packet
+}
+
 /// An IB installed on an HSA queue.
 #[repr(C)]
 pub struct HsaIb {
@@ -216,10 +226,7 @@ impl HsaBackend {
         if let ([PacketSlot(words)], true) = (&ib.packets[..], record_free) {
             if live.queue.check_error("").is_ok() {
                 if let Some(sig) = live.take_armed() {
-                    let mut packet = *words;
-                    let handle = self.watch.signals[sig].handle().handle;
-                    packet[AQL_COMPLETION_SIGNAL_WORD] = handle as u32;
-                    packet[AQL_COMPLETION_SIGNAL_WORD + 1] = (handle >> 32) as u32;
+                    let packet = signalled(words, &self.watch.signals[sig]);
                     match live.queue.publish_words(&packet) {
                         Ok(id) => {
                             let ticket = Ticket {
@@ -279,12 +286,11 @@ impl HsaBackend {
         let last = ib.packets.len() - 1;
         let mut unrung = None;
         for (i, PacketSlot(words)) in ib.packets.iter().enumerate() {
-            let mut packet = *words;
-            if i == last {
-                let handle = signal.handle().handle;
-                packet[AQL_COMPLETION_SIGNAL_WORD] = handle as u32;
-                packet[AQL_COMPLETION_SIGNAL_WORD + 1] = (handle >> 32) as u32;
-            }
+            let packet = if i == last {
+                signalled(words, signal)
+            } else {
+                *words
+            };
             // No room check up front (two more runtime calls per replay):
             // a full ring is rare and answered by waiting and retrying.
             loop {
