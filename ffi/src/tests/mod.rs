@@ -22,7 +22,7 @@ pub(crate) fn cstr(s: &str) -> CString {
 }
 
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    relaunch_sim::rig::fixture("gfx1201", name).unwrap_or_else(|e| panic!("{e}"))
+    facade::sim::rig::fixture("gfx1201", name).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub(crate) fn open_sim() -> *mut RlGpu {

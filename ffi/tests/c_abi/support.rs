@@ -38,7 +38,7 @@ pub fn ffi_dir() -> PathBuf {
 }
 
 pub fn fixture(target: &str, name: &str) -> String {
-    let path = relaunch_sim::rig::fixture_path(target, name);
+    let path = facade::sim::rig::fixture_path(target, name);
     assert!(path.is_file(), "missing fixture {path:?}");
     path.to_string_lossy().into_owned()
 }
