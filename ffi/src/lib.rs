@@ -20,12 +20,14 @@
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
+mod enums;
 mod gpu;
 mod graph;
 mod handles;
 mod module;
 mod multi;
 mod pm4;
+mod profile;
 mod sim;
 mod status;
 mod util;
@@ -33,11 +35,13 @@ mod util;
 #[cfg(test)]
 mod tests;
 
+pub use enums::*;
 pub use gpu::*;
 pub use graph::*;
 pub use module::*;
 pub use multi::*;
 pub use pm4::*;
+pub use profile::*;
 pub use sim::*;
 pub use status::*;
 

@@ -8,4 +8,5 @@ mod support;
 
 mod examples;
 mod install;
+mod seed;
 mod valgrind;
