@@ -14,6 +14,7 @@ mod devices;
 mod errors;
 mod gpu;
 mod graph;
+mod handles;
 mod mock;
 mod pm4;
 mod sim;
