@@ -8,5 +8,6 @@ mod support;
 
 mod examples;
 mod install;
+mod sdk;
 mod seed;
 mod valgrind;
