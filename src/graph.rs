@@ -277,16 +277,35 @@ impl GraphExec {
         }
     }
 
-    /// Replaces `node`'s whole kernarg block (exactly its size), for every
-    /// later launch.
+    /// Replaces `node`'s whole kernarg block for every later launch: the
+    /// full segment, or (module kernels) exactly the explicit arguments,
+    /// completed from the node's geometry as recording does.
     pub fn replace_node_kernargs(&self, node: NodeId, bytes: &[u8]) -> Result<()> {
-        let size = {
+        let (size, completed) = {
             let plan = self.plan.lock();
             let planned = plan.node(node).ok_or_else(|| {
                 Error::handle(format!("node {} is not in this graph", node.raw()))
             })?;
-            planned.kernarg.len()
+            let size = planned.kernarg.len();
+            let completed = match planned.kernel {
+                KernelRef::Module { module, symbol } if bytes.len() < size => {
+                    let kernel = self
+                        .modules
+                        .get(module)
+                        .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
+                        .kernel(symbol)?;
+                    let geometry = crate::Geometry {
+                        grid: planned.grid,
+                        block: planned.block,
+                        dynamic_group_bytes: planned.dynamic_group_bytes,
+                    };
+                    Some(crate::kernargs::complete(&kernel.info, bytes, &geometry)?.into_owned())
+                }
+                _ => None,
+            };
+            (size, completed)
         };
+        let bytes = completed.as_deref().unwrap_or(bytes);
         if bytes.len() != size {
             return Err(Error::record(format!(
                 "node {}: {} kernarg bytes given; its kernarg block is {size} bytes and is \

@@ -263,7 +263,8 @@ static void multi_queue(const struct RlGpu *gpu, const struct RlModule *counter,
            "profiled multi refused until built");
 }
 
-static void graphs(const struct RlGpu *gpu, const struct RlModule *counter, uint64_t counter_addr) {
+static void graphs(const struct RlGpu *gpu, const struct RlModule *counter,
+                   const struct RlModule *add, uint64_t counter_addr, uint64_t acc_addr) {
     /* rl_graph_new is one serial lane; tuned Overlap gives lanes. */
     struct RlGraph *g = rl_graph_new();
     struct RlGraph *t = rl_graph_new_tuned(2, Overlap, 1);
@@ -327,6 +328,31 @@ static void graphs(const struct RlGpu *gpu, const struct RlModule *counter, uint
            "unknown node");
     OK(rl_graphexec_launch(gpu, cexec));
     EXPECT(read_u32(gpu, counter_addr) == before + 4, "second launch");
+    rl_graphexec_free(exec);
+    rl_graph_free(g);
+
+    /* A node recorded and replaced with only its explicit arguments: the
+     * hidden ones are filled from the node's geometry both times. */
+    g = rl_graph_new();
+    uint32_t acc = 0, node = 0;
+    OK(rl_graph_buffer(g, "acc", 32, &acc));
+    struct RlAccess acc_rw = {acc, 0, 32, 1};
+    struct {
+        uint64_t acc;
+        uint32_t value;
+        uint32_t pad;
+    } args = {acc_addr, 2, 0};
+    OK(rl_graph_kernel_ex(g, add, "add_scalar", 8, 1, 1, 4, 1, 1, 0, (const uint8_t *)&args,
+                          sizeof args, &acc_rw, 1, SEED_NULL, 0, &node));
+    OK(rl_graph_instantiate(g, &exec));
+    OK(rl_graphexec_launch(gpu, exec));
+    args.value = 3;
+    OK(rl_graphexec_set_node_kernargs(exec, node, (const uint8_t *)&args, sizeof args));
+    OK(rl_graphexec_launch(gpu, exec));
+    for (uint64_t i = 0; i < 8; i++) {
+        EXPECT(read_u32(gpu, acc_addr + 4 * i) == 5, "graph acc[%u] = %u", (unsigned)i,
+               read_u32(gpu, acc_addr + 4 * i));
+    }
     rl_graphexec_free(exec);
     rl_graph_free(g);
 }
@@ -393,7 +419,7 @@ int main(int argc, char **argv) {
     last_error_is_stable(gpu, counter);
     direct_pm4(gpu, counter, add, mem, mem + 256);
     multi_queue(gpu, counter, lanes);
-    graphs(gpu, counter, mem + 512);
+    graphs(gpu, counter, add, mem + 512, mem + 1024);
 #ifdef RL_TEST_CERTIFICATION
     certification(gpu, counter_code, counter_len, counter);
 #endif
