@@ -62,16 +62,7 @@ impl Catalog {
                 continue;
             }
             match ArchDir::open(&root, &arch) {
-                Ok(dir) => {
-                    return Ok(Catalog {
-                        inner: Arc::new(Inner {
-                            gpu: gpu.clone(),
-                            root,
-                            dir,
-                            modules: Mutex::new(HashMap::new()),
-                        }),
-                    })
-                }
+                Ok(dir) => return Catalog::from_dir(gpu, root, dir),
                 Err(e) => last = Some(e),
             }
         }
@@ -82,6 +73,33 @@ impl Catalog {
             )));
         }
         Err(Error::record(missing_arch(&root, &processor)))
+    }
+
+    /// A catalog over an architecture directory read some other way (a
+    /// tree embedded in a binary: `ArchDir::from_files`); `root` names it
+    /// in messages. The directory must be for `gpu`'s processor.
+    pub fn from_dir(gpu: &Gpu, root: impl AsRef<Path>, dir: ArchDir) -> Result<Catalog> {
+        let root = root.as_ref().to_path_buf();
+        let processor = gpu.target().processor();
+        if !fallback::candidates(processor)
+            .iter()
+            .any(|a| a == dir.arch())
+        {
+            return Err(Error::record(format!(
+                "catalog {}: directory {} is for {}, this device is {processor}",
+                root.display(),
+                dir.dir().display(),
+                dir.arch()
+            )));
+        }
+        Ok(Catalog {
+            inner: Arc::new(Inner {
+                gpu: gpu.clone(),
+                root,
+                dir,
+                modules: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// The module of `toc_key`, verified and loaded on first use.

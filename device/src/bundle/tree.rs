@@ -84,29 +84,53 @@ impl ArchDir {
                 });
             }
         }
-        if manifests.is_empty() {
-            return Err(io("holds no bundle manifest (*.json)".to_string()));
-        }
         manifests.sort();
+        let manifests = manifests
+            .into_iter()
+            .map(|p| Ok((read_bounded(&p, MAX_MANIFEST_BYTES)?, p)))
+            .collect::<Result<Vec<_>, E>>()?;
+        let read_kpack = |name: &str| read_bounded(&dir.join(name), MAX_ARCHIVE_BYTES);
+        ArchDir::from_files(&dir, arch, manifests, &read_kpack)
+    }
+
+    /// The same checks over files already in memory (a tree embedded in a
+    /// binary): `dir` names the directory in messages, `manifests` are
+    /// (bytes, path) pairs, `read_kpack` gives an archive by file name.
+    pub fn from_files(
+        dir: &Path,
+        arch: &str,
+        manifests: Vec<(Vec<u8>, PathBuf)>,
+        read_kpack: &dyn Fn(&str) -> Result<Vec<u8>, E>,
+    ) -> Result<ArchDir, E> {
+        if manifests.is_empty() {
+            return Err(E::Io {
+                path: dir.display().to_string(),
+                reason: "holds no bundle manifest (*.json)".to_string(),
+            });
+        }
         let mut out = ArchDir {
-            dir: dir.clone(),
+            dir: dir.to_path_buf(),
             arch: arch.to_string(),
             bundles: Vec::new(),
             keys: BTreeMap::new(),
         };
-        for path in manifests {
-            out.add(path)?;
+        for (bytes, path) in manifests {
+            out.add(path, &bytes, read_kpack)?;
         }
         Ok(out)
     }
 
-    fn add(&mut self, manifest_path: PathBuf) -> Result<(), E> {
+    fn add(
+        &mut self,
+        manifest_path: PathBuf,
+        bytes: &[u8],
+        read_kpack: &dyn Fn(&str) -> Result<Vec<u8>, E>,
+    ) -> Result<(), E> {
         let at = |e: E| E::Io {
             path: manifest_path.display().to_string(),
             reason: e.to_string(),
         };
-        let manifest =
-            Manifest::parse(&read_bounded(&manifest_path, MAX_MANIFEST_BYTES)?).map_err(at)?;
+        let manifest = Manifest::parse(bytes).map_err(at)?;
         if manifest.arch != self.arch {
             return Err(at(E::Manifest(format!(
                 "arch is {}, but the manifest sits in the {} directory",
@@ -114,11 +138,10 @@ impl ArchDir {
             ))));
         }
         let kpack_path = self.dir.join(&manifest.kpack);
-        let kpack =
-            Kpack::parse(&read_bounded(&kpack_path, MAX_ARCHIVE_BYTES)?).map_err(|e| E::Io {
-                path: kpack_path.display().to_string(),
-                reason: e.to_string(),
-            })?;
+        let kpack = Kpack::parse(&read_kpack(&manifest.kpack)?).map_err(|e| E::Io {
+            path: kpack_path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         if !kpack.gfx_arches.contains(&self.arch) {
             return Err(at(E::Manifest(format!(
                 "its archive {} is for [{}], not {}",
