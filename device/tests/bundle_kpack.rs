@@ -355,3 +355,60 @@ proptest! {
         check(&b);
     }
 }
+
+/// A one-entry zstd-per-kernel archive whose only slot holds `slot`.
+fn single_slot(slot: &[u8], original_size: u64) -> Vec<u8> {
+    let mut out = b"KPAK".to_vec();
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.resize(64, 0);
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&(slot.len() as u32).to_le_bytes());
+    out.extend_from_slice(slot);
+    let toc_offset = out.len() as u64;
+    let s = |t: &str| Value::from(t);
+    let toc = Value::Map(vec![
+        (s("format_version"), Value::from(1u64)),
+        (s("group_name"), s("t")),
+        (s("gfx_arch_family"), s("gfx1100")),
+        (s("gfx_arches"), Value::Array(vec![s("gfx1100")])),
+        (s("compression_scheme"), s("zstd-per-kernel")),
+        (s("zstd_offset"), Value::from(64u64)),
+        (s("zstd_size"), Value::from(8 + slot.len() as u64)),
+        (
+            s("toc"),
+            Value::Map(vec![(
+                s("t/k"),
+                Value::Map(vec![(
+                    s("gfx1100"),
+                    Value::Map(vec![
+                        (s("type"), s("hsaco")),
+                        (s("ordinal"), Value::from(0u64)),
+                        (s("original_size"), Value::from(original_size)),
+                    ]),
+                )]),
+            )]),
+        ),
+    ]);
+    rmpv::encode::write_value(&mut out, &toc).unwrap();
+    out[8..16].copy_from_slice(&toc_offset.to_le_bytes());
+    out
+}
+
+#[test]
+fn a_slot_must_hold_exactly_one_frame() {
+    let data = fixture("gfx1100", "counter");
+    let frame = zstd::bulk::compress(&data, 3).unwrap();
+    let ok = single_slot(&frame, data.len() as u64);
+    assert_eq!(read_kpack(&ok).unwrap()[0].1, data);
+    let mut trailing = frame.clone();
+    trailing.push(0);
+    let err = read_kpack(&single_slot(&trailing, data.len() as u64)).unwrap_err();
+    assert!(err.to_string().contains("but its slot holds"), "{err}");
+    let mut two = frame.clone();
+    two.extend_from_slice(&frame);
+    let err = read_kpack(&single_slot(&two, data.len() as u64)).unwrap_err();
+    assert!(err.to_string().contains("but its slot holds"), "{err}");
+    let err = read_kpack(&single_slot(b"not zstd at all", 10)).unwrap_err();
+    assert!(err.to_string().contains("not a zstd frame"), "{err}");
+}

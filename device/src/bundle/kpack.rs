@@ -453,6 +453,25 @@ impl Kpack {
         match self.compression {
             Compression::None => Ok(stored.to_vec()),
             Compression::ZstdPerKernel => {
+                // The slot holds exactly one frame: trailing bytes would be
+                // data no size or hash covers.
+                match zstd::zstd_safe::find_frame_compressed_size(stored) {
+                    Ok(n) if n == stored.len() => {}
+                    Ok(n) => {
+                        return Err(fail(format!(
+                            "zstd frame {} is {n} bytes but its slot holds {}",
+                            entry.ordinal,
+                            stored.len()
+                        )))
+                    }
+                    Err(code) => {
+                        return Err(fail(format!(
+                            "zstd frame {} is not a zstd frame: {}",
+                            entry.ordinal,
+                            zstd::zstd_safe::get_error_name(code)
+                        )))
+                    }
+                }
                 let mut decoder = zstd::stream::read::Decoder::with_buffer(stored)
                     .map_err(|e| fail(format!("zstd: {e}")))?;
                 // A frame may declare a window of up to 2 GiB; none needs
