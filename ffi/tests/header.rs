@@ -103,6 +103,9 @@ fn every_api_function_is_declared() {
         "rl_pm4_finalize_multi_profiled",
         "rl_pm4_replay_multi_profiled",
         "rl_graphexec_free",
+        "rl_catalog_open",
+        "rl_catalog_module",
+        "rl_catalog_free",
     ] {
         let declared = [" ", "*"]
             .iter()
