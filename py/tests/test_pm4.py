@@ -113,6 +113,15 @@ def test_unknown_symbol_in_build_names_the_dispatch(gpu, counter):
         )
 
 
+def test_a_grid_past_the_hardware_limit_is_refused_at_build(gpu, counter, counter_twin):
+    # Each dimension fits 32 bits; the product (2^64 work-items) does not.
+    buf = gpu.alloc(16)
+    big = (2**31, 2**31, 4)
+    with pytest.raises(rl.RecordError, match=r"dispatch 0 \(counter\).*grid .*more work-items"):
+        gpu.build(counter, [("counter", big, 1, 0, counter_args(counter, buf), False)])
+    assert counter_twin.calls == []
+
+
 def test_empty_build_is_a_compile_error(gpu, counter):
     with pytest.raises(rl.CompileError, match="no dispatches"):
         gpu.build(counter, [])
