@@ -201,6 +201,7 @@ impl GraphExec {
     /// IB per lane (in parallel) and installs them on the Auto queue width;
     /// the IBs stay bound to that GPU.
     pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph launch")?;
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -278,6 +279,7 @@ impl GraphExec {
 
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph set_node_kernargs")?;
         // Lock order: `launched`, then `plan` (as `launch` -> `install`).
         let mut launched = self.launched.lock();
         let mut plan = self.plan.lock();

@@ -17,6 +17,23 @@ use crate::module::Module;
 /// How long a synchronous replay waits before reporting a timeout.
 pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Refuses `what` (a replay or patch) when called from inside a simulated
+/// kernel's twin: the twin runs on the queue thread the call would wait
+/// for, so it would hang until the replay timeout.
+pub fn refuse_inside_twin(what: &str) -> Result<()> {
+    if relaunch_sim::twins::inside_twin() {
+        return Err(Error::new(
+            crate::error::ErrorClass::Replay,
+            format!(
+                "{what} called from inside a kernel twin: the twin runs on the queue thread the \
+                 call would wait for (it would deadlock); replay or patch after the replay \
+                 running the twin has finished"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Records one IB's dispatches. Consumed by `Gpu::finalize`.
 pub struct Pm4Builder {
     gpu: Gpu,
@@ -208,6 +225,7 @@ impl Pm4Ib {
 
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
+        refuse_inside_twin("Pm4Ib replay")?;
         let completion = self.handle.replay().map_err(Error::replay)?;
         Ok(Replay { completion })
     }
@@ -215,6 +233,7 @@ impl Pm4Ib {
     /// Overwrites kernarg bytes of dispatch `index`; applied after replays
     /// already submitted have finished, before later ones.
     pub fn set_kernargs(&mut self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        refuse_inside_twin("Pm4Ib set_kernargs")?;
         self.handle
             .patch(index, byte_offset, bytes)
             .map_err(Error::record)
@@ -240,6 +259,7 @@ pub struct Pm4MultiIb {
 impl Pm4MultiIb {
     /// Fans a replay out over every lane and waits for all of them.
     pub fn replay(&self) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
             .map_err(Error::replay)?
@@ -254,6 +274,7 @@ impl Pm4MultiIb {
         byte_offset: usize,
         bytes: &[u8],
     ) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb set_kernargs")?;
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
             .map_err(Error::record)
