@@ -147,6 +147,8 @@ impl Graph {
 struct Launched {
     gpu: Gpu,
     multi: MultiIb<HsaBackend>,
+    /// Per lane: allocations its kernargs point into (dropped after the IBs).
+    kept: Vec<crate::keepalive::KeptAlive>,
     _scheduler: Arc<HsaScheduler>,
 }
 
@@ -250,11 +252,30 @@ impl GraphExec {
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
         let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        let mut kept = Vec::with_capacity(lanes);
+        for lane in plan.lanes() {
+            let mut k = crate::keepalive::KeptAlive::default();
+            for (index, node) in lane.iter().enumerate() {
+                if let Some(info) = self.kernel_info(node.kernel) {
+                    k.record(&gpu.inner.allocations, index, info, node.kernarg);
+                }
+            }
+            kept.push(k);
+        }
         Ok(Launched {
             gpu: gpu.clone(),
             multi,
+            kept,
             _scheduler: scheduler,
         })
+    }
+
+    /// The metadata of a module kernel (its pointer slots for `keepalive`).
+    fn kernel_info(&self, kernel: &KernelRef) -> Option<&relaunch_device::codeobj::KernelInfo> {
+        match kernel {
+            KernelRef::Named(_) => None,
+            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
+        }
     }
 
     fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
@@ -292,6 +313,9 @@ impl GraphExec {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+            if let Some(kept) = l.kept.get_mut(at.lane) {
+                kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
+            }
         }
         Ok(())
     }

@@ -12,6 +12,7 @@ use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
+use crate::keepalive::KeptAlive;
 use crate::module::Module;
 
 /// How long a synchronous replay waits before reporting a timeout.
@@ -40,6 +41,8 @@ pub struct Pm4Builder {
     builder: IbBuilder,
     /// Modules used, kept alive as long as the IB.
     modules: Vec<Module>,
+    /// Allocations the kernargs point into, kept alive as long as the IB.
+    kept: KeptAlive,
 }
 
 impl Gpu {
@@ -54,6 +57,7 @@ impl Gpu {
             gpu: self.clone(),
             builder: IbBuilder::new(self.family(), options),
             modules: Vec::new(),
+            kept: KeptAlive::default(),
         }
     }
 }
@@ -90,6 +94,12 @@ impl Pm4Builder {
             .builder
             .dispatch(&code, &launch, kernarg, kernel.info.kernarg_align)
             .map_err(Error::record)?;
+        self.kept.record(
+            &self.gpu.inner.allocations,
+            id as usize,
+            &kernel.info,
+            kernarg,
+        );
         if !self.modules.iter().any(|m| m.same_as(module)) {
             self.modules.push(module.clone());
         }
@@ -126,6 +136,8 @@ impl Pm4Builder {
 /// A retained IB installed on one queue.
 pub struct Pm4Ib {
     handle: IbHandle<HsaBackend>,
+    gpu: Gpu,
+    kept: KeptAlive,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: usize,
@@ -163,6 +175,8 @@ impl Gpu {
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
+            gpu: self.clone(),
+            kept: builder.kept,
             _scheduler: scheduler,
             _modules: builder.modules,
             dispatches,
@@ -184,6 +198,7 @@ impl Gpu {
         let mut modules = Vec::new();
         let mut lanes = Vec::with_capacity(builders.len());
         let mut counts = Vec::with_capacity(builders.len());
+        let mut kept = Vec::with_capacity(builders.len());
         for (lane, b) in builders.into_iter().enumerate() {
             check_owner(self, &b).map_err(|e| e.context(format!("lane {lane}")))?;
             if b.dispatch_count() == 0 {
@@ -192,6 +207,7 @@ impl Gpu {
             counts.push(b.dispatch_count());
             let work = b.work();
             modules.extend(b.modules);
+            kept.push(b.kept);
             lanes.push(LaneProgram {
                 program: b.builder,
                 work,
@@ -202,6 +218,8 @@ impl Gpu {
         let multi = scheduler.install(lanes).map_err(Error::compile)?;
         Ok(Pm4MultiIb {
             multi,
+            gpu: self.clone(),
+            kept,
             _scheduler: scheduler,
             _modules: modules,
             dispatches: counts,
@@ -236,7 +254,10 @@ impl Pm4Ib {
         refuse_inside_twin("Pm4Ib set_kernargs")?;
         self.handle
             .patch(index, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        self.kept
+            .patch(&self.gpu.inner.allocations, index, byte_offset, bytes);
+        Ok(())
     }
 
     pub fn dispatch_count(&self) -> usize {
@@ -251,6 +272,9 @@ impl Pm4Ib {
 /// Several retained IBs, one per lane, over one or more queues.
 pub struct Pm4MultiIb {
     multi: MultiIb<HsaBackend>,
+    gpu: Gpu,
+    /// Per lane: allocations its kernargs point into.
+    kept: Vec<KeptAlive>,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: Vec<usize>,
@@ -277,7 +301,11 @@ impl Pm4MultiIb {
         refuse_inside_twin("Pm4MultiIb set_kernargs")?;
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        if let Some(kept) = self.kept.get_mut(lane) {
+            kept.patch(&self.gpu.inner.allocations, dispatch, byte_offset, bytes);
+        }
+        Ok(())
     }
 
     pub fn lane_count(&self) -> usize {

@@ -195,3 +195,25 @@ def test_ib_keeps_its_gpu_and_module_alive(counter_twin):
     gc.collect()
     ib.replay()
     assert buf.read_u32(0) == 1
+
+
+def test_an_ib_keeps_alive_the_buffers_its_kernargs_point_into(gpu, counter, counter_twin):
+    import gc
+
+    buf = gpu.alloc(64)
+    address = buf.address()
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    del buf
+    gc.collect()
+    # The memory is still the IB's: a new allocation does not get it, and
+    # the replay writes it without a VM fault.
+    other = gpu.alloc(64)
+    assert other.address() != address
+    ib.replay()
+    ib.replay()
+    assert other.read_u32(0) == 0
+    # Re-pointed at `other`: the replay counts there, and the old memory
+    # is no longer held by the IB.
+    ib.set_kernargs(0, struct.pack("<Q", other.address()))
+    ib.replay()
+    assert other.read_u32(0) == 1
