@@ -96,8 +96,7 @@ impl Starts {
         }
     }
     fn merge(&mut self, start: u64, end: u64) {
-        let inner: Vec<u64> = self.set.range(start + 1..end).copied().collect();
-        for k in inner {
+        while let Some(&k) = self.set.range(start + 1..end).next() {
             self.set.remove(&k);
         }
         self.split(start, end);
