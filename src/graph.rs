@@ -148,6 +148,8 @@ impl Graph {
 struct Launched {
     gpu: Gpu,
     multi: MultiIb<HsaBackend>,
+    /// Per lane: allocations its kernargs point into (dropped after the IBs).
+    kept: Vec<crate::keepalive::KeptAlive>,
     _scheduler: Arc<HsaScheduler>,
 }
 
@@ -202,6 +204,7 @@ impl GraphExec {
     /// IB per lane (in parallel) and installs them on the Auto queue width;
     /// the IBs stay bound to that GPU.
     pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph launch")?;
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -250,11 +253,30 @@ impl GraphExec {
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
         let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        let mut kept = Vec::with_capacity(lanes);
+        for lane in plan.lanes() {
+            let mut k = crate::keepalive::KeptAlive::default();
+            for (index, node) in lane.iter().enumerate() {
+                if let Some(info) = self.kernel_info(node.kernel) {
+                    k.record(&gpu.inner.allocations, index, info, node.kernarg);
+                }
+            }
+            kept.push(k);
+        }
         Ok(Launched {
             gpu: gpu.clone(),
             multi,
+            kept,
             _scheduler: scheduler,
         })
+    }
+
+    /// The metadata of a module kernel (its pointer slots for `keepalive`).
+    fn kernel_info(&self, kernel: &KernelRef) -> Option<&relaunch_device::codeobj::KernelInfo> {
+        match kernel {
+            KernelRef::Named(_) => None,
+            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
+        }
     }
 
     fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
@@ -319,6 +341,7 @@ impl GraphExec {
 
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph set_node_kernargs")?;
         // Lock order: `launched`, then `plan` (as `launch` -> `install`).
         let mut launched = self.launched.lock();
         let mut plan = self.plan.lock();
@@ -331,6 +354,9 @@ impl GraphExec {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+            if let Some(kept) = l.kept.get_mut(at.lane) {
+                kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
+            }
         }
         Ok(())
     }

@@ -13,6 +13,20 @@ use crate::regs::{
 
 /// Most work-items one workgroup may have on RDNA1-4.
 pub const MAX_BLOCK_WORK_ITEMS: u64 = 1024;
+/// Most work-items one grid may have (HSA's GRID_MAX_SIZE on RDNA1-4; each
+/// dimension is a 32-bit count, GRID_MAX_DIM). Every product of grid or
+/// workgroup counts downstream (the hardware's, the simulator's) then fits
+/// in 32 bits.
+pub const MAX_GRID_WORK_ITEMS: u64 = u32::MAX as u64;
+
+/// Total work-items of `grid`, or `None` past `MAX_GRID_WORK_ITEMS`
+/// (checked: three 32-bit dimensions can exceed 64 bits).
+pub fn grid_work_items(grid: [u32; 3]) -> Option<u64> {
+    grid.iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
+        .filter(|&n| n <= MAX_GRID_WORK_ITEMS)
+}
+
 /// Most LDS bytes one workgroup may use on RDNA1-4.
 pub const MAX_LDS_BYTES: u64 = 64 * 1024;
 
@@ -148,6 +162,12 @@ pub(crate) fn check_launch(
             symbol: symbol.to_string(),
             grid,
             block,
+        });
+    }
+    if grid_work_items(grid).is_none() {
+        return Err(EncodeError::GridTooLarge {
+            symbol: symbol.to_string(),
+            grid,
         });
     }
     let work_items = block[0] as u64 * block[1] as u64 * block[2] as u64;

@@ -40,6 +40,11 @@ pub enum EncodeError {
         grid: u32,
         block: u32,
     },
+    #[error(
+        "kernel {symbol}: grid {grid:?} has more work-items than the {} one dispatch may have",
+        crate::dispatch::MAX_GRID_WORK_ITEMS
+    )]
+    GridTooLarge { symbol: String, grid: [u32; 3] },
     #[error("kernel {symbol}: block of {work_items} work-items exceeds the limit of 1024")]
     BlockTooLarge { symbol: String, work_items: u64 },
     #[error(

@@ -120,6 +120,18 @@ fn refusals_are_typed_and_explained() {
         },
     );
     assert!(matches!(e, EncodeError::ZeroDimension { .. }), "{e}");
+    // 2^31 x 2^31 x 4 work-items: each dimension is a valid u32, their
+    // product is 2^64 (it wrapped the simulator's workgroup count to 0).
+    let e = err(
+        &mut b,
+        Launch {
+            grid: [1 << 31, 1 << 31, 4],
+            block: [1, 1, 1],
+            ..L
+        },
+    );
+    assert!(matches!(e, EncodeError::GridTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("[2147483648, 2147483648, 4]"), "{e}");
     let e = err(
         &mut b,
         Launch {

@@ -114,6 +114,7 @@ impl DispatchContext {
     /// Run `twin` once per workgroup, in id order.
     pub fn run(&mut self, mem: &DeviceMemory, twin: &TwinFn) -> Result<(), KernelFault> {
         let counts = self.workgroup_counts()?;
+        let _inside = TwinGuard::enter();
         let mut lds = vec![0u8; self.lds_bytes];
         for z in 0..counts[2] {
             for y in 0..counts[1] {
@@ -131,6 +132,36 @@ impl DispatchContext {
         }
         Ok(())
     }
+}
+
+thread_local! {
+    /// Twin calls running on this thread (a queue thread of the simulator).
+    static TWIN_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as running a twin while it lives.
+struct TwinGuard;
+
+impl TwinGuard {
+    fn enter() -> Self {
+        TWIN_DEPTH.with(|d| d.set(d.get() + 1));
+        TwinGuard
+    }
+}
+
+impl Drop for TwinGuard {
+    fn drop(&mut self) {
+        TWIN_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// True while the current thread runs a kernel twin. A twin runs on the
+/// queue thread that must finish its dispatch before anything queued
+/// after it: a replay (or a patch, which waits for replays in flight)
+/// started from here would wait for itself. Front ends refuse those calls
+/// at once instead of timing out.
+pub fn inside_twin() -> bool {
+    TWIN_DEPTH.with(|d| d.get() > 0)
 }
 
 /// What one workgroup of a twin sees. Valid only inside the twin call.
