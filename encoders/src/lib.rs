@@ -12,6 +12,7 @@ pub mod boundary;
 pub mod builder;
 pub mod decode;
 pub mod dispatch;
+pub mod dispatch_packet;
 pub mod elide;
 pub mod emit;
 pub mod error;

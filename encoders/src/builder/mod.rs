@@ -17,6 +17,7 @@ use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORD
 use crate::dispatch::{
     check_launch, KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE,
 };
+use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN, KERNARG_ADDRESS_OFFSET};
 use crate::elide::{ShShadow, TAG_KERNARG_HI, TAG_KERNARG_LO};
 use crate::emit;
 use crate::error::EncodeError;
@@ -97,6 +98,9 @@ pub struct IbBuilder {
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
+    /// (dispatch, image offset) of synthesized dispatch packets, whose
+    /// `kernarg_address` holds an offset from the base until `finish`.
+    packets: Vec<(DispatchId, u32)>,
 }
 
 impl IbBuilder {
@@ -133,6 +137,7 @@ impl IbBuilder {
             lo_pointer_ends: Vec::new(),
             lo_runs: Vec::new(),
             hi_pointer: Vec::new(),
+            packets: Vec::new(),
         }
     }
 
@@ -254,6 +259,17 @@ impl IbBuilder {
             return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
         }
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
+        let packet = if p.dispatch_ptr {
+            let image =
+                DispatchPacketImage::for_launch(p.kd_address, launch, p.static_lds, koff.into());
+            let (at, _) = self
+                .kernargs
+                .place(&image.to_bytes(), DISPATCH_PACKET_ALIGN)?;
+            self.packets.push((id, at));
+            Some(at)
+        } else {
+            None
+        };
 
         if self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
             self.close_segment();
@@ -270,14 +286,19 @@ impl IbBuilder {
             self.write_state(&p, launch.block, st.rsrc2);
             self.last_state = if full { None } else { Some(key) };
         }
-        // USER_DATA: [private segment buffer zeros], kernarg pointer (low
-        // dword as an offset from the base, high dword filled at finish),
-        // then the padding zeros RSRC2 declares.
+        // USER_DATA: [private segment buffer zeros], [dispatch packet
+        // pointer], kernarg pointer (low dwords as offsets from the base,
+        // high dwords filled at finish), then the padding zeros RSRC2 declares.
         let n = p.user_sgprs();
         if n > 0 {
             let mut user = [0u64; off::USER_DATA_COUNT as usize];
+            let mut at = p.private_segment_dwords as usize;
+            if let Some(packet) = packet {
+                user[at] = TAG_KERNARG_LO | packet as u64;
+                user[at + 1] = TAG_KERNARG_HI;
+                at += 2;
+            }
             if p.kernarg_ptr {
-                let at = p.private_segment_dwords as usize;
                 user[at] = TAG_KERNARG_LO | koff as u64;
                 user[at + 1] = TAG_KERNARG_HI;
             }
@@ -306,7 +327,9 @@ impl IbBuilder {
             kernarg_len: klen,
             kernel: k as u32,
         });
-        if p.kernarg_ptr && !full {
+        // The fast path repeats the kernarg pointer only; a dispatch packet
+        // per dispatch goes through here.
+        if p.kernarg_ptr && !full && !p.dispatch_ptr {
             let room = Room {
                 dwords: (self.limit - EPILOGUE_DWORDS).saturating_sub(self.w.len()),
                 image_len: self.kernargs.len(),
@@ -400,19 +423,34 @@ impl IbBuilder {
         for &(segment, pos) in &self.hi_pointer {
             self.segments[segment as usize].dwords[pos as usize] = (kernarg_base >> 32) as u32;
         }
+        let mut image = self.kernargs.into_bytes();
+        // Shared (immutable) packets appear once per dispatch: fix each once.
+        let mut fixed: Vec<u32> = self.packets.iter().map(|&(_, at)| at).collect();
+        fixed.sort_unstable();
+        fixed.dedup();
+        for at in fixed {
+            let field = at as usize + KERNARG_ADDRESS_OFFSET;
+            let slot: &mut [u8; 8] = (&mut image[field..field + 8])
+                .try_into()
+                .expect("packet images are 64 bytes inside the kernarg image");
+            *slot = u64::from_le_bytes(*slot)
+                .wrapping_add(kernarg_base)
+                .to_le_bytes();
+        }
         tracing::debug!(
             family = %self.family,
             dispatches = self.sites.len(),
             segments = self.segments.len(),
-            kernarg_bytes = self.kernargs.len(),
+            kernarg_bytes = image.len(),
             "pm4 ib finished"
         );
         Ok(EncodedIb {
             family: self.family,
             segments: self.segments,
-            kernarg_image: self.kernargs.into_bytes(),
+            kernarg_image: image,
             kernarg_base,
             sites: self.sites,
+            dispatch_packets: self.packets,
             kernels: self.kernels,
             kernargs_shared: self.opts.kernargs_immutable,
         })

@@ -9,6 +9,7 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+mod dispatch_packet;
 
 use std::sync::Arc;
 
@@ -386,3 +387,5 @@ impl IbRun<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_dispatch_packet;
