@@ -543,3 +543,47 @@ fn graphs_replay_on_hips_current_gpu_and_never_on_another() {
         "{log}"
     );
 }
+
+// ---- compressed offload bundles ----
+
+/// A compressed bundle (`CCOB`) made by `clang-offload-bundler-19
+/// --compress` (zstd, version 2 as clang 19 writes it), with the empty host
+/// entry hipcc adds and the gfx1100 and gfx1201 entries of `counter.co`:
+/// the graph app loads it instead of the plain code object and replays
+/// exactly as with the plain one.
+#[test]
+fn a_compressed_bundle_replays_like_the_plain_code_object() {
+    let Some(b) = built() else { return };
+    let bundle = b.dir.join("counter-compressed.hipfb");
+    let bundler = "clang-offload-bundler-19";
+    let out = Command::new(bundler)
+        .args([
+            "--type=o",
+            "--compress",
+            "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx1100,\
+             hipv4-amdgcn-amd-amdhsa--gfx1201",
+            "--input=/dev/null",
+        ])
+        .arg(format!(
+            "--input={}",
+            relaunch::sim::rig::fixture_path("gfx1100", "counter").display()
+        ))
+        .arg(format!("--input={}", counter_co().display()))
+        .arg(format!("--output={}", bundle.display()))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("running {bundler}: {e} (install Debian's clang-tools-19; .ci/run does)")
+        });
+    assert!(
+        out.status.success(),
+        "{bundler} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&bundle).unwrap();
+    assert_eq!(&bytes[..4], b"CCOB", "the bundler did not compress");
+    let log = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, stderr) = run_with(b, &b.app, &[&bundle], true, &log);
+    assert_eq!(lines, run_app(b, true), "{stderr}");
+    assert_eq!(lines[0], "replay a=96 b=72 launches=0", "{lines:?}");
+    assert!(!stderr.contains("compressed"), "{stderr}");
+}
