@@ -21,6 +21,7 @@ pub mod ib;
 mod kernarg;
 pub mod packet;
 pub mod regs;
+pub mod stream_order;
 pub mod writer;
 
 pub use boundary::BoundaryKind;
@@ -31,3 +32,4 @@ pub use error::{DecodeError, EncodeError};
 pub use field::Field;
 pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
 pub use regs::{table, Class, Register, RegisterTable};
+pub use stream_order::StreamWords;

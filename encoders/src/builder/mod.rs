@@ -25,6 +25,7 @@ use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, 
 use crate::kernarg::KernargImage;
 use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
+use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
 use repeat::{PatchRun, Repeat, Room};
 
@@ -98,6 +99,8 @@ pub struct IbBuilder {
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
+    /// Gate and done words of a stream-ordered IB (see `stream_order.rs`).
+    stream: Option<StreamWords>,
     /// (dispatch, image offset) of synthesized dispatch packets, whose
     /// `kernarg_address` holds an offset from the base until `finish`.
     packets: Vec<(DispatchId, u32)>,
@@ -105,14 +108,37 @@ pub struct IbBuilder {
 
 impl IbBuilder {
     /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
-    pub fn new(family: Family, mut opts: EncodeOptions) -> Self {
+    pub fn new(family: Family, opts: EncodeOptions) -> Self {
+        Self::with_stream(family, opts, None)
+    }
+
+    /// A builder whose IB is ordered with another queue's work through
+    /// `words`: it waits for (and closes) the gate before its prologue and
+    /// writes done after its epilogue (see `stream_order.rs`).
+    pub fn new_stream_ordered(
+        family: Family,
+        opts: EncodeOptions,
+        words: StreamWords,
+    ) -> Result<Self, EncodeError> {
+        crate::stream_order::check(words)?;
+        Ok(Self::with_stream(family, opts, Some(words)))
+    }
+
+    fn with_stream(family: Family, mut opts: EncodeOptions, stream: Option<StreamWords>) -> Self {
         if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
             opts.full_state = true;
         }
-        let limit = opts
+        let mut limit = opts
             .max_segment_dwords
             .clamp(MIN_SEGMENT_DWORDS, MAX_IB_DWORDS) as usize;
         let mut w = DwordWriter::new();
+        if let Some(words) = stream {
+            // The gate is waited for before the acquire, so the stream's
+            // earlier writes are visible to the IB's kernels; every
+            // segment keeps room for the done write after the epilogue.
+            stream_order::emit_gate(&mut w, words);
+            limit -= stream_order::DONE_DWORDS;
+        }
         emit_prologue(&mut w);
         IbBuilder {
             family,
@@ -138,6 +164,7 @@ impl IbBuilder {
             lo_runs: Vec::new(),
             hi_pointer: Vec::new(),
             packets: Vec::new(),
+            stream,
         }
     }
 
@@ -403,6 +430,9 @@ impl IbBuilder {
         self.repeat = None;
         self.pending = None;
         emit_epilogue(&mut self.w);
+        if let Some(words) = self.stream {
+            stream_order::emit_done(&mut self.w, words);
+        }
         self.push_segment();
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {

@@ -10,6 +10,7 @@
 
 mod check;
 mod dispatch_packet;
+mod wait_mem;
 
 use std::sync::Arc;
 
@@ -46,6 +47,8 @@ pub enum Pm4ErrorKind {
     Kernel { kernel: String, fault: KernelFault },
     #[error(transparent)]
     Vm(#[from] VmFault),
+    #[error("{0}")]
+    WaitTimeout(String),
 }
 
 /// An IB execution error with its location.
@@ -244,6 +247,26 @@ impl IbRun<'_> {
                 self.flush()?;
                 self.cp_write(address, &bytes, index, dword)
             }
+            Packet::WaitRegMem {
+                control,
+                address,
+                reference,
+                mask,
+                poll_interval,
+            } => {
+                // The CP stops here until the wait is satisfied: what came
+                // before may have run, what comes after has not.
+                self.flush()?;
+                wait_mem::wait(
+                    &self.device.memory,
+                    control,
+                    address,
+                    reference,
+                    mask,
+                    poll_interval,
+                )
+                .map_err(|k| self.error(index, dword, None, k))
+            }
             other => unsupported(self, other.name().to_string()),
         }
     }
@@ -389,3 +412,5 @@ impl IbRun<'_> {
 mod tests;
 #[cfg(test)]
 mod tests_dispatch_packet;
+#[cfg(test)]
+mod tests_stream_order;
