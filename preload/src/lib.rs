@@ -23,6 +23,7 @@ pub mod exports;
 pub mod hip;
 pub mod image;
 pub mod mutate;
+pub mod ordered;
 pub mod real;
 pub mod registry;
 pub mod shadow;

@@ -127,6 +127,11 @@ real_functions! {
     hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
     hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
+    // Stream-ordered replays (ordered.rs).
+    hipHostMalloc: fn(*mut *mut c_void, usize, u32) -> HipError;
+    hipHostFree: fn(*mut c_void) -> HipError;
+    hipStreamWriteValue32: fn(Handle, *mut c_void, u32, u32) -> HipError;
+    hipStreamWaitValue32: fn(Handle, *mut c_void, u32, u32, u32) -> HipError;
     // Which GPU HIP's current device is (state.rs).
     hipGetDevice: fn(*mut i32) -> HipError;
     hipDeviceGetPCIBusId: fn(*mut c_char, i32, i32) -> HipError;

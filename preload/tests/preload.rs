@@ -587,3 +587,28 @@ fn a_compressed_bundle_replays_like_the_plain_code_object() {
     assert_eq!(lines[0], "replay a=96 b=72 launches=0", "{lines:?}");
     assert!(!stderr.contains("compressed"), "{stderr}");
 }
+
+// ---- stream-ordered launches ----
+
+/// `app/stream_order.c` against the fake HIP's stream threads: replayed
+/// launches return without waiting and are ordered with the stream's
+/// other work both ways (see the app for each line).
+#[test]
+fn replayed_launches_are_stream_ordered_without_waiting() {
+    let Some(b) = built() else { return };
+    let app = build_c(&b.dir, "stream_order", "app/stream_order.c", &[], true);
+    let lines = run(b, &app, &[&counter_co()], true);
+    assert_eq!(
+        lines,
+        [
+            // Held stream: the launch returned with its three operations
+            // (done = 0, gate = 1, wait for done) queued, nothing ran.
+            "returned pending=3 before=0 after=32 launches=0",
+            "interleaved right=100 of 100 a=3232",
+            "event a=3264 device a=3296",
+            // The patch (node 0 to b) landed after the held launch (32
+            // more in a) and before the next (24 in a, 8 in b).
+            "patched b_while=0 a=3352 b=8 launches=0",
+        ]
+    );
+}

@@ -75,6 +75,19 @@ hipError_t hipGraphGetNodes(hipGraph_t, hipGraphNode_t *, size_t *);
 hipError_t hipGraphGetEdges(hipGraph_t, hipGraphNode_t *, hipGraphNode_t *, size_t *);
 long fakehip_kernel_launches(void);
 
+/* Stream memory operations, async copies and synchronisation
+ * (hip_runtime_api.h), and the fake's stream-thread hooks. */
+#include <stdint.h>
+#define hipStreamWaitValueEq 0x1
+hipError_t hipStreamWriteValue32(hipStream_t, void *, uint32_t, unsigned int);
+hipError_t hipStreamWaitValue32(hipStream_t, void *, uint32_t, unsigned int, uint32_t);
+hipError_t hipMemcpyAsync(void *, const void *, size_t, int, hipStream_t);
+hipError_t hipEventSynchronize(hipEvent_t);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipStreamDestroy(hipStream_t);
+void fakehip_stream_hold(hipStream_t, int);
+long fakehip_stream_pending(hipStream_t);
+
 /* Static registration (helper "staticreg"), as a hipcc-generated
  * constructor calls it (hip_runtime headers / clang's HIP codegen): the
  * wrapper around an offload bundle, the kernels by host stub, and the
