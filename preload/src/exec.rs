@@ -110,11 +110,15 @@ impl ShadowExec {
         if let Some(why) = &graph.unsupported {
             return self.fall_back(format!("the update's graph is not replayable: {why}"));
         }
-        if graph.nodes.len() != self.order.len() || graph.edges != self.edges {
+        let edges = match graph.all_edges() {
+            Ok(e) => e,
+            Err(why) => return self.fall_back(format!("the update's graph: {why}")),
+        };
+        if graph.nodes.len() != self.order.len() || edges != self.edges {
             return self.fall_back(format!(
                 "the update's graph has another topology ({} nodes, {} edges; the exec has {} and {})",
                 graph.nodes.len(),
-                graph.edges.len(),
+                edges.len(),
                 self.order.len(),
                 self.edges.len()
             ));

@@ -383,12 +383,12 @@ fn shadow_instantiate(e: usize, graph: Handle) {
         let built = counts
             .unwrap_or_else(|| Err("panicked".into()))
             .and_then(|(n, edges)| {
-                if n != g.nodes.len() || edges != g.edges.len() {
+                let (shadow_n, shadow_edges) = g.real_counts();
+                if n != shadow_n || edges != shadow_edges {
                     return Err(format!(
-                        "the real graph has {n} nodes and {edges} edges, the shadow {} and {}: \
-                         something was added through a call this library does not intercept",
-                        g.nodes.len(),
-                        g.edges.len()
+                        "the real graph has {n} nodes and {edges} edges, the shadow {shadow_n} and \
+                         {shadow_edges}: something was added through a call this library does not \
+                         intercept"
                     ));
                 }
                 g.instantiate(&gpu()?)

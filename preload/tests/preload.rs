@@ -264,8 +264,16 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "__hipRegisterTexture",
             "__hipRegisterVar",
             "__hipUnregisterFatBinary",
+            "hipGraphAddChildGraphNode",
             "hipGraphAddDependencies",
+            "hipGraphAddEmptyNode",
+            "hipGraphAddEventRecordNode",
+            "hipGraphAddEventWaitNode",
+            "hipGraphAddHostNode",
             "hipGraphAddKernelNode",
+            "hipGraphAddMemcpyNode",
+            "hipGraphAddMemcpyNode1D",
+            "hipGraphAddMemsetNode",
             "hipGraphCreate",
             "hipGraphDestroy",
             "hipGraphExecDestroy",
@@ -611,4 +619,24 @@ fn replayed_launches_are_stream_ordered_without_waiting() {
             "patched b_while=0 a=3352 b=8 launches=0",
         ]
     );
+}
+
+// ---- other node kinds ----
+
+/// `app/node_kinds.c`: empty nodes become dependencies (the graph
+/// replays); a host node makes its graph fall through, saying why.
+#[test]
+fn empty_nodes_order_and_host_nodes_fall_through_with_the_reason() {
+    let Some(b) = built() else { return };
+    let app = build_c(&b.dir, "node_kinds", "app/node_kinds.c", &[], true);
+    let log = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, stderr) = run_with(b, &app, &[&counter_co()], true, &log);
+    assert_eq!(
+        lines,
+        ["empty a=96 launches=0", "host b=0 launches=1"],
+        "{stderr}"
+    );
+    assert!(stderr.contains("a host node"), "{stderr}");
+    let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
+    assert_eq!(lines, ["empty a=0 launches=3", "host b=0 launches=4"]);
 }

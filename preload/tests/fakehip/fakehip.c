@@ -255,6 +255,23 @@ hipError_t hipGraphAddEmptyNode(void **node, void *graph, void *const *deps, siz
     return add_node(node, graph, deps, ndeps, &none);
 }
 
+/* Not intercepted by the interposer (a node it cannot see). */
+hipError_t hipGraphAddMemFreeNode(void **node, void *graph, void *const *deps, size_t ndeps, void *dptr) {
+    if (!dptr) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none); /* static: not through an interposable symbol */
+}
+
+/* The callback is not run: the fake never runs graphs. */
+hipError_t hipGraphAddHostNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                               const hipHostNodeParams *params) {
+    if (!params || !params->fn) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
 hipError_t hipGraphAddDependencies(void *graph, void *const *from, void *const *to, size_t count) {
     struct graph *g = graph;
     if (!g || (count && (!from || !to))) return hipErrorInvalidValue;
