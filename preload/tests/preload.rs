@@ -640,3 +640,67 @@ fn empty_nodes_order_and_host_nodes_fall_through_with_the_reason() {
     let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
     assert_eq!(lines, ["empty a=0 launches=3", "host b=0 launches=4"]);
 }
+
+// ---- the hipGraph decode benchmark ----
+
+/// `bench/hip/decode_hipgraph.cpp` builds against Debian's HIP headers
+/// (`libamdhip64-dev`) and runs against the fake HIP: it records the
+/// decode step (12 nodes per layer and a sampler per sequence), patches
+/// the 3 position arguments per layer each token and prints the median.
+/// (The fake never runs kernels, so this checks the program, not timing.)
+#[test]
+fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
+    let Some(b) = built() else { return };
+    let header = Path::new("/usr/include/hip/hip_runtime_api.h");
+    let have_cxx = Command::new("c++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !header.exists() || !have_cxx {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs c++ and the HIP headers (Debian libamdhip64-dev; .ci/run installs them)"
+        );
+        println!("note: skipping: no c++ or no HIP headers (libamdhip64-dev)");
+        return;
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/hip/decode_hipgraph.cpp");
+    let program = b.dir.join("decode_hipgraph");
+    let out = Command::new("c++")
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-D__HIP_PLATFORM_AMD__",
+        ])
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .arg(format!("-L{}", b.dir.display()))
+        .arg("-lamdhip64")
+        .arg(format!("-Wl,-rpath,{}", b.dir.display()))
+        .output()
+        .expect("run c++");
+    assert!(
+        out.status.success(),
+        "c++ failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decode = relaunch::sim::rig::fixture_path("gfx1201", "decode");
+    let (code, layers, seqs, tokens) = (
+        decode.as_path(),
+        Path::new("3"),
+        Path::new("2"),
+        Path::new("5"),
+    );
+    let lines = run(b, &program, &[code, layers, seqs, tokens], false);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with(
+            "decode_hipgraph layers=3 sequences=2 nodes=74 position_patches=18 tokens=5 median_us="
+        ),
+        "{lines:?}"
+    );
+}

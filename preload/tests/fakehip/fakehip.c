@@ -193,7 +193,7 @@ hipError_t hipStreamCreate(void **stream) {
 hipError_t hipStreamDestroy(void *stream) { fake_stream_sync(stream); return hipSuccess; }
 
 /* Graphs: nodes and edges are recorded (counts only matter). */
-#define MAX_NODES 64
+#define MAX_NODES 1024
 struct node { hipKernelNodeParams params; };
 struct graph { size_t nodes, edges; struct node *node[MAX_NODES]; };
 struct exec { struct graph *graph; };
