@@ -16,11 +16,17 @@
 //! are opened from the host, the replay waited for and the stream
 //! synchronised, so the launch still completes in order (and says so).
 //! One exec launched on another stream while launches of it are in flight
-//! waits for them first: its gates are per exec, not per stream.
+//! waits for them first: its gates are per exec, not per stream. A watcher
+//! thread follows every replay to its end; one that fails is logged, its
+//! exec falls through from then on, and its done words are written from
+//! the host so the application's stream does not wait forever.
 
 use std::ffi::c_void;
 
-use parking_lot::Mutex;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
 use relaunch::encoders::stream_order::{DONE, GATE_OPEN, NOT_DONE};
 use relaunch::encoders::StreamWords;
 use relaunch::{LaunchInFlight, REPLAY_TIMEOUT};
@@ -91,46 +97,91 @@ impl StreamOrder {
     }
 }
 
-/// Launches in flight, and the stream they were ordered on.
+/// Launches of one exec in flight, and the stream they were ordered on.
 #[derive(Default)]
 pub struct InFlight {
-    launches: Mutex<(usize, Vec<LaunchInFlight>)>,
+    state: Mutex<(usize, usize)>,
+    idle: Condvar,
 }
 
 impl InFlight {
-    /// Drops finished launches (logging a failed one); waits for all of
-    /// them when `stream` differs from theirs.
-    fn reap(&self, stream: usize) {
-        let mut l = self.launches.lock();
-        if l.0 != stream && !l.1.is_empty() {
-            for f in l.1.drain(..) {
-                if let Err(e) = f.wait(REPLAY_TIMEOUT) {
-                    tracing::error!(error = %e, "a stream-ordered replay failed");
-                }
-            }
+    /// Before a launch on `stream`: waits for the launches in flight when
+    /// they were ordered on another stream, then counts this one.
+    fn enter(&self, stream: usize) {
+        let mut st = self.state.lock();
+        while st.1 > 0 && st.0 != stream {
+            self.idle.wait(&mut st);
         }
-        l.0 = stream;
-        l.1.retain(|f| match f.is_complete() {
-            Ok(done) => !done,
-            Err(e) => {
-                tracing::error!(error = %e, "a stream-ordered replay failed");
-                false
-            }
-        });
+        *st = (stream, st.1 + 1);
     }
 
-    fn push(&self, f: LaunchInFlight) {
-        self.launches.lock().1.push(f);
+    fn leave(&self) {
+        let mut st = self.state.lock();
+        st.1 = st.1.saturating_sub(1);
+        if st.1 == 0 {
+            self.idle.notify_all();
+        }
     }
 
-    /// Waits for every launch in flight (the exec is being destroyed).
+    /// Waits until no launch is in flight.
     pub fn wait_all(&self) {
-        for f in self.launches.lock().1.drain(..) {
-            if let Err(e) = f.wait(REPLAY_TIMEOUT) {
-                tracing::error!(error = %e, "a stream-ordered replay failed");
-            }
+        let mut st = self.state.lock();
+        while st.1 > 0 {
+            self.idle.wait(&mut st);
         }
     }
+}
+
+/// A submitted launch the watcher follows to its end.
+struct Watched {
+    shadow: Arc<ShadowExec>,
+    flight: LaunchInFlight,
+    done: Vec<u64>,
+}
+
+/// The process's watcher: waits for each stream-ordered replay in turn.
+/// A replay that fails would never write its done words, and the
+/// application's stream would wait forever: the watcher logs the error,
+/// makes the exec fall through from then on and writes the done words
+/// itself, so the stream goes on (the replay's results are not there; the
+/// error says so).
+fn watcher() -> &'static crossbeam_channel::Sender<Watched> {
+    static TX: OnceLock<crossbeam_channel::Sender<Watched>> = OnceLock::new();
+    TX.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<Watched>();
+        let spawned = std::thread::Builder::new()
+            .name("relaunch-hip-watch".into())
+            .spawn(move || {
+                for w in rx {
+                    // A replay may wait at its gate for as long as the
+                    // stream takes to reach it: only a failure ends it early.
+                    let failed = loop {
+                        if w.flight.wait(Duration::from_millis(200)).is_ok() {
+                            break None;
+                        }
+                        match w.flight.is_complete() {
+                            Ok(true) => break None,
+                            Ok(false) => continue,
+                            Err(e) => break Some(e.to_string()),
+                        }
+                    };
+                    if let Some(e) = failed {
+                        tracing::error!(error = %e, "a stream-ordered replay failed; its stream is released");
+                        w.shadow.fall_back(format!("a replay failed: {e}"));
+                        for &d in &w.done {
+                            // SAFETY: a live done word of the exec, which
+                            // the watcher keeps alive through `shadow`.
+                            unsafe { (d as *mut u32).write_volatile(DONE) };
+                        }
+                    }
+                    w.shadow.in_flight.leave();
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot start the replay watcher thread");
+        }
+        tx
+    })
 }
 
 /// A stream-ordered replay of `shadow` on `stream`; returns without
@@ -139,7 +190,7 @@ impl InFlight {
 /// # Safety
 /// `stream` is a stream handle the application passed to hipGraphLaunch.
 pub unsafe fn launch(
-    shadow: &ShadowExec,
+    shadow: &Arc<ShadowExec>,
     order: &StreamOrder,
     stream: Handle,
 ) -> Result<HipError, String> {
@@ -149,11 +200,14 @@ pub unsafe fn launch(
     ) else {
         return Err("the real HIP lost its stream memory operations".into());
     };
-    shadow.in_flight.reap(stream as usize);
-    let flight = shadow
-        .exec
-        .launch_async(&shadow.gpu)
-        .map_err(|e| e.to_string())?;
+    shadow.in_flight.enter(stream as usize);
+    let flight = match shadow.exec.launch_async(&shadow.gpu) {
+        Ok(f) => f,
+        Err(e) => {
+            shadow.in_flight.leave();
+            return Err(e.to_string());
+        }
+    };
     let open_from_host = |why: String| {
         for lane in 0..order.lanes {
             let w = order.words(lane);
@@ -161,9 +215,10 @@ pub unsafe fn launch(
             unsafe { (w.gate as *mut u32).write_volatile(GATE_OPEN) };
         }
         tracing::warn!(reason = %why, "stream memory operation refused: the replay runs now and is waited for");
-        let _ = flight.wait(REPLAY_TIMEOUT);
+        let waited = flight.wait(REPLAY_TIMEOUT);
+        shadow.in_flight.leave();
         crate::exports::sync_stream(stream);
-        Ok(HIP_SUCCESS)
+        waited.map(|()| HIP_SUCCESS).map_err(|e| e.to_string())
     };
     for lane in 0..order.lanes {
         let w = order.words(lane);
@@ -188,10 +243,22 @@ pub unsafe fn launch(
                 status = rc,
                 "hipStreamWaitValue32 refused: the replay is waited for on the host"
             );
-            flight.wait(REPLAY_TIMEOUT).map_err(|e| e.to_string())?;
-            return Ok(HIP_SUCCESS);
+            let waited = flight.wait(REPLAY_TIMEOUT);
+            shadow.in_flight.leave();
+            return waited.map(|()| HIP_SUCCESS).map_err(|e| e.to_string());
         }
     }
-    shadow.in_flight.push(flight);
+    let done = (0..order.lanes).map(|l| order.words(l).done).collect();
+    let watched = Watched {
+        shadow: Arc::clone(shadow),
+        flight,
+        done,
+    };
+    if let Err(crossbeam_channel::SendError(w)) = watcher().send(watched) {
+        // No watcher: wait here instead (the stream is ordered already).
+        let waited = w.flight.wait(REPLAY_TIMEOUT);
+        w.shadow.in_flight.leave();
+        waited.map_err(|e| e.to_string())?;
+    }
     Ok(HIP_SUCCESS)
 }
