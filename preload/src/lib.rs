@@ -18,6 +18,7 @@
 pub mod args;
 pub mod bundle;
 pub mod capture;
+pub mod child_graph;
 pub mod exec;
 pub mod exports;
 pub mod hip;

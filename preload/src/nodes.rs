@@ -1,8 +1,9 @@
 //! Graph nodes other than kernel nodes. Empty nodes only order others and
-//! become dependencies (`ordering_nodes.rs`). The rest are followed only
+//! become dependencies (`ordering_nodes.rs`); child graphs are flattened
+//! (`child_graph.rs`). The rest are followed only
 //! to say why their graph falls through: host nodes (a host callback in
-//! the middle of a replay is not modelled), memset and memcpy nodes and
-//! child graphs (not replayed inside the IB yet), event record and wait
+//! the middle of a replay is not modelled), memset and memcpy nodes (not
+//! replayed inside the IB yet), event record and wait
 //! nodes (an event recorded inside the graph may be waited for outside it,
 //! which a replay would not record). Every function forwards first and
 //! changes the shadow only after the real call succeeded.
@@ -44,6 +45,40 @@ pub unsafe extern "C" fn hipGraphAddEmptyNode(
         with_state("hipGraphAddEmptyNode", |s| {
             if let Some(g) = s.graphs.get_mut(&key(graph)) {
                 g.add_ordering_node(n, &deps);
+            }
+        });
+    }
+    rc
+}
+
+/// # Safety
+/// HIP's `hipGraphAddChildGraphNode(node, graph, deps, numDeps, child)`
+/// contract. The child is copied now, as HIP clones it.
+#[no_mangle]
+pub unsafe extern "C" fn hipGraphAddChildGraphNode(
+    node: *mut Handle,
+    graph: Handle,
+    deps: *const Handle,
+    num_deps: usize,
+    child: Handle,
+) -> HipError {
+    let rc = forward!(hipGraphAddChildGraphNode(
+        node, graph, deps, num_deps, child
+    ));
+    if rc == HIP_SUCCESS && !node.is_null() {
+        // SAFETY: written and read by the successful real call.
+        let (n, deps) = unsafe { (key(*node), deps_of(deps, num_deps)) };
+        with_state("hipGraphAddChildGraphNode", |s| {
+            let copy = s.graphs.get(&key(child)).cloned();
+            if let Some(g) = s.graphs.get_mut(&key(graph)) {
+                match copy {
+                    Some(c) => g.add_child_graph(n, &c, &deps),
+                    None => {
+                        g.unsupported.get_or_insert_with(|| {
+                            "a child graph this library did not see being built".into()
+                        });
+                    }
+                }
             }
         });
     }
@@ -97,8 +132,6 @@ falls_through! {
         "a memcpy node is not replayed inside the IB yet";
     hipGraphAddMemcpyNode1D(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) =>
         "a memcpy node is not replayed inside the IB yet";
-    hipGraphAddChildGraphNode(child: Handle) =>
-        "a child graph node is not flattened yet";
     hipGraphAddEventRecordNode(event: Handle) =>
         "an event record node (the event may be waited for outside the graph) is not replayed";
     hipGraphAddEventWaitNode(event: Handle) =>

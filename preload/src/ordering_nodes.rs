@@ -60,6 +60,29 @@ impl OrderingNodes {
         true
     }
 
+    /// The ordering nodes' handles.
+    pub fn handles(&self) -> Vec<usize> {
+        let mut h: Vec<usize> = self.nodes.keys().copied().collect();
+        h.sort_unstable();
+        h
+    }
+
+    /// Every recorded edge touching an ordering node, as handles.
+    pub fn handle_edges(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (&o, (preds, succs)) in &self.nodes {
+            out.extend(succs.iter().map(|&s| (o, s)));
+            out.extend(
+                preds
+                    .iter()
+                    .filter(|p| !self.contains(**p))
+                    .map(|&p| (p, o)),
+            );
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// Kernel-to-kernel edges (as handles) implied through ordering nodes.
     pub fn implied_edges(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();

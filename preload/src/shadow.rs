@@ -236,6 +236,11 @@ pub struct ShadowGraph {
     pub positional: bool,
     /// Empty nodes: dependencies only (`ordering_nodes.rs`).
     pub ordering: OrderingNodes,
+    /// Child graph node -> the entry ordering node of its flattened copy
+    /// (`child_graph.rs`): edges into the child node go there.
+    pub child_entries: HashMap<usize, usize>,
+    /// (nodes, edges) flattening added that the real graph does not count.
+    pub hidden: (usize, usize),
 }
 
 impl ShadowGraph {
@@ -259,8 +264,8 @@ impl ShadowGraph {
     /// Nodes and edges as the real graph counts them.
     pub fn real_counts(&self) -> (usize, usize) {
         (
-            self.nodes.len() + self.ordering.len(),
-            self.edges.len() + self.ordering.edge_count(),
+            self.nodes.len() + self.ordering.len() - self.hidden.0,
+            self.edges.len() + self.ordering.edge_count() - self.hidden.1,
         )
     }
 
@@ -282,6 +287,8 @@ impl ShadowGraph {
     }
 
     pub fn add_edge(&mut self, from: usize, to: usize) {
+        // An edge into a child graph node starts its flattened copy.
+        let to = self.child_entries.get(&to).copied().unwrap_or(to);
         if self.ordering.add_edge(from, to) {
             return;
         }

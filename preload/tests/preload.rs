@@ -623,22 +623,35 @@ fn replayed_launches_are_stream_ordered_without_waiting() {
 
 // ---- other node kinds ----
 
-/// `app/node_kinds.c`: empty nodes become dependencies (the graph
-/// replays); a host node makes its graph fall through, saying why.
+/// `app/node_kinds.c`: empty nodes become dependencies and child graphs
+/// are flattened (those graphs replay); a host node makes its graph fall
+/// through, saying why.
 #[test]
-fn empty_nodes_order_and_host_nodes_fall_through_with_the_reason() {
+fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
     let Some(b) = built() else { return };
     let app = build_c(&b.dir, "node_kinds", "app/node_kinds.c", &[], true);
     let log = [("RELAUNCH_LOG", Some("info"))];
     let (lines, stderr) = run_with(b, &app, &[&counter_co()], true, &log);
     assert_eq!(
         lines,
-        ["empty a=96 launches=0", "host b=0 launches=1"],
+        [
+            "empty a=96 launches=0",
+            "host b=0 launches=1",
+            // 4 counter nodes (2 in the child) x 8 x 2 launches, replayed.
+            "child c=64 launches=1",
+        ],
         "{stderr}"
     );
     assert!(stderr.contains("a host node"), "{stderr}");
     let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
-    assert_eq!(lines, ["empty a=0 launches=3", "host b=0 launches=4"]);
+    assert_eq!(
+        lines,
+        [
+            "empty a=0 launches=3",
+            "host b=0 launches=4",
+            "child c=0 launches=6",
+        ]
+    );
 }
 
 // ---- the hipGraph decode benchmark ----

@@ -1,7 +1,9 @@
 /* Node kinds other than kernels. A diamond of counter nodes joined by
  * empty nodes (k0 -> e0 -> {k1, k2} -> e1 -> k3; e1's edges added after
- * the fact) replays (32 per launch, the fake saw no launch); the same
- * graph with a host node falls through (the fake counts the launch). */
+ * the fact) replays (32 per launch, the fake saw no launch); a graph with
+ * a host node falls through (the fake counts the launch); a child graph
+ * (two chained counter nodes) between two kernel nodes is flattened and
+ * replays (32 per launch). */
 #include <stdio.h>
 
 #include "app_util.h"
@@ -46,5 +48,22 @@ int main(int argc, char **argv) {
     CHECK(hipGraphLaunch(hexec, stream));
     CHECK(hipStreamSynchronize(stream));
     printf("host b=%u launches=%ld\n", read_counter(b), fakehip_launches());
+
+    void *c;
+    CHECK(hipMalloc(&c, 4));
+    void *args_c[] = {&c};
+    hipKernelNodeParams pc = counter_node(counter, args_c);
+    hipGraph_t child, parent; hipGraphNode_t c0, c1, p0, pchild, p1; hipGraphExec_t pexec;
+    CHECK(hipGraphCreate(&child, 0));
+    CHECK(hipGraphAddKernelNode(&c0, child, NULL, 0, &pc));
+    CHECK(hipGraphAddKernelNode(&c1, child, &c0, 1, &pc));
+    CHECK(hipGraphCreate(&parent, 0));
+    CHECK(hipGraphAddKernelNode(&p0, parent, NULL, 0, &pc));
+    CHECK(hipGraphAddChildGraphNode(&pchild, parent, &p0, 1, child));
+    CHECK(hipGraphAddKernelNode(&p1, parent, &pchild, 1, &pc));
+    CHECK(hipGraphInstantiate(&pexec, parent, NULL, NULL, 0));
+    for (int i = 0; i < 2; i++) CHECK(hipGraphLaunch(pexec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("child c=%u launches=%ld\n", read_counter(c), fakehip_launches());
     return 0;
 }

@@ -263,6 +263,15 @@ hipError_t hipGraphAddMemFreeNode(void **node, void *graph, void *const *deps, s
     return add_node(node, graph, deps, ndeps, &none); /* static: not through an interposable symbol */
 }
 
+/* Counted as one node, as HIP does (the child is not run: the fake never
+ * runs graphs). */
+hipError_t hipGraphAddChildGraphNode(void **node, void *graph, void *const *deps, size_t ndeps, void *child) {
+    if (!child) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
 /* The callback is not run: the fake never runs graphs. */
 hipError_t hipGraphAddHostNode(void **node, void *graph, void *const *deps, size_t ndeps,
                                const hipHostNodeParams *params) {

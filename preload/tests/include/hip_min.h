@@ -39,6 +39,7 @@ hipError_t hipGraphAddDependencies(hipGraph_t, const hipGraphNode_t *, const hip
 hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
 hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *, hipGraph_t, unsigned long long);
 hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t);
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, hipGraph_t);
 hipError_t hipGraphAddMemFreeNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, void *);
 typedef struct { void (*fn)(void *); void *userData; } hipHostNodeParams;
 hipError_t hipGraphAddHostNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
