@@ -22,6 +22,7 @@ mod kernarg;
 pub mod packet;
 pub mod regs;
 pub mod stream_order;
+pub mod timestamp;
 pub mod writer;
 
 pub use boundary::BoundaryKind;
