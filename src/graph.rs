@@ -9,13 +9,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_encoders::{EncodeOptions, IbBuilder};
+use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
 use relaunch_lanes::{
     Access, BufferId, EncoderSink, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb};
+use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiCompletion, MultiIb};
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gpu::{Gpu, HsaScheduler};
@@ -141,6 +142,7 @@ impl Graph {
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
+            stream: Mutex::new(None),
         })
     }
 }
@@ -158,6 +160,26 @@ pub struct GraphExec {
     plan: Mutex<Plan>,
     modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
+    /// Per lane, the words its IB is stream-ordered through (set before
+    /// the first launch, see [`GraphExec::order_by_stream_words`]).
+    stream: Mutex<Option<Vec<StreamWords>>>,
+}
+
+/// A launch submitted and not waited for ([`GraphExec::launch_async`]).
+pub struct LaunchInFlight {
+    completion: MultiCompletion<HsaWatch>,
+}
+
+impl LaunchInFlight {
+    /// Waits for every lane (up to `timeout`); every failing lane is named.
+    pub fn wait(&self, timeout: std::time::Duration) -> Result<()> {
+        self.completion.wait(timeout).map_err(Error::replay)
+    }
+
+    /// True once every lane finished (an error when one failed).
+    pub fn is_complete(&self) -> Result<bool> {
+        self.completion.is_complete().map_err(Error::replay)
+    }
 }
 
 impl GraphExec {
@@ -200,6 +222,46 @@ impl GraphExec {
             .collect()
     }
 
+    /// Orders every lane's IB with another queue's work through `words`
+    /// (one gate/done pair per lane, see `relaunch_encoders::stream_order`):
+    /// each replay then waits for its lane's gate and writes its done word.
+    /// Must be called before the first launch.
+    pub fn order_by_stream_words(&self, words: Vec<StreamWords>) -> Result<()> {
+        if self.launched.lock().is_some() {
+            return Err(Error::handle(
+                "the graph's IBs are already installed; order it by stream words before its first launch",
+            ));
+        }
+        let lanes = self.lane_count();
+        if words.len() != lanes {
+            return Err(Error::handle(format!(
+                "{} stream word pairs for a graph of {lanes} lanes (one pair per lane)",
+                words.len()
+            )));
+        }
+        *self.stream.lock() = Some(words);
+        Ok(())
+    }
+
+    /// Submits a replay on `gpu` without waiting for it (installing the IBs
+    /// at the first launch, as [`GraphExec::launch`]).
+    pub fn launch_async(&self, gpu: &Gpu) -> Result<LaunchInFlight> {
+        let mut launched = self.launched.lock();
+        if launched.is_none() {
+            *launched = Some(self.install(gpu)?);
+        }
+        let l = launched.as_ref().expect("installed above");
+        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
+            return Err(Error::handle(format!(
+                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
+                l.gpu.describe(),
+                gpu.describe()
+            )));
+        }
+        let completion = l.multi.replay().map_err(Error::replay)?;
+        Ok(LaunchInFlight { completion })
+    }
+
     /// Replays the graph on `gpu` and waits. The first launch encodes one
     /// IB per lane (in parallel) and installs them on the Auto queue width;
     /// the IBs stay bound to that GPU.
@@ -235,11 +297,16 @@ impl GraphExec {
         }
         let lanes = plan.lane_count();
         let family = gpu.family();
+        let stream = self.stream.lock().clone();
         let encoded = encode_lanes(lanes, |lane| {
-            let mut sink = EncoderSink::new(
-                IbBuilder::new(family, EncodeOptions::default()),
-                |kernel: &KernelRef| self.resolve(kernel),
-            );
+            let builder = match stream.as_ref().and_then(|w| w.get(lane)) {
+                Some(words) => {
+                    IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words)
+                        .map_err(|e| e.to_string())?
+                }
+                None => IbBuilder::new(family, EncodeOptions::default()),
+            };
+            let mut sink = EncoderSink::new(builder, |kernel: &KernelRef| self.resolve(kernel));
             plan.lower_lane(lane, &mut sink)
                 .map_err(|e| e.to_string())?;
             let builder = sink.into_builder();

@@ -25,7 +25,9 @@ pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
-pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};
+pub use graph::{
+    default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
+};
 pub use kernargs::explicit_kernarg_size;
 pub use module::{LoadedKernel, Module};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};

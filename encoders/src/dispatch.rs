@@ -66,6 +66,9 @@ pub(crate) struct Prepared {
     pub initiator: u32,
     /// 4 zero dwords for the private segment buffer first (gfx10/11).
     pub private_segment_dwords: u8,
+    /// The kernel reads its dispatch packet: the builder writes one per
+    /// dispatch and delivers its address after the private segment buffer.
+    pub dispatch_ptr: bool,
     pub kernarg_ptr: bool,
     /// Zero dwords RSRC2 declares after the delivered user SGPRs (gfx1100/
     /// gfx1102 "16 initialised SGPRs" padding, see `user_sgpr_padding`).
@@ -120,6 +123,7 @@ impl Prepared {
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
             private_segment_dwords: if psb { 4 } else { 0 },
+            dispatch_ptr: kd.wants_dispatch_ptr(),
             kernarg_ptr: kd.wants_kernarg_segment_ptr(),
             // Accepted descriptors keep RSRC2's count within 16, so it fits.
             padding_dwords: user_sgpr_padding(kd) as u8,
@@ -133,6 +137,7 @@ impl Prepared {
     #[inline]
     pub fn user_sgprs(&self) -> usize {
         self.private_segment_dwords as usize
+            + if self.dispatch_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
             + self.padding_dwords as usize
     }

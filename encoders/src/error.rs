@@ -90,6 +90,11 @@ pub enum EncodeError {
     KernargCrosses4GiB { base: u64, bytes: u64 },
     #[error("no dispatches were recorded; an IB needs at least one dispatch")]
     Empty,
+    #[error(
+        "stream-order {what} word at {address:#x}: it must be a non-zero, 4-byte aligned \
+         address below 2^48"
+    )]
+    BadStreamWord { what: &'static str, address: u64 },
     #[error("IB address {address:#x} is not 4-byte aligned")]
     MisalignedIb { address: u64 },
     #[error(

@@ -169,12 +169,12 @@ fn refusals_are_typed_and_explained() {
 
     let mut kd = counter_kd(true);
     kd.private_segment_fixed_size = 64;
-    kd.kernel_code_properties |= p::DISPATCH_PTR;
+    kd.kernel_code_properties |= p::QUEUE_PTR;
     let bad = code("scratchy", fam, kd, 0x1040);
     match b.dispatch(&bad, &L, &[0; 8], 8).unwrap_err() {
         EncodeError::Refused { symbol, reasons } => {
             assert_eq!(symbol, "scratchy");
-            assert!(reasons.contains(&Refusal::DispatchPtr));
+            assert!(reasons.contains(&Refusal::QueuePtr));
             assert!(reasons.iter().any(|r| matches!(r, Refusal::Scratch { .. })));
         }
         e => panic!("unexpected {e}"),

@@ -66,6 +66,9 @@ pub struct DispatchContext {
     pub kernarg_ptr: u64,
     /// Kernarg segment size from the kernel descriptor.
     pub kernarg_size: usize,
+    /// Dispatch packet address as delivered in the user SGPRs (0 when the
+    /// kernel does not ask for it).
+    pub dispatch_ptr: u64,
     /// Grid size in work-items.
     pub grid: [u32; 3],
     /// Workgroup size in work-items.
@@ -88,6 +91,7 @@ impl DispatchContext {
         DispatchContext {
             kernarg_ptr,
             kernarg_size,
+            dispatch_ptr: 0,
             grid,
             block,
             lds_bytes,
@@ -188,6 +192,38 @@ impl Workgroup<'_> {
             self.ctx.kernarg = Some(bytes);
         }
         Ok(self.ctx.kernarg.as_deref().unwrap_or_default())
+    }
+
+    /// The AQL dispatch packet (64 bytes), read as a scalar load through
+    /// the pointer the PM4 delivered, as a code object v4 kernel reads
+    /// blockDim and gridDim. A kernel whose descriptor does not enable the
+    /// dispatch pointer has none: reading it is a fault.
+    pub fn dispatch_packet(&mut self) -> Result<[u8; 64], KernelFault> {
+        if self.ctx.dispatch_ptr == 0 {
+            return Err(KernelFault::Twin(
+                "the kernel read the dispatch packet, but its descriptor does not enable \
+                 the dispatch pointer"
+                    .into(),
+            ));
+        }
+        let mut b = [0u8; 64];
+        self.mem.read(self.ctx.dispatch_ptr, &mut b)?;
+        self.ctx
+            .trace
+            .record(AccessKind::ScalarRead, self.ctx.dispatch_ptr, 64);
+        Ok(b)
+    }
+
+    /// True when the dispatch delivered a dispatch packet pointer.
+    pub fn has_dispatch_packet(&self) -> bool {
+        self.ctx.dispatch_ptr != 0
+    }
+
+    /// The workgroup size as a code object v4 kernel reads it: from the
+    /// dispatch packet's `workgroup_size_x/y/z`.
+    pub fn packet_workgroup_size(&mut self) -> Result<[u32; 3], KernelFault> {
+        let p = self.dispatch_packet()?;
+        Ok([4, 6, 8].map(|o| u32::from(u16::from_le_bytes([p[o], p[o + 1]]))))
     }
 
     fn arg_bytes<const N: usize>(&mut self, offset: usize) -> Result<[u8; N], KernelFault> {
