@@ -203,6 +203,7 @@ mod tests {
             refusals: vec![Refusal::LdsTooLarge {
                 bytes: u32::MAX - 7,
             }],
+            dispatch_packet: false,
         };
         let err = pack(&kernel(u32::MAX - 7, refused), &[], &GEOMETRY)
             .unwrap_err()
