@@ -308,13 +308,34 @@ impl DeviceBuffer {
 
     /// Copies `dst.len()` bytes at `offset` to the host. Do not read while a
     /// replay that writes this memory is in flight.
+    /// Device-local memory goes through the runtime's copy (a blit on the
+    /// GPU), refused at once when the GPU is lost.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.mem.lock().read(offset, dst).map_err(Error::replay)
+        let mem = self.mem.lock();
+        self.check_copy(&mem)?;
+        mem.read(offset, dst)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
-    /// Copies `src` into the buffer at `offset`.
+    /// Copies `src` into the buffer at `offset` (device-local memory through
+    /// the runtime's copy, as for `read`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.mem.lock().write(offset, src).map_err(Error::replay)
+        let mut mem = self.mem.lock();
+        self.check_copy(&mem)?;
+        mem.write(offset, src)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+    }
+
+    /// A runtime copy would run on a lost GPU's stopped queues and hang.
+    fn check_copy(&self, mem: &Allocation) -> Result<()> {
+        if mem.host_accessible() {
+            return Ok(());
+        }
+        let inner = &self._gpu.inner;
+        inner
+            .runtime
+            .check_device(&inner.agent, "before a copy to or from device memory")
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
     /// The host address of the whole buffer when it is host-visible (for

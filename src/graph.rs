@@ -213,9 +213,9 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let replay = l.multi.replay().map_err(Error::replay)?;
+        let replay = l.multi.replay().map_err(Error::sched)?;
         drop(launched);
-        replay.wait(REPLAY_TIMEOUT).map_err(Error::replay)
+        replay.wait(REPLAY_TIMEOUT).map_err(Error::sched)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {

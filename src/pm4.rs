@@ -122,11 +122,11 @@ pub struct Replay {
 
 impl Replay {
     pub fn wait(&self, timeout: Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::replay)
+        self.completion.wait(timeout).map_err(Error::sched)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::replay)
+        self.completion.is_complete().map_err(Error::sched)
     }
 }
 
@@ -208,7 +208,7 @@ impl Pm4Ib {
 
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
-        let completion = self.handle.replay().map_err(Error::replay)?;
+        let completion = self.handle.replay().map_err(Error::sched)?;
         Ok(Replay { completion })
     }
 
@@ -242,9 +242,9 @@ impl Pm4MultiIb {
     pub fn replay(&self) -> Result<()> {
         self.multi
             .replay()
-            .map_err(Error::replay)?
+            .map_err(Error::sched)?
             .wait(REPLAY_TIMEOUT)
-            .map_err(Error::replay)
+            .map_err(Error::sched)
     }
 
     pub fn set_kernargs(

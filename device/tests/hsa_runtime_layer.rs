@@ -135,11 +135,20 @@ fn pools_allocations_and_access() {
         ib.write(253, &[0; 4]).unwrap_err().to_string(),
         "access of 4 bytes at offset 253 is outside the 256-byte allocation"
     );
+    // Device-local memory goes through the runtime's copy (hsa_memory_copy).
     let mut vram = rt.allocate(&device, 64, AllocFlags::default()).unwrap();
+    vram.write(60, &[1, 2, 3]).unwrap();
+    let mut back = [0u8; 3];
+    vram.read(60, &mut back).unwrap();
+    assert_eq!(back, [1, 2, 3]);
     assert!(matches!(
-        vram.write(0, &[1]),
-        Err(HsaError::NotHostAccessible { .. })
+        vram.write(62, &[0; 4]),
+        Err(HsaError::OutOfBounds { .. })
     ));
+    assert!(
+        vram.host_ptr(0, 4).is_err(),
+        "no host pointer to device memory"
+    );
     assert!(matches!(
         rt.allocate(&kernarg, 0, AllocFlags::default()),
         Err(HsaError::Invalid { .. })

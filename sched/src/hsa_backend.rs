@@ -340,6 +340,11 @@ impl HsaBackend {
         let Err(fault) = live.queue.check_error("during an earlier replay") else {
             return Ok(());
         };
+        if let HsaError::DeviceLost { .. } = fault {
+            // The driver stopped every queue of the process on this GPU: a
+            // new queue would never run. Fail now, keep the queue.
+            return Err(fault.into());
+        }
         let completed = live.completed(&self.watch.signals);
         self.watch
             .retired

@@ -143,6 +143,9 @@ pub struct SimDevice {
     next_queue_id: AtomicU64,
     /// Packets executing on this device's queues (cross-queue check).
     pub(crate) in_flight: InFlight,
+    /// The VM fault that stopped every queue (see `fault`).
+    pub(crate) lost: std::sync::OnceLock<crate::fault::VmFaultEvent>,
+    pub(crate) fault_handlers: crate::fault::Handlers,
 }
 
 impl SimDevice {
@@ -176,6 +179,8 @@ impl SimDevice {
             violations: Mutex::new((Vec::new(), 0)),
             next_queue_id: AtomicU64::new(0),
             in_flight: InFlight::default(),
+            lost: std::sync::OnceLock::new(),
+            fault_handlers: crate::fault::Handlers::default(),
             target,
             family,
             config,

@@ -180,9 +180,16 @@ fn non_strict_mode_logs_violations_and_completes() {
 }
 
 #[test]
-fn injected_vm_fault_and_hang_fail_within_the_timeout_and_recover() {
+fn injected_vm_fault_stops_every_queue_of_the_device() {
     let rig = Rig::new("gfx1201", "counter", 2);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    rig.dev.add_fault_handler(std::sync::Arc::new(move |e| {
+        sink.lock().unwrap().push(e.address);
+        true
+    }));
     let lane = rig.lane();
+    let lane2 = rig.new_lane();
     let c = rig.alloc(4);
     let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
     lane.replay(&ib).unwrap();
@@ -192,6 +199,32 @@ fn injected_vm_fault_and_hang_fail_within_the_timeout_and_recover() {
     });
     let err = lane.replay(&ib).unwrap_err();
     assert!(err.contains("injected VM fault"), "{err}");
+    // Reported once through the system-event path, with the address.
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(seen.lock().unwrap()[0], rig.dev.lost().unwrap().address);
+    assert!(rig.dev.is_lost());
+    // The other queue (and any new one) is stopped too: nothing runs.
+    lane2.publish(&ib);
+    let err = lane2.wait(Duration::from_millis(200)).unwrap_err();
+    assert!(err.contains("timed out"), "{err}");
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 4);
+    lane.queue.destroy();
+    lane2.queue.destroy();
+}
+
+#[test]
+fn injected_queue_error_and_hang_fail_within_the_timeout_and_recover() {
+    let rig = Rig::new("gfx1201", "counter", 2);
+    let lane = rig.lane();
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
+    lane.replay(&ib).unwrap();
+    lane.queue.inject(FaultPlan {
+        error_at: Some(1),
+        ..FaultPlan::default()
+    });
+    let err = lane.replay(&ib).unwrap_err();
+    assert!(err.contains("injected queue error"), "{err}");
     assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 4);
 
     // A new queue replays the same IB.

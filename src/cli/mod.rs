@@ -48,7 +48,7 @@ impl From<relaunch::Error> for Failure {
     /// Device problems exit 3, everything else 1.
     fn from(e: relaunch::Error) -> Self {
         let code = match e.class() {
-            relaunch::ErrorClass::Device => 3,
+            relaunch::ErrorClass::Device | relaunch::ErrorClass::DeviceLost => 3,
             _ => 1,
         };
         Failure {

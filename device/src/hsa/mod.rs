@@ -14,6 +14,7 @@
 mod agent;
 mod error;
 mod executable;
+mod fault;
 mod kernarg;
 mod memory;
 mod packet;
@@ -24,6 +25,7 @@ mod signal;
 pub use agent::{parse_uuid, AgentInfo, Bdf, DeviceKind, KernelLimits};
 pub use error::HsaError;
 pub use executable::{descriptor_symbol_name, Executable, KernelSymbol};
+pub use fault::GpuFault;
 pub use kernarg::{place_block, KernargArena, KernargBlock, KERNARG_MAX_ALIGN, KERNARG_MIN_ALIGN};
 pub use memory::{AllocFlags, Allocation, PoolInfo};
 pub use packet::{

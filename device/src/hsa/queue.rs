@@ -65,6 +65,9 @@ pub struct AqlQueue {
     inner: Arc<RuntimeInner>,
     error: Arc<ErrorSlot>,
     id: u64,
+    /// The GPU agent (a memory fault on it loses this queue too).
+    agent: sys::Agent,
+    gpu: Arc<str>,
     /// Destroys the queue when the last producer goes.
     _owner: Arc<QueueOwner>,
 }
@@ -142,6 +145,8 @@ impl Runtime {
             id,
         });
         let mut made = AqlQueue {
+            agent: gpu.handle,
+            gpu: Arc::from(gpu.name.as_str()),
             inner: Arc::clone(&self.inner),
             queue,
             error,
@@ -188,6 +193,8 @@ impl AqlQueue {
             inner: Arc::clone(&self.inner),
             error: Arc::clone(&self.error),
             id: self.id,
+            agent: self.agent,
+            gpu: Arc::clone(&self.gpu),
             _owner: Arc::clone(&self._owner),
         }
     }
@@ -205,25 +212,36 @@ impl AqlQueue {
         self.queue.as_ptr()
     }
 
-    /// The recorded queue error, if any, as an error mentioning `during`.
-    /// Inlined: the no-error case is one load on every submit.
+    /// The recorded queue error, if any, as an error mentioning `during`;
+    /// `HsaError::DeviceLost` first when a memory fault was reported for
+    /// this queue's GPU (the driver stopped the queue: nothing on it runs).
+    /// Inlined: the no-error case is two loads on every submit.
     #[inline]
     pub fn check_error(&self, during: &str) -> Result<(), HsaError> {
         let status = self.error.status.load(Ordering::Acquire);
-        if status == 0 {
+        if status == 0 && !self.inner.faults.any() {
             return Ok(());
         }
-        Err(self.fault(status, during))
+        self.fault(status, during)
     }
 
     #[cold]
-    fn fault(&self, status: u32, during: &str) -> HsaError {
-        HsaError::QueueFault {
+    fn fault(&self, status: u32, during: &str) -> Result<(), HsaError> {
+        self.inner.check_lost(self.agent, &self.gpu, during)?;
+        if status == 0 {
+            return Ok(());
+        }
+        Err(HsaError::QueueFault {
             queue_id: self.id,
             status,
             message: self.inner.describe(status),
             during: during.to_string(),
-        }
+        })
+    }
+
+    /// True when this queue's GPU is lost (a memory fault was reported).
+    pub fn device_lost(&self) -> bool {
+        self.inner.faults.any() && self.inner.faults.lost(self.agent.handle).is_some()
     }
 
     /// (read index, write index) as the packet processor sees them.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use relaunch_hsa_sys as sys;
 
 use super::agent::{query_agent, AgentInfo, DeviceKind};
+use super::fault::{FaultBook, GpuFault};
 use super::HsaError;
 
 /// The state every HSA object shares: the table and the init it holds.
@@ -17,6 +18,8 @@ pub(crate) struct RuntimeInner {
     pub(crate) hsa: Arc<sys::LoadedHsa>,
     /// Ticks per second of `hsa_signal_wait_*` timeout hints.
     pub(crate) timestamp_hz: u64,
+    /// GPU memory faults reported through this table (see `fault`).
+    pub(crate) faults: &'static FaultBook,
 }
 
 impl RuntimeInner {
@@ -43,8 +46,28 @@ impl RuntimeInner {
     }
 }
 
+impl RuntimeInner {
+    /// `Err(DeviceLost)` when a memory fault was recorded on `agent`.
+    #[inline]
+    pub(crate) fn check_lost(
+        &self,
+        agent: sys::Agent,
+        gpu: &str,
+        during: &str,
+    ) -> Result<(), HsaError> {
+        if !self.faults.any() {
+            return Ok(());
+        }
+        match self.faults.lost(agent.handle) {
+            None => Ok(()),
+            Some(fault) => Err(HsaError::lost(gpu, &fault, during)),
+        }
+    }
+}
+
 impl Drop for RuntimeInner {
     fn drop(&mut self) {
+        self.faults.closed();
         // SAFETY: this struct owns exactly one successful hsa_init, and every
         // object created under it holds an Arc to it, so all are gone now.
         let status = unsafe { (self.hsa.api.shut_down)() };
@@ -84,12 +107,15 @@ pub struct Runtime {
 impl Runtime {
     /// Loads the system HSA runtime (`path`, else `RELAUNCH_HSA_LIB`, else the
     /// usual sonames) and opens it. Every failure to reach a GPU, including a
-    /// library that does not load, is `HsaError::NoGpu`.
+    /// library that does not load, is `HsaError::NoGpu`. The library is
+    /// loaded once per process and never unloaded
+    /// ([`sys::LoadedHsa::load_shared`]); each `Runtime` holds one
+    /// `hsa_init`.
     pub fn open_system(path: Option<&Path>) -> Result<Runtime, HsaError> {
-        let loaded = sys::LoadedHsa::load(path).map_err(|err| HsaError::NoGpu {
+        let loaded = sys::LoadedHsa::load_shared(path).map_err(|err| HsaError::NoGpu {
             reason: err.to_string(),
         })?;
-        Runtime::open(Arc::new(loaded))
+        Runtime::open(loaded)
     }
 
     /// Initialises HSA through `hsa` (the real library or the simulated
@@ -121,9 +147,12 @@ impl Runtime {
             }
             return Err(HsaError::NoGpu { reason });
         }
+        let faults = FaultBook::of(&hsa.api);
+        faults.opened(&hsa.api, &hsa.origin);
         let mut inner = RuntimeInner {
             hsa,
             timestamp_hz: 0,
+            faults,
         };
         inner.timestamp_hz = query_timestamp_hz(&inner)?;
         let handles = iterate_agents(&inner)?;
@@ -167,6 +196,17 @@ impl Runtime {
     /// True when the table is relaunch's simulated device.
     pub fn is_simulated(&self) -> bool {
         self.inner.hsa.simulated
+    }
+
+    /// The memory fault that made `gpu` lost to this process, if one was
+    /// reported (see `hsa::fault`). Once lost, a GPU stays lost.
+    pub fn device_lost(&self, gpu: &AgentInfo) -> Option<GpuFault> {
+        self.inner.faults.lost(gpu.handle.handle)
+    }
+
+    /// `Err(HsaError::DeviceLost)` naming the fault when `gpu` is lost.
+    pub fn check_device(&self, gpu: &AgentInfo, during: &str) -> Result<(), HsaError> {
+        self.inner.check_lost(gpu.handle, &gpu.name, during)
     }
 
     /// Every agent, in the runtime's order.

@@ -11,6 +11,7 @@
 
 mod agents;
 mod code;
+mod events;
 mod queues;
 
 use std::cell::RefCell;
@@ -66,6 +67,8 @@ struct System {
     executables: HashMap<u64, Executable>,
     symbols: HashMap<u64, Symbol>,
     next_handle: u64,
+    /// `hsa_amd_register_system_event_handler` registrations.
+    event_handlers: events::Handlers,
 }
 
 impl System {
@@ -94,6 +97,7 @@ fn system() -> &'static RwLock<System> {
             executables: HashMap::new(),
             symbols: HashMap::new(),
             next_handle: 0x10_0000,
+            event_handlers: Vec::new(),
         })
     })
 }
@@ -220,6 +224,7 @@ pub fn add_gpu(config: SimConfig) -> Result<Arc<SimDevice>, SimError> {
         return Ok(Arc::clone(d));
     }
     let dev = SimDevice::new_shared(config, Arc::clone(&s.memory), Arc::clone(&s.signals))?;
+    events::connect(&dev, s.gpus.len());
     s.gpus.push(Arc::clone(&dev));
     Ok(dev)
 }
@@ -294,6 +299,8 @@ pub fn api() -> HsaApi {
         executable_get_symbol_by_name: code::symbol_by_name,
         executable_symbol_get_info: code::symbol_get_info,
         executable_destroy: code::executable_destroy,
+        amd_register_system_event_handler: events::register_system_event_handler,
+        memory_copy: events::memory_copy,
     }
 }
 
@@ -314,7 +321,10 @@ extern "C" fn hsa_init() -> Status {
                     Arc::clone(&s.signals),
                 );
                 match dev {
-                    Ok(d) => s.gpus.push(d),
+                    Ok(d) => {
+                        events::connect(&d, s.gpus.len());
+                        s.gpus.push(d)
+                    }
                     Err(e) => {
                         return fail(
                             sys::HSA_STATUS_ERROR_INVALID_ISA_NAME,
@@ -339,7 +349,9 @@ extern "C" fn hsa_shut_down() -> Status {
         if s.init > 0 {
             return sys::HSA_STATUS_SUCCESS;
         }
-        // Last reference: destroy what the runtime owns, as ROCr does.
+        // Last reference: destroy what the runtime owns, as ROCr does
+        // (its system event handlers included).
+        s.event_handlers.clear();
         let queues: Vec<QueueEntry> = s.queues.drain().map(|(_, e)| e).collect();
         let executables: Vec<Executable> = s.executables.drain().map(|(_, e)| e).collect();
         s.symbols.clear();

@@ -65,6 +65,18 @@ pub struct Pm4Error {
 
 impl Pm4Error {
     /// True when the cause is a GPU page fault (kernel or CP access).
+    /// The VM fault behind this error, if it is one.
+    pub fn vm_fault(&self) -> Option<&VmFault> {
+        match &*self.kind {
+            Pm4ErrorKind::Vm(f)
+            | Pm4ErrorKind::Kernel {
+                fault: KernelFault::Vm(f),
+                ..
+            } => Some(f),
+            _ => None,
+        }
+    }
+
     pub fn is_vm_fault(&self) -> bool {
         matches!(
             *self.kind,
