@@ -32,7 +32,7 @@ fn gfx10_wave32_dispatch_golden_words() {
         0xC0027602, 0x240, 0x10000000, 0x7F00,  // USER_DATA_0/1: kernarg pointer
         0xC0031502, 4, 1, 1, 0x8045,            // DISPATCH_DIRECT, CS_W32_EN set
         // epilogue: CS_PARTIAL_FLUSH, ACQUIRE_MEM GL2/GLM write-back
-        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8010,
+        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8030,
     ];
     assert_eq!(ib.segments[0].dwords, want);
     // The 8-byte block, padded to 16 so the next block needs no padding.
@@ -70,7 +70,7 @@ fn gfx12_wave64_dispatch_golden_words() {
         0xC0017602, 0x228, 0x10,
         0xC0027602, 0x240, 0x0000_0100, 0x2,
         0xC0031502, 8, 2, 2, 0x45,              // wave64: no CS_W32_EN
-        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8010,
+        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8000,
     ];
     assert_eq!(ib.segments[0].dwords, want);
 }

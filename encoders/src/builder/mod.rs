@@ -379,7 +379,7 @@ impl IbBuilder {
         self.end_run(Some(base_lo));
         self.repeat = None;
         self.pending = None;
-        emit_epilogue(&mut self.w);
+        emit_epilogue(&mut self.w, self.family);
         self.push_segment();
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {

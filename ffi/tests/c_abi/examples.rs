@@ -129,7 +129,7 @@ fn a_c_twin_runs_and_its_fault_fails_the_replay() {
         &text,
         &[
             "C twin add_scalar: 8 workgroup calls, acc[0] = 10",
-            "faulting C twin: status -5",
+            "faulting C twin: status -8",
             "VM fault",
             "C twin example: [PASS]",
         ],

@@ -96,6 +96,10 @@ pub(crate) fn dispatch_state(
     let family = device.family();
     let lo = need(regs, family, off::COMPUTE_PGM_LO)?;
     let hi = need(regs, family, off::COMPUTE_PGM_HI)?;
+    super::strict::pgm_hi(hi).map_err(|reason| StateError::Invalid {
+        kernel: "at COMPUTE_PGM".to_string(),
+        reason,
+    })?;
     let addr = (u64::from(lo) << 8) | (u64::from(hi & 0xFF) << 40);
     let kernel = device.kernel_at_entry(addr).ok_or_else(|| {
         let hint = match device.kernel_at_descriptor(addr) {
@@ -219,6 +223,11 @@ pub(crate) fn dispatch_state(
             kd.wavefront_size()
         ))
         .into());
+    }
+    super::strict::initiator(initiator, kd.wave32()).map_err(invalid)?;
+    if let Some(limits) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
+        super::strict::resource_limits(limits, relaunch_encoders::dispatch::RESOURCE_LIMITS_VALUE)
+            .map_err(invalid)?;
     }
     let mut block = [0u32; 3];
     for (d, slot) in block.iter_mut().enumerate() {

@@ -9,6 +9,8 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+mod strict;
+pub(crate) use strict::ib_control as check_ib_control;
 
 use std::sync::Arc;
 
@@ -214,11 +216,15 @@ impl IbRun<'_> {
                 ),
             ),
             Packet::AcquireMem {
+                coher_cntl,
                 coher_size,
                 coher_base,
                 gcr_cntl,
                 ..
             } => {
+                if let Err(what) = strict::acquire_mem(coher_cntl, gcr_cntl) {
+                    return unsupported(self, what);
+                }
                 if coher_size != FULL_COHER_SIZE || coher_base != 0 {
                     return unsupported(
                         self,
