@@ -43,7 +43,7 @@ pub enum HsaError {
     },
     /// A GPU memory (VM) fault was reported for this GPU: the driver has
     /// stopped every queue of this process on it.
-    #[error("GPU {gpu} is lost to this process: memory fault at address {address:#x} ({reasons}), reported {during}; the driver stopped every queue of this process on that GPU, so nothing more runs on it (other GPUs keep working): fix the address, then restart the process")]
+    #[error("GPU {gpu} is lost to this process: memory (VM) fault at address {address:#x} ({reasons}), reported {during}; the driver stopped every queue of this process on that GPU, so nothing more runs on it (other GPUs keep working): fix the address, then restart the process")]
     DeviceLost {
         gpu: String,
         address: u64,
