@@ -130,7 +130,7 @@ fn a_c_twin_runs_and_its_fault_fails_the_replay() {
         &[
             "C twin add_scalar: 8 workgroup calls, acc[0] = 10",
             "faulting C twin: status -8",
-            "VM fault",
+            "is lost to this process: memory (VM) fault at address 0x10",
             "C twin example: [PASS]",
         ],
     );
