@@ -14,6 +14,7 @@ mod devices;
 mod error;
 mod gpu;
 mod graph;
+mod keepalive;
 mod module;
 mod pm4;
 

@@ -113,6 +113,18 @@ pub struct Pm4Ib {
     _modules: Vec<Module>,
     dispatches: usize,
     dwords: usize,
+    /// The last replay submitted: dropping the IB while it runs hands the
+    /// modules to `keepalive` until it settled (their code must outlive it).
+    last: parking_lot::Mutex<Option<Completion<HsaWatch>>>,
+}
+
+impl Drop for Pm4Ib {
+    fn drop(&mut self) {
+        let modules = std::mem::take(&mut self._modules);
+        if let Some(last) = self.last.get_mut().take() {
+            crate::keepalive::until_settled(last, modules);
+        }
+    }
 }
 
 /// A submitted replay; wait for it before reading results.
@@ -150,6 +162,7 @@ impl Gpu {
             _modules: builder.modules,
             dispatches,
             dwords,
+            last: parking_lot::Mutex::new(None),
         })
     }
 
@@ -209,6 +222,7 @@ impl Pm4Ib {
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
         let completion = self.handle.replay().map_err(Error::sched)?;
+        *self.last.lock() = Some(completion.clone());
         Ok(Replay { completion })
     }
 

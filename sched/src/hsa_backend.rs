@@ -148,6 +148,7 @@ impl HsaBackend {
                 live: Mutex::new(Live::new(queue, 0).all_armed()),
                 signals,
                 retired: Mutex::new(RetiredEpochs::default()),
+                after_queue: Vec::new(),
             }),
         })
     }
