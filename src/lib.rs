@@ -12,6 +12,7 @@
 
 mod devices;
 mod error;
+mod fallback;
 mod gpu;
 mod graph;
 mod keepalive;

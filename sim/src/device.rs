@@ -44,6 +44,11 @@ pub struct SimConfig {
     /// Most workgroups one dispatch may have: twins run on the host, so a
     /// garbage grid must be refused rather than run for hours.
     pub max_workgroups_per_dispatch: u64,
+    /// The agent name reported instead of `target` (e.g. `gfx90a`): a
+    /// stand-in for a GPU relaunch cannot use (a CDNA board), so the
+    /// shared library can play a ROCr whose GPUs are all unusable. Code
+    /// objects for the reported name are not loadable on it.
+    pub listed_as: Option<String>,
 }
 
 impl SimConfig {
@@ -59,12 +64,16 @@ impl SimConfig {
             max_workgroups_per_dispatch: 1 << 18,
             uuid: None,
             pci: None,
+            listed_as: None,
         }
     }
 
     /// True when `other` describes the same board (target and identity).
     pub fn same_board(&self, other: &SimConfig) -> bool {
-        self.target == other.target && self.uuid == other.uuid && self.pci == other.pci
+        self.target == other.target
+            && self.uuid == other.uuid
+            && self.pci == other.pci
+            && self.listed_as == other.listed_as
     }
 }
 

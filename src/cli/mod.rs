@@ -61,7 +61,10 @@ impl From<relaunch::Error> for Failure {
 /// Opens `--device SEL`, or the default (RELAUNCH_DEVICE, the first real
 /// GPU, else the simulated gfx1201).
 pub fn open_device(selector: Option<&str>) -> Result<relaunch::Gpu, Failure> {
-    selftest::open(selector).map_err(Failure::from)
+    let gpu = selftest::open(selector).map_err(Failure::from)?;
+    // Once, on stderr: which device the command runs on (real or simulated).
+    eprintln!("relaunch: device: {}", gpu.describe());
+    Ok(gpu)
 }
 
 impl Failure {

@@ -172,7 +172,8 @@ pub(super) extern "C" fn agent_get_info(
         unsafe {
             match (attribute, gpu) {
                 (sys::HSA_AGENT_INFO_NAME, Some((_, d))) => {
-                    write_text::<64>(value, d.target().processor(), "NAME")
+                    let name = d.config().listed_as.as_deref();
+                    write_text::<64>(value, name.unwrap_or(d.target().processor()), "NAME")
                 }
                 (sys::HSA_AGENT_INFO_NAME, None) => write_text::<64>(value, "relaunch-sim-cpu", "NAME"),
                 (sys::HSA_AGENT_INFO_VENDOR_NAME, _) => write_text::<64>(value, "AMD", "VENDOR_NAME"),

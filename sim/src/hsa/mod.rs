@@ -309,6 +309,21 @@ pub fn loaded() -> LoadedHsa {
     LoadedHsa::from_table(api(), "relaunch simulated device").simulated()
 }
 
+/// The config for target `t` of `RELAUNCH_SIM_TARGETS`: simulated when
+/// RDNA; a known GPU of another family (e.g. CDNA `gfx90a`) is listed
+/// under its own name over a simulated stand-in, as ROCr would list a
+/// board relaunch cannot use.
+fn listed_config(t: &str) -> SimConfig {
+    use relaunch_device::target::GfxTarget;
+    match GfxTarget::parse(t) {
+        Ok(target) if target.family().is_err() => SimConfig {
+            listed_as: Some(target.processor().to_string()),
+            ..SimConfig::new("gfx1100")
+        },
+        _ => SimConfig::new(t),
+    }
+}
+
 extern "C" fn hsa_init() -> Status {
     guard(|| {
         let mut s = system().write();
@@ -316,7 +331,7 @@ extern "C" fn hsa_init() -> Status {
             let targets = std::env::var(TARGETS_ENV).unwrap_or_else(|_| "gfx1201".into());
             for t in targets.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 let dev = SimDevice::new_shared(
-                    SimConfig::new(t),
+                    listed_config(t),
                     Arc::clone(&s.memory),
                     Arc::clone(&s.signals),
                 );
