@@ -238,7 +238,8 @@ impl GraphExec {
             );
             plan.lower_lane(lane, &mut sink)
                 .map_err(|e| e.to_string())?;
-            let builder = sink.into_builder();
+            let mut builder = sink.into_builder();
+            builder.set_label(format!("lane{lane}"));
             let work = builder.dwords() as u64;
             Ok::<_, String>(LaneProgram {
                 program: builder,

@@ -26,6 +26,7 @@ pub use graph::{default_options as default_graph_options, Graph, GraphExec, Node
 pub use module::{LoadedKernel, Module};
 pub use pm4::{Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};
+pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 
 pub use relaunch_device as device;

@@ -154,7 +154,9 @@ impl Gpu {
             .actor(0)
             .ok_or_else(|| Error::device("scheduler has no queue"))?;
         let dispatches = builder.dispatch_count();
-        let handle = actor.install(builder.builder).map_err(Error::compile)?;
+        let mut program = builder.builder;
+        program.set_label("lane0");
+        let handle = actor.install(program).map_err(Error::compile)?;
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
@@ -188,10 +190,9 @@ impl Gpu {
             counts.push(b.dispatch_count());
             let work = b.work();
             modules.extend(b.modules);
-            lanes.push(LaneProgram {
-                program: b.builder,
-                work,
-            });
+            let mut program = b.builder;
+            program.set_label(format!("lane{lane}"));
+            lanes.push(LaneProgram { program, work });
         }
         let queues = self.pm4_queue_count(policy, lanes.len());
         let scheduler = self.scheduler(queues)?;

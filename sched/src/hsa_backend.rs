@@ -374,6 +374,7 @@ impl QueueBackend for HsaBackend {
 
     fn install(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
         let layout = builder.kernarg_layout();
+        let label = builder.label().map(str::to_string);
         let (kernargs, base) = if layout.bytes == 0 {
             (None, 0)
         } else {
@@ -387,6 +388,8 @@ impl QueueBackend for HsaBackend {
             (Some((mem, offset)), base)
         };
         let encoded = builder.finish(base)?;
+        let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
+        crate::ib_dump::dump(label.as_deref(), &segments);
         let mut kernargs = kernargs;
         if let Some((mem, offset)) = kernargs.as_mut() {
             mem.write(*offset, &encoded.kernarg_image)?;

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod bundled;
 mod demo;
 mod devices;
+mod dump_ib;
 mod inspect;
 mod pm4;
 mod selftest;

@@ -62,6 +62,8 @@ impl Default for EncodeOptions {
 
 /// Records one IB. See the module docs and `docs/pm4.md`.
 pub struct IbBuilder {
+    /// A name for the IB in dumps and logs (e.g. `lane1`); not encoded.
+    label: Option<String>,
     family: Family,
     opts: EncodeOptions,
     limit: usize,
@@ -100,6 +102,16 @@ pub struct IbBuilder {
 }
 
 impl IbBuilder {
+    /// Names the IB for dumps and logs (e.g. its lane); not encoded.
+    pub fn set_label(&mut self, label: impl Into<String>) {
+        self.label = Some(label.into());
+    }
+
+    /// The name given with [`IbBuilder::set_label`].
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
     /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
     pub fn new(family: Family, mut opts: EncodeOptions) -> Self {
         if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
@@ -111,6 +123,7 @@ impl IbBuilder {
         let mut w = DwordWriter::new();
         emit_prologue(&mut w);
         IbBuilder {
+            label: None,
             family,
             opts,
             limit,
