@@ -49,6 +49,10 @@ pub struct SimConfig {
     /// shared library can play a ROCr whose GPUs are all unusable. Code
     /// objects for the reported name are not loadable on it.
     pub listed_as: Option<String>,
+    /// The runtime installs a trap handler (ROCr does): dispatches must
+    /// then carry RSRC2.TRAP_PRESENT on gfx10/gfx11, as the CP sets it for
+    /// AQL dispatches; without one they must not.
+    pub trap_handler: bool,
 }
 
 impl SimConfig {
@@ -65,6 +69,7 @@ impl SimConfig {
             uuid: None,
             pci: None,
             listed_as: None,
+            trap_handler: true,
         }
     }
 

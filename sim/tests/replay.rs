@@ -426,3 +426,55 @@ fn segmented_ib_without_a_final_epilogue_is_reported_at_the_last_packet() {
     let e = lane.first_error().unwrap();
     assert_eq!(e.packet, segments.len() as u64 - 1, "{e}");
 }
+
+/// RSRC2.TRAP_PRESENT follows the runtime's rule (set exactly when the AQL
+/// path would: a trap handler is installed, and the family has the bit),
+/// not the descriptor (which leaves it 0 by contract).
+#[test]
+fn trap_present_follows_the_runtime_rule() {
+    let rsrc2_at = |dwords: &[u32]| {
+        dwords
+            .windows(2)
+            .position(|w| w[0] >> 16 == 0xC002 && w[1] == off::COMPUTE_PGM_RSRC1 as u32)
+            .unwrap()
+            + 3
+    };
+    let rig = Rig::new("gfx1100", "counter", 1);
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    let mut dwords = ib.dwords.clone();
+    let at = rsrc2_at(&dwords);
+    assert_ne!(
+        dwords[at] & 1 << 6,
+        0,
+        "gfx11: the encoder sets TRAP_PRESENT"
+    );
+    dwords[at] &= !(1 << 6);
+    let bad = rig.place_dwords(dwords, ib.kernargs);
+    broken(
+        &rig,
+        &bad,
+        QueueErrorKind::InvalidPacket,
+        &["TRAP_PRESENT is 0 but must be 1"],
+    );
+
+    // A runtime without a trap handler: the bit must be clear.
+    let mut cfg = relaunch_sim::SimConfig::new("gfx1030");
+    cfg.trap_handler = false;
+    let rig = Rig::with_config(cfg, "counter");
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    broken(
+        &rig,
+        &ib,
+        QueueErrorKind::InvalidPacket,
+        &["TRAP_PRESENT is 1 but must be 0"],
+    );
+
+    // gfx12 has no such bit (bit 6 is DYNAMIC_VGPR there): left clear.
+    let rig = Rig::new("gfx1201", "counter", 1);
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    assert_eq!(ib.dwords[rsrc2_at(&ib.dwords)] & 1 << 6, 0);
+    rig.lane().replay(&ib).unwrap();
+}

@@ -142,6 +142,24 @@ pub(crate) fn dispatch_state(
     }
     let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
     let lds_mask = RSRC2_LDS_SIZE.mask();
+    // TRAP_PRESENT by the runtime's rule, not the descriptor's (0 by contract).
+    let trap = relaunch_encoders::regs::rsrc2_trap_bits(family, true);
+    let want_trap = relaunch_encoders::regs::rsrc2_trap_bits(family, device.config().trap_handler);
+    if rsrc2 & trap != want_trap {
+        return Err(invalid(format!(
+            "COMPUTE_PGM_RSRC2 TRAP_PRESENT is {} but must be {}: the runtime {} a trap \
+             handler, and the CP sets the bit for an AQL dispatch exactly then",
+            u32::from(rsrc2 & trap != 0),
+            u32::from(want_trap != 0),
+            if device.config().trap_handler {
+                "installs"
+            } else {
+                "has no"
+            }
+        ))
+        .into());
+    }
+    let lds_mask = lds_mask | trap;
     if rsrc2 & !lds_mask != kd.compute_pgm_rsrc2 & !lds_mask {
         let (f, e) = (
             RSRC2_USER_SGPR.get(rsrc2),
