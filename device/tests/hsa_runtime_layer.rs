@@ -17,6 +17,7 @@ fn agents_are_listed_with_identity_and_limits() {
     let _serial = setup(false);
     let rt = open().unwrap();
     assert_eq!(rt.origin(), "scripted test table");
+    assert_eq!(rt.build_version(), Some("6.2.41133-scripted"));
     assert_eq!(rt.agents().len(), 2);
     let gpu = rt.gpus().next().unwrap();
     assert_eq!(gpu.kind, DeviceKind::Gpu);

@@ -20,6 +20,9 @@ pub(crate) struct RuntimeInner {
     pub(crate) timestamp_hz: u64,
     /// GPU memory faults reported through this table (see `fault`).
     pub(crate) faults: &'static FaultBook,
+    /// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION` (e.g. "6.2.41133-..."), when the
+    /// runtime answers it.
+    pub(crate) build_version: Option<String>,
 }
 
 impl RuntimeInner {
@@ -153,8 +156,10 @@ impl Runtime {
             hsa,
             timestamp_hz: 0,
             faults,
+            build_version: None,
         };
         inner.timestamp_hz = query_timestamp_hz(&inner)?;
+        inner.build_version = query_build_version(&inner);
         let handles = iterate_agents(&inner)?;
         let agents = handles
             .into_iter()
@@ -186,6 +191,15 @@ impl Runtime {
             inner: Arc::new(inner),
             agents: agents.into(),
         })
+    }
+
+    /// The runtime's build identifier (`HSA_AMD_SYSTEM_INFO_BUILD_VERSION`,
+    /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. What
+    /// depends on the version (the executable flag of
+    /// `hsa_amd_memory_pool_allocate`) is checked on hardware by
+    /// `scripts/first-contact`.
+    pub fn build_version(&self) -> Option<&str> {
+        self.inner.build_version.as_deref()
     }
 
     /// Where the function table came from.
@@ -272,6 +286,25 @@ fn init_with_watchdog(
             timeout.as_millis()
         ),
     })
+}
+
+fn query_build_version(inner: &RuntimeInner) -> Option<String> {
+    let mut text: *const c_char = std::ptr::null();
+    // SAFETY: initialised runtime; the attribute writes one `const char*`
+    // to a static string (or fails on runtimes without it).
+    let status = unsafe {
+        (inner.api().system_get_info)(
+            sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION,
+            (&mut text as *mut *const c_char).cast::<c_void>(),
+        )
+    };
+    if status != sys::HSA_STATUS_SUCCESS || text.is_null() {
+        return None;
+    }
+    // SAFETY: on success the runtime points at a NUL-terminated static string.
+    let version = unsafe { CStr::from_ptr(text) }.to_string_lossy().trim().to_string();
+    tracing::debug!(%version, "HSA runtime build");
+    Some(version)
 }
 
 fn query_timestamp_hz(inner: &RuntimeInner) -> Result<u64, HsaError> {
