@@ -409,3 +409,21 @@ fn runtime_objects_can_move_to_a_queue_actor_thread() {
     send::<AqlQueue>();
     assert_eq!(INIT_TIMEOUT, Duration::from_secs(20));
 }
+
+/// With the ring in device memory (ROCr's `HSA_ALLOCATE_QUEUE_DEV_MEM=1`)
+/// the header store is preceded by a store fence; the packet lands the same.
+#[test]
+fn a_device_memory_ring_publishes_behind_a_store_fence() {
+    let _serial = setup(false);
+    std::env::set_var("HSA_ALLOCATE_QUEUE_DEV_MEM", "1");
+    let rt = open().unwrap();
+    let gpu = rt.gpus().next().unwrap().clone();
+    let mut queue = rt.create_queue(&gpu, 4).unwrap();
+    std::env::remove_var("HSA_ALLOCATE_QUEUE_DEV_MEM");
+    let done = rt.create_signal(1).unwrap();
+    let packet = AqlPacket::Pm4Ib(pm4_ib_packet(0x1234_5000, 64, done.handle()).unwrap());
+    assert_eq!(queue.submit(&packet).unwrap(), 0);
+    assert_eq!(ring_words(0), packet.words());
+    assert_eq!(queue.producer().submit(&packet).unwrap(), 1);
+    assert_eq!(ring_words(1), packet.words());
+}

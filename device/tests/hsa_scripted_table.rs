@@ -118,7 +118,9 @@ unsafe extern "C" fn status_string(status: sys::Status, out: *mut *const c_char)
 unsafe extern "C" fn system_get_info(attr: sys::SystemInfo, value: *mut c_void) -> sys::Status {
     match attr {
         sys::HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY => unsafe { put(value, 1_000_000_000u64) },
-        sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => unsafe { put(value, c"6.2.41133-scripted".as_ptr()) },
+        sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => unsafe {
+            put(value, c"6.2.41133-scripted".as_ptr())
+        },
         other => panic!("scripted table: system attribute {other:#x} not scripted"),
     }
     sys::HSA_STATUS_SUCCESS

@@ -61,6 +61,9 @@ pub struct AqlQueue {
     /// Read index last seen; the processor's only grows past it.
     read_seen: u64,
     size: u32,
+    /// The ring is write-combined device memory (`HSA_ALLOCATE_QUEUE_DEV_MEM=1`):
+    /// a store fence must precede the header store (see `publish_words`).
+    wc_ring: bool,
     queue: NonNull<sys::Queue>,
     inner: Arc<RuntimeInner>,
     error: Arc<ErrorSlot>,
@@ -154,6 +157,7 @@ impl Runtime {
             id,
             written: 0,
             read_seen: 0,
+            wc_ring: ring_in_device_memory(),
             _owner: owner,
         };
         if base.is_null()
@@ -189,6 +193,7 @@ impl AqlQueue {
             written: write,
             read_seen: read,
             size: self.size,
+            wc_ring: self.wc_ring,
             queue: self.queue,
             inner: Arc::clone(&self.inner),
             error: Arc::clone(&self.error),
@@ -312,6 +317,11 @@ impl AqlQueue {
             // volatile because another agent reads it.
             unsafe { std::ptr::write_volatile(slot.add(i), *word) };
         }
+        // On x86 a release store orders ordinary stores, not write-combined
+        // ones: with the ring in device memory ROCr fences first, so do we.
+        if self.wc_ring {
+            store_fence();
+        }
         // SAFETY: the slot's first dword is 4-byte aligned and only accessed
         // atomically by the packet processor; Release orders the body before it.
         unsafe { AtomicU32::from_ptr(slot) }.store(words[0], Ordering::Release);
@@ -401,6 +411,27 @@ impl AqlQueue {
             }
         }
     }
+}
+
+/// ROCr puts AQL rings in device memory (write-combined on the host) when
+/// `HSA_ALLOCATE_QUEUE_DEV_MEM=1`; otherwise they are ordinary cacheable
+/// system memory, where the release store alone orders the body.
+fn ring_in_device_memory() -> bool {
+    std::env::var("HSA_ALLOCATE_QUEUE_DEV_MEM").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Orders every earlier store, write-combined ones included, before later
+/// stores (x86 `sfence`; elsewhere a sequentially consistent fence).
+#[inline]
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions; SSE is baseline on x86_64.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(Ordering::SeqCst);
 }
 
 impl Drop for QueueOwner {

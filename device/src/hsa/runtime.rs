@@ -302,7 +302,10 @@ fn query_build_version(inner: &RuntimeInner) -> Option<String> {
         return None;
     }
     // SAFETY: on success the runtime points at a NUL-terminated static string.
-    let version = unsafe { CStr::from_ptr(text) }.to_string_lossy().trim().to_string();
+    let version = unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .trim()
+        .to_string();
     tracing::debug!(%version, "HSA runtime build");
     Some(version)
 }
