@@ -208,13 +208,15 @@ impl Drop for HsaWatch {
     fn drop(&mut self) {
         let signals = std::mem::take(&mut self.signals);
         let live = self.live.get_mut();
+        // On a lost GPU the driver stopped the queue: nothing runs any more.
+        let lost = live.queue.device_lost();
         let mut leaked = 0;
         for (i, signal) in signals.into_iter().enumerate() {
             let seq = live.armed_by[i];
-            let running = seq != 0 && !live.done_with_value(seq, signal.load());
+            let running = !lost && seq != 0 && !live.done_with_value(seq, signal.load());
             if running {
                 leaked += 1;
-                std::mem::forget(signal);
+                signal.leak();
             } else {
                 self.after_queue.push(signal);
             }
