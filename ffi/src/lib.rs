@@ -4,7 +4,7 @@
 //!
 //! Owns: the opaque-handle registry (`handles`), the status codes and the
 //! per-thread last error (`status`), and one module per family of entry
-//! points (`gpu`, `module`, `pm4`, `multi`, `graph`, `sim`).
+//! points (`gpu`, `module`, `pm4`, `multi`, `graph`, `sim`, `catalog`).
 //! Refuses: NULL, stale, foreign and garbage handles, out-of-range enum
 //! values and unbounded sizes, each with a status and a message; a panic
 //! never crosses the boundary (`RL_ERR_INTERNAL`).
@@ -20,12 +20,15 @@
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
+mod catalog;
+mod enums;
 mod gpu;
 mod graph;
 mod handles;
 mod module;
 mod multi;
 mod pm4;
+mod profile;
 mod sim;
 mod status;
 mod util;
@@ -33,11 +36,14 @@ mod util;
 #[cfg(test)]
 mod tests;
 
+pub use catalog::*;
+pub use enums::*;
 pub use gpu::*;
 pub use graph::*;
 pub use module::*;
 pub use multi::*;
 pub use pm4::*;
+pub use profile::*;
 pub use sim::*;
 pub use status::*;
 
