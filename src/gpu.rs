@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_device::hsa::{AgentInfo, AllocFlags, HsaError, Runtime};
+use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
 use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
@@ -84,34 +84,31 @@ impl Gpu {
         Gpu::open_on(runtime, &ctx, selector)
     }
 
-    /// Opens `RELAUNCH_DEVICE` if set, else the first real GPU, else the
-    /// simulated `gfx1201`.
+    /// Opens `RELAUNCH_DEVICE` if set, else the first real GPU. Falls back
+    /// to the simulated `gfx1201` only when there is no ROCm runtime (no
+    /// HSA library, or no `/dev/kfd`); a host with ROCr and an unusable GPU
+    /// (permission on `/dev/kfd`, `hsa_init` failing or hanging, a first
+    /// GPU that is not RDNA, a denied one) fails with the reason.
     pub fn open_default() -> Result<Gpu> {
         if let Ok(selector) = std::env::var(DEVICE_ENV) {
             if !selector.trim().is_empty() {
                 return Gpu::open(selector.trim());
             }
         }
-        match Runtime::open_system(None) {
-            Ok(runtime) => {
-                let ctx = HostContext::from_env().map_err(Error::device)?;
-                let opened = match Gpu::resolve_on(&runtime, &ctx, "index:0") {
-                    // A denied first GPU stays an error: falling back would
-                    // hide the deny list from the user.
-                    Err(e @ IdentityError::Denied(_)) => return Err(Error::device(e)),
-                    Err(e) => Err(Error::device(e)),
-                    Ok(found) => Gpu::open_resolved(runtime, found),
-                };
-                opened.or_else(|e| {
-                    tracing::info!("first GPU not usable ({e}); using {FALLBACK_SELECTOR}");
-                    Gpu::open(FALLBACK_SELECTOR)
-                })
-            }
-            Err(e) => {
-                tracing::info!("no real GPU ({e}); using {FALLBACK_SELECTOR}");
-                Gpu::open(FALLBACK_SELECTOR)
-            }
-        }
+        let Some(runtime) = crate::fallback::system_runtime()? else {
+            return Gpu::open(FALLBACK_SELECTOR);
+        };
+        let ctx = HostContext::from_env().map_err(Error::device)?;
+        let first = runtime.gpus().next().map(|g| g.name.clone());
+        let found = Gpu::resolve_on(&runtime, &ctx, "index:0").map_err(Error::device)?;
+        Gpu::open_resolved(runtime, found).map_err(|e| {
+            e.context(format!(
+                "the first GPU ({}) cannot be used by relaunch (it runs on RDNA GPUs, \
+                 gfx10-gfx12); choose another with --device or RELAUNCH_DEVICE, or \
+                 sim:<target> for the simulator",
+                first.as_deref().unwrap_or("none")
+            ))
+        })
     }
 
     /// Opens the volatile index form (`rl_gpu_new`).
@@ -317,17 +314,34 @@ impl DeviceBuffer {
 
     /// Copies `dst.len()` bytes at `offset` to the host. Do not read while a
     /// replay that writes this memory is in flight.
+    /// Device-local memory goes through the runtime's copy (a blit on the
+    /// GPU), refused at once when the GPU is lost.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.mem.mem.lock().read(offset, dst).map_err(Error::replay)
+        let mem = self.mem.mem.lock();
+        self.check_copy(&mem)?;
+        mem.read(offset, dst)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
-    /// Copies `src` into the buffer at `offset`.
+    /// Copies `src` into the buffer at `offset` (device-local memory through
+    /// the runtime's copy, as for `read`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.mem
-            .mem
-            .lock()
-            .write(offset, src)
-            .map_err(Error::replay)
+        let mut mem = self.mem.mem.lock();
+        self.check_copy(&mem)?;
+        mem.write(offset, src)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+    }
+
+    /// A runtime copy would run on a lost GPU's stopped queues and hang.
+    fn check_copy(&self, mem: &Allocation) -> Result<()> {
+        if mem.host_accessible() {
+            return Ok(());
+        }
+        let inner = &self._gpu.inner;
+        inner
+            .runtime
+            .check_device(&inner.agent, "before a copy to or from device memory")
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
     /// The host address of the whole buffer when it is host-visible (for

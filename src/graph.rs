@@ -173,12 +173,12 @@ pub struct LaunchInFlight {
 impl LaunchInFlight {
     /// Waits for every lane (up to `timeout`); every failing lane is named.
     pub fn wait(&self, timeout: std::time::Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::replay)
+        self.completion.wait(timeout).map_err(Error::sched)
     }
 
     /// True once every lane finished (an error when one failed).
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::replay)
+        self.completion.is_complete().map_err(Error::sched)
     }
 }
 
@@ -258,7 +258,7 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let completion = l.multi.replay().map_err(Error::replay)?;
+        let completion = l.multi.replay().map_err(Error::sched)?;
         Ok(LaunchInFlight { completion })
     }
 
@@ -279,9 +279,9 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let replay = l.multi.replay().map_err(Error::replay)?;
+        let replay = l.multi.replay().map_err(Error::sched)?;
         drop(launched);
-        replay.wait(REPLAY_TIMEOUT).map_err(Error::replay)
+        replay.wait(REPLAY_TIMEOUT).map_err(Error::sched)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
@@ -309,7 +309,8 @@ impl GraphExec {
             let mut sink = EncoderSink::new(builder, |kernel: &KernelRef| self.resolve(kernel));
             plan.lower_lane(lane, &mut sink)
                 .map_err(|e| e.to_string())?;
-            let builder = sink.into_builder();
+            let mut builder = sink.into_builder();
+            builder.set_label(format!("lane{lane}"));
             let work = builder.dwords() as u64;
             Ok::<_, String>(LaneProgram {
                 program: builder,

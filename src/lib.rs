@@ -14,12 +14,14 @@
 mod catalog;
 mod devices;
 mod error;
+mod fallback;
 mod gpu;
 mod graph;
 mod keepalive;
 mod kernargs;
 mod module;
 mod pm4;
+mod settle;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
@@ -32,6 +34,7 @@ pub use kernargs::explicit_kernarg_size;
 pub use module::{LoadedKernel, Module};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};
+pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 
 pub use relaunch_device as device;

@@ -148,6 +148,18 @@ pub struct Pm4Ib {
     _modules: Vec<Module>,
     dispatches: usize,
     dwords: usize,
+    /// The last replay submitted: dropping the IB while it runs hands the
+    /// modules to `settle` until it settled (their code must outlive it).
+    last: parking_lot::Mutex<Option<Completion<HsaWatch>>>,
+}
+
+impl Drop for Pm4Ib {
+    fn drop(&mut self) {
+        let modules = std::mem::take(&mut self._modules);
+        if let Some(last) = self.last.get_mut().take() {
+            crate::settle::until_settled(last, modules);
+        }
+    }
 }
 
 /// A submitted replay; wait for it before reading results.
@@ -157,11 +169,11 @@ pub struct Replay {
 
 impl Replay {
     pub fn wait(&self, timeout: Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::replay)
+        self.completion.wait(timeout).map_err(Error::sched)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::replay)
+        self.completion.is_complete().map_err(Error::sched)
     }
 }
 
@@ -177,7 +189,9 @@ impl Gpu {
             .actor(0)
             .ok_or_else(|| Error::device("scheduler has no queue"))?;
         let dispatches = builder.dispatch_count();
-        let handle = actor.install(builder.builder).map_err(Error::compile)?;
+        let mut program = builder.builder;
+        program.set_label("lane0");
+        let handle = actor.install(program).map_err(Error::compile)?;
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
@@ -187,6 +201,7 @@ impl Gpu {
             _modules: builder.modules,
             dispatches,
             dwords,
+            last: parking_lot::Mutex::new(None),
         })
     }
 
@@ -214,10 +229,9 @@ impl Gpu {
             let work = b.work();
             modules.extend(b.modules);
             kept.push(b.kept);
-            lanes.push(LaneProgram {
-                program: b.builder,
-                work,
-            });
+            let mut program = b.builder;
+            program.set_label(format!("lane{lane}"));
+            lanes.push(LaneProgram { program, work });
         }
         let queues = self.pm4_queue_count(policy, lanes.len());
         let scheduler = self.scheduler(queues)?;
@@ -250,7 +264,8 @@ impl Pm4Ib {
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
         refuse_inside_twin("Pm4Ib replay")?;
-        let completion = self.handle.replay().map_err(Error::replay)?;
+        let completion = self.handle.replay().map_err(Error::sched)?;
+        *self.last.lock() = Some(completion.clone());
         Ok(Replay { completion })
     }
 
@@ -300,9 +315,9 @@ impl Pm4MultiIb {
         refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
-            .map_err(Error::replay)?
+            .map_err(Error::sched)?
             .wait(REPLAY_TIMEOUT)
-            .map_err(Error::replay)
+            .map_err(Error::sched)
     }
 
     pub fn set_kernargs(

@@ -119,7 +119,11 @@ impl Prepared {
             kd_address: code.kd_address,
             pgm: [(entry >> 8) as u32, (entry >> 40) as u32],
             rsrc1: kd.compute_pgm_rsrc1,
-            rsrc2_base: kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask(),
+            // The runtime relaunch replays on installs a trap handler (ROCr
+            // does for every GPU agent), so TRAP_PRESENT is set as the CP
+            // would for an AQL dispatch.
+            rsrc2_base: (kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask())
+                | crate::regs::rsrc2_trap_bits(family, true),
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
             private_segment_dwords: if psb { 4 } else { 0 },

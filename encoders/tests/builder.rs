@@ -306,7 +306,11 @@ fn boundaries_merge_and_edges_are_dropped() {
             _ => None,
         })
         .collect();
-    assert_eq!(acquires, [0x380, 0x300, 0x8010]);
+    assert_eq!(
+        acquires,
+        [0x380, 0x300, 0x8000],
+        "gfx12 epilogue: GL2 write-back"
+    );
 }
 
 #[test]

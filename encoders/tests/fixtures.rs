@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use common::replay;
 use relaunch_device::codeobj::verdict::{descriptor_refusals, user_sgpr_padding};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_device::Family;
 use relaunch_encoders::dispatch_packet::DispatchPacketImage;
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch};
 
@@ -89,8 +90,8 @@ fn gfx1100_counter_gets_its_padding_zeros() {
         assert_eq!(user, want, "dispatch {i}: USER_DATA_0..14");
         assert_eq!(
             s.reg(0x213),
-            kd.compute_pgm_rsrc2,
-            "RSRC2 as the descriptor's"
+            kd.compute_pgm_rsrc2 | relaunch_encoders::regs::rsrc2_trap_bits(Family::Gfx11, true),
+            "RSRC2 as the descriptor's, with TRAP_PRESENT as the CP sets it"
         );
         assert_eq!(
             s.regs[0x4F], None,
@@ -154,7 +155,12 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
                     assert_eq!(s.groups, [2, 1, 1], "{what}");
                     assert_eq!(s.reg(0x20C), (entry >> 8) as u32, "{what}");
                     assert_eq!(s.reg(0x212), kd.compute_pgm_rsrc1, "{what}");
-                    assert_eq!(s.reg(0x213), kd.compute_pgm_rsrc2 | lds << 15, "{what}");
+                    let trap = relaunch_encoders::regs::rsrc2_trap_bits(code.family, true);
+                    assert_eq!(
+                        s.reg(0x213),
+                        kd.compute_pgm_rsrc2 | lds << 15 | trap,
+                        "{what}"
+                    );
                     assert_eq!(s.reg(0x228), kd.compute_pgm_rsrc3, "{what}");
                     // Exactly RSRC2's user SGPRs are written, each defined.
                     let user: Vec<Option<u32>> = s.regs[0x40..0x50].to_vec();

@@ -39,7 +39,7 @@ pub(crate) fn code(class: ErrorClass) -> i32 {
         ErrorClass::Replay => RL_ERR_REPLAY,
         ErrorClass::Handle => RL_ERR_HANDLE,
         ErrorClass::Certification => RL_ERR_CERTIFICATION,
-        ErrorClass::Device => RL_ERR_DEVICE,
+        ErrorClass::Device | ErrorClass::DeviceLost => RL_ERR_DEVICE,
         ErrorClass::Internal => RL_ERR_INTERNAL,
     }
 }
@@ -162,6 +162,7 @@ mod tests {
             (ErrorClass::Handle, -6),
             (ErrorClass::Certification, -7),
             (ErrorClass::Device, -8),
+            (ErrorClass::DeviceLost, -8),
             (ErrorClass::Internal, -9),
         ];
         for (class, expected) in all {

@@ -466,6 +466,12 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     }
     match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
         Some(Ok(())) => HIP_SUCCESS,
+        // A memory fault lost the GPU for relaunch: the graph is HIP's from
+        // now on (HIP reports the loss its own way).
+        Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {
+            shadow.fall_back(format!("the GPU is lost: {e}"));
+            forward!(hipGraphLaunch(exec, stream))
+        }
         Some(Err(e)) => {
             tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
             HIP_ERROR_LAUNCH_FAILURE

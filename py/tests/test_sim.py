@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import relaunch as rl
-from conftest import counter_args
+from conftest import counter_args, kernel_bytes
 
 
 def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
@@ -23,7 +23,11 @@ def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
     assert "counter" in message
 
 
-def test_memory_fault_fails_the_kernel_even_if_caught(gpu, counter):
+def test_memory_fault_loses_the_gpu_not_the_process():
+    # A VM fault loses its GPU for the rest of the process (as on ROCr), so
+    # this test has a simulated target of its own.
+    gpu = rl.Gpu("sim:gfx1010")
+    counter = gpu.load_module(kernel_bytes("counter", "gfx1010"))
     seen = []
 
     def faulting(wg):
@@ -35,9 +39,14 @@ def test_memory_fault_fails_the_kernel_even_if_caught(gpu, counter):
     rl.sim.register_kernel("counter.kd", faulting)
     buf = gpu.alloc(16)
     ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
-    with pytest.raises(rl.ReplayError):
+    with pytest.raises(rl.DeviceLostError) as info:
         ib.replay()
+    assert isinstance(info.value, rl.DeviceError)
+    assert "0x10" in str(info.value) and "lost" in str(info.value)
     assert seen and "kernel fault" in seen[0]
+    # Every later call on that GPU fails the same way, at once.
+    with pytest.raises(rl.DeviceLostError):
+        ib.replay()
 
 
 def test_workgroup_is_dead_after_the_call(gpu, counter, counter_twin):

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use relaunch_hsa_sys::{
     Agent, AgentCallback, CodeObjectReader, Executable, ExecutableSymbol, HsaApi, LoadedCodeObject,
-    MemoryPool, MemoryPoolCallback, Queue, QueueErrorCallback, Signal, Status,
+    MemoryPool, MemoryPoolCallback, Queue, QueueErrorCallback, Signal, Status, SystemEventCallback,
 };
 
 fn api() -> &'static HsaApi {
@@ -86,4 +86,7 @@ export! {
     hsa_executable_symbol_get_info => executable_symbol_get_info(
         symbol: ExecutableSymbol, attribute: u32, value: *mut c_void) -> Status;
     hsa_executable_destroy => executable_destroy(executable: Executable) -> Status;
+    hsa_amd_register_system_event_handler => amd_register_system_event_handler(
+        callback: SystemEventCallback, data: *mut c_void) -> Status;
+    hsa_memory_copy => memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> Status;
 }

@@ -70,3 +70,26 @@ fn dlopened_simulated_runtime_replays_an_ib() {
     counter.read(0, &mut value).unwrap();
     assert_eq!(u32::from_le_bytes(value), 8 * 32);
 }
+
+/// ROCr cannot be unloaded and loaded again in one process: the library is
+/// loaded once (`load_shared`, what `Runtime::open_system` uses) and kept.
+/// Opening and dropping the last GPU 100 times, then once more, loads it
+/// exactly once; each open is its own hsa_init/hsa_shut_down pair.
+#[test]
+fn the_runtime_library_is_loaded_once_across_100_opens() {
+    let Some(path) = library() else {
+        println!("note: libhsa_runtime64.so not built; run `cargo build -p relaunch-sim --example hsa_runtime64`");
+        return;
+    };
+    for _ in 0..100 {
+        let rt = Runtime::open_system(Some(&path)).unwrap();
+        assert_eq!(rt.gpus().count(), 1);
+        drop(rt);
+    }
+    let rt = Runtime::open_system(Some(&path)).unwrap();
+    let gpu = rt.gpus().next().unwrap().clone();
+    assert!(rt.create_queue(&gpu, 64).is_ok());
+    let loads = LoadedHsa::shared_loads();
+    println!("library loads after 101 opens: {loads}");
+    assert_eq!(loads, 1);
+}

@@ -9,6 +9,7 @@ mod bundle;
 mod bundled;
 mod demo;
 mod devices;
+mod dump_ib;
 mod inspect;
 mod pm4;
 mod selftest;
@@ -51,7 +52,7 @@ impl From<relaunch::Error> for Failure {
     /// Device problems exit 3, everything else 1.
     fn from(e: relaunch::Error) -> Self {
         let code = match e.class() {
-            relaunch::ErrorClass::Device => 3,
+            relaunch::ErrorClass::Device | relaunch::ErrorClass::DeviceLost => 3,
             _ => 1,
         };
         Failure {
@@ -64,7 +65,10 @@ impl From<relaunch::Error> for Failure {
 /// Opens `--device SEL`, or the default (RELAUNCH_DEVICE, the first real
 /// GPU, else the simulated gfx1201).
 pub fn open_device(selector: Option<&str>) -> Result<relaunch::Gpu, Failure> {
-    selftest::open(selector).map_err(Failure::from)
+    let gpu = selftest::open(selector).map_err(Failure::from)?;
+    // Once, on stderr: which device the command runs on (real or simulated).
+    eprintln!("relaunch: device: {}", gpu.describe());
+    Ok(gpu)
 }
 
 impl Failure {

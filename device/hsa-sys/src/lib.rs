@@ -16,6 +16,7 @@
 compile_error!("relaunch-hsa-sys supports only the 64-bit little-endian HSA model");
 
 pub mod api;
+pub mod event;
 pub mod handles;
 pub mod info;
 pub mod load;
@@ -23,6 +24,7 @@ pub mod packet;
 pub mod status;
 
 pub use api::{AgentCallback, HsaApi, MemoryPoolCallback, QueueErrorCallback};
+pub use event::*;
 pub use handles::*;
 pub use info::*;
 pub use load::{LoadError, LoadedHsa, DEFAULT_CANDIDATES, HSA_LIB_ENV};

@@ -64,6 +64,8 @@ impl Default for EncodeOptions {
 
 /// Records one IB. See the module docs and `docs/pm4.md`.
 pub struct IbBuilder {
+    /// A name for the IB in dumps and logs (e.g. `lane1`); not encoded.
+    label: Option<String>,
     family: Family,
     opts: EncodeOptions,
     limit: usize,
@@ -107,6 +109,16 @@ pub struct IbBuilder {
 }
 
 impl IbBuilder {
+    /// Names the IB for dumps and logs (e.g. its lane); not encoded.
+    pub fn set_label(&mut self, label: impl Into<String>) {
+        self.label = Some(label.into());
+    }
+
+    /// The name given with [`IbBuilder::set_label`].
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
     /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
     pub fn new(family: Family, opts: EncodeOptions) -> Self {
         Self::with_stream(family, opts, None)
@@ -141,6 +153,7 @@ impl IbBuilder {
         }
         emit_prologue(&mut w);
         IbBuilder {
+            label: None,
             family,
             opts,
             limit,
@@ -429,7 +442,7 @@ impl IbBuilder {
         self.end_run(Some(base_lo));
         self.repeat = None;
         self.pending = None;
-        emit_epilogue(&mut self.w);
+        emit_epilogue(&mut self.w, self.family);
         if let Some(words) = self.stream {
             stream_order::emit_done(&mut self.w, words);
         }

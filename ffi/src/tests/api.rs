@@ -50,6 +50,42 @@ fn freeing_the_gpu_and_module_first_keeps_the_ib_working() {
     rl_pm4_ib_free(ib);
 }
 
+/// `hsa_executable_destroy` frees code at once: freeing the IB and then its
+/// module while a replay runs must not pull the code from under it (the
+/// modules are kept until the replay settled).
+#[test]
+fn freeing_the_ib_then_the_module_with_a_replay_in_flight_is_safe() {
+    let gpu = open_sim();
+    let module = load(gpu, "counter");
+    let counter = alloc(gpu, 4);
+    let kernarg = counter_kernarg(module, counter);
+    let n = 3000;
+    let ib = finalize(gpu, counter_builder(gpu, module, &kernarg, n));
+    assert_eq!(rl_pm4_replay_async(ib), RL_OK, "{}", last_error());
+    rl_pm4_ib_free(ib);
+    rl_module_free(module);
+    let at_free = read_u32(gpu, counter);
+    let start = std::time::Instant::now();
+    while read_u32(gpu, counter) < n as u32 && start.elapsed() < std::time::Duration::from_secs(30)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    println!("counter at the frees: {at_free} of {n}");
+    assert_eq!(
+        read_u32(gpu, counter),
+        n as u32,
+        "the replay ran to the end"
+    );
+    // The GPU is still usable afterwards.
+    let module = load(gpu, "counter");
+    let ib = finalize(gpu, counter_builder(gpu, module, &kernarg, 1));
+    assert_eq!(rl_pm4_replay(ib), RL_OK, "{}", last_error());
+    assert_eq!(read_u32(gpu, counter), n as u32 + 1);
+    rl_pm4_ib_free(ib);
+    rl_module_free(module);
+    rl_gpu_free(gpu);
+}
+
 #[test]
 fn async_replays_and_patches_keep_their_order() {
     let gpu = open_sim();

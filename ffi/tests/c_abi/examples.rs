@@ -129,8 +129,8 @@ fn a_c_twin_runs_and_its_fault_fails_the_replay() {
         &text,
         &[
             "C twin add_scalar: 8 workgroup calls, acc[0] = 10",
-            "faulting C twin: status -5",
-            "VM fault",
+            "faulting C twin: status -8",
+            "is lost to this process: memory (VM) fault at address 0x10",
             "C twin example: [PASS]",
         ],
     );

@@ -61,6 +61,7 @@ __all__ = [
     "CertificationError",
     "CompileError",
     "DeviceError",
+    "DeviceLostError",
     "Error",
     "Gpu",
     "Graph",
@@ -112,6 +113,11 @@ class CertificationError(Error):
 
 class DeviceError(Error):
     """No such device, a denied device, an ambiguous or malformed selector."""
+
+class DeviceLostError(DeviceError):
+    """The GPU is lost to this process: a memory (VM) fault was reported for
+    it (the message names the address) and the driver stopped its queues.
+    Other GPUs keep working; restart the process to use this one again."""
 
 @final
 class Gpu:

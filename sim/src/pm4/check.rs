@@ -96,6 +96,10 @@ pub(crate) fn dispatch_state(
     let family = device.family();
     let lo = need(regs, family, off::COMPUTE_PGM_LO)?;
     let hi = need(regs, family, off::COMPUTE_PGM_HI)?;
+    super::strict::pgm_hi(hi).map_err(|reason| StateError::Invalid {
+        kernel: "at COMPUTE_PGM".to_string(),
+        reason,
+    })?;
     let addr = (u64::from(lo) << 8) | (u64::from(hi & 0xFF) << 40);
     let kernel = device.kernel_at_entry(addr).ok_or_else(|| {
         let hint = match device.kernel_at_descriptor(addr) {
@@ -141,6 +145,24 @@ pub(crate) fn dispatch_state(
     }
     let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
     let lds_mask = RSRC2_LDS_SIZE.mask();
+    // TRAP_PRESENT by the runtime's rule, not the descriptor's (0 by contract).
+    let trap = relaunch_encoders::regs::rsrc2_trap_bits(family, true);
+    let want_trap = relaunch_encoders::regs::rsrc2_trap_bits(family, device.config().trap_handler);
+    if rsrc2 & trap != want_trap {
+        return Err(invalid(format!(
+            "COMPUTE_PGM_RSRC2 TRAP_PRESENT is {} but must be {}: the runtime {} a trap \
+             handler, and the CP sets the bit for an AQL dispatch exactly then",
+            u32::from(rsrc2 & trap != 0),
+            u32::from(want_trap != 0),
+            if device.config().trap_handler {
+                "installs"
+            } else {
+                "has no"
+            }
+        ))
+        .into());
+    }
+    let lds_mask = lds_mask | trap;
     if rsrc2 & !lds_mask != kd.compute_pgm_rsrc2 & !lds_mask {
         let (f, e) = (
             RSRC2_USER_SGPR.get(rsrc2),
@@ -229,6 +251,11 @@ pub(crate) fn dispatch_state(
             kd.wavefront_size()
         ))
         .into());
+    }
+    super::strict::initiator(initiator, kd.wave32()).map_err(invalid)?;
+    if let Some(limits) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
+        super::strict::resource_limits(limits, relaunch_encoders::dispatch::RESOURCE_LIMITS_VALUE)
+            .map_err(invalid)?;
     }
     let mut block = [0u32; 3];
     for (d, slot) in block.iter_mut().enumerate() {

@@ -10,6 +10,8 @@
 
 mod check;
 mod dispatch_packet;
+mod strict;
+pub(crate) use strict::ib_control as check_ib_control;
 pub mod timestamp;
 mod wait_mem;
 
@@ -70,6 +72,18 @@ pub struct Pm4Error {
 
 impl Pm4Error {
     /// True when the cause is a GPU page fault (kernel or CP access).
+    /// The VM fault behind this error, if it is one.
+    pub fn vm_fault(&self) -> Option<&VmFault> {
+        match &*self.kind {
+            Pm4ErrorKind::Vm(f)
+            | Pm4ErrorKind::Kernel {
+                fault: KernelFault::Vm(f),
+                ..
+            } => Some(f),
+            _ => None,
+        }
+    }
+
     pub fn is_vm_fault(&self) -> bool {
         matches!(
             *self.kind,
@@ -212,11 +226,15 @@ impl IbRun<'_> {
                 ),
             ),
             Packet::AcquireMem {
+                coher_cntl,
                 coher_size,
                 coher_base,
                 gcr_cntl,
                 ..
             } => {
+                if let Err(what) = strict::acquire_mem(coher_cntl, gcr_cntl) {
+                    return unsupported(self, what);
+                }
                 if coher_size != FULL_COHER_SIZE || coher_base != 0 {
                     return unsupported(
                         self,
