@@ -28,6 +28,8 @@ fn dlopened_simulated_runtime_replays_an_ib() {
         return;
     };
     let loaded = LoadedHsa::load(Some(&path)).unwrap();
+    // The marker export: its agents are simulated boards for the deny list.
+    assert!(loaded.simulated);
     let rt = Runtime::open(Arc::new(loaded)).unwrap();
     let gpu = rt.gpus().next().unwrap().clone();
     assert_eq!(gpu.name, "gfx1201");
