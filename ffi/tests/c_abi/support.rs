@@ -85,9 +85,17 @@ pub fn scratch(name: &str) -> Scratch {
 
 /// Compiles `ffi/examples/<example>.c` against the built library.
 pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
+    compile_source(
+        &ffi_dir().join(format!("examples/{example}.c")),
+        example,
+        out_dir,
+    )
+}
+
+/// Compiles one C file against the built library into `out_dir/exe_name`.
+pub fn compile_source(source: &Path, exe_name: &str, out_dir: &Path) -> PathBuf {
     let lib = lib_dir();
-    let exe = out_dir.join(example);
-    let source = ffi_dir().join(format!("examples/{example}.c"));
+    let exe = out_dir.join(exe_name);
     let include = ffi_dir().join("include");
     let rpath = format!("-Wl,-rpath,{}", lib.display());
     let out = Command::new("cc")
@@ -101,7 +109,7 @@ pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
         ])
         .arg("-I")
         .arg(&include)
-        .arg(&source)
+        .arg(source)
         .arg("-L")
         .arg(lib)
         .arg(&rpath)
@@ -109,7 +117,7 @@ pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
         .arg(&exe)
         .output()
         .expect("run cc");
-    check(&out, &format!("cc {example}.c"));
+    check(&out, &format!("cc {}", source.display()));
     exe
 }
 
