@@ -9,6 +9,7 @@ mod bundled;
 mod demo;
 mod devices;
 mod inspect;
+mod output;
 mod pm4;
 mod selftest;
 
