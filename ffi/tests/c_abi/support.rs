@@ -43,14 +43,15 @@ pub fn fixture(target: &str, name: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// True when `tool` runs; prints a skip note otherwise.
+/// True when `tool` runs; otherwise false with a skip note, or a failure
+/// under CI (which installs every tool these tests use).
 pub fn have(tool: &str, test: &str) -> bool {
     let ok = Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        println!("note: skipping {test}: `{tool}` is not installed (CI installs it)");
+        relaunch_testsupport::missing(&format!("`{tool}`"), &format!("needed by {test}"));
     }
     ok
 }
