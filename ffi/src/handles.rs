@@ -5,7 +5,7 @@
 //! handles are all told apart and refused with a message.
 //!
 //! Layout of a handle (64-bit): bits 63..32 generation (never 0), 31..8
-//! slot index, 7..4 the tag `0xB`, 3..0 the kind (1..=7).
+//! slot index, 7..4 the tag `0xB`, 3..0 the kind (1..=8).
 //!
 //! A (slot, generation) pair is handed out at most once: a slot whose
 //! generation would wrap is retired instead of reused, so a stale handle
@@ -26,7 +26,7 @@ pub(crate) const MAX_HANDLES: usize = 1 << 24;
 const TAG: u64 = 0xB;
 
 /// Kind numbers and the C type names used in messages.
-const KIND_NAMES: [&str; 8] = [
+const KIND_NAMES: [&str; 9] = [
     "",
     "RlGpu",
     "RlModule",
@@ -35,6 +35,7 @@ const KIND_NAMES: [&str; 8] = [
     "RlPm4MultiIb",
     "RlGraph",
     "RlGraphExec",
+    "RlCatalog",
 ];
 
 /// An object type that C holds through handles of type `*mut Self::C`.
