@@ -16,6 +16,7 @@ mod devices;
 mod error;
 mod gpu;
 mod graph;
+mod kernargs;
 mod module;
 mod pm4;
 
@@ -24,6 +25,7 @@ pub use devices::{host_devices, HostDevices, ListedDevice};
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
 pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};
+pub use kernargs::explicit_kernarg_size;
 pub use module::{LoadedKernel, Module};
 pub use pm4::{Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};

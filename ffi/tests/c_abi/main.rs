@@ -9,4 +9,6 @@ mod support;
 mod deny;
 mod examples;
 mod install;
+mod sdk;
+mod seed;
 mod valgrind;
