@@ -15,6 +15,7 @@ fn header_openers_are_all_tried() {
     let header = std::fs::read_to_string(ffi_dir().join("include/relaunch.h")).unwrap();
     let found: BTreeSet<&str> = header
         .lines()
+        .map(|line| line.strip_prefix("struct ").unwrap_or(line))
         .filter_map(|line| line.strip_prefix("RlGpu *"))
         .filter_map(|rest| rest.split('(').next())
         .collect();
