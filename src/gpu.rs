@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
-use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
+use relaunch_device::identity::{
+    self, AgentFacts, HostContext, IdentityError, Inventory, Resolved,
+};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
@@ -68,7 +70,7 @@ impl Gpu {
         // apart without touching the real runtime.
         let sysfs = ctx.inventory(None).map_err(Error::device)?;
         match ctx.resolve(selector, &sysfs) {
-            Ok(Resolved::Sim(target)) => return Gpu::open_sim(&target),
+            Ok(Resolved::Sim(target)) => return Gpu::open_sim_in(&target, &ctx, selector),
             Ok(Resolved::Device(_)) => {}
             // Which device matches is only known with the runtime's agents.
             Err(IdentityError::NoMatch { .. } | IdentityError::NoSlotLabels { .. }) => {}
@@ -101,7 +103,7 @@ impl Gpu {
         let ctx = HostContext::from_env().map_err(Error::device)?;
         let first = runtime.gpus().next().map(|g| g.name.clone());
         let found = Gpu::resolve_on(&runtime, &ctx, "index:0").map_err(Error::device)?;
-        Gpu::open_resolved(runtime, found).map_err(|e| {
+        Gpu::open_resolved(runtime, &ctx, "index:0", found).map_err(|e| {
             e.context(format!(
                 "the first GPU ({}) cannot be used by relaunch (it runs on RDNA GPUs, \
                  gfx10-gfx12); choose another with --device or RELAUNCH_DEVICE, or \
@@ -125,7 +127,7 @@ impl Gpu {
     /// facts) and opens the one found.
     pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
         let found = Gpu::resolve_on(&runtime, ctx, selector).map_err(Error::device)?;
-        Gpu::open_resolved(runtime, found)
+        Gpu::open_resolved(runtime, ctx, selector, found)
     }
 
     fn resolve_on(
@@ -137,9 +139,14 @@ impl Gpu {
         ctx.resolve(selector, &inventory)
     }
 
-    fn open_resolved(runtime: Runtime, found: Resolved) -> Result<Gpu> {
+    fn open_resolved(
+        runtime: Runtime,
+        ctx: &HostContext,
+        selector: &str,
+        found: Resolved,
+    ) -> Result<Gpu> {
         match found {
-            Resolved::Sim(target) => Gpu::open_sim(&target),
+            Resolved::Sim(target) => Gpu::open_sim_in(&target, ctx, selector),
             Resolved::Device(found) => {
                 let agent = runtime
                     .gpus()
@@ -157,8 +164,20 @@ impl Gpu {
         }
     }
 
-    /// Opens the simulated device for `target` (in process).
+    /// Opens the simulated device for `target` (in process). The host's
+    /// deny list applies as it does to `open("sim:<target>")`.
     pub fn open_sim(target: &GfxTarget) -> Result<Gpu> {
+        let ctx = HostContext::from_env().map_err(Error::device)?;
+        Gpu::open_sim_in(target, &ctx, &format!("sim:{target}"))
+    }
+
+    /// `open_sim` under `ctx`'s manifest: refused by target before the
+    /// board exists, and again by the facts the opened board reports (its
+    /// PCI address and UUID), so a `bdf:`/`uuid:` entry naming it holds too.
+    fn open_sim_in(target: &GfxTarget, ctx: &HostContext, selector: &str) -> Result<Gpu> {
+        let manifest = &ctx.manifest;
+        identity::refuse_denied(&Resolved::Sim(target.clone()), manifest, selector, "")
+            .map_err(Error::device)?;
         let family = target.family().map_err(Error::device)?;
         let name = target.processor().to_string();
         relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new(&name))
@@ -172,6 +191,17 @@ impl Gpu {
             .ok_or_else(|| {
                 Error::device(format!("sim:{name}: the simulator lists no such agent"))
             })?;
+        let facts = runtime_agent_facts(&runtime)
+            .into_iter()
+            .zip(runtime.gpus())
+            .filter(|(_, a)| a.name == name)
+            .map(|(facts, _)| facts)
+            .collect();
+        let boards = Inventory::from_agents(facts, &[], false).map_err(Error::device)?;
+        for board in boards.devices() {
+            identity::refuse_denied(&Resolved::Device(board.clone()), manifest, selector, "")
+                .map_err(Error::device)?;
+        }
         let describe = format!("{name} sim:{name} (simulated {family} device)");
         Gpu::from_agent(runtime, agent, describe, true)
     }
@@ -363,14 +393,15 @@ impl DeviceBuffer {
 /// What `runtime` says about each GPU agent, in its (volatile) order: the
 /// input identity joins with sysfs.
 pub fn runtime_agent_facts(runtime: &Runtime) -> Vec<AgentFacts> {
+    let simulated = runtime.is_simulated();
     runtime
         .gpus()
         .enumerate()
-        .map(|(i, a)| agent_facts(i, a))
+        .map(|(i, a)| agent_facts(i, a, simulated))
         .collect()
 }
 
-fn agent_facts(index: usize, agent: &AgentInfo) -> AgentFacts {
+fn agent_facts(index: usize, agent: &AgentInfo, simulated: bool) -> AgentFacts {
     AgentFacts {
         rocr_index: index,
         name: agent.name.clone(),
@@ -380,5 +411,6 @@ fn agent_facts(index: usize, agent: &AgentInfo) -> AgentFacts {
             .as_deref()
             .and_then(identity::GpuUuid::from_reported),
         bdf: agent.bdf,
+        simulated,
     }
 }

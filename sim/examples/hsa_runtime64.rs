@@ -19,6 +19,12 @@ fn api() -> &'static HsaApi {
     API.get_or_init(relaunch_sim::hsa::api)
 }
 
+/// Tells relaunch's loader that this HSA library is the simulator (see
+/// `relaunch_hsa_sys::SIMULATED_MARKER`), so its agents stay simulated boards
+/// for the deny list.
+#[no_mangle]
+pub static relaunch_simulated_hsa_runtime: u8 = 1;
+
 macro_rules! export {
     ($($name:ident => $field:ident ( $($arg:ident : $ty:ty),* ) $(-> $ret:ty)?;)*) => {
         $(

@@ -24,10 +24,15 @@ fn library() -> Option<PathBuf> {
 #[test]
 fn dlopened_simulated_runtime_replays_an_ib() {
     let Some(path) = library() else {
-        println!("note: libhsa_runtime64.so not built; run `cargo build -p relaunch-sim --example hsa_runtime64`");
+        relaunch_testsupport::missing(
+            "libhsa_runtime64.so",
+            "`cargo test` builds it; else cargo build -p relaunch-sim --example hsa_runtime64",
+        );
         return;
     };
     let loaded = LoadedHsa::load(Some(&path)).unwrap();
+    // The marker export: its agents are simulated boards for the deny list.
+    assert!(loaded.simulated);
     let rt = Runtime::open(Arc::new(loaded)).unwrap();
     let gpu = rt.gpus().next().unwrap().clone();
     assert_eq!(gpu.name, "gfx1201");

@@ -11,6 +11,7 @@ mod demo;
 mod devices;
 mod dump_ib;
 mod inspect;
+mod output;
 mod pm4;
 mod selftest;
 

@@ -27,6 +27,6 @@ pub use api::{AgentCallback, HsaApi, MemoryPoolCallback, QueueErrorCallback};
 pub use event::*;
 pub use handles::*;
 pub use info::*;
-pub use load::{LoadError, LoadedHsa, DEFAULT_CANDIDATES, HSA_LIB_ENV};
+pub use load::{LoadError, LoadedHsa, DEFAULT_CANDIDATES, HSA_LIB_ENV, SIMULATED_MARKER};
 pub use packet::*;
 pub use status::*;

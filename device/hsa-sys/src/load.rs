@@ -81,6 +81,11 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The symbol relaunch's simulator exports when built as an HSA library
+/// (`sim/examples/hsa_runtime64.rs`): its agents are simulated boards, which
+/// `sim:` deny entries name whichever way the simulator is loaded.
+pub const SIMULATED_MARKER: &[u8] = b"relaunch_simulated_hsa_runtime\0";
+
 /// A function table together with whatever keeps its functions alive.
 ///
 /// Dropping it unloads the library, so every object created through
@@ -149,11 +154,13 @@ impl LoadedHsa {
         // with the header's signatures; the library is stored next to the
         // table and outlives it (field order).
         let api = unsafe { HsaApi::resolve(&lib, name) }?;
-        tracing::debug!(library = name, "loaded HSA runtime");
+        // SAFETY: only the marker's presence is asked; it is never read.
+        let simulated = unsafe { lib.get::<*const u8>(SIMULATED_MARKER) }.is_ok();
+        tracing::debug!(library = name, simulated, "loaded HSA runtime");
         Ok(Self {
             api,
             origin: name.to_string(),
-            simulated: false,
+            simulated,
             _library: Some(lib),
         })
     }

@@ -312,7 +312,7 @@ fn c_program(checks: &[Check]) -> String {
 #[test]
 fn rust_layouts_and_constants_match_the_installed_headers() {
     if !Path::new("/usr/include/hsa/hsa.h").exists() {
-        println!("note: skipped: /usr/include/hsa/hsa.h absent (install libhsa-runtime-dev)");
+        relaunch_testsupport::missing("/usr/include/hsa/hsa.h", "install libhsa-runtime-dev");
         return;
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
@@ -331,7 +331,10 @@ fn rust_layouts_and_constants_match_the_installed_headers() {
     {
         Ok(out) => out,
         Err(err) => {
-            println!("note: skipped: C compiler `{cc}` not runnable: {err}");
+            relaunch_testsupport::missing(
+                &format!("C compiler `{cc}` ({err})"),
+                "install a C compiler",
+            );
             return;
         }
     };

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod deny;
 mod examples;
 mod install;
 mod sdk;
