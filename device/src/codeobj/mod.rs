@@ -13,6 +13,7 @@
 
 pub mod args;
 pub mod bundle;
+pub mod certify;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
@@ -23,6 +24,7 @@ pub mod object;
 pub mod verdict;
 
 pub use args::{ArgFill, Axis, KernelArg, ValueKind};
+pub use certify::{Certificate, ReadCache};
 pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;
