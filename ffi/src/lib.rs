@@ -20,6 +20,7 @@
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
+mod certify;
 mod gpu;
 mod graph;
 mod handles;
@@ -33,6 +34,7 @@ mod util;
 #[cfg(test)]
 mod tests;
 
+pub use certify::*;
 pub use gpu::*;
 pub use graph::*;
 pub use module::*;
