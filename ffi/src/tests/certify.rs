@@ -69,11 +69,8 @@ fn radiowave_load_binds_to_the_bytes_and_reports_the_proof() {
 
     // One flipped hex digit of output_sha256.
     let sha = m["output_sha256"].as_str().unwrap();
-    let flipped = if sha.starts_with('0') {
-        format!("1{}", &sha[1..])
-    } else {
-        format!("0{}", &sha[1..])
-    };
+    let first = if sha.starts_with('0') { '1' } else { '0' };
+    let flipped = format!("{first}{}", &sha[1..]);
     m["output_sha256"] = flipped.into();
     let (rc, module) = load(gpu, &code, &m.to_string());
     assert_eq!(rc, RL_ERR_CERTIFICATION);
