@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import relaunch as rl
-from conftest import counter_args
+from conftest import counter_args, kernel_bytes
 
 
 def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
