@@ -75,7 +75,7 @@ impl Graph {
     }
 
     pub fn buffer(&mut self, label: &str, size: u64) -> Result<BufferId> {
-        self.graph.buffer(label, size).map_err(Error::record)
+        self.graph.buffer(label, size).map_err(record_error)
     }
 
     /// An authoring-only node (kernel by name): instantiates and mock
@@ -86,21 +86,22 @@ impl Graph {
                 "kernel_named takes a named kernel; use kernel() for module kernels",
             ));
         }
-        self.graph.kernel(node).map_err(Error::record)
+        self.graph.kernel(node).map_err(record_error)
     }
 
     /// A node running `spec.symbol` from a loaded module. The kernel must
     /// pass the PM4 verdict and its kernarg must fill its segment.
     pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
         let kernel = spec.module.kernel(spec.symbol)?;
-        if spec.kernarg.len() < kernel.info.kernarg_size as usize {
-            return Err(Error::record(format!(
-                "kernel {}: {} kernarg bytes given, its segment is {} (pack hidden arguments with Module::pack_kernargs)",
-                kernel.info.name,
-                spec.kernarg.len(),
-                kernel.info.kernarg_size
-            )));
-        }
+        let geometry = crate::Geometry {
+            grid: spec.grid,
+            block: spec.block,
+            dynamic_group_bytes: spec.dynamic_group_bytes,
+        };
+        let kernarg = match crate::kernargs::complete(&kernel.info, &spec.kernarg, &geometry)? {
+            std::borrow::Cow::Borrowed(_) => spec.kernarg,
+            std::borrow::Cow::Owned(packed) => packed,
+        };
         let id = spec.module.graph_id();
         let node = self
             .graph
@@ -112,14 +113,14 @@ impl Graph {
                 grid: spec.grid,
                 block: spec.block,
                 dynamic_group_bytes: spec.dynamic_group_bytes,
-                kernarg: spec.kernarg,
+                kernarg,
                 accesses: spec.accesses,
                 deps: spec.deps,
                 // Proven VMEM-only consumers get the narrower boundary.
                 vmem_only: spec.module.read_cache(&kernel.info.name)
                     == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
             })
-            .map_err(Error::record)?;
+            .map_err(record_error)?;
         self.modules
             .entry(id)
             .or_insert_with(|| spec.module.clone());
@@ -127,7 +128,7 @@ impl Graph {
     }
 
     pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
-        self.graph.add_dependency(from, to).map_err(Error::record)
+        self.graph.add_dependency(from, to).map_err(record_error)
     }
 
     /// The recorded graph (for inspection).
@@ -278,6 +279,46 @@ impl GraphExec {
         }
     }
 
+    /// Replaces `node`'s whole kernarg block for every later launch: the
+    /// full segment, or (module kernels) exactly the explicit arguments,
+    /// completed from the node's geometry as recording does.
+    pub fn replace_node_kernargs(&self, node: NodeId, bytes: &[u8]) -> Result<()> {
+        let (size, completed) = {
+            let plan = self.plan.lock();
+            let planned = plan.node(node).ok_or_else(|| {
+                Error::handle(format!("node {} is not in this graph", node.raw()))
+            })?;
+            let size = planned.kernarg.len();
+            let completed = match planned.kernel {
+                KernelRef::Module { module, symbol } if bytes.len() < size => {
+                    let kernel = self
+                        .modules
+                        .get(module)
+                        .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
+                        .kernel(symbol)?;
+                    let geometry = crate::Geometry {
+                        grid: planned.grid,
+                        block: planned.block,
+                        dynamic_group_bytes: planned.dynamic_group_bytes,
+                    };
+                    Some(crate::kernargs::complete(&kernel.info, bytes, &geometry)?.into_owned())
+                }
+                _ => None,
+            };
+            (size, completed)
+        };
+        let bytes = completed.as_deref().unwrap_or(bytes);
+        if bytes.len() != size {
+            return Err(Error::record(format!(
+                "node {}: {} kernarg bytes given; its kernarg block is {size} bytes and is \
+                 replaced whole (patch part of it with the offset form)",
+                node.raw(),
+                bytes.len()
+            )));
+        }
+        self.set_node_kernargs(node, 0, bytes)
+    }
+
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
         // Lock order: `launched`, then `plan` (as `launch` -> `install`).
@@ -303,5 +344,16 @@ pub fn default_options() -> GraphOptions {
     GraphOptions {
         lanes: 4,
         ..GraphOptions::default()
+    }
+}
+
+/// A lanes recording refusal as a facade error: an unknown buffer or node
+/// handle is a handle error (as the seed's C ABI classes it), the rest
+/// are record errors.
+fn record_error(e: relaunch_lanes::RecordError) -> Error {
+    use relaunch_lanes::RecordError as R;
+    match e {
+        R::UnknownBuffer { .. } | R::UnknownNode { .. } => Error::handle(e),
+        other => Error::record(other),
     }
 }

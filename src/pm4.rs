@@ -69,9 +69,15 @@ impl Pm4Builder {
             block,
             dynamic_group_bytes,
         };
+        let geometry = crate::Geometry {
+            grid,
+            block,
+            dynamic_group_bytes,
+        };
+        let kernarg = crate::kernargs::complete(&kernel.info, kernarg, &geometry)?;
         let id = self
             .builder
-            .dispatch(&code, &launch, kernarg, kernel.info.kernarg_align)
+            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)
             .map_err(Error::record)?;
         if !self.modules.iter().any(|m| m.same_as(module)) {
             self.modules.push(module.clone());
@@ -220,6 +226,14 @@ impl Pm4Ib {
     /// Overwrites kernarg bytes of dispatch `index`; applied after replays
     /// already submitted have finished, before later ones.
     pub fn set_kernargs(&mut self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        // An index past the count names no dispatch: a handle error, as
+        // the seed's C ABI classes it (a range past a block is a record one).
+        if index >= self.dispatches {
+            return Err(Error::handle(format!(
+                "dispatch {index} does not exist; the IB has {} dispatches",
+                self.dispatches
+            )));
+        }
         self.handle
             .patch(index, byte_offset, bytes)
             .map_err(Error::record)
@@ -259,6 +273,20 @@ impl Pm4MultiIb {
         byte_offset: usize,
         bytes: &[u8],
     ) -> Result<()> {
+        match self.dispatches.get(lane) {
+            None => {
+                return Err(Error::handle(format!(
+                    "lane {lane} does not exist; the multi-IB has {} lanes",
+                    self.dispatches.len()
+                )))
+            }
+            Some(&count) if dispatch >= count => {
+                return Err(Error::handle(format!(
+                    "dispatch {dispatch} does not exist; lane {lane} has {count} dispatches"
+                )))
+            }
+            Some(_) => {}
+        }
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
             .map_err(Error::record)

@@ -20,6 +20,7 @@ pub mod ib;
 mod kernarg;
 pub mod packet;
 pub mod regs;
+pub mod timestamp;
 pub mod writer;
 
 pub use boundary::BoundaryKind;

@@ -5,7 +5,15 @@
  * Every status-returning function returns RL_OK (0) or a negative RL_ERR_*
  * class; rl_last_error() gives the message on the calling thread.
  * Handles are opaque: NULL, freed and wrong-kind handles are refused with
- * RL_ERR_NULL / RL_ERR_HANDLE, never dereferenced. Enums cross as uint32_t.
+ * RL_ERR_NULL / RL_ERR_HANDLE, never dereferenced. Enums cross as 32-bit
+ * values; a value outside its enum is refused.
+ *
+ * Diagnostics: a failed rl_gpu_new / rl_gpu_open writes exactly one line
+ * `relaunch: <reason>` to stderr, so an engine's `if (!gpu) return 1;` never
+ * fails silently. Every other failure is quiet: its message is only in
+ * rl_last_error(). The pointer rl_last_error() returns stays valid until the
+ * next FAILING rl_* call on the same thread; successful calls (size queries
+ * with NULL buffers included) never change or invalidate it.
  */
 
 #ifndef RELAUNCH_H
@@ -232,6 +240,36 @@ typedef uint32_t RlGraphMode;
 #endif // __cplusplus
 
 /**
+ * Graph tuning modes for `rl_graph_new_tuned`, as the seed names them
+ * (`RlModeLatency`.. are the same values under relaunch's names).
+ */
+enum RlMode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * One serial lane per replay, finished as soon as possible.
+   */
+  Latency = 0,
+  /**
+   * Independent lanes overlap (up to `lanes` queues).
+   */
+  Overlap = 1,
+  /**
+   * The whole graph overlaps, bounded by `max_in_flight` replays.
+   */
+  Throughput = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum RlMode RlMode;
+#else
+typedef uint32_t RlMode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * An opened bundle tree for one GPU. Opaque; free with `rl_catalog_free`.
  */
 typedef struct RlCatalog RlCatalog;
@@ -282,7 +320,7 @@ typedef struct RlSimWorkgroup RlSimWorkgroup;
  * One declared access of a node to `len` bytes at `offset` of a buffer
  * from `rl_graph_buffer`; `write` is 0 (read) or 1 (write).
  */
-typedef struct {
+typedef struct RlAccess {
   uint32_t buffer;
   uint64_t offset;
   uint64_t len;
@@ -293,7 +331,7 @@ typedef struct {
  * A C twin: called once per workgroup (possibly from a simulator queue
  * thread); return 0 on success, nonzero for a kernel fault.
  */
-typedef int32_t (*RlSimKernelFn)(RlSimWorkgroup *wg, void *user);
+typedef int32_t (*RlSimKernelFn)(struct RlSimWorkgroup *wg, void *user);
 
 #ifdef __cplusplus
 extern "C" {
@@ -315,7 +353,7 @@ uint32_t rl_abi_version(void);
  * # Safety
  * `root` is NULL or NUL-terminated; `out` is NULL or writable.
  */
-int32_t rl_catalog_open(RlGpu *gpu, const char *root, RlCatalog **out);
+int32_t rl_catalog_open(struct RlGpu *gpu, const char *root, struct RlCatalog **out);
 
 /**
  * The module of `toc_key` (e.g. `"demo/decode"`), verified before it is
@@ -328,13 +366,15 @@ int32_t rl_catalog_open(RlGpu *gpu, const char *root, RlCatalog **out);
  * # Safety
  * `toc_key` is NULL or NUL-terminated; `out` is NULL or writable.
  */
-int32_t rl_catalog_module(const RlCatalog *catalog, const char *toc_key, RlModule **out);
+int32_t rl_catalog_module(const struct RlCatalog *catalog,
+                          const char *toc_key,
+                          struct RlModule **out);
 
 /**
  * Drops this handle. Modules taken from the catalog stay loaded until
  * their own handles (and the IBs using them) are freed. NULL is a no-op.
  */
-void rl_catalog_free(RlCatalog *catalog);
+void rl_catalog_free(struct RlCatalog *catalog);
 
 /**
  * Loads a code object with a certification manifest (JSON: relaunch's
@@ -346,29 +386,29 @@ void rl_catalog_free(RlCatalog *catalog);
  * `code` and `manifest` are valid for `len` / `manifest_len` bytes of
  * reads; `out` is NULL or writable.
  */
-int32_t rl_gpu_load_module_radiowave(const RlGpu *gpu,
+int32_t rl_gpu_load_module_radiowave(const struct RlGpu *gpu,
                                      const uint8_t *code,
                                      size_t len,
                                      const uint8_t *manifest,
                                      size_t manifest_len,
-                                     RlModule **out);
+                                     struct RlModule **out);
 
 /**
  * True when the module was loaded with an accepted manifest.
  */
-bool rl_module_radiowave_certified(const RlModule *module);
+bool rl_module_radiowave_certified(const struct RlModule *module);
 
 /**
  * The manifest's scheduler profile; `RlSchedulerUnknown` without one (or
  * for a bad handle).
  */
-RlSchedulerProfile rl_module_scheduler_profile(const RlModule *module);
+RlSchedulerProfile rl_module_scheduler_profile(const struct RlModule *module);
 
 /**
  * The module's real wavefront size (32 or 64), certified or not; 0 for a
  * bad handle or a module without kernels.
  */
-uint32_t rl_module_wavefront_size(const RlModule *module);
+uint32_t rl_module_wavefront_size(const struct RlModule *module);
 
 /**
  * relaunch's verdict for `symbol` (with or without `.kd`);
@@ -377,7 +417,7 @@ uint32_t rl_module_wavefront_size(const RlModule *module);
  * # Safety
  * `symbol` is NULL or a NUL-terminated string.
  */
-RlMutableReadCache rl_module_kernel_read_cache(const RlModule *module, const char *symbol);
+RlMutableReadCache rl_module_kernel_read_cache(const struct RlModule *module, const char *symbol);
 
 /**
  * Opens the GPU a selector names: `uuid:GPU-…`, `bdf:0000:66:00.0`,
@@ -389,20 +429,20 @@ RlMutableReadCache rl_module_kernel_read_cache(const RlModule *module, const cha
  * # Safety
  * `selector` is NULL or a NUL-terminated string.
  */
-RlGpu *rl_gpu_open(const char *selector);
+struct RlGpu *rl_gpu_open(const char *selector);
 
 /**
  * Opens GPU number `ordinal` in the runtime's discovery order (volatile:
  * it changes with `ROCR_VISIBLE_DEVICES` and across tools; prefer
  * `rl_gpu_open` with a `uuid:`/`bdf:` anchor). Returns NULL on failure.
  */
-RlGpu *rl_gpu_new(int32_t ordinal);
+struct RlGpu *rl_gpu_new(int32_t ordinal);
 
 /**
  * Extension: opens `$RELAUNCH_DEVICE` if set, else the first real GPU,
  * else the simulated `sim:gfx1201`. Returns NULL on failure.
  */
-RlGpu *rl_gpu_open_default(void);
+struct RlGpu *rl_gpu_open_default(void);
 
 /**
  * Writes one line naming the device by its stable anchors into `buf`
@@ -412,21 +452,23 @@ RlGpu *rl_gpu_open_default(void);
  * # Safety
  * `buf` is NULL or valid for `len` bytes of writes.
  */
-int32_t rl_gpu_describe(const RlGpu *gpu, char *buf, size_t len);
+int32_t rl_gpu_describe(const struct RlGpu *gpu, char *buf, size_t len);
 
 /**
  * Drops this handle. Anything made from the GPU (modules, IBs, graph
  * launches) keeps the device and its `rl_gpu_alloc` memory alive until
  * it is freed too. NULL is a no-op.
  */
-void rl_gpu_free(RlGpu *gpu);
+void rl_gpu_free(struct RlGpu *gpu);
 
 /**
  * Queues to use for `independent_width` independent lanes under
  * `policy` (`RlQueueAuto` = 0, `RlQueueOne`..`RlQueueFour` = 1..4).
  * Returns 0 on failure (bad handle or policy).
  */
-size_t rl_gpu_pm4_queue_count(const RlGpu *gpu, uint32_t policy, size_t independent_width);
+size_t rl_gpu_pm4_queue_count(const struct RlGpu *gpu,
+                              RlQueuePolicy policy,
+                              size_t independent_width);
 
 /**
  * Allocates `bytes` of zero-filled memory the GPU can use and stores its
@@ -436,13 +478,13 @@ size_t rl_gpu_pm4_queue_count(const RlGpu *gpu, uint32_t policy, size_t independ
  * # Safety
  * `out_addr` is NULL or valid for a write.
  */
-int32_t rl_gpu_alloc(RlGpu *gpu, size_t bytes, uint32_t kind, uint64_t *out_addr);
+int32_t rl_gpu_alloc(struct RlGpu *gpu, size_t bytes, uint32_t kind, uint64_t *out_addr);
 
 /**
  * Frees memory from `rl_gpu_alloc` by its start address. Do not free
  * memory a replay in flight (or a later one) uses.
  */
-int32_t rl_gpu_free_mem(RlGpu *gpu, uint64_t addr);
+int32_t rl_gpu_free_mem(struct RlGpu *gpu, uint64_t addr);
 
 /**
  * Copies `len` bytes at GPU address `addr` (inside one `rl_gpu_alloc`
@@ -451,7 +493,7 @@ int32_t rl_gpu_free_mem(RlGpu *gpu, uint64_t addr);
  * # Safety
  * `dst` is NULL or valid for `len` bytes of writes.
  */
-int32_t rl_gpu_read(RlGpu *gpu, uint64_t addr, void *dst, size_t len);
+int32_t rl_gpu_read(struct RlGpu *gpu, uint64_t addr, void *dst, size_t len);
 
 /**
  * Copies `len` bytes from `src` to GPU address `addr` (inside one
@@ -460,24 +502,27 @@ int32_t rl_gpu_read(RlGpu *gpu, uint64_t addr, void *dst, size_t len);
  * # Safety
  * `src` is NULL or valid for `len` bytes of reads.
  */
-int32_t rl_gpu_write(RlGpu *gpu, uint64_t addr, const void *src, size_t len);
+int32_t rl_gpu_write(struct RlGpu *gpu, uint64_t addr, const void *src, size_t len);
 
 /**
- * A new graph: latency mode, up to four lanes, one replay in flight.
+ * A new graph with the seed's default tuning: latency mode, ONE serial
+ * lane ("one stream"), one replay in flight. Independent nodes overlap
+ * only with `rl_graph_new_tuned(lanes, Overlap, ...)`.
  */
-RlGraph *rl_graph_new(void);
+struct RlGraph *rl_graph_new(void);
 
 /**
  * A new graph with tuning: at most `lanes` hardware queues, `mode`
- * `RlModeLatency` (0), `RlModeOverlap` (1) or `RlModeThroughput` (2), and
- * `max_in_flight` replays at once. Checked again at instantiate.
+ * `Latency` (0), `Overlap` (1) or `Throughput` (2) (also spelled
+ * `RlModeLatency`..), and `max_in_flight` replays at once. Checked again
+ * at instantiate.
  */
-RlGraph *rl_graph_new_tuned(size_t lanes, uint32_t mode, size_t max_in_flight);
+struct RlGraph *rl_graph_new_tuned(size_t lanes, RlMode mode, size_t max_in_flight);
 
 /**
  * Frees the graph (execs instantiated from it live on). NULL is a no-op.
  */
-void rl_graph_free(RlGraph *graph);
+void rl_graph_free(struct RlGraph *graph);
 
 /**
  * Declares a buffer of `size` bytes; its id goes to `*out`.
@@ -485,7 +530,7 @@ void rl_graph_free(RlGraph *graph);
  * # Safety
  * `label` is NULL or NUL-terminated; `out` is NULL or writable.
  */
-int32_t rl_graph_buffer(RlGraph *graph, const char *label, uint64_t size, uint32_t *out);
+int32_t rl_graph_buffer(struct RlGraph *graph, const char *label, uint64_t size, uint32_t *out);
 
 /**
  * Adds an authoring-only node running kernel `name` (grid and block in
@@ -496,7 +541,7 @@ int32_t rl_graph_buffer(RlGraph *graph, const char *label, uint64_t size, uint32
  * `name` is NULL or NUL-terminated; `accesses`/`deps` are valid for
  * `n_access`/`n_deps` reads; `out` is NULL or writable.
  */
-int32_t rl_graph_kernel(RlGraph *graph,
+int32_t rl_graph_kernel(struct RlGraph *graph,
                         const char *name,
                         uint32_t gx,
                         uint32_t gy,
@@ -504,7 +549,7 @@ int32_t rl_graph_kernel(RlGraph *graph,
                         uint32_t bx,
                         uint32_t by,
                         uint32_t bz,
-                        const RlAccess *accesses,
+                        const struct RlAccess *accesses,
                         size_t n_access,
                         const uint32_t *deps,
                         size_t n_deps,
@@ -519,8 +564,8 @@ int32_t rl_graph_kernel(RlGraph *graph,
  * `symbol` is NULL or NUL-terminated; `kernarg`, `accesses` and `deps`
  * are valid for their lengths; `out` is NULL or writable.
  */
-int32_t rl_graph_kernel_ex(RlGraph *graph,
-                           const RlModule *module,
+int32_t rl_graph_kernel_ex(struct RlGraph *graph,
+                           const struct RlModule *module,
                            const char *symbol,
                            uint32_t gx,
                            uint32_t gy,
@@ -531,7 +576,7 @@ int32_t rl_graph_kernel_ex(RlGraph *graph,
                            uint32_t dynamic_group_bytes,
                            const uint8_t *kernarg,
                            size_t kernarg_len,
-                           const RlAccess *accesses,
+                           const struct RlAccess *accesses,
                            size_t n_access,
                            const uint32_t *deps,
                            size_t n_deps,
@@ -540,7 +585,7 @@ int32_t rl_graph_kernel_ex(RlGraph *graph,
 /**
  * Orders node `from` before node `to`.
  */
-int32_t rl_graph_add_dependency(RlGraph *graph, uint32_t from, uint32_t to);
+int32_t rl_graph_add_dependency(struct RlGraph *graph, uint32_t from, uint32_t to);
 
 /**
  * Checks the graph for unordered hazards (refused with `RL_ERR_COMPILE`,
@@ -550,12 +595,12 @@ int32_t rl_graph_add_dependency(RlGraph *graph, uint32_t from, uint32_t to);
  * # Safety
  * `out` is NULL or writable.
  */
-int32_t rl_graph_instantiate(RlGraph *graph, RlGraphExec **out);
+int32_t rl_graph_instantiate(struct RlGraph *graph, struct RlGraphExec **out);
 
 /**
  * Lanes the compiled plan actually uses (0 on a bad handle).
  */
-size_t rl_graphexec_lane_count(const RlGraphExec *exec);
+size_t rl_graphexec_lane_count(const struct RlGraphExec *exec);
 
 /**
  * Writes the plan's 32-byte fingerprint (equal plans, equal bytes).
@@ -563,37 +608,50 @@ size_t rl_graphexec_lane_count(const RlGraphExec *exec);
  * # Safety
  * `out` is NULL or valid for 32 bytes of writes.
  */
-int32_t rl_graphexec_fingerprint(const RlGraphExec *exec, uint8_t *out);
+int32_t rl_graphexec_fingerprint(const struct RlGraphExec *exec, uint8_t *out);
 
 /**
  * Replays the plan on the record-only mock (no GPU work): checks that
  * every lane lowers in order.
  */
-int32_t rl_graphexec_launch_mock(const RlGraphExec *exec);
+int32_t rl_graphexec_launch_mock(const struct RlGraphExec *exec);
 
 /**
  * Launches the graph on `gpu` and waits. The first launch encodes one IB
  * per lane and installs them; later launches only replay (on that GPU).
  */
-int32_t rl_graphexec_launch(RlGpu *gpu, RlGraphExec *exec);
+int32_t rl_graphexec_launch(const struct RlGpu *gpu, const struct RlGraphExec *exec);
 
 /**
- * Overwrites kernarg bytes of `node` at `byte_offset` for every later
- * launch (patched in place in installed IBs).
+ * Replaces `node`'s whole kernarg block (`len` must be its size) for
+ * every later launch, patched in place in installed IBs. To change part
+ * of it, use `rl_graphexec_set_node_kernargs_at`.
+ *
+ * # Safety
+ * `kernarg` is valid for `len` bytes of reads.
+ */
+int32_t rl_graphexec_set_node_kernargs(struct RlGraphExec *exec,
+                                       uint32_t node,
+                                       const uint8_t *kernarg,
+                                       size_t len);
+
+/**
+ * Extension: overwrites `len` kernarg bytes of `node` at `byte_offset`
+ * for every later launch (patched in place in installed IBs).
  *
  * # Safety
  * `src` is valid for `len` bytes of reads.
  */
-int32_t rl_graphexec_set_node_kernargs(RlGraphExec *exec,
-                                       uint32_t node,
-                                       size_t byte_offset,
-                                       const uint8_t *src,
-                                       size_t len);
+int32_t rl_graphexec_set_node_kernargs_at(struct RlGraphExec *exec,
+                                          uint32_t node,
+                                          size_t byte_offset,
+                                          const uint8_t *src,
+                                          size_t len);
 
 /**
  * Frees the exec and its installed IBs. NULL is a no-op.
  */
-void rl_graphexec_free(RlGraphExec *exec);
+void rl_graphexec_free(struct RlGraphExec *exec);
 
 /**
  * Loads a code object (an ELF for this GPU's target, or a clang offload
@@ -602,7 +660,10 @@ void rl_graphexec_free(RlGraphExec *exec);
  * # Safety
  * `code` is valid for `len` bytes of reads; `out` is NULL or writable.
  */
-int32_t rl_gpu_load_module(RlGpu *gpu, const uint8_t *code, size_t len, RlModule **out);
+int32_t rl_gpu_load_module(const struct RlGpu *gpu,
+                           const uint8_t *code,
+                           size_t len,
+                           struct RlModule **out);
 
 /**
  * The same call as `rl_gpu_load_module_radiowave` (kept for programs
@@ -612,12 +673,12 @@ int32_t rl_gpu_load_module(RlGpu *gpu, const uint8_t *code, size_t len, RlModule
  * `code` and `manifest` are valid for `len` / `manifest_len` bytes of
  * reads; `out` is NULL or writable.
  */
-int32_t rl_gpu_load_module_certified(RlGpu *gpu,
+int32_t rl_gpu_load_module_certified(const struct RlGpu *gpu,
                                      const uint8_t *code,
                                      size_t len,
                                      const uint8_t *manifest,
                                      size_t manifest_len,
-                                     RlModule **out);
+                                     struct RlModule **out);
 
 /**
  * The kernarg segment size of `symbol` (with or without `.kd`), or -1
@@ -626,7 +687,7 @@ int32_t rl_gpu_load_module_certified(RlGpu *gpu,
  * # Safety
  * `symbol` is NULL or a NUL-terminated string.
  */
-int64_t rl_module_kernarg_size(const RlModule *module, const char *symbol);
+int64_t rl_module_kernarg_size(const struct RlModule *module, const char *symbol);
 
 /**
  * Extension: packs the full kernarg segment of `symbol` for one launch.
@@ -635,14 +696,15 @@ int64_t rl_module_kernarg_size(const RlModule *module, const char *symbol);
  * group sizes, remainders, grid dims, dynamic LDS size) are filled from
  * the geometry (grid and block in work-items). Writes
  * `rl_module_kernarg_size` bytes to `out` (`out_len` must be at least
- * that) and stores the count in `*written` (may be NULL).
+ * that) and stores the count in `*written` (may be NULL). A size query
+ * (`out` NULL, `out_len` 0, `written` set) stores the size and succeeds.
  *
  * # Safety
  * `symbol` is NULL or NUL-terminated; `explicit_args` is valid for
  * `explicit_len` bytes; `out` for `out_len` bytes of writes; `written`
  * is NULL or writable.
  */
-int32_t rl_module_pack_kernargs(const RlModule *module,
+int32_t rl_module_pack_kernargs(const struct RlModule *module,
                                 const char *symbol,
                                 const uint8_t *explicit_args,
                                 size_t explicit_len,
@@ -661,7 +723,7 @@ int32_t rl_module_pack_kernargs(const RlModule *module,
  * Drops this handle. IBs and graphs that use the module keep it loaded
  * until they are freed. NULL is a no-op.
  */
-void rl_module_free(RlModule *module);
+void rl_module_free(struct RlModule *module);
 
 /**
  * Installs `lane_count` independent builders as lanes over
@@ -672,15 +734,15 @@ void rl_module_free(RlModule *module);
  * # Safety
  * `builders` is valid for `lane_count` reads; `out` is NULL or writable.
  */
-int32_t rl_pm4_finalize_multi(RlGpu *gpu,
-                              RlPm4Builder *const *builders,
+int32_t rl_pm4_finalize_multi(const struct RlGpu *gpu,
+                              struct RlPm4Builder *const *builders,
                               size_t lane_count,
-                              RlPm4MultiIb **out);
+                              struct RlPm4MultiIb **out);
 
 /**
  * Replays every lane (fanned out over the queues) and waits for all.
  */
-int32_t rl_pm4_replay_multi(RlPm4MultiIb *multi);
+int32_t rl_pm4_replay_multi(struct RlPm4MultiIb *multi);
 
 /**
  * Overwrites kernarg bytes of dispatch `dispatch` in lane `lane`, in
@@ -689,7 +751,7 @@ int32_t rl_pm4_replay_multi(RlPm4MultiIb *multi);
  * # Safety
  * `src` is valid for `len` bytes of reads.
  */
-int32_t rl_pm4_multi_ib_set_kernargs(RlPm4MultiIb *multi,
+int32_t rl_pm4_multi_ib_set_kernargs(struct RlPm4MultiIb *multi,
                                      size_t lane,
                                      size_t dispatch,
                                      size_t byte_offset,
@@ -699,32 +761,32 @@ int32_t rl_pm4_multi_ib_set_kernargs(RlPm4MultiIb *multi,
 /**
  * Lanes in the multi-IB (0 on a bad handle).
  */
-size_t rl_pm4_multi_ib_lane_count(const RlPm4MultiIb *multi);
+size_t rl_pm4_multi_ib_lane_count(const struct RlPm4MultiIb *multi);
 
 /**
  * Extension: hardware queues the lanes run on (0 on a bad handle).
  */
-size_t rl_pm4_multi_ib_queue_count(const RlPm4MultiIb *multi);
+size_t rl_pm4_multi_ib_queue_count(const struct RlPm4MultiIb *multi);
 
 /**
  * Dispatches in lane `lane` (0 on a bad handle or lane).
  */
-size_t rl_pm4_multi_ib_dispatch_count(const RlPm4MultiIb *multi, size_t lane);
+size_t rl_pm4_multi_ib_dispatch_count(const struct RlPm4MultiIb *multi, size_t lane);
 
 /**
  * Frees the multi-IB (after replays in flight complete). NULL is a no-op.
  */
-void rl_pm4_multi_ib_free(RlPm4MultiIb *multi);
+void rl_pm4_multi_ib_free(struct RlPm4MultiIb *multi);
 
 /**
  * A new, empty builder for `gpu` (NULL on failure).
  */
-RlPm4Builder *rl_pm4_builder_new(RlGpu *gpu);
+struct RlPm4Builder *rl_pm4_builder_new(const struct RlGpu *gpu);
 
 /**
  * Frees a builder that was not finalized. NULL is a no-op.
  */
-void rl_pm4_builder_free(RlPm4Builder *builder);
+void rl_pm4_builder_free(struct RlPm4Builder *builder);
 
 /**
  * Records a dispatch of `symbol` (with or without `.kd`) from `module`.
@@ -736,8 +798,8 @@ void rl_pm4_builder_free(RlPm4Builder *builder);
  * `symbol` is NULL or NUL-terminated; `kernarg` is valid for
  * `kernarg_len` bytes of reads.
  */
-int32_t rl_pm4_dispatch(RlPm4Builder *builder,
-                        const RlModule *module,
+int32_t rl_pm4_dispatch(struct RlPm4Builder *builder,
+                        const struct RlModule *module,
                         const char *symbol,
                         uint32_t grid_x,
                         uint32_t grid_y,
@@ -758,15 +820,17 @@ int32_t rl_pm4_dispatch(RlPm4Builder *builder,
  * # Safety
  * `consumer_symbol` is NULL or NUL-terminated.
  */
-int32_t rl_pm4_wait_rmw(RlPm4Builder *builder,
-                        const RlModule *consumer_module,
+int32_t rl_pm4_wait_rmw(struct RlPm4Builder *builder,
+                        const struct RlModule *consumer_module,
                         const char *consumer_symbol);
 
 /**
  * Wait for everything recorded so far, without cache invalidation (for
- * write-after-read and write-after-write ordering).
+ * write-after-read and write-after-write ordering). Returns nothing, as
+ * in the seed's header: a bad or consumed builder is ignored and
+ * `rl_last_error()` says so (finalize then fails on it anyway).
  */
-int32_t rl_pm4_wait_idle(RlPm4Builder *builder);
+void rl_pm4_wait_idle(struct RlPm4Builder *builder);
 
 /**
  * Encodes the builder's recording and installs it as a retained IB on
@@ -777,26 +841,28 @@ int32_t rl_pm4_wait_idle(RlPm4Builder *builder);
  * # Safety
  * `out` is NULL or writable.
  */
-int32_t rl_pm4_finalize(RlGpu *gpu, RlPm4Builder *builder, RlPm4Ib **out);
+int32_t rl_pm4_finalize(const struct RlGpu *gpu,
+                        struct RlPm4Builder *builder,
+                        struct RlPm4Ib **out);
 
 /**
  * Submits the IB and waits for it to complete (results are then visible
  * to the host; patching kernargs next is race-free).
  */
-int32_t rl_pm4_replay(RlPm4Ib *ib);
+int32_t rl_pm4_replay(struct RlPm4Ib *ib);
 
 /**
  * Go beyond the seed: submits the IB and returns at once. Call
  * `rl_pm4_wait` before reading results. A kernarg patch made after this
  * call applies to later replays only (after this one completes).
  */
-int32_t rl_pm4_replay_async(RlPm4Ib *ib);
+int32_t rl_pm4_replay_async(struct RlPm4Ib *ib);
 
 /**
  * Waits for every replay submitted with `rl_pm4_replay_async` on this IB
  * (each up to 60 s). Returns the first failure after waiting for all.
  */
-int32_t rl_pm4_wait(RlPm4Ib *ib);
+int32_t rl_pm4_wait(struct RlPm4Ib *ib);
 
 /**
  * Overwrites `len` kernarg bytes of dispatch `dispatch_index` at
@@ -806,7 +872,7 @@ int32_t rl_pm4_wait(RlPm4Ib *ib);
  * # Safety
  * `src` is valid for `len` bytes of reads.
  */
-int32_t rl_pm4_ib_set_kernargs(RlPm4Ib *ib,
+int32_t rl_pm4_ib_set_kernargs(struct RlPm4Ib *ib,
                                size_t dispatch_index,
                                size_t byte_offset,
                                const uint8_t *src,
@@ -815,18 +881,64 @@ int32_t rl_pm4_ib_set_kernargs(RlPm4Ib *ib,
 /**
  * Dispatches in the IB (0 on a bad handle).
  */
-size_t rl_pm4_ib_dispatch_count(const RlPm4Ib *ib);
+size_t rl_pm4_ib_dispatch_count(const struct RlPm4Ib *ib);
 
 /**
  * Size of the IB in dwords (0 on a bad handle).
  */
-size_t rl_pm4_ib_dwords(const RlPm4Ib *ib);
+size_t rl_pm4_ib_dwords(const struct RlPm4Ib *ib);
 
 /**
  * Frees the IB (after replays in flight complete). Its modules and GPU
  * are released when nothing else uses them. NULL is a no-op.
  */
-void rl_pm4_ib_free(RlPm4Ib *ib);
+void rl_pm4_ib_free(struct RlPm4Ib *ib);
+
+/**
+ * `rl_pm4_finalize` for an IB whose `rl_pm4_replay_profiled` measures
+ * the GPU execution span. NOT BUILT YET: refused with `RL_ERR_COMPILE`.
+ * ALWAYS CONSUMES THE BUILDER, as `rl_pm4_finalize` does.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+int32_t rl_pm4_finalize_profiled(const struct RlGpu *gpu,
+                                 struct RlPm4Builder *builder,
+                                 struct RlPm4Ib **out);
+
+/**
+ * `rl_pm4_finalize_multi` with profiling (makespan from the earliest lane
+ * start to the latest lane end). NOT BUILT YET: refused with
+ * `RL_ERR_COMPILE`. ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+ *
+ * # Safety
+ * `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+ */
+int32_t rl_pm4_finalize_multi_profiled(const struct RlGpu *gpu,
+                                       struct RlPm4Builder *const *builders,
+                                       size_t lane_count,
+                                       struct RlPm4MultiIb **out);
+
+/**
+ * Replays a profiled IB, waits, and writes its GPU execution span in
+ * microseconds to `*out_gpu_us`. Only IBs from
+ * `rl_pm4_finalize_profiled` (not built yet) can be measured; any other
+ * IB is refused with `RL_ERR_REPLAY` and not replayed.
+ *
+ * # Safety
+ * `out_gpu_us` is NULL or writable.
+ */
+int32_t rl_pm4_replay_profiled(struct RlPm4Ib *ib, double *out_gpu_us);
+
+/**
+ * `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan in
+ * microseconds. Only multi-IBs from `rl_pm4_finalize_multi_profiled`
+ * (not built yet) can be measured; others are refused, not replayed.
+ *
+ * # Safety
+ * `out_gpu_us` is NULL or writable.
+ */
+int32_t rl_pm4_replay_multi_profiled(struct RlPm4MultiIb *ib, double *out_gpu_us);
 
 /**
  * Registers `callback` as the simulated device's kernel for `symbol`
@@ -847,7 +959,7 @@ int32_t rl_sim_register_kernel(const char *symbol, RlSimKernelFn callback, void 
  * # Safety
  * `len` is NULL or writable.
  */
-const uint8_t *rl_sim_kernarg(RlSimWorkgroup *wg, size_t *len);
+const uint8_t *rl_sim_kernarg(struct RlSimWorkgroup *wg, size_t *len);
 
 /**
  * This workgroup's id (x, y, z) into `out[3]`.
@@ -855,7 +967,7 @@ const uint8_t *rl_sim_kernarg(RlSimWorkgroup *wg, size_t *len);
  * # Safety
  * `out` is NULL or valid for 3 `uint32_t` writes.
  */
-void rl_sim_workgroup_id(RlSimWorkgroup *wg, uint32_t *out);
+void rl_sim_workgroup_id(struct RlSimWorkgroup *wg, uint32_t *out);
 
 /**
  * The workgroup size in work-items into `out[3]`.
@@ -863,7 +975,7 @@ void rl_sim_workgroup_id(RlSimWorkgroup *wg, uint32_t *out);
  * # Safety
  * `out` is NULL or valid for 3 `uint32_t` writes.
  */
-void rl_sim_workgroup_size(RlSimWorkgroup *wg, uint32_t *out);
+void rl_sim_workgroup_size(struct RlSimWorkgroup *wg, uint32_t *out);
 
 /**
  * The grid size in work-items into `out[3]`.
@@ -871,7 +983,7 @@ void rl_sim_workgroup_size(RlSimWorkgroup *wg, uint32_t *out);
  * # Safety
  * `out` is NULL or valid for 3 `uint32_t` writes.
  */
-void rl_sim_grid_size(RlSimWorkgroup *wg, uint32_t *out);
+void rl_sim_grid_size(struct RlSimWorkgroup *wg, uint32_t *out);
 
 /**
  * Checked vector load of `len` bytes at device address `addr` into `dst`
@@ -880,7 +992,7 @@ void rl_sim_grid_size(RlSimWorkgroup *wg, uint32_t *out);
  * # Safety
  * `dst` is NULL or valid for `len` bytes of writes.
  */
-int32_t rl_sim_load(RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
+int32_t rl_sim_load(struct RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
 
 /**
  * Checked scalar load (through the scalar cache, like `s_load`) of `len`
@@ -891,7 +1003,7 @@ int32_t rl_sim_load(RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
  * # Safety
  * `dst` is NULL or valid for `len` bytes of writes.
  */
-int32_t rl_sim_scalar_load(RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
+int32_t rl_sim_scalar_load(struct RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
 
 /**
  * Checked store of `len` bytes from `src` to device address `addr`.
@@ -899,7 +1011,7 @@ int32_t rl_sim_scalar_load(RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t 
  * # Safety
  * `src` is NULL or valid for `len` bytes of reads.
  */
-int32_t rl_sim_store(RlSimWorkgroup *wg, uint64_t addr, const void *src, size_t len);
+int32_t rl_sim_store(struct RlSimWorkgroup *wg, uint64_t addr, const void *src, size_t len);
 
 /**
  * Device-scope atomic add at `addr`; the previous value goes to `*old`
@@ -908,11 +1020,16 @@ int32_t rl_sim_store(RlSimWorkgroup *wg, uint64_t addr, const void *src, size_t 
  * # Safety
  * `old` is NULL or writable.
  */
-int32_t rl_sim_atomic_add_u32(RlSimWorkgroup *wg, uint64_t addr, uint32_t value, uint32_t *old);
+int32_t rl_sim_atomic_add_u32(struct RlSimWorkgroup *wg,
+                              uint64_t addr,
+                              uint32_t value,
+                              uint32_t *old);
 
 /**
  * The message of the last failed call on this thread ("" if none). The
- * pointer stays valid until the next failing `rl_*` call on this thread.
+ * pointer stays valid until the next failing `rl_*` call on this thread;
+ * successful calls (size queries with NULL buffers included) never
+ * change or invalidate it.
  */
 const char *rl_last_error(void);
 

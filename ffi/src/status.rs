@@ -103,8 +103,17 @@ pub(crate) fn status(func: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
     }
 }
 
+/// The last failure's message on this thread as one line (for stderr).
+pub(crate) fn last_error_line() -> String {
+    LAST_ERROR
+        .try_with(|cell| cell.borrow().to_string_lossy().replace(['\n', '\r'], " "))
+        .unwrap_or_default()
+}
+
 /// The message of the last failed call on this thread ("" if none). The
-/// pointer stays valid until the next failing `rl_*` call on this thread.
+/// pointer stays valid until the next failing `rl_*` call on this thread;
+/// successful calls (size queries with NULL buffers included) never
+/// change or invalidate it.
 #[no_mangle]
 pub extern "C" fn rl_last_error() -> *const c_char {
     LAST_ERROR

@@ -89,6 +89,8 @@ impl Gpu {
     ) -> PyResult<Module> {
         let code = bytes_like(code, "code")?;
         let manifest = match manifest {
+            // The reference module takes the JSON manifest as text too.
+            Some(m) if m.is_instance_of::<PyString>() => Some(m.extract::<String>()?.into_bytes()),
             Some(m) if !m.is_none() => Some(bytes_like(m, "manifest")?),
             _ => None,
         };
@@ -125,6 +127,12 @@ impl Gpu {
             buffer: Arc::new(buffer),
             host_visible,
         })
+    }
+
+    /// Device-local memory (`alloc(size, host_visible=False)`), as the
+    /// reference module spells it.
+    fn alloc_device(&self, py: Python<'_>, size: &Bound<'_, PyAny>) -> PyResult<Buffer> {
+        self.alloc(py, size, false)
     }
 
     /// Records `dispatches` into one retained IB and installs it.
@@ -204,6 +212,29 @@ impl Buffer {
         let offset = uint(offset, "offset", isize::MAX as u64)? as usize;
         let b = &self.buffer;
         py.detach(|| call("Buffer.read_u32", || b.read_u32(offset)))
+    }
+
+    /// `count` consecutive u32 values from byte `offset`.
+    fn read_u32s(
+        &self,
+        py: Python<'_>,
+        offset: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u32>> {
+        let len = self.buffer.len();
+        let offset = uint(offset, "offset", len as u64)? as usize;
+        let count = uint(count, "count", ((len - offset) / 4) as u64)? as usize;
+        let b = &self.buffer;
+        py.detach(|| {
+            call("Buffer.read_u32s", || {
+                let mut out = vec![0u8; count * 4];
+                b.read(offset, &mut out)?;
+                Ok(out
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect())
+            })
+        })
     }
 
     #[pyo3(signature = (offset = None, size = None))]

@@ -85,7 +85,12 @@ pub fn build_ib(
             let mut b = gpu.builder();
             for (i, d) in list.iter().enumerate() {
                 let at = |e: facade::Error| e.context(format!("dispatch {i} ({})", d.symbol));
-                if d.serialize {
+                // `serialize` on a tuple is a read-after-write boundary
+                // between that dispatch and the NEXT one (the consumer,
+                // whose kernel picks the boundary's caches); on the last
+                // dispatch the IB's epilogue already orders everything.
+                let after_serialized = i > 0 && list[i - 1].serialize;
+                if after_serialized {
                     b.wait_rmw(Some((module, &d.symbol))).map_err(at)?;
                 }
                 b.dispatch(

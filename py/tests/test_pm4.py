@@ -58,7 +58,7 @@ def test_patch_outside_the_kernarg_block_is_refused(gpu, counter, counter_twin):
     ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf))])
     with pytest.raises(rl.RecordError, match="do not fit"):
         ib.set_kernargs(0, b"\0" * 8, byte_offset=4)
-    with pytest.raises(rl.RecordError):
+    with pytest.raises(rl.HandleError, match="dispatch 7 does not exist"):
         ib.set_kernargs(7, b"\0" * 4)
 
 

@@ -8,4 +8,6 @@ mod support;
 
 mod examples;
 mod install;
+mod sdk;
+mod seed;
 mod valgrind;

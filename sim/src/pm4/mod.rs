@@ -9,6 +9,7 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+pub mod timestamp;
 
 use std::sync::Arc;
 
@@ -85,6 +86,8 @@ struct Pending {
     kernel: Arc<KernelEntry>,
     twin: TwinFn,
     ctx: DispatchContext,
+    /// Modelled clock ticks it takes (`timestamp`).
+    ticks: u64,
 }
 
 /// Program-ordered events since the last wait.
@@ -93,6 +96,9 @@ enum Event {
     Acquire(CacheOps),
     /// RELEASE_MEM: cache ops plus an optional end-of-pipe data write.
     Release(CacheOps, Option<(u64, Vec<u8>, usize, usize)>),
+    /// RELEASE_MEM DATA_SEL 3: the modelled clock, read in program order
+    /// (address, packet, dword).
+    Timestamp(CacheOps, u64, usize, usize),
 }
 
 /// Execute `dwords` as one IB on `device`, with writes left unreleased by
@@ -279,6 +285,14 @@ impl IbRun<'_> {
             0 => None,
             1 => Some((data as u32).to_le_bytes().to_vec()),
             2 => Some(data.to_le_bytes().to_vec()),
+            relaunch_encoders::timestamp::DATA_SEL_TIMESTAMP => {
+                timestamp::check(data_cntl, address).map_err(|why| {
+                    self.error(index, dword, None, Pm4ErrorKind::Unsupported(why))
+                })?;
+                self.events
+                    .push(Event::Timestamp(ops, address, index, dword));
+                return Ok(());
+            }
             other => {
                 return Err(self.error(
                     index,
@@ -322,6 +336,7 @@ impl IbRun<'_> {
             kernel: checked.kernel,
             twin,
             ctx: checked.ctx,
+            ticks: timestamp::dispatch_ticks(groups),
         })));
         Ok(())
     }
@@ -352,12 +367,20 @@ impl IbRun<'_> {
         }
         for e in &events {
             match e {
-                Event::Dispatch(p) => self.model.dispatch(DispatchRef {
-                    pm4_packet: p.packet,
-                    dispatch: p.dispatch,
-                    kernel: &p.kernel.symbol,
-                    trace: &p.ctx.trace,
-                }),
+                Event::Dispatch(p) => {
+                    timestamp::advance(p.ticks);
+                    self.model.dispatch(DispatchRef {
+                        pm4_packet: p.packet,
+                        dispatch: p.dispatch,
+                        kernel: &p.kernel.symbol,
+                        trace: &p.ctx.trace,
+                    })
+                }
+                Event::Timestamp(ops, addr, packet, dword) => {
+                    self.model.release(*ops);
+                    let now = timestamp::read().to_le_bytes();
+                    self.cp_write(*addr, &now, *packet, *dword)?;
+                }
                 Event::Acquire(ops) => self.model.acquire(*ops),
                 Event::Release(ops, write) => {
                     self.model.release(*ops);
@@ -386,3 +409,5 @@ impl IbRun<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timestamp_tests;
