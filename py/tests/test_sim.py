@@ -143,7 +143,7 @@ def test_accessor_arguments_are_checked(gpu, counter):
 
 
 def test_scalar_load_of_producer_data_after_rmw_vmem_is_stale(gpu):
-    # consume is proven VMEM-only, so serialize=True gives it rmw_vmem
+    # consume is proven VMEM-only, so serialize=True after produce gives it rmw_vmem
     # (K$ kept); a twin reading the producer's data through the scalar
     # cache is then a stale read.
     module = gpu.load_module(kernel_bytes("produce_consume"))
@@ -164,6 +164,6 @@ def test_scalar_load_of_producer_data_after_rmw_vmem_is_stale(gpu):
     buf, out = gpu.alloc(16), gpu.alloc(16)
     kp = module.pack_kernargs("produce", struct.pack("<QI", buf.address(), 3), 1, 1)
     kc = module.pack_kernargs("consume", struct.pack("<QQ", out.address(), buf.address()), 1, 1)
-    ib = gpu.build(module, [("produce", 1, 1, 0, kp, False), ("consume", 1, 1, 0, kc, True)])
+    ib = gpu.build(module, [("produce", 1, 1, 0, kp, True), ("consume", 1, 1, 0, kc, False)])
     with pytest.raises(rl.ReplayError, match="stale read"):
         ib.replay()
