@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
+use relaunch_device::hsa::{AgentInfo, AllocFlags, HsaError, Runtime};
 use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
@@ -40,6 +40,8 @@ pub(crate) struct GpuInner {
     /// One scheduler per queue width asked for, created on first use and
     /// kept: queues are long-lived, never created per replay.
     schedulers: Mutex<HashMap<usize, Arc<HsaScheduler>>>,
+    /// Live allocations, so IBs can keep alive what their kernargs use.
+    pub(crate) allocations: crate::keepalive::Registry,
 }
 
 /// An opened GPU. Cheap to clone; everything made from it (modules, IBs,
@@ -194,6 +196,7 @@ impl Gpu {
                 simulated,
                 describe,
                 schedulers: Mutex::new(HashMap::new()),
+                allocations: crate::keepalive::Registry::default(),
             }),
         })
     }
@@ -277,25 +280,31 @@ impl Gpu {
         } else {
             mem.fill_zero().map_err(Error::device)?;
         }
+        let addr = mem.addr();
+        let held = Arc::new(crate::keepalive::Held {
+            mem: Mutex::new(mem),
+        });
+        self.inner.allocations.register(addr, bytes, &held);
         Ok(DeviceBuffer {
             _gpu: self.clone(),
-            mem: Mutex::new(mem),
+            mem: held,
             len: bytes,
         })
     }
 }
 
-/// Memory allocated through a `Gpu`; freed on drop. Keeps its GPU alive.
+/// Memory allocated through a `Gpu`; freed when it and every IB whose
+/// kernargs point into it have dropped (`keepalive`). Keeps its GPU alive.
 pub struct DeviceBuffer {
     _gpu: Gpu,
-    mem: Mutex<Allocation>,
+    mem: Arc<crate::keepalive::Held>,
     len: usize,
 }
 
 impl DeviceBuffer {
     /// The GPU virtual address (put it in kernargs).
     pub fn address(&self) -> u64 {
-        self.mem.lock().addr()
+        self.mem.mem.lock().addr()
     }
 
     pub fn len(&self) -> usize {
@@ -309,12 +318,16 @@ impl DeviceBuffer {
     /// Copies `dst.len()` bytes at `offset` to the host. Do not read while a
     /// replay that writes this memory is in flight.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.mem.lock().read(offset, dst).map_err(Error::replay)
+        self.mem.mem.lock().read(offset, dst).map_err(Error::replay)
     }
 
     /// Copies `src` into the buffer at `offset`.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.mem.lock().write(offset, src).map_err(Error::replay)
+        self.mem
+            .mem
+            .lock()
+            .write(offset, src)
+            .map_err(Error::replay)
     }
 
     /// The host address of the whole buffer when it is host-visible (for
@@ -322,7 +335,7 @@ impl DeviceBuffer {
     /// while the buffer lives; accesses must not overlap a replay that
     /// uses this memory (as with `read`/`write`).
     pub fn host_ptr(&self) -> Option<*mut u8> {
-        self.mem.lock().host_ptr(0, self.len).ok()
+        self.mem.mem.lock().host_ptr(0, self.len).ok()
     }
 
     /// Reads the little-endian u32 at `offset`.

@@ -9,13 +9,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_encoders::{EncodeOptions, IbBuilder};
+use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
 use relaunch_lanes::{
     Access, BufferId, EncoderSink, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb};
+use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiCompletion, MultiIb};
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gpu::{Gpu, HsaScheduler};
@@ -143,6 +144,7 @@ impl Graph {
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
+            stream: Mutex::new(None),
         })
     }
 }
@@ -150,6 +152,8 @@ impl Graph {
 struct Launched {
     gpu: Gpu,
     multi: MultiIb<HsaBackend>,
+    /// Per lane: allocations its kernargs point into (dropped after the IBs).
+    kept: Vec<crate::keepalive::KeptAlive>,
     _scheduler: Arc<HsaScheduler>,
 }
 
@@ -158,6 +162,26 @@ pub struct GraphExec {
     plan: Mutex<Plan>,
     modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
+    /// Per lane, the words its IB is stream-ordered through (set before
+    /// the first launch, see [`GraphExec::order_by_stream_words`]).
+    stream: Mutex<Option<Vec<StreamWords>>>,
+}
+
+/// A launch submitted and not waited for ([`GraphExec::launch_async`]).
+pub struct LaunchInFlight {
+    completion: MultiCompletion<HsaWatch>,
+}
+
+impl LaunchInFlight {
+    /// Waits for every lane (up to `timeout`); every failing lane is named.
+    pub fn wait(&self, timeout: std::time::Duration) -> Result<()> {
+        self.completion.wait(timeout).map_err(Error::replay)
+    }
+
+    /// True once every lane finished (an error when one failed).
+    pub fn is_complete(&self) -> Result<bool> {
+        self.completion.is_complete().map_err(Error::replay)
+    }
 }
 
 impl GraphExec {
@@ -200,10 +224,51 @@ impl GraphExec {
             .collect()
     }
 
+    /// Orders every lane's IB with another queue's work through `words`
+    /// (one gate/done pair per lane, see `relaunch_encoders::stream_order`):
+    /// each replay then waits for its lane's gate and writes its done word.
+    /// Must be called before the first launch.
+    pub fn order_by_stream_words(&self, words: Vec<StreamWords>) -> Result<()> {
+        if self.launched.lock().is_some() {
+            return Err(Error::handle(
+                "the graph's IBs are already installed; order it by stream words before its first launch",
+            ));
+        }
+        let lanes = self.lane_count();
+        if words.len() != lanes {
+            return Err(Error::handle(format!(
+                "{} stream word pairs for a graph of {lanes} lanes (one pair per lane)",
+                words.len()
+            )));
+        }
+        *self.stream.lock() = Some(words);
+        Ok(())
+    }
+
+    /// Submits a replay on `gpu` without waiting for it (installing the IBs
+    /// at the first launch, as [`GraphExec::launch`]).
+    pub fn launch_async(&self, gpu: &Gpu) -> Result<LaunchInFlight> {
+        let mut launched = self.launched.lock();
+        if launched.is_none() {
+            *launched = Some(self.install(gpu)?);
+        }
+        let l = launched.as_ref().expect("installed above");
+        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
+            return Err(Error::handle(format!(
+                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
+                l.gpu.describe(),
+                gpu.describe()
+            )));
+        }
+        let completion = l.multi.replay().map_err(Error::replay)?;
+        Ok(LaunchInFlight { completion })
+    }
+
     /// Replays the graph on `gpu` and waits. The first launch encodes one
     /// IB per lane (in parallel) and installs them on the Auto queue width;
     /// the IBs stay bound to that GPU.
     pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph launch")?;
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -234,11 +299,16 @@ impl GraphExec {
         }
         let lanes = plan.lane_count();
         let family = gpu.family();
+        let stream = self.stream.lock().clone();
         let encoded = encode_lanes(lanes, |lane| {
-            let mut sink = EncoderSink::new(
-                IbBuilder::new(family, EncodeOptions::default()),
-                |kernel: &KernelRef| self.resolve(kernel),
-            );
+            let builder = match stream.as_ref().and_then(|w| w.get(lane)) {
+                Some(words) => {
+                    IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words)
+                        .map_err(|e| e.to_string())?
+                }
+                None => IbBuilder::new(family, EncodeOptions::default()),
+            };
+            let mut sink = EncoderSink::new(builder, |kernel: &KernelRef| self.resolve(kernel));
             plan.lower_lane(lane, &mut sink)
                 .map_err(|e| e.to_string())?;
             let builder = sink.into_builder();
@@ -252,11 +322,30 @@ impl GraphExec {
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
         let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        let mut kept = Vec::with_capacity(lanes);
+        for lane in plan.lanes() {
+            let mut k = crate::keepalive::KeptAlive::default();
+            for (index, node) in lane.iter().enumerate() {
+                if let Some(info) = self.kernel_info(node.kernel) {
+                    k.record(&gpu.inner.allocations, index, info, node.kernarg);
+                }
+            }
+            kept.push(k);
+        }
         Ok(Launched {
             gpu: gpu.clone(),
             multi,
+            kept,
             _scheduler: scheduler,
         })
+    }
+
+    /// The metadata of a module kernel (its pointer slots for `keepalive`).
+    fn kernel_info(&self, kernel: &KernelRef) -> Option<&relaunch_device::codeobj::KernelInfo> {
+        match kernel {
+            KernelRef::Named(_) => None,
+            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
+        }
     }
 
     fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
@@ -321,6 +410,7 @@ impl GraphExec {
 
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph set_node_kernargs")?;
         // Lock order: `launched`, then `plan` (as `launch` -> `install`).
         let mut launched = self.launched.lock();
         let mut plan = self.plan.lock();
@@ -333,6 +423,9 @@ impl GraphExec {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+            if let Some(kept) = l.kept.get_mut(at.lane) {
+                kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
+            }
         }
         Ok(())
     }

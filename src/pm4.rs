@@ -12,10 +12,28 @@ use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
+use crate::keepalive::KeptAlive;
 use crate::module::Module;
 
 /// How long a synchronous replay waits before reporting a timeout.
 pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Refuses `what` (a replay or patch) when called from inside a simulated
+/// kernel's twin: the twin runs on the queue thread the call would wait
+/// for, so it would hang until the replay timeout.
+pub fn refuse_inside_twin(what: &str) -> Result<()> {
+    if relaunch_sim::twins::inside_twin() {
+        return Err(Error::new(
+            crate::error::ErrorClass::Replay,
+            format!(
+                "{what} called from inside a kernel twin: the twin runs on the queue thread the \
+                 call would wait for (it would deadlock); replay or patch after the replay \
+                 running the twin has finished"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// Records one IB's dispatches. Consumed by `Gpu::finalize`.
 pub struct Pm4Builder {
@@ -23,6 +41,8 @@ pub struct Pm4Builder {
     builder: IbBuilder,
     /// Modules used, kept alive as long as the IB.
     modules: Vec<Module>,
+    /// Allocations the kernargs point into, kept alive as long as the IB.
+    kept: KeptAlive,
 }
 
 impl Gpu {
@@ -37,6 +57,7 @@ impl Gpu {
             gpu: self.clone(),
             builder: IbBuilder::new(self.family(), options),
             modules: Vec::new(),
+            kept: KeptAlive::default(),
         }
     }
 }
@@ -79,6 +100,12 @@ impl Pm4Builder {
             .builder
             .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)
             .map_err(Error::record)?;
+        self.kept.record(
+            &self.gpu.inner.allocations,
+            id as usize,
+            &kernel.info,
+            &kernarg,
+        );
         if !self.modules.iter().any(|m| m.same_as(module)) {
             self.modules.push(module.clone());
         }
@@ -120,6 +147,8 @@ impl Pm4Builder {
 /// A retained IB installed on one queue.
 pub struct Pm4Ib {
     handle: IbHandle<HsaBackend>,
+    gpu: Gpu,
+    kept: KeptAlive,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: usize,
@@ -157,6 +186,8 @@ impl Gpu {
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
+            gpu: self.clone(),
+            kept: builder.kept,
             _scheduler: scheduler,
             _modules: builder.modules,
             dispatches,
@@ -178,6 +209,7 @@ impl Gpu {
         let mut modules = Vec::new();
         let mut lanes = Vec::with_capacity(builders.len());
         let mut counts = Vec::with_capacity(builders.len());
+        let mut kept = Vec::with_capacity(builders.len());
         for (lane, b) in builders.into_iter().enumerate() {
             check_owner(self, &b).map_err(|e| e.context(format!("lane {lane}")))?;
             if b.dispatch_count() == 0 {
@@ -186,6 +218,7 @@ impl Gpu {
             counts.push(b.dispatch_count());
             let work = b.work();
             modules.extend(b.modules);
+            kept.push(b.kept);
             lanes.push(LaneProgram {
                 program: b.builder,
                 work,
@@ -196,6 +229,8 @@ impl Gpu {
         let multi = scheduler.install(lanes).map_err(Error::compile)?;
         Ok(Pm4MultiIb {
             multi,
+            gpu: self.clone(),
+            kept,
             _scheduler: scheduler,
             _modules: modules,
             dispatches: counts,
@@ -219,6 +254,7 @@ impl Pm4Ib {
 
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
+        refuse_inside_twin("Pm4Ib replay")?;
         let completion = self.handle.replay().map_err(Error::replay)?;
         Ok(Replay { completion })
     }
@@ -226,6 +262,7 @@ impl Pm4Ib {
     /// Overwrites kernarg bytes of dispatch `index`; applied after replays
     /// already submitted have finished, before later ones.
     pub fn set_kernargs(&mut self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        refuse_inside_twin("Pm4Ib set_kernargs")?;
         // An index past the count names no dispatch: a handle error, as
         // the seed's C ABI classes it (a range past a block is a record one).
         if index >= self.dispatches {
@@ -236,7 +273,10 @@ impl Pm4Ib {
         }
         self.handle
             .patch(index, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        self.kept
+            .patch(&self.gpu.inner.allocations, index, byte_offset, bytes);
+        Ok(())
     }
 
     pub fn dispatch_count(&self) -> usize {
@@ -251,6 +291,9 @@ impl Pm4Ib {
 /// Several retained IBs, one per lane, over one or more queues.
 pub struct Pm4MultiIb {
     multi: MultiIb<HsaBackend>,
+    gpu: Gpu,
+    /// Per lane: allocations its kernargs point into.
+    kept: Vec<KeptAlive>,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: Vec<usize>,
@@ -259,6 +302,7 @@ pub struct Pm4MultiIb {
 impl Pm4MultiIb {
     /// Fans a replay out over every lane and waits for all of them.
     pub fn replay(&self) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
             .map_err(Error::replay)?
@@ -273,6 +317,7 @@ impl Pm4MultiIb {
         byte_offset: usize,
         bytes: &[u8],
     ) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb set_kernargs")?;
         match self.dispatches.get(lane) {
             None => {
                 return Err(Error::handle(format!(
@@ -289,7 +334,11 @@ impl Pm4MultiIb {
         }
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        if let Some(kept) = self.kept.get_mut(lane) {
+            kept.patch(&self.gpu.inner.allocations, dispatch, byte_offset, bytes);
+        }
+        Ok(())
     }
 
     pub fn lane_count(&self) -> usize {

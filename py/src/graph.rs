@@ -420,6 +420,9 @@ impl GraphExec {
     /// Replays the graph on `gpu` and waits (the first launch installs it).
     fn launch(&self, py: Python<'_>, gpu: &Bound<'_, Gpu>) -> PyResult<()> {
         let gpu = &gpu.get().gpu;
+        call("GraphExec.launch", || {
+            facade::refuse_inside_twin("GraphExec.launch")
+        })?;
         py.detach(|| call("GraphExec.launch", || self.exec.read().launch(gpu)))
     }
 
@@ -435,6 +438,9 @@ impl GraphExec {
         let id = NodeId::from_raw(node_id(node, self.graph, "node")?);
         let data = bytes_like(data, "data")?;
         let offset = opt_uint(byte_offset, "byte_offset", usize::MAX as u64, 0)? as usize;
+        call("GraphExec.set_kernargs", || {
+            facade::refuse_inside_twin("GraphExec.set_kernargs")
+        })?;
         py.detach(|| {
             call("GraphExec.set_kernargs", || {
                 #[allow(unused_mut)]

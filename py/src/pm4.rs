@@ -125,6 +125,11 @@ pub struct Pm4Ib {
 impl Pm4Ib {
     /// Submits the IB and waits for it.
     fn replay(&self, py: Python<'_>) -> PyResult<()> {
+        // Checked before the lock: a twin of this very replay would wait
+        // for the lock its replay holds.
+        call("Pm4Ib.replay", || {
+            facade::refuse_inside_twin("Pm4Ib.replay")
+        })?;
         py.detach(|| call("Pm4Ib.replay", || self.ib.lock().replay()))
     }
 
@@ -140,6 +145,9 @@ impl Pm4Ib {
         let index = uint(index, "index", usize::MAX as u64)? as usize;
         let data = bytes_like(data, "data")?;
         let offset = opt_uint(byte_offset, "byte_offset", usize::MAX as u64, 0)? as usize;
+        call("Pm4Ib.set_kernargs", || {
+            facade::refuse_inside_twin("Pm4Ib.set_kernargs")
+        })?;
         py.detach(|| {
             call("Pm4Ib.set_kernargs", || {
                 // `mut`: the facade's patch is moving to `&mut self`.

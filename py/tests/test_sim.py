@@ -167,3 +167,34 @@ def test_scalar_load_of_producer_data_after_rmw_vmem_is_stale(gpu):
     ib = gpu.build(module, [("produce", 1, 1, 0, kp, True), ("consume", 1, 1, 0, kc, False)])
     with pytest.raises(rl.ReplayError, match="stale read"):
         ib.replay()
+
+
+@pytest.mark.parametrize("action", ["replay", "replay_other", "patch"])
+def test_a_twin_that_replays_or_patches_is_refused_at_once(gpu, counter, action):
+    import time
+
+    buf = gpu.alloc(16)
+    args = counter_args(counter, buf)
+    other = gpu.build(counter, [("counter", 1, 1, 0, args, False)])
+    seen = []
+    holder: dict[str, rl.Pm4Ib] = {}
+
+    def reentrant(wg):
+        try:
+            if action == "replay":
+                holder["ib"].replay()
+            elif action == "replay_other":
+                other.replay()
+            else:
+                holder["ib"].set_kernargs(0, args)
+        except rl.ReplayError as e:
+            seen.append(str(e))
+            raise
+
+    rl.sim.register_kernel("counter", reentrant)
+    holder["ib"] = gpu.build(counter, [("counter", 1, 1, 0, args, False)])
+    start = time.monotonic()
+    with pytest.raises(rl.ReplayError, match="inside a kernel twin"):
+        holder["ib"].replay()
+    assert time.monotonic() - start < 10, "waited for the replay timeout"
+    assert seen and "deadlock" in seen[0]

@@ -324,10 +324,18 @@ impl SimDevice {
 
     /// Refuse a dispatch with more workgroups than the configured limit.
     pub fn check_dispatch_size(&self, grid: [u32; 3], block: [u32; 3]) -> Result<(), String> {
-        let groups: u64 = (0..3)
-            .map(|d| u64::from(grid[d]).div_ceil(u64::from(block[d].max(1))))
-            .product();
+        // Checked: three 32-bit counts can exceed 64 bits (2^31 x 2^31 x 4
+        // wrapped to 0 and ran).
+        let groups = (0..3).try_fold(1u64, |acc, d| {
+            acc.checked_mul(u64::from(grid[d]).div_ceil(u64::from(block[d].max(1))))
+        });
         let limit = self.config.max_workgroups_per_dispatch;
+        let Some(groups) = groups else {
+            return Err(format!(
+                "the dispatch's workgroup count (grid {grid:?}, block {block:?}) overflows 64 \
+                 bits; the simulator runs at most {limit} per dispatch"
+            ));
+        };
         if groups > limit {
             return Err(format!(
                 "the dispatch has {groups} workgroups (grid {grid:?}, block {block:?}), more than \

@@ -6,7 +6,9 @@
 //! direct PM4 path can run it ([`Verdict`]), and packing a kernel's kernarg
 //! segment with the hidden arguments a launch determines ([`kernargs`]). Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
-//! compressed bundles; each with its own [`CodeObjectError`] variant. Bad
+//! compressed bundles that do not decompress to exactly their declared size
+//! (at most [`compressed::MAX_UNCOMPRESSED_BYTES`]); each with its own
+//! [`CodeObjectError`] variant. Bad
 //! input never panics and never allocates more than a small multiple of its
 //! own size. Must not import the encoders, the simulated device or anything
 //! above this crate.
@@ -14,6 +16,7 @@
 pub mod args;
 pub mod bundle;
 pub mod certify;
+pub mod compressed;
 pub mod descriptor;
 pub mod elf;
 pub mod error;

@@ -17,6 +17,7 @@ use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORD
 use crate::dispatch::{
     check_launch, KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE,
 };
+use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN, KERNARG_ADDRESS_OFFSET};
 use crate::elide::{ShShadow, TAG_KERNARG_HI, TAG_KERNARG_LO};
 use crate::emit;
 use crate::error::EncodeError;
@@ -24,6 +25,7 @@ use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, 
 use crate::kernarg::KernargImage;
 use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
+use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
 use repeat::{PatchRun, Repeat, Room};
 
@@ -97,18 +99,46 @@ pub struct IbBuilder {
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
+    /// Gate and done words of a stream-ordered IB (see `stream_order.rs`).
+    stream: Option<StreamWords>,
+    /// (dispatch, image offset) of synthesized dispatch packets, whose
+    /// `kernarg_address` holds an offset from the base until `finish`.
+    packets: Vec<(DispatchId, u32)>,
 }
 
 impl IbBuilder {
     /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
-    pub fn new(family: Family, mut opts: EncodeOptions) -> Self {
+    pub fn new(family: Family, opts: EncodeOptions) -> Self {
+        Self::with_stream(family, opts, None)
+    }
+
+    /// A builder whose IB is ordered with another queue's work through
+    /// `words`: it waits for (and closes) the gate before its prologue and
+    /// writes done after its epilogue (see `stream_order.rs`).
+    pub fn new_stream_ordered(
+        family: Family,
+        opts: EncodeOptions,
+        words: StreamWords,
+    ) -> Result<Self, EncodeError> {
+        crate::stream_order::check(words)?;
+        Ok(Self::with_stream(family, opts, Some(words)))
+    }
+
+    fn with_stream(family: Family, mut opts: EncodeOptions, stream: Option<StreamWords>) -> Self {
         if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
             opts.full_state = true;
         }
-        let limit = opts
+        let mut limit = opts
             .max_segment_dwords
             .clamp(MIN_SEGMENT_DWORDS, MAX_IB_DWORDS) as usize;
         let mut w = DwordWriter::new();
+        if let Some(words) = stream {
+            // The gate is waited for before the acquire, so the stream's
+            // earlier writes are visible to the IB's kernels; every
+            // segment keeps room for the done write after the epilogue.
+            stream_order::emit_gate(&mut w, words);
+            limit -= stream_order::DONE_DWORDS;
+        }
         emit_prologue(&mut w);
         IbBuilder {
             family,
@@ -133,6 +163,8 @@ impl IbBuilder {
             lo_pointer_ends: Vec::new(),
             lo_runs: Vec::new(),
             hi_pointer: Vec::new(),
+            packets: Vec::new(),
+            stream,
         }
     }
 
@@ -254,6 +286,17 @@ impl IbBuilder {
             return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
         }
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
+        let packet = if p.dispatch_ptr {
+            let image =
+                DispatchPacketImage::for_launch(p.kd_address, launch, p.static_lds, koff.into());
+            let (at, _) = self
+                .kernargs
+                .place(&image.to_bytes(), DISPATCH_PACKET_ALIGN)?;
+            self.packets.push((id, at));
+            Some(at)
+        } else {
+            None
+        };
 
         if self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
             self.close_segment();
@@ -270,14 +313,19 @@ impl IbBuilder {
             self.write_state(&p, launch.block, st.rsrc2);
             self.last_state = if full { None } else { Some(key) };
         }
-        // USER_DATA: [private segment buffer zeros], kernarg pointer (low
-        // dword as an offset from the base, high dword filled at finish),
-        // then the padding zeros RSRC2 declares.
+        // USER_DATA: [private segment buffer zeros], [dispatch packet
+        // pointer], kernarg pointer (low dwords as offsets from the base,
+        // high dwords filled at finish), then the padding zeros RSRC2 declares.
         let n = p.user_sgprs();
         if n > 0 {
             let mut user = [0u64; off::USER_DATA_COUNT as usize];
+            let mut at = p.private_segment_dwords as usize;
+            if let Some(packet) = packet {
+                user[at] = TAG_KERNARG_LO | packet as u64;
+                user[at + 1] = TAG_KERNARG_HI;
+                at += 2;
+            }
             if p.kernarg_ptr {
-                let at = p.private_segment_dwords as usize;
                 user[at] = TAG_KERNARG_LO | koff as u64;
                 user[at + 1] = TAG_KERNARG_HI;
             }
@@ -306,7 +354,9 @@ impl IbBuilder {
             kernarg_len: klen,
             kernel: k as u32,
         });
-        if p.kernarg_ptr && !full {
+        // The fast path repeats the kernarg pointer only; a dispatch packet
+        // per dispatch goes through here.
+        if p.kernarg_ptr && !full && !p.dispatch_ptr {
             let room = Room {
                 dwords: (self.limit - EPILOGUE_DWORDS).saturating_sub(self.w.len()),
                 image_len: self.kernargs.len(),
@@ -380,6 +430,9 @@ impl IbBuilder {
         self.repeat = None;
         self.pending = None;
         emit_epilogue(&mut self.w);
+        if let Some(words) = self.stream {
+            stream_order::emit_done(&mut self.w, words);
+        }
         self.push_segment();
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
@@ -400,19 +453,34 @@ impl IbBuilder {
         for &(segment, pos) in &self.hi_pointer {
             self.segments[segment as usize].dwords[pos as usize] = (kernarg_base >> 32) as u32;
         }
+        let mut image = self.kernargs.into_bytes();
+        // Shared (immutable) packets appear once per dispatch: fix each once.
+        let mut fixed: Vec<u32> = self.packets.iter().map(|&(_, at)| at).collect();
+        fixed.sort_unstable();
+        fixed.dedup();
+        for at in fixed {
+            let field = at as usize + KERNARG_ADDRESS_OFFSET;
+            let slot: &mut [u8; 8] = (&mut image[field..field + 8])
+                .try_into()
+                .expect("packet images are 64 bytes inside the kernarg image");
+            *slot = u64::from_le_bytes(*slot)
+                .wrapping_add(kernarg_base)
+                .to_le_bytes();
+        }
         tracing::debug!(
             family = %self.family,
             dispatches = self.sites.len(),
             segments = self.segments.len(),
-            kernarg_bytes = self.kernargs.len(),
+            kernarg_bytes = image.len(),
             "pm4 ib finished"
         );
         Ok(EncodedIb {
             family: self.family,
             segments: self.segments,
-            kernarg_image: self.kernargs.into_bytes(),
+            kernarg_image: image,
             kernarg_base,
             sites: self.sites,
+            dispatch_packets: self.packets,
             kernels: self.kernels,
             kernargs_shared: self.opts.kernargs_immutable,
         })

@@ -115,7 +115,10 @@ pub(crate) fn dispatch_state(
     };
     let refusals = descriptor_refusals(&kd, family);
     if !refusals.is_empty() {
-        let verdict = Verdict { refusals };
+        let verdict = Verdict {
+            refusals,
+            dispatch_packet: false,
+        };
         return Err(invalid(format!("the direct PM4 path cannot run it: {verdict}")).into());
     }
     let mismatch = |register: u16, found: u32, expected: u32, what: String| StateError::Mismatch {
@@ -170,7 +173,8 @@ pub(crate) fn dispatch_state(
         .into());
     }
 
-    // User SGPRs: [4 zero dwords of private segment buffer] then the kernarg pointer.
+    // User SGPRs: [4 zero dwords of private segment buffer], [the dispatch
+    // packet's address], then the kernarg pointer.
     let count = delivered_user_sgprs(&kd, family);
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
@@ -188,6 +192,12 @@ pub(crate) fn dispatch_state(
         }
         next = 4;
     }
+    let dispatch_ptr = if kd.wants_dispatch_ptr() {
+        next += 2;
+        Some(u64::from(user[next - 2]) | (u64::from(user[next - 1]) << 32))
+    } else {
+        None
+    };
     let (kernarg_ptr, kernarg_size) = if kd.wants_kernarg_segment_ptr() {
         let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
         let size = kd.kernarg_size as usize;
@@ -278,6 +288,16 @@ pub(crate) fn dispatch_state(
         };
     }
     device.check_dispatch_size(grid, block).map_err(invalid)?;
-    let ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    let mut ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    if let Some(ptr) = dispatch_ptr {
+        let want = super::dispatch_packet::Expected {
+            grid,
+            block,
+            lds_bytes,
+            kernarg_ptr,
+        };
+        super::dispatch_packet::check(&device.memory, &kernel, ptr, &want)?;
+        ctx.dispatch_ptr = ptr;
+    }
     Ok(Checked { kernel, ctx })
 }

@@ -9,7 +9,9 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+mod dispatch_packet;
 pub mod timestamp;
+mod wait_mem;
 
 use std::sync::Arc;
 
@@ -46,6 +48,8 @@ pub enum Pm4ErrorKind {
     Kernel { kernel: String, fault: KernelFault },
     #[error(transparent)]
     Vm(#[from] VmFault),
+    #[error("{0}")]
+    WaitTimeout(String),
 }
 
 /// An IB execution error with its location.
@@ -249,6 +253,26 @@ impl IbRun<'_> {
                 self.flush()?;
                 self.cp_write(address, &bytes, index, dword)
             }
+            Packet::WaitRegMem {
+                control,
+                address,
+                reference,
+                mask,
+                poll_interval,
+            } => {
+                // The CP stops here until the wait is satisfied: what came
+                // before may have run, what comes after has not.
+                self.flush()?;
+                wait_mem::wait(
+                    &self.device.memory,
+                    control,
+                    address,
+                    reference,
+                    mask,
+                    poll_interval,
+                )
+                .map_err(|k| self.error(index, dword, None, k))
+            }
             other => unsupported(self, other.name().to_string()),
         }
     }
@@ -409,5 +433,9 @@ impl IbRun<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_dispatch_packet;
+#[cfg(test)]
+mod tests_stream_order;
 #[cfg(test)]
 mod timestamp_tests;

@@ -256,13 +256,42 @@ impl SimQueue {
         };
         self.shared.stop.store(true, Ordering::Release);
         self.doorbell_signal.store(i64::MIN);
-        if thread.join().is_err() {
-            tracing::error!(queue = self.id, "sim packet processor panicked");
+        if !join_bounded(thread, DESTROY_JOIN_LIMIT) {
+            // A kernel (twin) that never returns keeps the processor
+            // busy: abandon it rather than block the caller (and so
+            // `hsa_queue_destroy`, `rl_gpu_free`) forever. Its ring stays
+            // allocated, since the thread may still read it.
+            tracing::error!(
+                queue = self.id,
+                limit = ?DESTROY_JOIN_LIMIT,
+                "sim packet processor still running a packet at queue destroy; abandoned"
+            );
+            return;
         }
         let _ = self.device.memory.free(self.ring);
         self.device.signals.destroy(self.doorbell);
         tracing::debug!(id = self.id, "sim queue destroyed");
     }
+}
+
+/// How long destroying a queue waits for its processor to finish the
+/// packet it is running.
+pub const DESTROY_JOIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Join `thread` if it finishes within `limit`; false (thread detached)
+/// otherwise. Nothing in the simulator joins a thread without a bound.
+fn join_bounded(thread: JoinHandle<()>, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while !thread.is_finished() {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if thread.join().is_err() {
+        tracing::error!("sim packet processor panicked");
+    }
+    true
 }
 
 impl Drop for SimQueue {
