@@ -117,7 +117,9 @@ impl Graph {
                 kernarg,
                 accesses: spec.accesses,
                 deps: spec.deps,
-                vmem_only: false,
+                // Proven VMEM-only consumers get the narrower boundary.
+                vmem_only: spec.module.read_cache(&kernel.info.name)
+                    == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
             })
             .map_err(record_error)?;
         self.modules

@@ -112,14 +112,19 @@ impl Pm4Builder {
         Ok(id as usize)
     }
 
-    /// Read-after-write boundary before the next dispatch (`consumer`'s
-    /// certification could narrow it; uncertified consumers get the
-    /// generic K$/V$/GL1 invalidate).
+    /// Read-after-write boundary before the next dispatch: `rmw_vmem` when
+    /// `consumer` is proven VMEM-only, else the generic K$/V$/GL1
+    /// invalidate (`rmw`).
     pub fn wait_rmw(&mut self, consumer: Option<(&Module, &str)>) -> Result<()> {
+        let mut kind = BoundaryKind::Rmw;
         if let Some((module, symbol)) = consumer {
             module.kernel(symbol)?;
+            // A consumer proven VMEM-only keeps K$ (GCR 0x300).
+            if module.read_cache(symbol) == crate::ReadCache::VmemOnly {
+                kind = BoundaryKind::RmwVmem;
+            }
         }
-        self.builder.boundary(BoundaryKind::Rmw);
+        self.builder.boundary(kind);
         Ok(())
     }
 

@@ -107,6 +107,58 @@
 #define RL_ERR_INTERNAL -9
 
 /**
+ * Scheduler profile a manifest declares (`rl_module_scheduler_profile`).
+ */
+enum RlSchedulerProfile
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No manifest, or it names no profile.
+   */
+  RlSchedulerUnknown = 0,
+  RlSchedulerDefault = 1,
+  RlSchedulerMaxIlp = 2,
+  RlSchedulerIterativeIlp = 3,
+  RlSchedulerMemoryClause = 4,
+  RlSchedulerPipelineIlp = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum RlSchedulerProfile RlSchedulerProfile;
+#else
+typedef uint32_t RlSchedulerProfile;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a kernel may read through the scalar cache
+ * (`rl_module_kernel_read_cache`).
+ */
+enum RlMutableReadCache
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Not proven VMEM-only (or unknown kernel): the full RMW boundary.
+   */
+  RlMutableScalarOrUnknown = 0,
+  /**
+   * Proven: scalar loads read only the kernarg segment.
+   */
+  RlMutableVmemOnly = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum RlMutableReadCache RlMutableReadCache;
+#else
+typedef uint32_t RlMutableReadCache;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Queue-count policies (`rl_gpu_pm4_queue_count`, `rl_pm4_finalize_multi`
  * takes `RlQueueAuto`). Passed as `uint32_t`; other values are refused.
  */
@@ -323,6 +375,49 @@ int32_t rl_catalog_module(const struct RlCatalog *catalog,
  * their own handles (and the IBs using them) are freed. NULL is a no-op.
  */
 void rl_catalog_free(struct RlCatalog *catalog);
+
+/**
+ * Loads a code object with a certification manifest (JSON: relaunch's
+ * from `relaunch certify`, or the reference system's shape). Refused with
+ * `RL_ERR_CERTIFICATION`, naming the field, when the manifest is malformed,
+ * its `output_sha256` is not these bytes' or its `arch` is not the device's.
+ *
+ * # Safety
+ * `code` and `manifest` are valid for `len` / `manifest_len` bytes of
+ * reads; `out` is NULL or writable.
+ */
+int32_t rl_gpu_load_module_radiowave(const struct RlGpu *gpu,
+                                     const uint8_t *code,
+                                     size_t len,
+                                     const uint8_t *manifest,
+                                     size_t manifest_len,
+                                     struct RlModule **out);
+
+/**
+ * True when the module was loaded with an accepted manifest.
+ */
+bool rl_module_radiowave_certified(const struct RlModule *module);
+
+/**
+ * The manifest's scheduler profile; `RlSchedulerUnknown` without one (or
+ * for a bad handle).
+ */
+RlSchedulerProfile rl_module_scheduler_profile(const struct RlModule *module);
+
+/**
+ * The module's real wavefront size (32 or 64), certified or not; 0 for a
+ * bad handle or a module without kernels.
+ */
+uint32_t rl_module_wavefront_size(const struct RlModule *module);
+
+/**
+ * relaunch's verdict for `symbol` (with or without `.kd`);
+ * `RlMutableScalarOrUnknown` for an unknown symbol, NULL, or a bad handle.
+ *
+ * # Safety
+ * `symbol` is NULL or a NUL-terminated string.
+ */
+RlMutableReadCache rl_module_kernel_read_cache(const struct RlModule *module, const char *symbol);
 
 /**
  * Opens the GPU a selector names: `uuid:GPU-…`, `bdf:0000:66:00.0`,
@@ -571,9 +666,8 @@ int32_t rl_gpu_load_module(const struct RlGpu *gpu,
                            struct RlModule **out);
 
 /**
- * `rl_gpu_load_module` with a certification manifest bound to the exact
- * code-object bytes. Certification is not built yet: every manifest is
- * refused with `RL_ERR_CERTIFICATION` and the reason (load without one).
+ * The same call as `rl_gpu_load_module_radiowave` (kept for programs
+ * written against relaunch's earlier name).
  *
  * # Safety
  * `code` and `manifest` are valid for `len` / `manifest_len` bytes of
@@ -899,6 +993,17 @@ void rl_sim_grid_size(struct RlSimWorkgroup *wg, uint32_t *out);
  * `dst` is NULL or valid for `len` bytes of writes.
  */
 int32_t rl_sim_load(struct RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
+
+/**
+ * Checked scalar load (through the scalar cache, like `s_load`) of `len`
+ * bytes at `addr` into `dst`: the simulator reports it as a stale read
+ * when an earlier dispatch wrote the bytes and no boundary since then
+ * invalidated the scalar cache (`rmw_vmem` does not).
+ *
+ * # Safety
+ * `dst` is NULL or valid for `len` bytes of writes.
+ */
+int32_t rl_sim_scalar_load(struct RlSimWorkgroup *wg, uint64_t addr, void *dst, size_t len);
 
 /**
  * Checked store of `len` bytes from `src` to device address `addr`.

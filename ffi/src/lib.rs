@@ -21,6 +21,7 @@
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
 mod catalog;
+mod certify;
 mod enums;
 mod gpu;
 mod graph;
@@ -37,6 +38,7 @@ mod util;
 mod tests;
 
 pub use catalog::*;
+pub use certify::*;
 pub use enums::*;
 pub use gpu::*;
 pub use graph::*;

@@ -59,7 +59,10 @@ pub(crate) unsafe fn kernel_bytes<'a>(
     Ok((module, symbol, bytes))
 }
 
-unsafe fn load(
+/// # Safety
+/// `code` (and the manifest) are valid for their lengths; `out` is NULL or
+/// writable.
+pub(crate) unsafe fn load(
     func: &str,
     gpu: *const RlGpu,
     code: *const u8,
@@ -106,9 +109,8 @@ pub unsafe extern "C" fn rl_gpu_load_module(
     unsafe { load("rl_gpu_load_module", gpu, code, len, out, None) }
 }
 
-/// `rl_gpu_load_module` with a certification manifest bound to the exact
-/// code-object bytes. Certification is not built yet: every manifest is
-/// refused with `RL_ERR_CERTIFICATION` and the reason (load without one).
+/// The same call as `rl_gpu_load_module_radiowave` (kept for programs
+/// written against relaunch's earlier name).
 ///
 /// # Safety
 /// `code` and `manifest` are valid for `len` / `manifest_len` bytes of

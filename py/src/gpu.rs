@@ -356,6 +356,38 @@ impl Module {
         self.kernel_names()
     }
 
+    /// True when the module was loaded with an accepted manifest.
+    #[getter]
+    fn radiowave_certified(&self) -> bool {
+        self.module.radiowave_certified()
+    }
+
+    /// The manifest's scheduler profile (snake_case, "unknown" without one).
+    #[getter]
+    fn scheduler_profile(&self) -> &'static str {
+        use facade::SchedulerProfile as P;
+        match self.module.scheduler_profile() {
+            P::Unknown => "unknown",
+            P::Default => "default",
+            P::MaxIlp => "max_ilp",
+            P::IterativeIlp => "iterative_ilp",
+            P::MemoryClause => "memory_clause",
+            P::PipelineIlp => "pipeline_ilp",
+        }
+    }
+
+    /// The module's real wavefront size (32 or 64).
+    #[getter]
+    fn wavefront_size(&self) -> u32 {
+        self.module.wavefront_size()
+    }
+
+    /// relaunch's proof for `symbol`: "vmem_only" or "scalar_or_unknown"
+    /// (also for an unknown symbol: fail closed).
+    fn mutable_read_cache(&self, symbol: &str) -> &'static str {
+        self.module.read_cache(symbol).as_str()
+    }
+
     /// The full kernarg segment of `symbol` for one launch.
     #[pyo3(signature = (symbol, explicit, grid, block, dynamic_group_bytes = None))]
     fn pack_kernargs<'py>(

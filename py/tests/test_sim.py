@@ -151,6 +151,33 @@ def test_accessor_arguments_are_checked(gpu, counter):
     assert buf.read_u32(0) == 1
 
 
+def test_scalar_load_of_producer_data_after_rmw_vmem_is_stale(gpu):
+    # consume is proven VMEM-only, so serialize=True after produce gives it rmw_vmem
+    # (K$ kept); a twin reading the producer's data through the scalar
+    # cache is then a stale read.
+    module = gpu.load_module(kernel_bytes("produce_consume"))
+    assert module.mutable_read_cache("consume.kd") == "vmem_only"
+    assert module.mutable_read_cache("nope") == "scalar_or_unknown"
+    assert module.wavefront_size == 32
+    assert not module.radiowave_certified
+    assert module.scheduler_profile == "unknown"
+
+    def produce(wg):
+        wg.store(wg.arg_u64(0), struct.pack("<I", 7))
+
+    def consume(wg):
+        wg.store(wg.arg_u64(0), wg.scalar_load(wg.arg_u64(8), 4))
+
+    rl.sim.register_kernel("produce", produce)
+    rl.sim.register_kernel("consume", consume)
+    buf, out = gpu.alloc(16), gpu.alloc(16)
+    kp = module.pack_kernargs("produce", struct.pack("<QI", buf.address(), 3), 1, 1)
+    kc = module.pack_kernargs("consume", struct.pack("<QQ", out.address(), buf.address()), 1, 1)
+    ib = gpu.build(module, [("produce", 1, 1, 0, kp, True), ("consume", 1, 1, 0, kc, False)])
+    with pytest.raises(rl.ReplayError, match="stale read"):
+        ib.replay()
+
+
 @pytest.mark.parametrize("action", ["replay", "replay_other", "patch"])
 def test_a_twin_that_replays_or_patches_is_refused_at_once(gpu, counter, action):
     import time

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod bundle;
 mod bundled;
+mod certify;
 mod demo;
 mod devices;
 mod dump_ib;
@@ -32,6 +33,9 @@ enum Command {
     Devices(devices::Args),
     /// List the kernels in a code object with their PM4 verdicts.
     Inspect(inspect::Args),
+    /// Prove per kernel whether it reads mutable data only through vector
+    /// memory; print the verdicts and optionally write a manifest.
+    Certify(certify::Args),
     /// PM4 tools (dump a raw dword file).
     Pm4(pm4::Args),
     /// Replay N counter dispatches as retained PM4 and check the counters.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices(args) => devices::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Certify(args) => certify::run(args),
         Command::Pm4(args) => pm4::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Demo(args) => demo::run(args),

@@ -368,6 +368,15 @@ impl<'a> Elf<'a> {
     /// (the descriptor's virtual address) and size. Reads `.symtab` and
     /// `.dynsym`; the first definition of a name wins.
     pub fn descriptor_symbols(&self) -> Result<HashMap<&'a str, (u64, u64)>, E> {
+        self.defined_symbols(|name| name.ends_with(".kd"))
+    }
+
+    /// Every defined symbol whose name `keep` accepts, with value and size
+    /// (the certifier finds a kernel's function extent this way).
+    pub fn defined_symbols(
+        &self,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<HashMap<&'a str, (u64, u64)>, E> {
         let mut found = HashMap::new();
         let mut any_table = false;
         for s in &self.sections {
@@ -395,7 +404,7 @@ impl<'a> Elf<'a> {
                     continue; // undefined
                 }
                 let name = cstr(strings, u32_at(sym, 0), "symbol string table")?;
-                if name.ends_with(".kd") {
+                if keep(name) {
                     found
                         .entry(name)
                         .or_insert((u64_at(sym, 8), u64_at(sym, 16)));

@@ -176,6 +176,7 @@ mod tests {
             wavefront_size: 32,
             uses_dynamic_stack: false,
             max_flat_workgroup_size: None,
+            registers: Default::default(),
             verdict,
         }
     }

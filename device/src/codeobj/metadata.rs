@@ -114,6 +114,9 @@ pub struct KernelMetadata {
     pub wavefront_size: u32,
     pub uses_dynamic_stack: bool,
     pub max_flat_workgroup_size: Option<u32>,
+    /// `.vgpr_count`, `.sgpr_count`, `.vgpr_spill_count`, `.sgpr_spill_count`
+    /// (optional in the metadata; reported by `relaunch certify`).
+    pub registers: RegisterUse,
     pub args: Vec<KernelArg>,
 }
 
@@ -239,6 +242,15 @@ pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
     })
 }
 
+/// Register use a kernel's metadata declares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegisterUse {
+    pub vgpr_count: Option<u32>,
+    pub sgpr_count: Option<u32>,
+    pub vgpr_spill_count: Option<u32>,
+    pub sgpr_spill_count: Option<u32>,
+}
+
 fn kernel(v: &Value, index: usize) -> Result<KernelMetadata, E> {
     let map = as_map(v, &format!("amdhsa.kernels[{index}]"))?;
     let name = required_string(map, ".name", &format!("amdhsa.kernels[{index}]"))?;
@@ -265,6 +277,12 @@ fn kernel(v: &Value, index: usize) -> Result<KernelMetadata, E> {
         private_segment_fixed_size: required_number(map, ".private_segment_fixed_size", &ctx)?,
         wavefront_size: required_number(map, ".wavefront_size", &ctx)?,
         max_flat_workgroup_size: number(map, ".max_flat_workgroup_size", &ctx)?,
+        registers: RegisterUse {
+            vgpr_count: number(map, ".vgpr_count", &ctx)?,
+            sgpr_count: number(map, ".sgpr_count", &ctx)?,
+            vgpr_spill_count: number(map, ".vgpr_spill_count", &ctx)?,
+            sgpr_spill_count: number(map, ".sgpr_spill_count", &ctx)?,
+        },
         uses_dynamic_stack,
         args,
         name,

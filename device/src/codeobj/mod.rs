@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod bundle;
+pub mod certify;
 pub mod compressed;
 pub mod descriptor;
 pub mod elf;
@@ -26,6 +27,7 @@ pub mod object;
 pub mod verdict;
 
 pub use args::{ArgFill, Axis, KernelArg, ValueKind};
+pub use certify::{Certificate, ReadCache};
 pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;

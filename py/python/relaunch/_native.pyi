@@ -297,6 +297,23 @@ class Module:
     def kernels(self) -> list[str]:
         """Names of the kernels in the module."""
 
+    @property
+    def radiowave_certified(self) -> bool:
+        """True when the module was loaded with an accepted manifest."""
+
+    @property
+    def scheduler_profile(self) -> str:
+        """The manifest's scheduler profile (``"default"``, ``"max_ilp"``, ...;
+        ``"unknown"`` without one)."""
+
+    @property
+    def wavefront_size(self) -> int:
+        """The module's real wavefront size (32 or 64)."""
+
+    def mutable_read_cache(self, symbol: str) -> str:
+        """relaunch's own proof for ``symbol``: ``"vmem_only"`` or
+        ``"scalar_or_unknown"`` (also for an unknown symbol)."""
+
     def pack_kernargs(
         self,
         symbol: str,
@@ -596,6 +613,11 @@ class Workgroup:
     @property
     def grid_size(self) -> tuple[int, int, int]:
         """Work-items in the grid (x, y, z)."""
+
+    def scalar_load(self, addr: int, size: int) -> bytes:
+        """Checked scalar load (through the scalar cache, like ``s_load``) of
+        ``size`` bytes at ``addr``; stale when an earlier dispatch wrote them
+        and no boundary since invalidated the scalar cache."""
 
     def load(self, addr: int, size: int) -> bytes:
         """Checked load of ``size`` bytes at device address ``addr``.

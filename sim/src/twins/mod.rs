@@ -300,6 +300,24 @@ impl Workgroup<'_> {
         Ok(())
     }
 
+    /// Scalar load (through K$, like `s_load`) from device memory: data an
+    /// earlier dispatch wrote is stale here unless a boundary since then
+    /// invalidated the scalar cache (GLK_INV: `rmw`, not `rmw_vmem`).
+    pub fn scalar_load(&mut self, addr: u64, dst: &mut [u8]) -> Result<(), KernelFault> {
+        self.mem.read(addr, dst)?;
+        self.ctx
+            .trace
+            .record(AccessKind::ScalarRead, addr, dst.len() as u64);
+        Ok(())
+    }
+
+    /// `scalar_load` of one little-endian u32.
+    pub fn scalar_load_u32(&mut self, addr: u64) -> Result<u32, KernelFault> {
+        let mut b = [0u8; 4];
+        self.scalar_load(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
     /// Store to device memory.
     pub fn store(&mut self, addr: u64, src: &[u8]) -> Result<(), KernelFault> {
         self.mem.write(addr, src)?;
