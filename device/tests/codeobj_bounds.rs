@@ -2,61 +2,13 @@
 //! justifies (#15 item 9): a small object cannot declare a huge image, and
 //! a metadata note costs a small constant factor of its size to decode.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::PathBuf;
 
 use relaunch_device::codeobj::{metadata, CodeObject, CodeObjectError};
-
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_alloc(bytes: usize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get().saturating_add(bytes);
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-fn note_free(bytes: usize) {
-    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(bytes)));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the bookkeeping only
-// touches const-initialised thread-locals (no allocation, no destructor).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        // SAFETY: `ptr` came from `System` with `layout`; forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use relaunch_testsupport::alloc::{peak_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn peak_during(f: impl FnOnce()) -> usize {
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    f();
-    PEAK.with(Cell::get) - before
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 fn fixture(path: &str) -> Vec<u8> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/build");

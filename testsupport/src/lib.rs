@@ -1,9 +1,12 @@
 //! Helpers for relaunch's integration tests: the workspace root, and nested
 //! `cargo build`s of artifacts a test needs but cargo does not build for it
-//! (cdylibs, examples), found through cargo's JSON messages.
+//! (cdylibs, examples), found through cargo's JSON messages; and a counting
+//! allocator for tests that bound allocations ([`alloc`]).
 //!
 //! Test code: failures panic with cargo's output. Must not depend on any
 //! relaunch crate.
+
+pub mod alloc;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
