@@ -43,19 +43,19 @@ pub struct Boundary {
 
 /// The strongest need found so far for one node: (kind, producer index,
 /// hazard, buffer, range).
-type Need = Option<(BoundaryKind, u32, HazardKind, u32, (u64, u64))>;
+pub(crate) type Need = Option<(BoundaryKind, u32, HazardKind, u32, (u64, u64))>;
 
 /// Position (index of the node it precedes) of the last boundary covering
-/// each kind.
+/// each kind (shared with the reference derivation in `sweep_props`).
 #[derive(Default)]
-struct Covers {
+pub(crate) struct Covers {
     wait: Option<u32>,
     rmw_vmem: Option<u32>,
     rmw: Option<u32>,
 }
 
 impl Covers {
-    fn met(&self, kind: BoundaryKind, producer: u32) -> bool {
+    pub(crate) fn met(&self, kind: BoundaryKind, producer: u32) -> bool {
         let at = match kind {
             BoundaryKind::Wait => self.wait,
             BoundaryKind::RmwVmem => self.rmw_vmem,
@@ -63,7 +63,7 @@ impl Covers {
         };
         at.is_some_and(|j| j > producer)
     }
-    fn place(&mut self, kind: BoundaryKind, at: u32) {
+    pub(crate) fn place(&mut self, kind: BoundaryKind, at: u32) {
         self.wait = Some(at);
         if kind.covers(BoundaryKind::RmwVmem) {
             self.rmw_vmem = Some(at);

@@ -11,7 +11,7 @@ use crate::reach::Reach;
 use crate::{hazard, schedule, sweep};
 
 mod per_segment {
-    use crate::boundary::{Boundary, BoundaryReason};
+    use crate::boundary::{Boundary, BoundaryReason, Covers, Need};
     use crate::error::HazardKind;
     use crate::graph::{BufferId, NodeId};
     use crate::intervals::IntervalMap;
@@ -23,39 +23,6 @@ mod per_segment {
     struct Last {
         writer: Option<u32>,
         reader: Option<u32>,
-    }
-
-    /// The strongest need found so far for one node: (kind, producer index,
-    /// hazard, buffer, range).
-    type Need = Option<(BoundaryKind, u32, HazardKind, u32, (u64, u64))>;
-
-    /// Position (index of the node it precedes) of the last boundary covering
-    /// each kind.
-    #[derive(Default)]
-    struct Covers {
-        wait: Option<u32>,
-        rmw_vmem: Option<u32>,
-        rmw: Option<u32>,
-    }
-
-    impl Covers {
-        fn met(&self, kind: BoundaryKind, producer: u32) -> bool {
-            let at = match kind {
-                BoundaryKind::Wait => self.wait,
-                BoundaryKind::RmwVmem => self.rmw_vmem,
-                BoundaryKind::Rmw => self.rmw,
-            };
-            at.is_some_and(|j| j > producer)
-        }
-        fn place(&mut self, kind: BoundaryKind, at: u32) {
-            self.wait = Some(at);
-            if kind.covers(BoundaryKind::RmwVmem) {
-                self.rmw_vmem = Some(at);
-            }
-            if kind.covers(BoundaryKind::Rmw) {
-                self.rmw = Some(at);
-            }
-        }
     }
 
     /// Per-buffer maps reused across lanes; only the touched ones are reset.
