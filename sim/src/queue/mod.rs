@@ -326,6 +326,7 @@ impl Processor {
     }
 
     fn run(self) {
+        crate::ordering::clock::enter_queue();
         let mut rd = 0u64;
         // When the last packet finished (None: idle since long enough).
         let mut active: Option<Instant> = None;
@@ -544,14 +545,17 @@ impl Processor {
             queue: self.id,
             aql_packet: id,
         };
+        // What the host knew when it submitted this packet happened before it.
+        let submitted = self.doorbell.covering(id);
         let mut violations = match &slot.packet {
             Packet::BarrierAnd { deps } => {
+                crate::ordering::clock::acquire(&submitted);
                 self.barrier(deps)?;
                 Vec::new()
             }
             _ => {
                 let flight = &self.device.in_flight;
-                let start = flight.begin(self.id, id);
+                let start = flight.begin(&submitted);
                 let carried = self.carry.borrow().clone();
                 match self.run_work(at, slot, &carried, host_observes) {
                     Ok(end) => {
