@@ -101,6 +101,21 @@ pub enum EncodeError {
         "IB of {dwords} dwords is outside 1..=1048575, the INDIRECT_BUFFER size field's range"
     )]
     IbSize { dwords: u64 },
+    #[error(
+        "timestamp slots at {address:#x}: a profiled IB needs a nonzero, 8-byte aligned address \
+         for its timestamp memory"
+    )]
+    BadTimestampSlots { address: u64 },
+    #[error(
+        "segment {segment} would hold {dwords} dwords with its timestamps, over the \
+         INDIRECT_BUFFER limit of {max}; record the IB with a smaller max_segment_dwords \
+         (or fewer dispatches) to profile it"
+    )]
+    ProfiledSegmentTooLong {
+        segment: usize,
+        dwords: usize,
+        max: u32,
+    },
 }
 
 fn join(reasons: &[Refusal]) -> String {

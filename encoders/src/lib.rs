@@ -2,7 +2,7 @@
 //!
 //! Owns: the type-3 packet writer, per-family register tables (read by both
 //! the encoder and the decoder), stateful SH-register elision, boundaries,
-//! IB segmentation, the vendor AQL PM4-IB packet and the decoder. Refuses:
+//! IB segmentation, timestamps spliced into profiled IBs, the vendor AQL PM4-IB packet and the decoder. Refuses:
 //! kernels whose descriptor the direct PM4 path cannot honour, launches the
 //! hardware cannot express, and families that do not match the kernel.
 //! Must not depend on the graph, scheduler, HSA runtime or simulator.
@@ -20,6 +20,7 @@ pub mod field;
 pub mod ib;
 mod kernarg;
 pub mod packet;
+pub mod profile;
 pub mod regs;
 pub mod stream_order;
 pub mod timestamp;
@@ -32,5 +33,6 @@ pub use dispatch::{KernelCode, Launch};
 pub use error::{DecodeError, EncodeError};
 pub use field::Field;
 pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
+pub use profile::Profile;
 pub use regs::{table, Class, Register, RegisterTable};
 pub use stream_order::StreamWords;
