@@ -153,3 +153,25 @@ fn bad_timestamp_slots_are_refused() {
         assert!(err.to_string().contains("8-byte aligned"), "{err}");
     }
 }
+
+#[test]
+fn a_segment_the_timestamps_would_overflow_is_refused_not_cut() {
+    let k = code("counter", Family::Gfx12, counter_kd(true), 0x7F00_0000_1040);
+    let mut b = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    // 58,252 counter dispatches fill one segment (docs/pm4.md); 16 more
+    // dwords each cannot fit.
+    for i in 0..58_000u64 {
+        b.boundary(BoundaryKind::Rmw);
+        b.dispatch(&k, &L, &i.to_le_bytes(), 8).unwrap();
+    }
+    b.set_profile(Some(Profile {
+        slots: SLOTS,
+        per_dispatch: true,
+    }));
+    let err = b.finish(KERNARGS).unwrap_err();
+    assert!(
+        matches!(err, EncodeError::ProfiledSegmentTooLong { segment: 0, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("max_segment_dwords"), "{err}");
+}
