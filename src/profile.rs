@@ -3,8 +3,10 @@
 //! clock counter at its start (after the prologue) and end (after the
 //! epilogue) on each queue, and, with [`Profiling::Dispatches`], before
 //! and after every dispatch (see `encoders/src/profile.rs`). The writes go
-//! to device memory this module allocates and the IB retains, one 8-byte
-//! slot per write; after a profiled replay completes they are read back
+//! to memory this module allocates and the IB retains, one 8-byte slot per
+//! write, fine-grained host memory the GPU writes coherently (a write after
+//! the epilogue's GL2 write-back must not wait in GL2 for a host copy; see
+//! `docs/pm4.md`); after a profiled replay completes they are read back
 //! and converted with the agent's timestamp frequency
 //! (`HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY`). Nothing is estimated on the
 //! host: a slot the GPU did not write, or readings out of order, is an
@@ -88,7 +90,7 @@ impl Slots {
         }
         let bytes = total * TIMESTAMP_BYTES as usize;
         let mem = gpu
-            .alloc(bytes, false)
+            .alloc(bytes, true)
             .map_err(|e| e.context("allocating profiled-replay timestamp memory"))?;
         Ok(Slots {
             mem,
