@@ -934,6 +934,20 @@ int32_t rl_pm4_finalize_multi_profiled(const struct RlGpu *gpu,
                                        struct RlPm4MultiIb **out);
 
 /**
+ * Extension: `rl_pm4_finalize_multi_profiled` that also times every
+ * dispatch of every lane; read them per lane with
+ * `rl_pm4_multi_ib_dispatch_times` after `rl_pm4_replay_multi_profiled`.
+ * ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+ *
+ * # Safety
+ * `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+ */
+int32_t rl_pm4_finalize_multi_profiled_dispatches(const struct RlGpu *gpu,
+                                                  struct RlPm4Builder *const *builders,
+                                                  size_t lane_count,
+                                                  struct RlPm4MultiIb **out);
+
+/**
  * Replays a profiled IB, waits, and writes its GPU execution span (from
  * the IB's start timestamp to its end timestamp) in microseconds to
  * `*out_gpu_us`. Waits first for replays of the IB still in flight (they
@@ -975,6 +989,22 @@ int32_t rl_pm4_ib_dispatch_times(const struct RlPm4Ib *ib,
                                  double *start_us,
                                  double *end_us,
                                  size_t count);
+
+/**
+ * Extension: `rl_pm4_ib_dispatch_times` for lane `lane` of a multi-IB
+ * from `rl_pm4_finalize_multi_profiled_dispatches`, in microseconds from
+ * the earliest lane's start. `count` is at least
+ * `rl_pm4_multi_ib_dispatch_count(ib, lane)`. `RL_ERR_HANDLE` for a lane
+ * past the count; otherwise the errors of `rl_pm4_ib_dispatch_times`.
+ *
+ * # Safety
+ * `start_us` and `end_us` are NULL or writable for `count` doubles.
+ */
+int32_t rl_pm4_multi_ib_dispatch_times(const struct RlPm4MultiIb *ib,
+                                       size_t lane,
+                                       double *start_us,
+                                       double *end_us,
+                                       size_t count);
 
 /**
  * Registers `callback` as the simulated device's kernel for `symbol`

@@ -1,6 +1,7 @@
 //! Profiled replay (`rl_pm4_finalize_profiled`, `rl_pm4_replay_profiled`
 //! and the multi forms, from the seed), plus our per-dispatch extension
-//! (`rl_pm4_finalize_profiled_dispatches`, `rl_pm4_ib_dispatch_times`).
+//! (`rl_pm4_finalize_profiled_dispatches`, `rl_pm4_ib_dispatch_times` and
+//! their multi forms).
 //! The IB writes GPU timestamps itself (at its start and end on each
 //! queue, and around every dispatch when asked); the span is what the GPU
 //! measured, converted with the agent's timestamp frequency, never a host
@@ -90,6 +91,33 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled(
     }
 }
 
+/// Extension: `rl_pm4_finalize_multi_profiled` that also times every
+/// dispatch of every lane; read them per lane with
+/// `rl_pm4_multi_ib_dispatch_times` after `rl_pm4_replay_multi_profiled`.
+/// ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+///
+/// # Safety
+/// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled_dispatches(
+    gpu: *const RlGpu,
+    builders: *const *mut RlPm4Builder,
+    lane_count: usize,
+    out: *mut *mut RlPm4MultiIb,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        finalize_multi_with(
+            "rl_pm4_finalize_multi_profiled_dispatches",
+            gpu,
+            builders,
+            lane_count,
+            out,
+            Some(Profiling::Dispatches),
+        )
+    }
+}
+
 /// Replays a profiled IB, waits, and writes its GPU execution span (from
 /// the IB's start timestamp to its end timestamp) in microseconds to
 /// `*out_gpu_us`. Waits first for replays of the IB still in flight (they
@@ -157,24 +185,64 @@ pub unsafe extern "C" fn rl_pm4_ib_dispatch_times(
         non_null(start_us, "start_us")?;
         non_null(end_us, "end_us")?;
         let times = obj.ib.lock().dispatch_times()?;
-        if count < times.len() {
-            return Err(Error::new(
-                ErrorClass::Record,
-                format!(
-                    "count {count} is too small: the IB has {} dispatches; pass arrays of at \
-                     least rl_pm4_ib_dispatch_count(ib) doubles",
-                    times.len()
-                ),
-            ));
-        }
-        for (i, t) in times.iter().enumerate() {
-            // SAFETY: both arrays are non-null and writable for `count`
-            // doubles (caller contract), and `i < times.len() <= count`.
-            unsafe {
-                start_us.add(i).write(t.start_us);
-                end_us.add(i).write(t.end_us);
-            }
-        }
-        Ok(())
+        // SAFETY: forwarded caller contract.
+        unsafe { write_times(&times, start_us, end_us, count) }
     })
+}
+
+/// Extension: `rl_pm4_ib_dispatch_times` for lane `lane` of a multi-IB
+/// from `rl_pm4_finalize_multi_profiled_dispatches`, in microseconds from
+/// the earliest lane's start. `count` is at least
+/// `rl_pm4_multi_ib_dispatch_count(ib, lane)`. `RL_ERR_HANDLE` for a lane
+/// past the count; otherwise the errors of `rl_pm4_ib_dispatch_times`.
+///
+/// # Safety
+/// `start_us` and `end_us` are NULL or writable for `count` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_multi_ib_dispatch_times(
+    ib: *const RlPm4MultiIb,
+    lane: usize,
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> i32 {
+    status("rl_pm4_multi_ib_dispatch_times", || {
+        let obj = multi_obj(ib)?;
+        non_null(start_us, "start_us")?;
+        non_null(end_us, "end_us")?;
+        let times = obj.multi.lock().dispatch_times(lane)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { write_times(&times, start_us, end_us, count) }
+    })
+}
+
+/// Writes `times` to the two arrays, refusing arrays shorter than it.
+///
+/// # Safety
+/// `start_us` and `end_us` are non-null and writable for `count` doubles.
+unsafe fn write_times(
+    times: &[facade::DispatchTime],
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> Result<(), Error> {
+    if count < times.len() {
+        return Err(Error::new(
+            ErrorClass::Record,
+            format!(
+                "count {count} is too small: there are {} dispatches; pass arrays of at \
+                 least the dispatch count's doubles",
+                times.len()
+            ),
+        ));
+    }
+    for (i, t) in times.iter().enumerate() {
+        // SAFETY: both arrays are non-null and writable for `count`
+        // doubles (caller contract), and `i < times.len() <= count`.
+        unsafe {
+            start_us.add(i).write(t.start_us);
+            end_us.add(i).write(t.end_us);
+        }
+    }
+    Ok(())
 }

@@ -110,6 +110,8 @@ fn every_api_function_is_declared() {
         "rl_pm4_replay_multi_profiled",
         "rl_pm4_finalize_profiled_dispatches",
         "rl_pm4_ib_dispatch_times",
+        "rl_pm4_finalize_multi_profiled_dispatches",
+        "rl_pm4_multi_ib_dispatch_times",
         "rl_graphexec_free",
         "rl_catalog_open",
         "rl_catalog_module",

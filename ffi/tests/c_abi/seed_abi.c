@@ -324,6 +324,32 @@ static void multi_queue(const struct RlGpu *gpu, const struct RlModule *counter,
     }
     EXPECT(lane_span[0] > 0.0 && lane_span[1] > lane_span[0], "makespans %f, %f us",
            lane_span[0], lane_span[1]);
+
+    /* Per-dispatch times per lane (relaunch's extension), inside the
+     * makespan. */
+    struct RlPm4Builder *timed[2];
+    for (int i = 0; i < 2; i++) {
+        timed[i] = rl_pm4_builder_new(gpu);
+        for (int d = 0; d < i + 1; d++) {
+            if (d > 0) OK(rl_pm4_wait_rmw(timed[i], SEED_NULL, SEED_NULL));
+            OK(rl_pm4_dispatch(timed[i], counter, "counter", 1, 1, 1, 1, 1, 1, 0,
+                               (const uint8_t *)&lane_addr[i], 8));
+        }
+    }
+    struct RlPm4MultiIb *tm = SEED_NULL;
+    OK(rl_pm4_finalize_multi_profiled_dispatches(gpu, timed, 2, &tm));
+    double makespan = -1.0, start[2], end[2];
+    OK(rl_pm4_replay_multi_profiled(tm, &makespan));
+    for (uintptr_t lane = 0; lane < 2; lane++) {
+        OK(rl_pm4_multi_ib_dispatch_times(tm, lane, start, end, 2));
+        for (uintptr_t d = 0; d <= lane; d++) {
+            EXPECT(0.0 <= start[d] && start[d] < end[d] && end[d] <= makespan,
+                   "lane %u dispatch %u: %f..%f us of %f", (unsigned)lane, (unsigned)d,
+                   start[d], end[d], makespan);
+        }
+    }
+    EXPECT(rl_pm4_multi_ib_dispatch_times(tm, 2, start, end, 2) == RL_ERR_HANDLE, "no lane 2");
+    rl_pm4_multi_ib_free(tm);
 }
 
 static void graphs(const struct RlGpu *gpu, const struct RlModule *counter,
