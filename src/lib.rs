@@ -22,6 +22,7 @@ mod kernargs;
 pub mod manifest;
 mod module;
 mod pm4;
+mod profile;
 mod settle;
 
 pub use catalog::Catalog;
@@ -35,6 +36,7 @@ pub use kernargs::explicit_kernarg_size;
 pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
+pub use profile::{DispatchTime, LaneTimes, Profiling, ReplayTimes};
 pub use relaunch_device::codeobj::certify::{Certificate, ReadCache};
 pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
