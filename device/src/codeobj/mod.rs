@@ -4,7 +4,9 @@
 //! Owns: reading code object V4/V5 ELF files and clang offload bundles into
 //! [`CodeObject`] / [`KernelInfo`], and deciding per kernel whether the
 //! direct PM4 path can run it ([`Verdict`]), and packing a kernel's kernarg
-//! segment with the hidden arguments a launch determines ([`kernargs`]). Refuses: other ELF classes,
+//! segment with the hidden arguments a launch determines ([`kernargs`]),
+//! and the length of an image known only by where it starts ([`extent`],
+//! within the readers' limits). Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
 //! compressed bundles that do not decompress to exactly their declared size
 //! (at most [`compressed::MAX_UNCOMPRESSED_BYTES`]); each with its own
@@ -20,6 +22,7 @@ pub mod compressed;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
+pub mod extent;
 pub mod kernargs;
 pub mod kernel;
 pub mod metadata;

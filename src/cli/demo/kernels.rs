@@ -5,8 +5,8 @@
 //! checked against them first, so a code object built from other sources
 //! is refused with the argument that differs, not run with wrong pointers.
 
-use relaunch::device::codeobj::args::ArgFill;
 use relaunch::Module;
+use relaunch_device::codeobj::args::ArgFill;
 
 /// Targets with a committed decode code object.
 #[cfg(test)]
