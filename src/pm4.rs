@@ -10,7 +10,7 @@ use relaunch_sched::hsa_backend::{HsaBackend, HsaWatch};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb};
 use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorClass, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::keepalive::KeptAlive;
 use crate::module::Module;
@@ -24,7 +24,7 @@ pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn refuse_inside_twin(what: &str) -> Result<()> {
     if relaunch_sim::twins::inside_twin() {
         return Err(Error::new(
-            crate::error::ErrorClass::Replay,
+            ErrorClass::Replay,
             format!(
                 "{what} called from inside a kernel twin: the twin runs on the queue thread the \
                  call would wait for (it would deadlock); replay or patch after the replay \
@@ -98,8 +98,7 @@ impl Pm4Builder {
         let kernarg = crate::kernargs::complete(&kernel.info, kernarg, &geometry)?;
         let id = self
             .builder
-            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)
-            .map_err(Error::record)?;
+            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)?;
         self.kept.record(
             &self.gpu.inner.allocations,
             id as usize,
@@ -178,7 +177,7 @@ impl Replay {
     /// Waits up to `timeout`; on a timeout the replay keeps running (wait
     /// again, or give it up with [`Replay::wait_or_abandon`]).
     pub fn wait(&self, timeout: Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::sched)
+        self.completion.wait(timeout).map_err(Error::Replay)
     }
 
     /// Waits up to `timeout` and treats a replay still running then as hung
@@ -188,11 +187,11 @@ impl Replay {
     pub fn wait_or_abandon(&self, timeout: Duration) -> Result<()> {
         self.completion
             .wait_or_abandon(timeout)
-            .map_err(Error::sched)
+            .map_err(Error::Replay)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::sched)
+        self.completion.is_complete().map_err(Error::Replay)
     }
 }
 
@@ -238,7 +237,7 @@ impl Gpu {
             }
             None => None,
         };
-        let handle = actor.install(program).map_err(Error::compile)?;
+        let handle = actor.install(program).map_err(Error::Install)?;
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
@@ -314,7 +313,7 @@ impl Gpu {
         };
         let queues = self.pm4_queue_count(policy, lanes.len());
         let scheduler = self.scheduler(queues)?;
-        let multi = scheduler.install(lanes).map_err(Error::compile)?;
+        let multi = scheduler.install(lanes).map_err(Error::Install)?;
         Ok(Pm4MultiIb {
             multi,
             gpu: self.clone(),
@@ -350,7 +349,7 @@ impl Pm4Ib {
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
         refuse_inside_twin("Pm4Ib replay")?;
-        let completion = self.handle.replay().map_err(Error::sched)?;
+        let completion = self.handle.replay().map_err(Error::Replay)?;
         *self.last.lock() = Some(completion.clone());
         Ok(Replay { completion })
     }
@@ -369,7 +368,7 @@ impl Pm4Ib {
         }
         self.handle
             .patch(index, byte_offset, bytes)
-            .map_err(Error::record)?;
+            .map_err(Error::Patch)?;
         self.kept
             .patch(&self.gpu.inner.allocations, index, byte_offset, bytes);
         Ok(())
@@ -397,7 +396,7 @@ impl Pm4Ib {
         if let Some(earlier) = earlier {
             earlier
                 .wait(REPLAY_TIMEOUT)
-                .map_err(|e| Error::sched(e).context("an earlier replay of this IB"))?;
+                .map_err(|e| Error::Replay(e).context("an earlier replay of this IB"))?;
         }
         profile.start()?;
         self.replay()?;
@@ -436,9 +435,9 @@ impl Pm4MultiIb {
         refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
-            .map_err(Error::sched)?
+            .map_err(Error::Replay)?
             .wait_or_abandon(REPLAY_TIMEOUT)
-            .map_err(Error::sched)
+            .map_err(Error::Replay)
     }
 
     pub fn set_kernargs(
@@ -465,7 +464,7 @@ impl Pm4MultiIb {
         }
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
-            .map_err(Error::record)?;
+            .map_err(Error::Patch)?;
         if let Some(kept) = self.kept.get_mut(lane) {
             kept.patch(&self.gpu.inner.allocations, dispatch, byte_offset, bytes);
         }
