@@ -123,6 +123,21 @@ pub fn copy_data(w: &mut DwordWriter, control: u32, src: u64, dst: u64) {
     ]);
 }
 
+/// DMA_DATA (7 dwords): CONTROL, source (or fill data), destination,
+/// COMMAND | BYTE_COUNT (`packet::dma_data`, `packet::dma_command`).
+pub fn dma_data(w: &mut DwordWriter, control: u32, src: u64, dst: u64, command: u32) {
+    let mut r = w.reserve(7);
+    r.push(type3(op::DMA_DATA, 6, false));
+    r.extend(&[
+        control,
+        src as u32,
+        (src >> 32) as u32,
+        dst as u32,
+        (dst >> 32) as u32,
+        command,
+    ]);
+}
+
 /// INDIRECT_BUFFER control dword for `dwords` (1..=1,048,575), VALID set,
 /// cache policy LRU (0).
 pub const fn ib_control_word(dwords: u32) -> u32 {

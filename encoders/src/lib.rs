@@ -2,7 +2,8 @@
 //!
 //! Owns: the type-3 packet writer, per-family register tables (read by both
 //! the encoder and the decoder), stateful SH-register elision, boundaries,
-//! IB segmentation, the vendor AQL PM4-IB packet and the decoder. Refuses:
+//! IB segmentation, CP DMA copies and fills (`dma`), the vendor AQL PM4-IB
+//! packet and the decoder. Refuses:
 //! kernels whose descriptor the direct PM4 path cannot honour, launches the
 //! hardware cannot express, and families that do not match the kernel.
 //! Must not depend on the graph, scheduler, HSA runtime or simulator.
@@ -13,6 +14,7 @@ pub mod builder;
 pub mod decode;
 pub mod dispatch;
 pub mod dispatch_packet;
+pub mod dma;
 pub mod elide;
 pub mod emit;
 pub mod error;
@@ -29,8 +31,12 @@ pub use boundary::BoundaryKind;
 pub use builder::{EncodeOptions, IbBuilder, FULL_STATE_ENV};
 pub use decode::{decode, decode_lenient, Packet};
 pub use dispatch::{KernelCode, Launch};
+pub use dma::DmaOp;
 pub use error::{DecodeError, EncodeError};
 pub use field::Field;
-pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
+pub use ib::{
+    DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment,
+    TRANSFER_KERNEL,
+};
 pub use regs::{table, Class, Register, RegisterTable};
 pub use stream_order::StreamWords;

@@ -62,20 +62,25 @@ impl<R: KernelResolver> EncoderSink<R> {
     }
 }
 
-fn symbol_of(kernel: &KernelRef) -> &str {
-    match kernel {
-        KernelRef::Named(name) => name,
-        KernelRef::Module { symbol, .. } => symbol,
-    }
-}
-
 impl<R: KernelResolver> LaneSink for EncoderSink<R> {
     type Error = String;
 
     fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), String> {
+        let symbol = match node.kernel {
+            KernelRef::Named(name) => name,
+            KernelRef::Module { symbol, .. } => symbol,
+            KernelRef::Transfer(ops) => {
+                // A copy/fill: the CP's DMA_DATA, no kernel to resolve.
+                return self
+                    .builder
+                    .transfer(ops)
+                    .map(|_| ())
+                    .map_err(|e| format!("node {}: {e}", node.node.raw()));
+            }
+        };
         let kernel = self.resolver.resolve(node.kernel)?;
         let code = KernelCode {
-            symbol: symbol_of(node.kernel),
+            symbol,
             family: self.family,
             descriptor: kernel.descriptor,
             kd_address: kernel.kd_address,
