@@ -62,11 +62,11 @@ impl MemoryMap {
         if let Some(k) = self.kind_of(addr, len) {
             return Ok(k);
         }
-        let host_side = match (what, kind) {
-            ("source", MEMCPY_HOST_TO_DEVICE | MEMCPY_HOST_TO_HOST) => true,
-            ("destination", MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST) => true,
-            _ => false,
-        };
+        let host_side = matches!(
+            (what, kind),
+            ("source", MEMCPY_HOST_TO_DEVICE | MEMCPY_HOST_TO_HOST)
+                | ("destination", MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST)
+        );
         Err(if host_side {
             format!(
                 "a {} copy's {what} {addr:#x} (+{len}) is pageable host memory (not from \
@@ -467,7 +467,7 @@ mod tests {
             "rows merge within a slice"
         );
         let array = Memcpy3DParams {
-            src_array: 0x1 as *mut c_void,
+            src_array: 0x1000 as *mut c_void,
             ..p
         };
         assert!(copy_3d_ops(&m, &array).unwrap_err().contains("hipArray"));

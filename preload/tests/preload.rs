@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{build_c, built, cc, counter_co, here, run, run_with, Built};
+use common::{build_c, built, counter_co, run, run_with, Built};
 
 /// Runs the graph app (with the interposer preloaded when `preload`).
 fn run_app(b: &Built, preload: bool) -> Vec<String> {

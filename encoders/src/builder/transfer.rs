@@ -70,3 +70,77 @@ impl IbBuilder {
         Ok(id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use relaunch_device::Family;
+
+    use crate::boundary::BoundaryKind;
+    use crate::decode::{decode, Packet};
+    use crate::dma::{DmaOp, MAX_DMA_CHUNK};
+    use crate::ib::TRANSFER_KERNEL;
+    use crate::{EncodeOptions, IbBuilder};
+
+    #[test]
+    fn a_long_transfer_continues_in_order_across_segments() {
+        let opts = EncodeOptions {
+            max_segment_dwords: 256,
+            ..EncodeOptions::default()
+        };
+        let mut b = IbBuilder::new(Family::Gfx12, opts);
+        let fill = DmaOp::Fill {
+            dst: 0x1000_0000,
+            pattern: 7,
+            bytes: 4,
+        };
+        assert_eq!(b.transfer(&[fill]).unwrap(), 0);
+        b.boundary(BoundaryKind::Rmw);
+        let copy = DmaOp::Copy {
+            dst: 0x4000_0000_0000,
+            src: 0x2000_0000_0000,
+            bytes: 60 * MAX_DMA_CHUNK,
+        };
+        assert_eq!(b.transfer(&[copy]).unwrap(), 1);
+        let ib = b.finish(0x10_0000).unwrap();
+        assert!(ib.segments.len() > 1);
+        assert!(ib.segments.iter().all(|s| s.dwords.len() <= 256));
+        assert_eq!(ib.sites.len(), 2);
+        assert!(ib
+            .sites
+            .iter()
+            .all(|s| s.kernel == TRANSFER_KERNEL && s.kernarg_len == 0));
+        assert_eq!(ib.symbol(1), Some("DMA_DATA"));
+        let mut next_dst = 0x4000_0000_0000u64;
+        let mut fills = 0;
+        for seg in &ib.segments {
+            for p in decode(&seg.dwords, Family::Gfx12).unwrap() {
+                if let Packet::DmaData { dst, command, .. } = p {
+                    if dst == 0x1000_0000 {
+                        fills += 1;
+                        continue;
+                    }
+                    assert_eq!(dst, next_dst, "chunks in order");
+                    next_dst += u64::from(command & 0x03FF_FFFF);
+                }
+            }
+        }
+        assert_eq!(fills, 1);
+        assert_eq!(next_dst, 0x4000_0000_0000 + 60 * MAX_DMA_CHUNK);
+        // The RMW boundary between the two nodes was written once.
+        let flushes = ib.segments[0]
+            .dwords
+            .iter()
+            .filter(|&&d| d == 0x0000_0407)
+            .count();
+        assert!(flushes >= 1);
+        let mut b = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+        assert!(b.transfer(&[]).is_err());
+        let bad = DmaOp::Fill {
+            dst: 0x1001,
+            pattern: 0,
+            bytes: 4,
+        };
+        assert!(b.transfer(&[bad]).is_err());
+        assert_eq!(b.dispatch_count(), 0, "a refused transfer records nothing");
+    }
+}
