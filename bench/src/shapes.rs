@@ -58,6 +58,7 @@ pub fn synthetic_kernels() -> impl FnMut(&KernelRef) -> Result<ResolvedKernel, S
         let name = match kernel {
             KernelRef::Named(name) => name.clone(),
             KernelRef::Module { symbol, .. } => symbol.clone(),
+            KernelRef::Transfer(_) => return Err("transfers run no kernel".to_string()),
         };
         let next = seen.len() as u64;
         Ok(*seen.entry(name).or_insert_with(|| ResolvedKernel {

@@ -9,6 +9,7 @@
 //! adds. Per-kernel checks run once per kernel.
 
 mod repeat;
+mod transfer;
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::{Family, Limits, TargetFacts};
