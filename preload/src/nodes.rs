@@ -141,7 +141,7 @@ unsafe fn add_transfer_node(
     graph: Handle,
     deps: *const Handle,
     num_deps: usize,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::encoders::DmaOp>, String>,
+    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
 ) {
     if node.is_null() {
         return;
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
 fn record_transfer(
     stream: Handle,
     call: &'static str,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::encoders::DmaOp>, String>,
+    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
 ) {
     let others = with_state(call, |s| {
         if !s.captures.contains_key(&key(stream)) {

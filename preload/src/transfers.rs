@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-use relaunch::encoders::dma::MAX_DMA_PACKETS_PER_NODE;
-use relaunch::encoders::DmaOp;
+use relaunch::DmaOp;
+use relaunch::MAX_DMA_PACKETS_PER_NODE;
 
 /// What kind of memory an allocation HIP made is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
