@@ -9,14 +9,7 @@ use std::path::{Path, PathBuf};
 use relaunch::device::bundle::pack::{self, Input};
 use relaunch::device::bundle::Compression;
 use relaunch::Gpu;
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use relaunch_testsupport::fixture;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("catalog-{name}"));

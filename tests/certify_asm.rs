@@ -12,17 +12,9 @@ use std::process::Command;
 use relaunch::{ErrorClass, Gpu, ReadCache};
 
 fn tools() -> bool {
-    let ok = ["llvm-mc-19", "ld.lld-19"]
+    ["llvm-mc-19", "ld.lld-19"]
         .iter()
-        .all(|t| Command::new(t).arg("--version").output().is_ok());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "llvm-mc-19 and ld.lld-19 are required when CI is set (apt-get install llvm-19 lld-19)"
-        );
-        eprintln!("skipping: llvm-mc-19 / ld.lld-19 not found");
-    }
-    ok
+        .all(|t| relaunch_testsupport::require_tool(t, "apt-get install llvm-19 lld-19"))
 }
 
 /// Assemble chase.s for gfx1030 with or without the private segment buffer.

@@ -3,16 +3,13 @@
 //! `graph_launch_smoke` (a real retained graph replay printing
 //! `OBSERVED=2 EXPECTED=2`).
 
+use relaunch_testsupport::fixture_path;
 use std::path::PathBuf;
 use std::process::Command;
 
 fn example(name: &str) -> PathBuf {
     let files = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--example", name]);
     relaunch_testsupport::artifact(&files, name)
-}
-
-fn fixture(target: &str, name: &str) -> PathBuf {
-    relaunch::sim::rig::fixture_path(target, name)
 }
 
 #[test]
@@ -42,7 +39,7 @@ fn graph_launch_smoke_observes_two_on_both_sim_targets() {
     for target in ["gfx1100", "gfx1201"] {
         let out = Command::new(&exe)
             .env("RELAUNCH_DEVICE", format!("sim:{target}"))
-            .env("RELAUNCH_GRAPH_HSACO", fixture(target, "counter"))
+            .env("RELAUNCH_GRAPH_HSACO", fixture_path(target, "counter"))
             .env("RELAUNCH_GRAPH_SYMBOL", "counter")
             .output()
             .expect("run graph_launch_smoke");

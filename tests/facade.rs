@@ -2,10 +2,7 @@
 //! packing, retained IBs patched per token, multi-lane replays, errors.
 
 use relaunch::{Geometry, Gpu, QueuePolicy};
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
-}
+use relaunch_testsupport::fixture;
 
 const N: u32 = 64;
 

@@ -4,12 +4,9 @@
 
 use relaunch::lanes::{Access, GraphOptions, Mode};
 use relaunch::{Geometry, Gpu, Graph, NodeSpec};
+use relaunch_testsupport::fixture;
 
 const N: u32 = 64;
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn geometry() -> Geometry {
     Geometry {

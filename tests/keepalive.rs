@@ -9,7 +9,7 @@ const N: u32 = 64;
 #[test]
 fn dropping_a_buffer_an_ib_points_into_keeps_its_memory_for_the_ib() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
-    let fixture = relaunch::sim::rig::fixture("gfx1201", "add_scalar").unwrap();
+    let fixture = relaunch_testsupport::fixture("gfx1201", "add_scalar");
     let module = gpu.load_module(&fixture).unwrap();
     let geometry = Geometry {
         grid: [N, 1, 1],

@@ -9,14 +9,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use relaunch_device::bundle::pack::{self, Input, Launch};
 use relaunch_device::bundle::{ArchDir, BundleError, Compression, Kpack, Manifest};
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use relaunch_testsupport::fixture;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("bundle_tree-{name}"));

@@ -1,18 +1,10 @@
 //! Damaged code objects and bundles: each kind of damage gets its own error
 //! variant with a one-line message, never a panic.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use relaunch_device::codeobj::{CodeObject, CodeObjectError as E};
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use relaunch_testsupport::fixture;
 
 fn counter() -> Vec<u8> {
     fixture("gfx1201", "counter")
@@ -276,8 +268,10 @@ fn bundles_pick_the_requested_target() {
 #[test]
 fn bundles_from_clang_offload_bundler() {
     let tool = "clang-offload-bundler-19";
-    if Command::new(tool).arg("--version").output().is_err() {
-        relaunch_testsupport::missing(tool, "CI installs it; needed for the real-bundler check");
+    if !relaunch_testsupport::require_tool(
+        tool,
+        "CI installs it; needed for the real-bundler check",
+    ) {
         return;
     }
     let dir = std::env::temp_dir().join(format!("relaunch-bundle-{}", std::process::id()));

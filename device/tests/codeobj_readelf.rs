@@ -96,8 +96,10 @@ fn decoded(path: &Path) -> Listing {
 #[test]
 fn arguments_match_llvm_readelf() {
     let tool = "llvm-readelf-19";
-    if Command::new(tool).arg("--version").output().is_err() {
-        relaunch_testsupport::missing(tool, "CI installs it; needed for the readelf cross-check");
+    if !relaunch_testsupport::require_tool(
+        tool,
+        "CI installs it; needed for the readelf cross-check",
+    ) {
         return;
     }
     let files = fixtures();

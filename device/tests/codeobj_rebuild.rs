@@ -26,11 +26,10 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
 fn committed_fixtures_equal_a_fresh_build() {
     // clang links AMDGPU code objects with lld, packaged apart (lld-19).
     for tool in ["clang-19", "ld.lld-19"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            relaunch_testsupport::missing(
-                tool,
-                "CI installs it; needed for the fixture rebuild check",
-            );
+        if !relaunch_testsupport::require_tool(
+            tool,
+            "CI installs it; needed for the fixture rebuild check",
+        ) {
             return;
         }
     }

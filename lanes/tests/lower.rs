@@ -1,7 +1,6 @@
 //! Lowering a plan into real PM4: the seed graph becomes one IB whose
 //! decoded packets hold both dispatches with an RMW acquire between them.
 
-use relaunch_device::codeobj::descriptor::{properties, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::decode::{decode, Packet};
@@ -18,15 +17,9 @@ fn resolver(kernel: &KernelRef) -> Result<ResolvedKernel, String> {
     };
     Ok(ResolvedKernel {
         descriptor: KernelDescriptor {
-            group_segment_fixed_size: 0,
-            private_segment_fixed_size: 0,
-            kernarg_size: 8,
             kernel_code_entry_byte_offset: 0x100,
-            compute_pgm_rsrc3: 0,
             compute_pgm_rsrc1: 0x6000_0000,
-            compute_pgm_rsrc2: 0x80 | (2 << rsrc2::USER_SGPR_SHIFT),
-            kernel_code_properties: properties::KERNARG_SEGMENT_PTR | properties::WAVEFRONT_SIZE32,
-            kernarg_preload: 0,
+            ..relaunch_testsupport::counter_descriptor()
         },
         kd_address,
         kernarg_align: 8,

@@ -135,7 +135,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        relaunch::sim::rig::fixture("gfx1201", name).expect("fixture code object")
+        relaunch_testsupport::fixture("gfx1201", name)
     }
 
     #[test]

@@ -8,10 +8,10 @@ use std::thread;
 use std::time::Duration;
 
 use relaunch_sched::scheduler::{LaneProgram, Scheduler};
-use relaunch_sched::testing::{
+use relaunch_sched::{Actor, ActorOptions, SchedError};
+use relaunch_testsupport::counter::{
     CounterBackend, CounterDispatch, CounterMemory, CounterProgram, FaultInjector,
 };
-use relaunch_sched::{Actor, ActorOptions, SchedError};
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -1,9 +1,9 @@
 //! Shared setup of the simulated-device tests: the simulator's rig
-//! (`relaunch_sim::rig`) on gfx1100 with the `counter` fixture loaded.
+//! (`relaunch_testsupport::rig`) on gfx1100 with the `counter` fixture loaded.
 
 #![allow(dead_code)]
 
-pub use relaunch_sim::rig::HsaRig as SimGpu;
+pub use relaunch_testsupport::rig::HsaRig as SimGpu;
 
 /// `sim:gfx1100` through relaunch-device's HSA runtime, `counter` loaded.
 pub fn gfx1100() -> SimGpu {
@@ -11,5 +11,5 @@ pub fn gfx1100() -> SimGpu {
 }
 
 pub fn read_u32(addr: u64) -> u32 {
-    relaunch_sim::rig::read_u32(addr).unwrap()
+    relaunch_testsupport::rig::read_u32(addr).unwrap()
 }

@@ -9,9 +9,9 @@ use relaunch_device::hsa::{AqlPacket, HsaError};
 use relaunch_encoders::EncodeOptions;
 use relaunch_hsa_sys as sys;
 use relaunch_sim::hsa;
-use relaunch_sim::rig::{HsaRig, PlacedIb, RigError};
-use relaunch_sim::testkit::fixture;
 use relaunch_sim::FaultPlan;
+use relaunch_testsupport::fixture;
+use relaunch_testsupport::rig::{HsaRig, PlacedIb, RigError};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -129,7 +129,7 @@ fn a_vm_fault_loses_the_gpu_through_the_system_event_path() {
 #[test]
 fn the_rig_names_what_it_cannot_do() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let err = relaunch_sim::rig::fixture("gfx1201", "no_such_kernel").unwrap_err();
+    let err = relaunch_testsupport::rig::fixture("gfx1201", "no_such_kernel").unwrap_err();
     let text = err.to_string();
     assert!(text.contains("gfx1201/no_such_kernel.co"), "{text}");
     assert!(text.contains("build.sh"), "{text}");

@@ -6,9 +6,9 @@ use relaunch_encoders::BoundaryKind;
 use relaunch_sim::aql;
 use relaunch_sim::ordering::IbLocation;
 use relaunch_sim::pm4::execute_ib;
-use relaunch_sim::testkit::{linear, Rig};
 use relaunch_sim::trace::RangeSet;
 use relaunch_sim::SimConfig;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 /// A device that refuses big grids, so mutated dims stay cheap.
 fn rig(target: &str) -> Rig {

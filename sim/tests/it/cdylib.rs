@@ -11,8 +11,9 @@ use relaunch_device::hsa::{AllocFlags, Runtime};
 use relaunch_device::Family;
 use relaunch_encoders::{EncodeOptions, KernelCode};
 use relaunch_hsa_sys::LoadedHsa;
-use relaunch_sim::rig::{counter_ib, PlacedIb};
-use relaunch_sim::testkit::{fixture, linear};
+use relaunch_testsupport::fixture;
+use relaunch_testsupport::rig::{counter_ib, PlacedIb};
+use relaunch_testsupport::simkit::linear;
 
 /// `target/<profile>/examples/libhsa_runtime64.so`, built by `cargo test`.
 fn library() -> Option<PathBuf> {

@@ -7,8 +7,8 @@ use relaunch_encoders::decode::decode;
 use relaunch_encoders::stream_order::{self, StreamWords, DONE, GATE_OPEN};
 use relaunch_encoders::{EncodeOptions, IbBuilder, Packet};
 
-use crate::memory::MemKind;
-use crate::testkit::{linear, Rig};
+use relaunch_sim::memory::MemKind;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 fn words(rig: &Rig) -> StreamWords {
     let at = rig

@@ -1,16 +1,14 @@
 //! The simulated GPU as code above the simulator sees it: a target opened
 //! through relaunch-device's `hsa::Runtime` over the simulator's HSA table
-//! (the code that runs on hardware), a fixture from `tests/kernels/build`
-//! loaded, counter IBs built with the encoders' `IbBuilder` and placed in
-//! executable memory behind a vendor PM4-IB packet.
+//! (the code that runs on hardware), a fixture loaded, counter IBs built
+//! with the encoders' `IbBuilder` and placed in executable memory behind a
+//! vendor PM4-IB packet.
 //!
-//! Owns: the fixture path ([`fixture_path`], [`fixture`]), [`HsaRig`] (one
-//! agent, one loaded kernel, memory of each kind) and [`PlacedIb`] (segments
-//! in executable memory, the kernarg image written). Used by the sched
-//! tests, the sim's HSA tests and the benchmarks, so it is a normal module
-//! (the bench binary links it), not `cfg(test)`; nothing here panics, every
-//! step's failure is a [`RigError`] naming the step. Must not import lanes,
-//! sched or any front end.
+//! Owns: [`HsaRig`] (one agent, one loaded kernel, memory of each kind) and
+//! [`PlacedIb`] (segments in executable memory, the kernarg image written).
+//! Used by the sched tests, the sim's HSA tests and the benchmarks; nothing
+//! here panics, every step's failure is a [`RigError`] naming the step (the
+//! benchmarks report them). Must not import lanes, sched or any front end.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,9 +21,9 @@ use relaunch_device::hsa::{
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch};
 use relaunch_hsa_sys as sys;
 
-use crate::device::{SimConfig, SimDevice, SimError};
-use crate::hsa;
-use crate::memory::VmFault;
+use relaunch_sim::device::{SimConfig, SimDevice, SimError};
+use relaunch_sim::hsa;
+use relaunch_sim::memory::VmFault;
 
 /// Why a rig step failed; each message names the step.
 #[derive(Debug, thiserror::Error)]
@@ -60,17 +58,10 @@ fn hsa_err(what: impl Into<String>) -> impl FnOnce(HsaError) -> RigError {
     move |source| RigError::Hsa { what, source }
 }
 
-/// `tests/kernels/build/<target>/<name>.co` in this workspace.
-pub fn fixture_path(target: &str, name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"))
-}
-
-/// The bytes of fixture `name` built for `target`.
+/// The bytes of fixture `name` built for `target`, or an error naming the
+/// file (see [`crate::fixture_path`]).
 pub fn fixture(target: &str, name: &str) -> Result<Vec<u8>, RigError> {
-    let path = fixture_path(target, name);
+    let path = crate::fixture_path(target, name);
     std::fs::read(&path).map_err(|source| RigError::Fixture { path, source })
 }
 

@@ -8,9 +8,9 @@ use relaunch_encoders::timestamp::{emit_timestamp, timestamp_data_cntl, timestam
 use relaunch_encoders::writer::DwordWriter;
 use relaunch_encoders::BoundaryKind;
 
-use super::timestamp::TIMESTAMP_FREQUENCY_HZ;
-use crate::memory::MemKind;
-use crate::testkit::{linear, Rig};
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::pm4::timestamp::TIMESTAMP_FREQUENCY_HZ;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 /// `n` counter dispatches with a timestamp after the prologue (to
 /// `slots`) and one before the epilogue (to `slots + 8`).

@@ -6,8 +6,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use relaunch_encoders::{BoundaryKind, KernelCode};
-use relaunch_sim::testkit::{linear, Lane, PlacedIb, Rig};
 use relaunch_sim::twins::register_twin;
+use relaunch_testsupport::simkit::{linear, Lane, PlacedIb, Rig};
 
 /// A fresh kernel symbol per call (tests run in parallel).
 fn symbol() -> String {

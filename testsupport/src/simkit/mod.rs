@@ -1,15 +1,14 @@
-//! The simulator's test kit, shared by its unit tests (`cfg(test)`) and its
-//! integration tests (`tests/*.rs`, through the `test-kit` feature).
+//! A simulated device driven directly, without the HSA layer: what the
+//! simulator's own tests (and its fuzz target) run kernels on.
 //!
-//! Owns: loading a fixture from `tests/kernels/build` onto a fresh device
-//! ([`Rig`]), kernarg segments packed from the kernel's metadata and the
-//! launch geometry ([`Rig::kernargs`], built on
-//! `relaunch_device::codeobj::kernargs::pack`), encoding and placing IBs,
-//! running them directly ([`Rig::run`]) or through an AQL queue ([`Lane`]),
-//! and the two workloads most tests use (counter, produce/consume).
-//! Refuses nothing quietly: every helper panics with what went wrong, since
-//! its callers are tests. Must not be compiled into normal builds (hence
-//! the cfg) and must not import lanes, sched or any front end.
+//! Owns: loading a fixture onto a fresh device ([`Rig`]), kernarg segments
+//! packed from the kernel's metadata and the launch geometry
+//! ([`Rig::kernargs`], built on `relaunch_device::codeobj::kernargs::pack`),
+//! encoding and placing IBs, running them directly ([`Rig::run`]) or
+//! through an AQL queue ([`Lane`]), and the two workloads most tests use
+//! (counter, produce/consume). Refuses nothing quietly: every helper panics
+//! with what went wrong, since its callers are tests. Must not import
+//! lanes, sched or any front end.
 
 mod lane;
 
@@ -21,19 +20,14 @@ use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, Kerne
 
 pub use lane::Lane;
 
-use crate::device::{LoadedImage, SimConfig, SimDevice};
-use crate::memory::MemKind;
-use crate::ordering::{IbLocation, Violation};
-use crate::pm4::{execute_ib, Pm4Error};
-use crate::trace::RangeSet;
+use relaunch_sim::device::{LoadedImage, SimConfig, SimDevice};
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::ordering::{IbLocation, Violation};
+use relaunch_sim::pm4::{execute_ib, Pm4Error};
+use relaunch_sim::trace::RangeSet;
 
 /// Every target the fixtures are built for.
 pub const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
-
-/// The bytes of fixture `name` built for `target`.
-pub fn fixture(target: &str, name: &str) -> Vec<u8> {
-    crate::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// A one-dimensional launch without dynamic LDS.
 pub fn linear(grid: u32, block: u32) -> Launch {
@@ -70,7 +64,7 @@ impl Rig {
     }
 
     pub fn with_config(cfg: SimConfig, object: &str) -> Rig {
-        let bytes = fixture(&cfg.target, object);
+        let bytes = crate::fixture(&cfg.target, object);
         let dev = SimDevice::new(cfg).unwrap();
         // The rig stands for a process that handles VM faults (as relaunch
         // does): the fault is kept in the queue's errors, the process lives.

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use relaunch_encoders::regs::off;
 use relaunch_encoders::BoundaryKind;
-use relaunch_sim::testkit::{linear, PlacedIb, Rig, TARGETS};
 use relaunch_sim::{FaultPlan, QueueErrorKind};
+use relaunch_testsupport::simkit::{linear, PlacedIb, Rig, TARGETS};
 
 /// `n` single-work-item counter dispatches placed as one IB.
 fn counter_ib(rig: &Rig, counter: u64, n: usize, boundary: Option<BoundaryKind>) -> PlacedIb {

@@ -8,9 +8,9 @@ use std::time::Duration;
 use relaunch_encoders::aql::{FenceScope, Pm4IbPacket};
 
 use super::PlacedIb;
-use crate::device::SimDevice;
-use crate::queue::{QueueError, SimQueue};
-use crate::signal::{Condition, SimSignal};
+use relaunch_sim::device::SimDevice;
+use relaunch_sim::queue::{QueueError, SimQueue};
+use relaunch_sim::signal::{Condition, SimSignal};
 
 /// How long `replay`/`submit` wait for the completion signal.
 const REPLAY_TIMEOUT: Duration = Duration::from_secs(20);

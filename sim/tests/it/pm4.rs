@@ -2,10 +2,10 @@ use relaunch_encoders::decode::Decoder;
 use relaunch_encoders::regs::off;
 use relaunch_encoders::{BoundaryKind, KernelCode, Launch, Packet};
 
-use super::*;
-use crate::memory::MemKind;
-use crate::ordering::Rule;
-use crate::testkit::{linear, Rig};
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::ordering::Rule;
+use relaunch_sim::pm4::*;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 /// `n` counter dispatches over 64 work-items (groups of 32), one segment.
 fn counter_ib(rig: &Rig, counter: u64, n: usize, boundary: Option<BoundaryKind>) -> Vec<u32> {

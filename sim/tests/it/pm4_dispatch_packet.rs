@@ -3,7 +3,7 @@
 
 use relaunch_encoders::dispatch_packet::KERNARG_ADDRESS_OFFSET;
 
-use crate::testkit::{linear, Rig};
+use relaunch_testsupport::simkit::{linear, Rig};
 
 /// add_scalar-v4 over 64 items in groups of 32 adding 7; (rig, acc, packet).
 fn v4_add_scalar(seed: u64) -> (Rig, u64, u64, Vec<u32>) {

@@ -10,12 +10,12 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::backend::{
+use relaunch_sched::backend::{
     failed_or_abandoned, CompletionWatch, IbLayout, Published, QueueBackend, RetiredEpochs, Ticket,
     WatchError,
 };
-use crate::error::BackendError;
-use crate::loom::{self, Arc, Condvar, Mutex};
+use relaunch_sched::sync::{self as loom, Arc, Condvar, Mutex};
+use relaunch_sched::BackendError;
 
 /// One dispatch: add the little-endian u64 `kernarg` to `counters[counter]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +302,7 @@ pub struct CounterWriter {
     memory: Arc<CounterMemory>,
 }
 
-impl crate::backend::KernargWriter for CounterWriter {
+impl relaunch_sched::backend::KernargWriter for CounterWriter {
     fn write(&mut self, dispatch: usize, offset: usize, bytes: &[u8]) -> Result<(), ()> {
         write_kernargs(&self.state, &self.memory, dispatch, offset, bytes)
     }

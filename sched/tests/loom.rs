@@ -4,14 +4,18 @@
 //! bounding preemptions to 2 keeps every model to seconds on 2 cores while
 //! still covering every ordering that needs at most two forced switches,
 //! which is where the claim/enqueue/release races of this protocol live.
+//! Compiled only under `--cfg loom` (the crate's primitives are loom's
+//! then, through `relaunch_sched::sync`, and so are the counter backend's).
+#![cfg(loom)]
 
 use std::time::Duration;
 
-use crate::actor::{Actor, ActorOptions};
-use crate::error::SchedError;
-use crate::loom::{thread, Arc};
-use crate::scheduler::{LaneProgram, Scheduler};
-use crate::testing::{CounterBackend, CounterDispatch, CounterMemory, CounterProgram};
+use relaunch_sched::scheduler::{LaneProgram, Scheduler};
+use relaunch_sched::sync::{thread, Arc};
+use relaunch_sched::{Actor, ActorOptions, SchedError};
+use relaunch_testsupport::counter::{
+    CounterBackend, CounterDispatch, CounterMemory, CounterProgram,
+};
 
 const WAIT: Duration = Duration::from_secs(5);
 
