@@ -7,7 +7,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use relaunch_device::identity::HostManifest;
 
-const EXAMPLE: &str = include_str!("../../tests/fixtures/manifests/devices.toml");
+const EXAMPLE: &str = include_str!("../../../tests/fixtures/manifests/devices.toml");
 
 fn parse(text: &str) {
     let mut manifest = HostManifest::empty("hipx");

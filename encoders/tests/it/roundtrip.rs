@@ -1,7 +1,7 @@
 //! Property: whatever the encoder emits decodes strictly, and each dispatch
 //! sees exactly the state it asked for.
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

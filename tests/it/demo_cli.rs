@@ -2,7 +2,7 @@
 //! decode step with real decode kernels (run as host twins), replayed token
 //! by token with the position patched, checked against the CPU oracle.
 
-mod common;
+use crate::common;
 
 fn demo(args: &[&str]) -> (i32, String, String) {
     common::run(

@@ -2,7 +2,7 @@
 //! device, runtime agent facts joined with sysfs, and every way one might try
 //! to reach a denied device.
 
-mod identity_support;
+use crate::identity_support;
 
 use identity_support::{fixture_root, manifest, sysfs_inventory, Scratch};
 use relaunch_device::identity::{

@@ -4,7 +4,7 @@
 //! demo` fails naming the reason instead of running on the simulator; the
 //! chosen device is named once on stderr.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! checks the packet matches the dispatch, and the kernel's twin reads the
 //! two values through the delivered pointer, as the machine code does.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! Golden words for whole dispatches, and RSRC3's offset on every family.
 
-mod common;
+use crate::common;
 
 use common::*;
 use relaunch_device::Family;

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 const TARGETS: &[&str] = &["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 

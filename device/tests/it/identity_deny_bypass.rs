@@ -2,7 +2,7 @@
 //! deny entry keeps meaning the device it named, whatever later files,
 //! host overrides, spellings or runtimes say.
 
-mod identity_support;
+use crate::identity_support;
 
 use identity_support::{sysfs_inventory, Scratch};
 use relaunch_device::identity::{

@@ -3,7 +3,7 @@
 //! and decodes back with the user SGPRs RSRC2 declares, including the
 //! gfx1100 padding clang adds (LLVM's 16-initialised-SGPR workaround).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

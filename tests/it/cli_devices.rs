@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,8 +1,5 @@
 //! Running the `relaunch` binary from the CLI integration tests.
 
-// Each test binary uses part of this module.
-#![allow(dead_code)]
-
 use std::process::Command;
 
 /// `relaunch <subcommand>`, ready for more arguments and environment.

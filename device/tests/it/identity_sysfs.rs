@@ -1,7 +1,7 @@
 //! sysfs enumeration on fixture trees: the four-GPU host (hipx), four
 //! identical gfx1201 boards (hiptrx), a CPU-only host, and broken inputs.
 
-mod identity_support;
+use crate::identity_support;
 
 use identity_support::{fixture_root, sysfs_inventory, Scratch};
 use relaunch_device::identity::{

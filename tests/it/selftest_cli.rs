@@ -1,7 +1,7 @@
 //! `relaunch selftest` end to end on the simulated device: the exact PM4
 //! and AQL bytes relaunch would submit, executed and checked.
 
-mod common;
+use crate::common;
 
 fn selftest(args: &[&str]) -> (i32, String, String) {
     common::run(

@@ -1,6 +1,6 @@
 //! Dispatch encoding: dword densities, elision, refusals, kernarg sites.
 
-mod common;
+use crate::common;
 
 use common::*;
 use relaunch_device::codeobj::descriptor::properties as p;

@@ -6,7 +6,7 @@
 //! each dispatch of each stream, decoded back, sees what the full-state
 //! encoding of the same stream gives it.
 
-mod common;
+use crate::common;
 
 use common::*;
 use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};

@@ -1,6 +1,6 @@
 //! No IB ceiling: long recordings split into segments at dispatch boundaries.
 
-mod common;
+use crate::common;
 
 use common::*;
 use relaunch_device::Family;

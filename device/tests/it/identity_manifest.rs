@@ -1,7 +1,7 @@
 //! Host manifest: discovery across the three locations, precedence, host
 //! sections, deny reasons, and malformed files named by file and line.
 
-mod identity_support;
+use crate::identity_support;
 
 use std::path::PathBuf;
 

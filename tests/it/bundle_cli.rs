@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 fn kernels() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/build")

@@ -5,7 +5,7 @@
 //! host spelling its section uses. Whatever later files or the host override
 //! say, no selector may then resolve to that device.
 
-mod identity_support;
+use crate::identity_support;
 
 use std::path::Path;
 
