@@ -2,13 +2,12 @@
 //! runtime (the code that runs on hardware): four independent counter
 //! lanes on the automatic width (2 queues), every counter exact, no
 //! ordering violation; a queue error in one lane is named and the next
-//! replay succeeds (a VM fault loses the GPU instead: sim_device_lost.rs). The simulated HSA system is process-wide: tests take SERIAL.
+//! replay succeeds (a VM fault loses the GPU instead: sim_device_lost.rs). The simulated HSA system is process-wide: tests take `common::serial()`.
 
 #![cfg(not(loom))]
 
-mod common;
+use crate::common;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::{read_u32, SimGpu};
@@ -18,7 +17,6 @@ use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{queue_count, ActorOptions, QueuePolicy, SchedError};
 use relaunch_sim::{hsa, FaultPlan};
 
-static SERIAL: Mutex<()> = Mutex::new(());
 const WAIT: Duration = Duration::from_secs(30);
 const LANES: usize = 4;
 const DISPATCHES: usize = 1000;
@@ -71,7 +69,7 @@ fn setup() -> Setup {
 
 #[test]
 fn four_counter_lanes_on_two_queues_are_exact() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let mut s = setup();
     assert_eq!((s.multi.lane_count(), s.multi.queues_used()), (4, 2));
     assert_eq!(s.sched.queue_count(), 2);
@@ -112,7 +110,7 @@ fn four_counter_lanes_on_two_queues_are_exact() {
 
 #[test]
 fn a_fault_in_one_lane_is_named_and_the_next_replay_succeeds() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let s = setup();
     s.multi.replay().unwrap().wait(WAIT).unwrap();
     let faulty_lane = 1;
@@ -169,7 +167,7 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
     use relaunch_lanes::{Access, Graph, GraphOptions, KernelNode, KernelRef, ResolvedKernel};
     use relaunch_sched::scheduler::lower_plan;
 
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let rt = &sim.rt;
     let counters = sim.device_memory(64 * LANES).unwrap();

@@ -4,7 +4,7 @@
 
 #![cfg(not(loom))]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::thread;
@@ -22,6 +22,7 @@ const SLOTS: u64 = 4;
 
 #[test]
 fn four_threads_patch_and_replay_ten_thousand_rounds_on_the_simulator() {
+    let _serial = common::serial();
     let sim = Arc::new(common::gfx1100());
     let counters = sim.device_memory(THREADS * SLOTS as usize * 64).unwrap();
     let base = counters.addr();

@@ -1,13 +1,12 @@
 //! Submission on the simulated gfx1100: the AQL queue's publish/ring split,
 //! the fan-out ringing each queue once after publishing every lane, and
 //! more replays in flight than the backend has completion signals. The
-//! simulated HSA system is process-wide: tests take SERIAL.
+//! simulated HSA system is process-wide: tests take `common::serial()`.
 
 #![cfg(not(loom))]
 
-mod common;
+use crate::common;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::read_u32;
@@ -18,7 +17,6 @@ use relaunch_sched::scheduler::{LaneProgram, Scheduler};
 use relaunch_sched::ActorOptions;
 use relaunch_sim::{hsa, FaultPlan};
 
-static SERIAL: Mutex<()> = Mutex::new(());
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Segments of at most 256 dwords, so a 40-dispatch lane spans several.
@@ -38,7 +36,7 @@ fn doorbells(queue_id: u64) -> u64 {
 
 #[test]
 fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let mem = sim.device_memory(64 * 4).unwrap();
     let backends: Vec<HsaBackend> = (0..4)
@@ -85,7 +83,7 @@ fn fan_out_rings_each_queue_once_per_replay_and_is_exact() {
 
 #[test]
 fn more_replays_in_flight_than_signals_all_complete() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let mem = sim.device_memory(64).unwrap();
     let sched = Scheduler::open_hsa(
@@ -119,7 +117,7 @@ fn more_replays_in_flight_than_signals_all_complete() {
 
 #[test]
 fn published_packets_run_after_one_ring() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let mem = sim.device_memory(64).unwrap();
     let ib = sim.place(sim.counter_ib(mem.addr(), 1).unwrap()).unwrap();
@@ -149,7 +147,7 @@ fn published_packets_run_after_one_ring() {
 
 #[test]
 fn a_full_ring_is_refused_not_overwritten() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let mem = sim.device_memory(64).unwrap();
     let ib = sim.place(sim.counter_ib(mem.addr(), 1).unwrap()).unwrap();
@@ -178,7 +176,7 @@ fn a_full_ring_is_refused_not_overwritten() {
 /// may still decrement is leaked, never destroyed; the other 63 go.
 #[test]
 fn teardown_leaks_only_the_signal_a_running_packet_may_decrement() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = common::serial();
     let sim = common::gfx1100();
     let mem = sim.device_memory(64).unwrap();
     let live_before = hsa::signals().live();
