@@ -96,10 +96,3 @@ pub mod twins {
     //! place of a kernel's machine code).
     pub use relaunch_sim::twins::{register_twin, KernelFault, Workgroup};
 }
-
-/// Test support reached through the facade by the front ends' tests until
-/// it moves into `relaunch-testsupport`; not part of the API.
-#[doc(hidden)]
-pub mod sim {
-    pub use relaunch_sim::rig;
-}

@@ -11,9 +11,7 @@ use relaunch::{DeviceBuffer, Geometry, Gpu, Graph, Module, NodeSpec};
 const N: u32 = 64;
 const BYTES: u64 = 4 * N as u64;
 
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
-}
+use relaunch_testsupport::fixture;
 
 fn one_lane() -> GraphOptions {
     GraphOptions {

@@ -451,7 +451,7 @@ impl ShadowGraph {
 /// (test support for this crate's unit tests).
 #[cfg(test)]
 pub(crate) fn counter_for(target: &str) -> Function {
-    let bytes = relaunch::sim::rig::fixture(target, "counter").expect("fixture");
+    let bytes = relaunch_testsupport::fixture(target, "counter");
     Function {
         module: Arc::new(ShadowModule::new(
             CodeObject::parse(&bytes).map_err(|e| e.to_string()),

@@ -137,7 +137,7 @@ pub fn run_with(
 
 /// The counter fixture the apps load.
 pub fn counter_co() -> PathBuf {
-    relaunch::sim::rig::fixture_path("gfx1201", "counter")
+    relaunch_testsupport::fixture_path("gfx1201", "counter")
 }
 
 pub fn built() -> Option<&'static Built> {

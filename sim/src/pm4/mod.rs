@@ -508,12 +508,3 @@ impl IbRun<'_> {
             .map_err(|f| self.error(packet, dword, None, f.into()))
     }
 }
-
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_dispatch_packet;
-#[cfg(test)]
-mod tests_stream_order;
-#[cfg(test)]
-mod timestamp_tests;
