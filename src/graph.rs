@@ -11,7 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
 use relaunch_lanes::{
-    Access, BufferId, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
+    Access, BufferId, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Order, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
@@ -144,6 +144,14 @@ impl Graph {
 
     pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
         Ok(self.graph.add_dependency(from, to)?)
+    }
+
+    /// `from` before `to` with the boundary `order` says `to` needs, for
+    /// an edge whose data the caller cannot describe as accesses (a HIP
+    /// graph edge): `Order::Memory` gives `rmw` (`rmw_vmem` before a
+    /// kernel proven VMEM-only), `Order::Execution` gives `wait`.
+    pub fn add_ordered_dependency(&mut self, from: NodeId, to: NodeId, order: Order) -> Result<()> {
+        Ok(self.graph.add_ordered_dependency(from, to, order)?)
     }
 
     /// The recorded graph (for inspection).

@@ -51,8 +51,8 @@ pub use relaunch_sched::QueuePolicy;
 // Graph authoring: buffers, nodes, their accesses and dependencies.
 pub use relaunch_lanes::graph::MAX_ACCESSES_PER_NODE;
 pub use relaunch_lanes::{
-    Access, BoundaryKind, BufferId, GraphOptions, KernelNode, KernelRef, MockEvent, MockRecorder,
-    Mode, NodeId, Plan,
+    Access, Boundary, BoundaryKind, BoundaryReason, BufferId, GraphOptions, KernelNode, KernelRef,
+    MockEvent, MockRecorder, Mode, NodeId, Order, Plan,
 };
 // The typed refusals inside [`Error`] (hazards stay a list).
 pub use relaunch_lanes::{CompileError, Hazard, HazardKind, RecordError};

@@ -7,6 +7,8 @@
 //! so a need is met when a boundary of sufficient kind already sits after
 //! its producer; otherwise one boundary, of the strongest unmet kind, goes
 //! right before the node (as late as possible, so it covers the most).
+//! An explicitly ordered dependency states its need instead (`Order`:
+//! execution -> `Wait`, memory -> `Rmw`/`RmwVmem`), met the same way.
 //! Needs against older producers are implied: per byte, the access history
 //! is a chain whose links each got their boundary.
 //!
@@ -18,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::HazardKind;
-use crate::graph::{BufferId, NodeId};
+use crate::graph::{BufferId, NodeId, Order};
 use crate::segtree::{AccessTree, Coords};
 use crate::store::Store;
 use crate::BoundaryKind;
@@ -29,7 +31,9 @@ pub struct BoundaryReason {
     pub hazard: HazardKind,
     pub producer: NodeId,
     pub consumer: NodeId,
-    pub buffer: BufferId,
+    /// The buffer of the conflicting accesses; `None` for an ordered
+    /// dependency (`hazard` is then `Order`, and `range` empty).
+    pub buffer: Option<BufferId>,
     /// Overlapping byte range `[start, end)`.
     pub range: (u64, u64),
 }
@@ -42,8 +46,12 @@ pub struct Boundary {
 }
 
 /// The strongest need found so far for one node: (kind, producer index,
-/// hazard, buffer, range).
+/// hazard, buffer, range); the buffer is [`NO_BUFFER`] for an ordered
+/// dependency.
 pub(crate) type Need = Option<(BoundaryKind, u32, HazardKind, u32, (u64, u64))>;
+
+/// The buffer of a need that comes from an ordered dependency.
+pub(crate) const NO_BUFFER: u32 = u32::MAX;
 
 /// Position (index of the node it precedes) of the last boundary covering
 /// each kind (shared with the reference derivation in `sweep_props`).
@@ -144,6 +152,15 @@ pub(crate) fn derive(
     let trees = &mut scratch.trees;
     let mut covers = Covers::default();
     let mut out = Vec::with_capacity(lane.len());
+    // Lane index of each node, only when ordered dependencies need it.
+    let position: std::collections::HashMap<u32, u32> = if store.has_orders() {
+        lane.iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i as u32))
+            .collect()
+    } else {
+        Default::default()
+    };
     for (i, &n) in lane.iter().enumerate() {
         let i = i as u32;
         let accesses = store.accesses_of(n);
@@ -201,6 +218,23 @@ pub(crate) fn derive(
                 need = Some((kind, p, hazard, buf, range));
             }
         }
+        // Ordered dependencies state their need; a producer in another
+        // lane cannot be one (a dependency joins its nodes' lanes).
+        for (from, order) in store.orders_of(n) {
+            let Some(&p) = position.get(&from) else {
+                continue;
+            };
+            let kind = match order {
+                Order::Execution => BoundaryKind::Wait,
+                Order::Memory => raw_kind,
+            };
+            if covers.met(kind, p) {
+                continue;
+            }
+            if need.is_none_or(|(k, q, ..)| (kind, p) > (k, q)) {
+                need = Some((kind, p, HazardKind::Order, NO_BUFFER, (0, 0)));
+            }
+        }
         let boundary = need.map(|(kind, p, hazard, buf, range)| {
             covers.place(kind, i);
             Boundary {
@@ -209,7 +243,7 @@ pub(crate) fn derive(
                     hazard,
                     producer: NodeId(lane[p as usize]),
                     consumer: NodeId(n),
-                    buffer: BufferId(buf),
+                    buffer: (buf != NO_BUFFER).then_some(BufferId(buf)),
                     range,
                 },
             }

@@ -49,8 +49,9 @@ impl Plan {
                 match &pair[1].boundary_before {
                     Some(boundary) => {
                         let r = &boundary.reason;
-                        let buffer = self
-                            .buffer_info(r.buffer)
+                        let buffer = r
+                            .buffer
+                            .and_then(|b| self.buffer_info(b))
                             .map_or("?", |info| info.label.as_str());
                         let label = format!(
                             "{} ({} {} [{}, {}) from #{})",

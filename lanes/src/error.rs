@@ -87,6 +87,10 @@ pub enum HazardKind {
     War,
     /// Both write the same bytes.
     Waw,
+    /// Not a hazard of declared accesses: an explicit ordered dependency
+    /// ([`crate::Order`]) says what the second needs of the first. Only
+    /// boundary reasons carry it; hazard lists never do.
+    Order,
 }
 
 impl HazardKind {
@@ -95,6 +99,7 @@ impl HazardKind {
             HazardKind::Raw => "RAW",
             HazardKind::War => "WAR",
             HazardKind::Waw => "WAW",
+            HazardKind::Order => "ORDER",
         }
     }
 }
@@ -125,6 +130,7 @@ impl fmt::Display for Hazard {
             HazardKind::Raw => ("writes", "reads"),
             HazardKind::War => ("reads", "writes"),
             HazardKind::Waw => ("writes", "writes"),
+            HazardKind::Order => ("runs", "runs after it"),
         };
         write!(
             f,

@@ -62,6 +62,19 @@ impl NodeId {
     }
 }
 
+/// What an explicitly ordered dependency ([`Graph::add_ordered_dependency`])
+/// needs between its two nodes, stated instead of derived from accesses.
+/// Ordered weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Order {
+    /// The second node starts after the first has finished; nothing the
+    /// first wrote need be visible to it: a `wait` boundary.
+    Execution,
+    /// The second node may read anything the first wrote: an `rmw`
+    /// boundary (`rmw_vmem` before a consumer proven VMEM-only).
+    Memory,
+}
+
 /// How the compiled plan uses the queues it may get (see `schedule`).
 ///
 /// A plan orders work within one replay. Replays that are in flight at
@@ -375,6 +388,23 @@ impl Graph {
         if backward {
             self.forward_only = false;
         }
+        Ok(())
+    }
+
+    /// Require `from` to finish before `to`, with the boundary `order`
+    /// says `to` needs, whatever the nodes declare (an edge whose data the
+    /// caller cannot describe, e.g. a HIP graph edge). The dependency is
+    /// added as by [`Graph::add_dependency`] (so both nodes share a lane);
+    /// the boundary is placed unless one already covers it, and a stronger
+    /// need from declared accesses still wins.
+    pub fn add_ordered_dependency(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        order: Order,
+    ) -> Result<(), RecordError> {
+        self.add_dependency(from, to)?;
+        Arc::make_mut(&mut self.store).add_order(from.0, to.0, order);
         Ok(())
     }
 

@@ -56,7 +56,7 @@ pub use boundary::{Boundary, BoundaryReason};
 pub use error::{CompileError, Hazard, HazardKind, LowerError, PatchError, RecordError};
 pub use graph::{
     Access, BufferId, BufferInfo, Graph, GraphOptions, KernelNode, KernelRef, Mode, NodeId,
-    NodeView,
+    NodeView, Order,
 };
 pub use lower::{EncoderSink, KernelResolver, ResolvedKernel, SinkError};
 pub use mock::{MockEvent, MockRecorder};

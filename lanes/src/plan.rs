@@ -224,7 +224,17 @@ impl Plan {
                 "?"
             }
         };
-        let buffer = self.buffer_info(r.buffer).map_or("?", |b| b.label.as_str());
+        let Some(buffer) = r.buffer else {
+            return format!(
+                "{} before {:?} (node {}): ordered dependency after {:?} (node {})",
+                boundary.kind,
+                name(r.consumer),
+                r.consumer.0,
+                name(r.producer),
+                r.producer.0
+            );
+        };
+        let buffer = self.buffer_info(buffer).map_or("?", |b| b.label.as_str());
         format!(
             "{} before {:?} (node {}): {} on {:?} [{}, {}) after {:?} (node {})",
             boundary.kind,

@@ -4,9 +4,9 @@
 //! chasing one heap allocation per field, and a plan shares the store
 //! (`Arc`) instead of copying it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::graph::{Access, BufferInfo, KernelNode, KernelRef};
+use crate::graph::{Access, BufferInfo, KernelNode, KernelRef, Order};
 use crate::reach::Adj;
 
 /// One node; its variable-size parts live in the store's arenas.
@@ -32,6 +32,8 @@ pub(crate) struct Store {
     deps: Vec<u32>,
     /// Edges added with `add_dependency`, as (to, from).
     extra: BTreeSet<(u32, u32)>,
+    /// What explicitly ordered dependencies need, as (to, from) -> order.
+    orders: BTreeMap<(u32, u32), Order>,
     pub(crate) kernargs: Vec<u8>,
 }
 
@@ -70,6 +72,24 @@ impl Store {
 
     pub(crate) fn add_edge(&mut self, from: u32, to: u32) {
         self.extra.insert((to, from));
+    }
+
+    /// Records what the existing edge `from -> to` needs (the stronger of
+    /// two orders given for one edge).
+    pub(crate) fn add_order(&mut self, from: u32, to: u32, order: Order) {
+        let slot = self.orders.entry((to, from)).or_insert(order);
+        *slot = (*slot).max(order);
+    }
+
+    /// The ordered dependencies of `n`: (from, order).
+    pub(crate) fn orders_of(&self, n: u32) -> impl Iterator<Item = (u32, Order)> + '_ {
+        self.orders
+            .range((n, 0)..=(n, u32::MAX))
+            .map(|(&(_, from), &order)| (from, order))
+    }
+
+    pub(crate) fn has_orders(&self) -> bool {
+        !self.orders.is_empty()
     }
 
     pub(crate) fn has_edge(&self, from: u32, to: u32) -> bool {

@@ -98,7 +98,7 @@ mod per_segment {
                         hazard,
                         producer: NodeId(lane[p as usize]),
                         consumer: NodeId(n),
-                        buffer: BufferId(buf),
+                        buffer: Some(BufferId(buf)),
                         range,
                     },
                 }

@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use relaunch::DmaOp;
-use relaunch::{Access, NodeId};
 use relaunch::{CodeObject, KernelInfo};
 use relaunch::{Geometry, Gpu, NodeSpec};
+use relaunch::{NodeId, Order};
 
 use crate::exec::ShadowExec;
 use crate::ordering_nodes::OrderingNodes;
@@ -359,10 +359,10 @@ impl ShadowGraph {
     }
 
     /// The relaunch graph for this HIP graph on `gpu`, or why it cannot be.
-    /// Every HIP edge becomes a read-after-write on its own 4 bytes of a
-    /// per-graph dummy buffer, so each edge gets an RMW boundary (lanes
-    /// place nothing for a dependency that carries no data): the full one,
-    /// or the vector-cache one before a consumer proven VMEM-only.
+    /// A HIP edge says nothing of the data it carries, so every edge is an
+    /// ordered dependency on memory (`Order::Memory`): each gets an RMW
+    /// boundary unless one already covers it, the full one or the
+    /// vector-cache one before a consumer proven VMEM-only.
     pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, String> {
         if let Some(why) = &self.unsupported {
             return Err(why.clone());
@@ -376,10 +376,6 @@ impl ShadowGraph {
         let edges = self.all_edges()?;
         let order = self.topological(&edges)?;
         let mut g = relaunch::Graph::new(relaunch::default_graph_options());
-        let dummy_len = 4 * (edges.len().max(1) as u64);
-        let dummy = g
-            .buffer("hip-edges", dummy_len)
-            .map_err(|e| e.to_string())?;
         let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
         let mut nodes = HashMap::new();
         let mut transfers = HashMap::new();
@@ -387,52 +383,47 @@ impl ShadowGraph {
         for &i in &order {
             let (handle, work) = &self.nodes[i];
             let work = work.as_ref().map_err(Clone::clone)?;
-            let mut deps = Vec::new();
-            let mut accesses = Vec::new();
-            for (e, &(f, t)) in edges.iter().enumerate() {
-                let at = 4 * e as u64;
-                if t == i {
-                    deps.push(ids[f].ok_or("edge from a node not yet placed")?);
-                    accesses.push(Access::read(dummy, at, 4));
-                }
-                if f == i {
-                    accesses.push(Access::write(dummy, at, 4));
-                }
-            }
-            let kernel = match work {
-                NodeWork::Kernel(k) => k,
+            let id = match work {
                 NodeWork::Transfer(ops) => {
                     // The copy's own memory is HIP's, not declared: its
                     // edges order it, as they do kernels.
                     let id = g
-                        .transfer(ops.to_vec(), accesses, deps)
+                        .transfer(ops.to_vec(), Vec::new(), Vec::new())
                         .map_err(|e| e.to_string())?;
-                    ids[i] = Some(id);
                     transfers.insert(*handle, Arc::clone(ops));
-                    continue;
+                    id
+                }
+                NodeWork::Kernel(kernel) => {
+                    let module = kernel.function.module.on(gpu)?;
+                    if !modules
+                        .iter()
+                        .any(|m| Arc::ptr_eq(m, &kernel.function.module))
+                    {
+                        modules.push(Arc::clone(&kernel.function.module));
+                    }
+                    let id = g
+                        .kernel(NodeSpec {
+                            module: &module,
+                            symbol: &kernel.function.symbol,
+                            grid: kernel.grid,
+                            block: kernel.block,
+                            dynamic_group_bytes: kernel.dynamic_group_bytes,
+                            kernarg: kernel.kernarg.clone(),
+                            accesses: Vec::new(),
+                            deps: Vec::new(),
+                        })
+                        .map_err(|e| e.to_string())?;
+                    nodes.insert(*handle, (id, kernel.clone()));
+                    id
                 }
             };
-            let module = kernel.function.module.on(gpu)?;
-            if !modules
-                .iter()
-                .any(|m| Arc::ptr_eq(m, &kernel.function.module))
-            {
-                modules.push(Arc::clone(&kernel.function.module));
+            // Producers come first in topological order: placed already.
+            for &(f, _) in edges.iter().filter(|&&(_, t)| t == i) {
+                let from = ids[f].ok_or("edge from a node not yet placed")?;
+                g.add_ordered_dependency(from, id, Order::Memory)
+                    .map_err(|e| e.to_string())?;
             }
-            let id = g
-                .kernel(NodeSpec {
-                    module: &module,
-                    symbol: &kernel.function.symbol,
-                    grid: kernel.grid,
-                    block: kernel.block,
-                    dynamic_group_bytes: kernel.dynamic_group_bytes,
-                    kernarg: kernel.kernarg.clone(),
-                    accesses,
-                    deps,
-                })
-                .map_err(|e| e.to_string())?;
             ids[i] = Some(id);
-            nodes.insert(*handle, (id, kernel.clone()));
         }
         let exec = g.instantiate().map_err(|e| e.to_string())?;
         let order = self.nodes.iter().map(|(h, _)| *h).collect();
@@ -548,6 +539,12 @@ mod tests {
                     assert_eq!(
                         before.map(|b| b.kind),
                         Some(BoundaryKind::RmwVmem),
+                        "node {handle}"
+                    );
+                    // From the edge's stated order, not a faked access.
+                    assert_eq!(
+                        before.map(|b| (b.reason.hazard, b.reason.buffer)),
+                        Some((relaunch::HazardKind::Order, None)),
                         "node {handle}"
                     );
                 }

@@ -332,8 +332,10 @@ impl GraphExec {
                         kind: b.kind.to_string(),
                         hazard: b.reason.hazard.name(),
                         producer: self.node(plan, b.reason.producer),
-                        buffer: plan
-                            .buffer_info(b.reason.buffer)
+                        buffer: b
+                            .reason
+                            .buffer
+                            .and_then(|buffer| plan.buffer_info(buffer))
                             .map(|i| i.label.clone())
                             .unwrap_or_default(),
                         range: b.reason.range,
