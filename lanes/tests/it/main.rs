@@ -2,6 +2,7 @@
 
 mod compile;
 mod lower;
+mod ordered;
 mod props;
 mod record;
 mod reference;
