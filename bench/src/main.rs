@@ -6,6 +6,7 @@
 
 mod decode_ratio;
 mod density;
+mod encode;
 mod instantiate;
 mod memory;
 mod patch;
@@ -26,8 +27,13 @@ struct Bench {
 const BENCHES: &[Bench] = &[
     Bench {
         name: "density",
-        about: "PM4 dwords per dispatch and encode cost vs memcpy",
+        about: "PM4 dwords per dispatch",
         run: density::run,
+    },
+    Bench {
+        name: "encode",
+        about: "record + finish per dispatch vs memcpy: serial, alternating, cycle12",
+        run: encode::run,
     },
     Bench {
         name: "instantiate",

@@ -1,0 +1,79 @@
+//! `encode`: record + finish of 50,000 dispatches per shape, in ns per
+//! dispatch and as a ratio to copying the same finished IB bytes (the store
+//! floor: the encoder must at least write them). Shapes: the one-kernel
+//! serial chain (`encode_vs_memcpy`), two kernels alternating
+//! (`encode_alternating_vs_memcpy`) and the reference decode step's 12
+//! layer kernels in order (`encode_cycle12_vs_memcpy`); see `shapes.rs`.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use relaunch_bench::shapes::{Workload, KERNARG_BASE};
+
+use crate::report::Report;
+
+/// Dispatches per timed encoding.
+const DISPATCHES: u64 = 50_000;
+/// Timed rounds per shape (the median is reported).
+const ROUNDS: usize = 21;
+/// Copies of the finished bytes per round (the copy is short).
+const COPIES: usize = 8;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// (encode, memcpy) ns per dispatch: medians over `ROUNDS`.
+fn time(shape: &Workload) -> Result<(f64, f64), String> {
+    let n = DISPATCHES;
+    let (mut encode, mut copy) = (Vec::new(), Vec::new());
+    // The copy's destination stands for the IB memory the finished dwords go
+    // to: allocated and touched once, outside the timed region.
+    let mut dst: Vec<u32> = Vec::new();
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        let ib = shape
+            .builder(shape.options, n)
+            .and_then(|b| b.finish(KERNARG_BASE))
+            .map_err(|e| format!("{}: {e}", shape.name))?;
+        let ib = black_box(ib);
+        encode.push(t.elapsed().as_nanos() as f64 / n as f64);
+
+        let total = ib.total_dwords();
+        if dst.len() < total {
+            dst = vec![1u32; total];
+        }
+        let t = Instant::now();
+        for _ in 0..COPIES {
+            let mut at = 0;
+            for seg in &ib.segments {
+                dst[at..at + seg.dwords.len()].copy_from_slice(&seg.dwords);
+                at += seg.dwords.len();
+            }
+            black_box(&mut dst);
+        }
+        copy.push(t.elapsed().as_nanos() as f64 / COPIES as f64 / n as f64);
+    }
+    Ok((median(encode), median(copy)))
+}
+
+pub fn run(report: &mut Report) -> Result<(), String> {
+    let shapes = [
+        ("", Workload::serial()),
+        ("alternating_", Workload::alternating()),
+        ("cycle12_", Workload::cycle12()?),
+    ];
+    for (prefix, shape) in &shapes {
+        let (e, c) = time(shape)?;
+        report.metric(&format!("encode_{prefix}ns_per_dispatch"), e, "ns", None);
+        report.metric(&format!("memcpy_{prefix}ns_per_dispatch"), c, "ns", None);
+        report.metric(
+            &format!("encode_{prefix}vs_memcpy"),
+            e / c,
+            "ratio",
+            Some((2.0, true)),
+        );
+    }
+    Ok(())
+}
