@@ -24,6 +24,11 @@ impl DwordWriter {
         }
     }
 
+    /// A writer appending to `dwords`.
+    pub fn from_vec(dwords: Vec<u32>) -> Self {
+        DwordWriter { buf: dwords }
+    }
+
     /// Make room for `total` dwords in all without reallocating.
     pub fn reserve_total(&mut self, total: usize) {
         self.buf.reserve(total.saturating_sub(self.buf.len()));

@@ -1,12 +1,9 @@
 //! The fast path: a dispatch whose transition from the previous dispatch is
 //! cached (`template.rs`) is its kernarg copy and a few comparisons. With
 //! fresh kernarg blocks its words are not written yet: the dispatch joins
-//! the log (runs of one transition, blocks back to back), which is written
-//! out in one pass when something else must write (the general path, a
-//! segment's end, another emitter) or at `finish`, then with the final
-//! kernarg addresses, so a steady stream's IB is written once and never
-//! patched. A repeat with a shared kernarg block (immutable image, or
-//! alignment above 16) is written at once through the one emitter.
+//! the log (`log.rs`). A repeat with a shared kernarg block (immutable
+//! image, or alignment above 16) is written at once through the one
+//! emitter.
 //!
 //! Which transition comes next is guessed from the last two (a decode
 //! step's rmsnorm is followed by one projection or the other depending on
@@ -15,12 +12,11 @@
 //! launch and kernarg shape against the template's identity. A wrong guess
 //! falls back to a look-up, and anything not cached to the general path.
 
-use super::template::{Next, TemplateId, TransitionId, SHORT, STATE_RUNS, USER_AT};
+use super::template::{Next, TemplateId, TransitionId};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::dispatch::{KernelCode, Launch};
 use crate::ib::{DispatchId, DispatchSite};
-use crate::regs::off;
 
 /// Most dwords a repeated dispatch writes: an RMW boundary (10), the low
 /// pointer dword's SET_SH_REG (3) and DISPATCH_DIRECT (5).
@@ -46,41 +42,10 @@ pub(super) struct Last {
     /// looks again. Segments are cut only where it looks (another template,
     /// or the budget spent), so this is kept as it always was
     /// (`repeat_budget`): the IB's bytes do not depend on what is cached.
-    pub budget: u32,
-}
-
-/// Equally spaced low kernarg-pointer dwords in one segment, each holding
-/// its block's offset until `finish` adds the base's low dword.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct PatchRun {
-    pub segment: u32,
-    /// Dword index of the first.
-    pub first: u32,
-    pub stride: u32,
-    pub count: u32,
-}
-
-/// Consecutive dispatches taking one transition (so all but maybe the
-/// first are repeats of its template), blocks `kernarg_stride` apart.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    transition: TransitionId,
-    first_kernarg: u32,
-    count: u32,
-}
-
-/// Dispatches recorded on the fast path whose words are not written yet.
-#[derive(Debug, Default)]
-pub(super) struct Log {
-    runs: Vec<Run>,
-    pub dispatches: usize,
-    pub dwords: usize,
-}
-
-impl Log {
-    pub fn reserve(&mut self, runs: usize) {
-        self.runs.reserve(runs);
-    }
+    /// `None` until the first repeat: nothing is written between a
+    /// dispatch and the next, so the room the budget counts from is the
+    /// room the builder has then.
+    pub budget: Option<u32>,
 }
 
 /// Repeats a template may take after a dispatch that leaves `room_dwords`
@@ -166,6 +131,17 @@ impl IbBuilder {
         self.look_up(last, code, launch, kernarg, kernarg_align)
     }
 
+    /// Repeats of `last`'s template left (counted now if not yet).
+    pub(super) fn budget_left(&self, last: &Last) -> u32 {
+        last.budget.unwrap_or_else(|| {
+            let t = &self.tables.templates[last.template as usize];
+            let dwords = self.w.len() + self.log.dwords;
+            let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(dwords);
+            let shape = (t.kernarg_len as usize, t.kernarg_align);
+            repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
+        })
+    }
+
     /// The fast path when the guess was wrong: find the template and the
     /// transition, or the repeat with a shared block.
     #[inline(never)]
@@ -213,10 +189,10 @@ impl IbBuilder {
     ) -> Option<DispatchId> {
         let x = &self.tables.transitions[next.transition as usize];
         let len = x.len as usize;
-        let t = &self.tables.templates[next.template as usize];
         let dispatches = self.sites.len() + self.log.dispatches;
-        let budget = if repeat && last.budget > 0 {
-            last.budget - 1
+        let left = if repeat { self.budget_left(&last) } else { 0 };
+        let budget = if left > 0 {
+            Some(left - 1)
         } else {
             // Where the general path would look (another template, or the
             // budget spent): it cuts the segment if it is full, and refuses
@@ -229,28 +205,11 @@ impl IbBuilder {
             {
                 return None;
             }
-            let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(dwords + len);
-            let shape = (t.kernarg_len as usize, t.kernarg_align);
-            repeat_budget(
-                room,
-                image + t.kernarg_stride as usize,
-                dispatches + 1,
-                shape,
-            )
+            None
         };
         let koff = self.kernargs.push_fresh(kernarg);
         self.pending = None;
-        let log = &mut self.log;
-        match log.runs.last_mut() {
-            Some(r) if r.transition == next.transition => r.count += 1,
-            _ => log.runs.push(Run {
-                transition: next.transition,
-                first_kernarg: koff,
-                count: 1,
-            }),
-        }
-        log.dispatches += 1;
-        log.dwords += len;
+        self.log.push(next.transition, koff, len);
         self.last = Some(Last {
             template: next.template,
             transition: next.transition,
@@ -264,7 +223,8 @@ impl IbBuilder {
     /// A repeat whose kernarg block may be shared (immutable image) or
     /// needs more than 16-byte alignment: placed and written at once.
     fn repeat_shared(&mut self, last: Last, kernarg: &[u8], align: u32) -> Option<DispatchId> {
-        if last.budget == 0 {
+        let left = self.budget_left(&last);
+        if left == 0 {
             return None;
         }
         debug_assert_eq!(self.log.dispatches, 0, "shared blocks are never logged");
@@ -287,93 +247,9 @@ impl IbBuilder {
         });
         self.last = Some(Last {
             koff,
-            budget: last.budget - 1,
+            budget: Some(left - 1),
             ..last
         });
         Some(id)
-    }
-
-    /// Write out the log: its dwords (with final kernarg pointers when
-    /// `base`, the kernarg base, is known, else with offsets to patch at
-    /// `finish`) and sites, and bring the shadow up to date.
-    pub(super) fn end_run(&mut self, base: Option<u64>) {
-        if self.log.runs.is_empty() {
-            return;
-        }
-        let segment = self.segments.len() as u32;
-        let (w, tables) = (&mut self.w, &self.tables);
-        w.reserve_total(w.len() + self.log.dwords + EPILOGUE_DWORDS);
-        self.sites.reserve(self.log.dispatches);
-        for run in self.log.runs.drain(..) {
-            let x = &tables.transitions[run.transition as usize];
-            let (len, stride, lo_at) = (x.len, x.kernarg_stride, x.lo_at as usize);
-            let at = w.len();
-            let first = base.map_or(run.first_kernarg, |b| {
-                (b as u32).wrapping_add(run.first_kernarg)
-            });
-            if run.count == 1 && len as usize <= SHORT {
-                // One dispatch (a kernel switch, most often): one copy.
-                w.put_prefix(tables.short_words_of(x), len as usize);
-                w.as_mut_slice()[at + lo_at] = first;
-            } else {
-                w.put_run(tables.words_of(x), lo_at, first, stride, run.count as usize);
-            }
-            if let Some(hi) = x.hi_at {
-                for i in 0..run.count as usize {
-                    let pos = at + hi as usize + i * len as usize;
-                    match base {
-                        Some(b) => w.as_mut_slice()[pos] = (b >> 32) as u32,
-                        None => self.hi_pointer.push((segment, pos as u32)),
-                    }
-                }
-            }
-            if base.is_none() {
-                self.lo_runs.push(PatchRun {
-                    segment,
-                    first: (at + lo_at) as u32,
-                    stride: len,
-                    count: run.count,
-                });
-            }
-            let (kernel, klen) = (x.kernel, x.kernarg_len);
-            let mut dword = at as u32 + x.dispatch_at;
-            let mut offset = run.first_kernarg;
-            if run.count == 1 {
-                self.sites.push(DispatchSite {
-                    segment,
-                    dispatch_dword: dword,
-                    kernarg_offset: offset,
-                    kernarg_len: klen,
-                    kernel,
-                });
-                continue;
-            }
-            self.sites.extend((0..run.count).map(|_| {
-                let site = DispatchSite {
-                    segment,
-                    dispatch_dword: dword,
-                    kernarg_offset: offset,
-                    kernarg_len: klen,
-                    kernel,
-                };
-                dword = dword.wrapping_add(len);
-                offset = offset.wrapping_add(stride);
-                site
-            }));
-        }
-        self.log.dispatches = 0;
-        self.log.dwords = 0;
-        // Every logged dispatch programmed the same registers (transitions
-        // keep the USER_DATA count), so the last one's values are the
-        // shadow's.
-        if let Some(last) = self.last {
-            let t = &self.tables.templates[last.template as usize];
-            let image = t.image(last.koff);
-            for (first, from, to) in STATE_RUNS {
-                self.shadow.assign(first, &image[from..to]);
-            }
-            let user = &image[USER_AT..USER_AT + t.user];
-            self.shadow.assign(off::COMPUTE_USER_DATA_0, user);
-        }
     }
 }

@@ -11,6 +11,7 @@
 //! written before `finish` hold offsets from the base, which `finish` adds.
 
 mod fast;
+mod log;
 mod template;
 
 use relaunch_device::codeobj::KernelDescriptor;
@@ -26,7 +27,8 @@ use crate::kernarg::{KernargImage, MIN_KERNARG_ALIGN};
 use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
 use crate::writer::DwordWriter;
-use fast::{repeat_budget, Guesses, Last, Log, PatchRun, NO_TRANSITION};
+use fast::{Guesses, Last, NO_TRANSITION};
+use log::{Log, PatchRun};
 use template::{Next, TemplateId, Templates, STATE_RUNS, USER_AT};
 
 /// Environment variable that forces `full_state` when set to `1`.
@@ -179,7 +181,8 @@ impl IbBuilder {
     /// Dwords recorded so far (all segments, the log included, no epilogue
     /// yet).
     pub fn dwords(&self) -> usize {
-        self.segments.iter().map(|s| s.dwords.len()).sum::<usize>() + self.w.len() + self.log.dwords
+        let closed: usize = self.segments.iter().map(|s| s.dwords.len()).sum();
+        closed + self.log.parked_dwords + self.w.len() + self.log.dwords
     }
 
     /// Require `kind` between everything recorded so far and the next
@@ -230,11 +233,11 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        self.end_run(None);
+        self.end_run();
         let before = self.last;
         // Until a dispatch is recorded here, the next one looks here too.
         if let Some(last) = &mut self.last {
-            last.budget = 0;
+            last.budget = Some(0);
         }
         let k = self.kernel_index(code)?;
         let shape = (kernarg.len(), kernarg_align);
@@ -249,7 +252,10 @@ impl IbBuilder {
         // A repeat within its budget whose transition is not cached yet:
         // where the segment is cut must not depend on the cache.
         let kept_budget = match before {
-            Some(b) if same && b.template == t && b.budget > 0 => Some(b.budget - 1),
+            Some(b) if same && b.template == t => match self.budget_left(&b) {
+                0 => None,
+                left => Some(left - 1),
+            },
             _ => None,
         };
         let id = self.sites.len() as u32;
@@ -305,16 +311,12 @@ impl IbBuilder {
             }
             _ => NO_TRANSITION,
         };
-        let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(self.w.len());
-        let image = self.kernargs.len();
-        let budget =
-            kept_budget.unwrap_or_else(|| repeat_budget(room, image, self.sites.len(), shape));
         self.last = Some(Last {
             template: t,
             transition,
             before: prev.map_or(NO_TRANSITION, |p| p.transition),
             koff,
-            budget,
+            budget: kept_budget,
         });
         Ok(id)
     }
@@ -397,9 +399,11 @@ impl IbBuilder {
     }
 
     /// Write out the log and forget the previous dispatch, so the next one
-    /// takes the general path: for anything that writes other packets.
+    /// takes the general path: what an emitter of other packets (between
+    /// dispatches) calls before it writes.
+    #[allow(dead_code)] // no such emitter in the builder yet
     fn end_repeat(&mut self) {
-        self.end_run(None);
+        self.end_run();
         self.last = None;
     }
 
@@ -434,12 +438,13 @@ impl IbBuilder {
         // cross a 4 GiB boundary (checked above: low pointer dwords exist only
         // where high ones do), so adding the base's low dword cannot carry.
         let base_lo = kernarg_base as u32;
-        // The log is written now, with final pointers.
-        self.end_run(Some(kernarg_base));
+        // The logs are written now, with final pointers.
+        self.write_log_final(kernarg_base);
         self.last = None;
         self.pending = None;
         emit_epilogue(&mut self.w);
         self.push_segment();
+        self.write_parked(kernarg_base);
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
             let d = &mut seg.dwords[..];
@@ -492,7 +497,8 @@ impl IbBuilder {
     /// End the current segment (no epilogue: only the last one carries it)
     /// and start the next with the prologue and no remembered state.
     fn close_segment(&mut self) {
-        self.end_repeat();
+        self.park_log();
+        self.last = None;
         self.push_segment();
         emit_prologue(&mut self.w);
         self.shadow.reset();

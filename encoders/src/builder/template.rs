@@ -41,7 +41,7 @@ const IMAGE_LEN: usize = USER_AT + off::USER_DATA_COUNT as usize;
 /// What a dispatch must pass to take a template's fast path: the caller's
 /// kernel, launch and kernarg shape, compared whole (the symbol by its
 /// address: the same string proves the same name without reading it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Identity {
     kd_address: u64,
     symbol: (usize, usize),
@@ -90,10 +90,62 @@ pub(super) struct Template {
 
 impl Template {
     /// True when a dispatch of `code` with `launch` and `kernarg` (length,
-    /// alignment) is one of this template's.
+    /// alignment) is one of this template's. Every field is compared, in
+    /// one pass without branches (this runs once per dispatch); the
+    /// destructuring names every field, so a field added to these types
+    /// must be added here.
     #[inline(always)]
     pub fn matches(&self, code: &KernelCode<'_>, launch: &Launch, kernarg: (usize, u32)) -> bool {
-        self.identity == Identity::of(code, launch, kernarg)
+        let KernelCode {
+            symbol,
+            family,
+            descriptor,
+            kd_address,
+        } = *code;
+        let KernelDescriptor {
+            group_segment_fixed_size: g,
+            private_segment_fixed_size: pr,
+            kernarg_size: ks,
+            kernel_code_entry_byte_offset: entry,
+            compute_pgm_rsrc3: r3,
+            compute_pgm_rsrc1: r1,
+            compute_pgm_rsrc2: r2,
+            kernel_code_properties: props,
+            kernarg_preload: pre,
+        } = descriptor;
+        let Launch {
+            grid,
+            block,
+            dynamic_group_bytes: dynamic,
+        } = *launch;
+        let (i, d, l) = (
+            &self.identity,
+            &self.identity.descriptor,
+            &self.identity.launch,
+        );
+        let wide = (kd_address ^ i.kd_address)
+            | (symbol.as_ptr() as u64 ^ i.symbol.0 as u64)
+            | (symbol.len() as u64 ^ i.symbol.1 as u64)
+            | (kernarg.0 as u64 ^ i.kernarg.0 as u64)
+            | (entry ^ d.kernel_code_entry_byte_offset) as u64;
+        let narrow = (kernarg.1 ^ i.kernarg.1)
+            | (grid[0] ^ l.grid[0])
+            | (grid[1] ^ l.grid[1])
+            | (grid[2] ^ l.grid[2])
+            | (block[0] ^ l.block[0])
+            | (block[1] ^ l.block[1])
+            | (block[2] ^ l.block[2])
+            | (dynamic ^ l.dynamic_group_bytes)
+            | (g ^ d.group_segment_fixed_size)
+            | (pr ^ d.private_segment_fixed_size)
+            | (ks ^ d.kernarg_size)
+            | (r3 ^ d.compute_pgm_rsrc3)
+            | (r1 ^ d.compute_pgm_rsrc1)
+            | (r2 ^ d.compute_pgm_rsrc2)
+            | (props ^ d.kernel_code_properties) as u32
+            | (pre ^ d.kernarg_preload) as u32
+            | (family as u32 ^ i.family as u32);
+        wide | narrow as u64 == 0
     }
 
     /// The register values with the kernarg block at `koff`.
