@@ -116,6 +116,18 @@ fn push_sites(
         let x = &tables.transitions[run.transition as usize];
         let (first, len, stride) = (at + x.dispatch_at, x.len, x.kernarg_stride);
         let (kernel, kernarg_len, koff) = (x.kernel, x.kernarg_len, run.first_kernarg);
+        if run.count == 1 {
+            // Most runs after a kernel switch: no iterator to set up.
+            sites.push(DispatchSite {
+                segment,
+                dispatch_dword: first,
+                kernarg_offset: koff,
+                kernarg_len,
+                kernel,
+            });
+            at += len;
+            continue;
+        }
         sites.extend((0..run.count).map(|i| DispatchSite {
             segment,
             dispatch_dword: first + i * len,

@@ -233,7 +233,6 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        self.end_run();
         let before = self.last;
         // Until a dispatch is recorded here, the next one looks here too.
         if let Some(last) = &mut self.last {
@@ -258,16 +257,20 @@ impl IbBuilder {
             },
             _ => None,
         };
-        let id = self.sites.len() as u32;
-        if self.sites.len() >= u32::MAX as usize {
+        let id = self.dispatch_count();
+        if id >= u32::MAX as usize {
             return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
         }
+        let id = id as u32;
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
 
-        if kept_budget.is_none()
-            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
-        {
+        let dwords = self.w.len() + self.log.dwords;
+        if kept_budget.is_none() && dwords + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
+            // The log goes with the closing segment, written at `finish`.
             self.close_segment();
+        } else {
+            // The log's words come before this dispatch's.
+            self.end_run();
         }
         let start = self.w.len();
         let boundary = self.pending.take();
