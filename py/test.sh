@@ -13,7 +13,8 @@ cd "$ROOT"
 PYTHON="${PYTHON:-python3}"
 VENV="$ROOT/target/py-venv"
 WHEELS="$ROOT/target/py-wheels"
-PINS=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1)
+# msgpack + zstandard: the independent .kpack writer of tests/test_catalog.py.
+PINS=(maturin==1.16.0 pytest==9.2.0 mypy==2.4.1 msgpack==1.2.4 zstandard==0.25.0)
 # Keep the source tree free of __pycache__ from the test run.
 export PYTHONDONTWRITEBYTECODE=1
 

@@ -3,13 +3,15 @@
 //! packet per hardware queue.
 //!
 //! This crate is the Rust API and the CLI. [`Gpu`] opens a device by a
-//! stable selector (or `sim:<target>`), loads [`Module`]s, records direct
+//! stable selector (or `sim:<target>`), loads [`Module`]s (by hand, or by
+//! toc key from a verified per-architecture bundle tree: [`Catalog`]), records direct
 //! PM4 with [`Pm4Builder`] and installs it as a retained [`Pm4Ib`] (or a
 //! [`Pm4MultiIb`] over several queues). The pieces live in their own
 //! crates: [`device`] (code objects, the HSA seam, identity), [`encoders`]
 //! (PM4), [`lanes`] (the graph), [`sched`] (queue actors), [`sim`] (the
 //! simulated device, only reached through `sim:` selectors).
 
+mod catalog;
 mod devices;
 mod error;
 mod gpu;
@@ -17,6 +19,7 @@ mod graph;
 mod module;
 mod pm4;
 
+pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};

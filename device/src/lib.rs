@@ -4,11 +4,14 @@
 //! ([`codeobj`]: ELF, metadata, kernel descriptors, PM4 acceptance), the HSA
 //! runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
 //! over `relaunch-hsa-sys`'s function table) and device identity
-//! ([`identity`]: selectors, host manifest, deny list, sysfs).
+//! ([`identity`]: selectors, host manifest, deny list, sysfs) and
+//! per-architecture kernel bundles ([`bundle`]: `.kpack` archives, their
+//! manifests, verification).
 //! Refuses: anything outside RDNA1-4, code objects it cannot read completely,
 //! denied devices. Must not depend on the encoders, graph, scheduler or the
 //! simulated device: they all sit above it.
 
+pub mod bundle;
 pub mod codeobj;
 pub mod hsa;
 pub mod identity;

@@ -179,6 +179,11 @@ typedef uint32_t RlGraphMode;
 #endif // __cplusplus
 
 /**
+ * An opened bundle tree for one GPU. Opaque; free with `rl_catalog_free`.
+ */
+typedef struct RlCatalog RlCatalog;
+
+/**
  * An opened GPU (real or simulated). Opaque; free with `rl_gpu_free`.
  */
 typedef struct RlGpu RlGpu;
@@ -245,6 +250,38 @@ extern "C" {
  * The ABI version this library implements (`RL_ABI_VERSION`, 1).
  */
 uint32_t rl_abi_version(void);
+
+/**
+ * Opens the bundle tree at `root` (a NUL-terminated UTF-8 path) for
+ * `gpu`: the directory of the GPU's exact processor, `<root>/<gfx…>/`
+ * (no fallback to another processor). Its manifests and archive tables
+ * are read and checked here; code objects when first asked for. Stores
+ * the catalog in `*out` (NULL on failure; the message names the root, the
+ * arch and what the tree has).
+ *
+ * # Safety
+ * `root` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+int32_t rl_catalog_open(RlGpu *gpu, const char *root, RlCatalog **out);
+
+/**
+ * The module of `toc_key` (e.g. `"demo/decode"`), verified before it is
+ * loaded and loaded once: every call for the same key returns a new
+ * handle to the same module (free each with `rl_module_free`). A missing
+ * key, a sha256 mismatch or an args_signature that disagrees with the
+ * code object's metadata fails with `RL_ERR_RECORD` and a message naming
+ * the root, arch and key; nothing is loaded then.
+ *
+ * # Safety
+ * `toc_key` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+int32_t rl_catalog_module(const RlCatalog *catalog, const char *toc_key, RlModule **out);
+
+/**
+ * Drops this handle. Modules taken from the catalog stay loaded until
+ * their own handles (and the IBs using them) are freed. NULL is a no-op.
+ */
+void rl_catalog_free(RlCatalog *catalog);
 
 /**
  * Opens the GPU a selector names: `uuid:GPU-…`, `bdf:0000:66:00.0`,

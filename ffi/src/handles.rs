@@ -5,7 +5,7 @@
 //! handles are all told apart and refused with a message.
 //!
 //! Layout of a handle (64-bit): bits 63..32 generation (never 0), 31..8
-//! slot index, 7..4 the tag `0xB`, 3..0 the kind (1..=7).
+//! slot index, 7..4 the tag `0xB`, 3..0 the kind (1..=8).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -20,7 +20,7 @@ pub(crate) const MAX_HANDLES: usize = 1 << 24;
 const TAG: u64 = 0xB;
 
 /// Kind numbers and the C type names used in messages.
-const KIND_NAMES: [&str; 8] = [
+const KIND_NAMES: [&str; 9] = [
     "",
     "RlGpu",
     "RlModule",
@@ -29,6 +29,7 @@ const KIND_NAMES: [&str; 8] = [
     "RlPm4MultiIb",
     "RlGraph",
     "RlGraphExec",
+    "RlCatalog",
 ];
 
 /// An object type that C holds through handles of type `*mut Self::C`.

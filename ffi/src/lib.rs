@@ -4,7 +4,7 @@
 //!
 //! Owns: the opaque-handle registry (`handles`), the status codes and the
 //! per-thread last error (`status`), and one module per family of entry
-//! points (`gpu`, `module`, `pm4`, `multi`, `graph`, `sim`).
+//! points (`gpu`, `module`, `pm4`, `multi`, `graph`, `sim`, `catalog`).
 //! Refuses: NULL, stale, foreign and garbage handles, out-of-range enum
 //! values and unbounded sizes, each with a status and a message; a panic
 //! never crosses the boundary (`RL_ERR_INTERNAL`).
@@ -20,6 +20,7 @@
 #[cfg(not(target_pointer_width = "64"))]
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
+mod catalog;
 mod gpu;
 mod graph;
 mod handles;
@@ -33,6 +34,7 @@ mod util;
 #[cfg(test)]
 mod tests;
 
+pub use catalog::*;
 pub use gpu::*;
 pub use graph::*;
 pub use module::*;

@@ -24,7 +24,7 @@ pub struct RlModule {
 /// `rl_gpu_alloc` memory) alive.
 pub(crate) struct ModuleObj {
     pub(crate) module: Module,
-    _gpu: Arc<GpuObj>,
+    pub(crate) _gpu: Arc<GpuObj>,
 }
 
 impl Handled for ModuleObj {

@@ -98,6 +98,9 @@ fn every_api_function_is_declared() {
         "rl_graphexec_launch",
         "rl_graphexec_set_node_kernargs",
         "rl_graphexec_free",
+        "rl_catalog_open",
+        "rl_catalog_module",
+        "rl_catalog_free",
     ] {
         let declared = [" ", "*"]
             .iter()

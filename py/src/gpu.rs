@@ -102,6 +102,15 @@ impl Gpu {
         Ok(Module { module })
     }
 
+    /// The bundle tree at `root` for this GPU (see `Catalog`).
+    fn catalog(
+        &self,
+        py: Python<'_>,
+        root: std::path::PathBuf,
+    ) -> PyResult<crate::catalog::Catalog> {
+        crate::catalog::open(py, &self.gpu, &root)
+    }
+
     #[pyo3(signature = (size, host_visible = true))]
     fn alloc(
         &self,

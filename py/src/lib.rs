@@ -10,6 +10,7 @@
 //! there too. Calls that block or run kernel twins release the GIL.
 
 mod args;
+mod catalog;
 mod devices;
 mod errors;
 mod gpu;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<gpu::Gpu>()?;
     m.add_class::<gpu::Buffer>()?;
     m.add_class::<gpu::Module>()?;
+    m.add_class::<catalog::Catalog>()?;
     m.add_class::<pm4::Pm4Ib>()?;
     m.add_class::<graph::Graph>()?;
     m.add_class::<graph::GraphBuffer>()?;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bundle;
 mod bundled;
 mod demo;
 mod devices;
@@ -36,6 +37,8 @@ enum Command {
     /// The main job: replay the reference decode step token by token and
     /// check every token against a CPU oracle.
     Demo(demo::Args),
+    /// Per-architecture kernel bundles (.kpack + manifest): pack, list, verify.
+    Bundle(bundle::Args),
 }
 
 /// A failure to report: the message and the exit code to use.
@@ -83,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Pm4(args) => pm4::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Bundle(args) => bundle::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

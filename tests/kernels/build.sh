@@ -4,12 +4,20 @@
 #   tests/kernels/build/<target>/<name>-v4.co   code object V4 (v4_targets x v4_kernels)
 #   tests/kernels/build/gfx90a/counter.co       a target outside RDNA (refused by family)
 #   tests/kernels/build/<target>/decode.co      the decode-step kernels (decode/build.sh)
-# Usage: tests/kernels/build.sh [OUT_DIR]   (default: tests/kernels/build)
+#   tests/kernels/bundles/<target>/relaunch_demo_<target>.{kpack,json}
+#                                               the decode kernels as a bundle tree
+#                                               (relaunch bundle pack; relaunch demo
+#                                               loads them through its catalog)
+# Usage: tests/kernels/build.sh [OUT_DIR [BUNDLE_DIR]]
+#   (defaults: tests/kernels/build and tests/kernels/bundles; with an OUT_DIR
+#   and no BUNDLE_DIR no bundle tree is written). The bundle step runs
+#   $RELAUNCH (default: cargo run --bin relaunch from this checkout).
 # Needs Debian's clang-19 (which brings ld.lld-19). No ROCm device libraries:
 # the kernels use clang builtins only (see common.h).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/build}"
+if [ "$#" -ge 1 ]; then bundles="${2:-}"; else bundles="$here/bundles"; fi
 clang="${CLANG:-clang-19}"
 targets=(gfx1010 gfx1030 gfx1100 gfx1151 gfx1201)
 kernels=(counter add_scalar axpy produce_consume lds_reverse scratch_hog uses_printf)
@@ -46,3 +54,19 @@ bash "$here/decode/build.sh" "$out" "${targets[@]}"
 mkdir -p "$out/gfx90a"
 compile gfx90a counter "$out/gfx90a/counter.co"
 echo "built $(find "$out" -name '*.co' | wc -l) code objects under $out"
+if [ -n "$bundles" ]; then
+    # Same command as tests/demo_bundle.rs checks the committed tree against.
+    if [ -n "${RELAUNCH:-}" ]; then
+        relaunch=("$RELAUNCH")
+    else
+        relaunch=(cargo run --quiet --manifest-path "$here/../../Cargo.toml" --bin relaunch --)
+    fi
+    rm -rf "$bundles"
+    arch_args=()
+    inputs=()
+    for target in "${targets[@]}"; do
+        arch_args+=(--arch "$target")
+        inputs+=("$out/$target/decode.co")
+    done
+    "${relaunch[@]}" bundle pack --group demo "${arch_args[@]}" -o "$bundles" "${inputs[@]}"
+fi

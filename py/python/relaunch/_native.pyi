@@ -7,6 +7,7 @@ type) or ``ValueError`` (right type, bad value); everything else raises a
 subclass of :class:`Error`.
 """
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Optional, TypedDict, Union, final
 
@@ -55,6 +56,7 @@ __all__ = [
     "DEVICE_ENV",
     "FALLBACK_SELECTOR",
     "Buffer",
+    "Catalog",
     "CertificationError",
     "CompileError",
     "DeviceError",
@@ -153,6 +155,16 @@ class Gpu:
             CertificationError: a manifest was given (certification is not
                 supported yet; load without one).
             TypeError: ``code`` or ``manifest`` is not bytes-like.
+        """
+
+    def catalog(self, root: Union[str, "os.PathLike[str]"]) -> "Catalog":
+        """Opens the per-architecture bundle tree at ``root`` for this GPU:
+        ``root/<processor>/`` (the exact processor, no sibling fallback),
+        with every ``*.json`` manifest and the ``.kpack`` it names.
+
+        Raises:
+            RecordError: no directory for this processor (the message lists
+                what the tree has), or a damaged manifest or archive.
         """
 
     def alloc(self, size: int, host_visible: bool = True) -> "Buffer":
@@ -275,6 +287,48 @@ class Module:
     def describe(self) -> list[_KernelInfo]:
         """Per kernel: ``name``, ``kernarg_size``, ``accepted`` and ``verdict``
         (the direct-PM4 verdict with reasons)."""
+
+@final
+class Catalog:
+    """A GPU's view of a bundle tree (from :meth:`Gpu.catalog`);
+    ``catalog[toc_key]`` is the module of that key."""
+
+    def __getitem__(self, toc_key: str, /) -> Module:
+        """The module of ``toc_key`` (e.g. ``"demo/decode"``), verified
+        (sha256, target, args_signature) before it is loaded and loaded once.
+
+        Raises:
+            RecordError: no such key, a sha256 mismatch or an args_signature
+                that disagrees with the code object (root, arch and key are
+                named; nothing is loaded).
+        """
+
+    def __contains__(self, toc_key: str, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def keys(self) -> list[str]:
+        """Every toc key of the device's arch directory, sorted."""
+
+    def code_object(self, toc_key: str) -> bytes:
+        """The verified code-object bytes of ``toc_key`` (not loaded).
+
+        Raises:
+            RecordError: as for ``catalog[toc_key]``.
+        """
+
+    def launch(self, toc_key: str) -> Optional[str]:
+        """The manifest's launch data of ``toc_key`` as JSON text, or None.
+
+        Raises:
+            KeyError: no such key.
+        """
+
+    @property
+    def arch(self) -> str:
+        """The arch directory in use (``gfx1100``)."""
+
+    @property
+    def root(self) -> str:
+        """The tree's root as given."""
 
 @final
 class Pm4Ib:

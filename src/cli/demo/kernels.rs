@@ -1,6 +1,6 @@
-//! The decode kernels' code objects (the committed fixtures
-//! `tests/kernels/build/<target>/decode.co`, bundled so the demo runs from a
-//! clean checkout) and their explicit-argument layouts. The demo packs
+//! The decode kernels' explicit-argument layouts (and, for tests, the
+//! committed fixtures `tests/kernels/build/<target>/decode.co`; the demo
+//! loads the same code objects from their bundle tree, `source`). The demo packs
 //! kernargs and the twins read them at these offsets; a loaded module is
 //! checked against them first, so a code object built from other sources
 //! is refused with the argument that differs, not run with wrong pointers.
@@ -8,10 +8,13 @@
 use relaunch::device::codeobj::args::ArgFill;
 use relaunch::Module;
 
-/// Targets with a bundled decode code object.
+/// Targets with a committed decode code object.
+#[cfg(test)]
 pub const TARGETS: &[&str] = &["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 
-/// The bundled decode code object for `target`.
+/// The committed decode code object for `target` (tests; the demo itself
+/// loads the bundle tree through a catalog, `source`).
+#[cfg(test)]
 pub fn bundled(target: &str) -> Option<&'static [u8]> {
     Some(match target {
         "gfx1010" => include_bytes!("../../../tests/kernels/build/gfx1010/decode.co"),

@@ -6,8 +6,8 @@
 //! start token at first) into that sequence's residual-stream buffer.
 //!
 //! Owns: the demo model, its kernels' layouts and twins, the oracle and
-//! the report. Refuses: devices without a decode code object (pass
-//! `--code-object`), runs longer than the kv cache. Must not import the
+//! the report. Refuses: devices without decode kernels (pass `--bundle`
+//! or `--code-object`), runs longer than the kv cache. Must not import the
 //! simulator except to register twins on a simulated device.
 
 mod device_graph;
@@ -16,6 +16,7 @@ mod math;
 mod model;
 mod oracle;
 mod report;
+mod source;
 mod twins;
 
 use std::path::PathBuf;
@@ -47,10 +48,15 @@ pub struct Args {
     /// Tokens to decode (at most the kv-cache capacity, 64).
     #[arg(long, default_value_t = 16)]
     tokens: usize,
-    /// Decode code object to use instead of the bundled one (build it with
+    /// Decode code object to use instead of the bundle (build it with
     /// tests/kernels/decode/build.sh OUT_DIR <target>).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "bundle")]
     code_object: Option<PathBuf>,
+    /// Bundle tree to load the decode kernels from (toc key demo/decode,
+    /// verified by the catalog); default: the tree built into the binary
+    /// (tests/kernels/bundles).
+    #[arg(long)]
+    bundle: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -67,24 +73,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let gpu = open_device(args.device.as_deref())?;
     println!("device: {}", gpu.describe());
-    let bytes = match &args.code_object {
-        Some(path) => std::fs::read(path)
-            .map_err(|e| Failure::input(format!("demo: {}: {e}", path.display())))?,
-        None => kernels::bundled(gpu.target().processor())
-            .ok_or_else(|| {
-                Failure::input(format!(
-                    "demo: no bundled decode kernels for {}; bundled: {}; build them with \
-                     tests/kernels/decode/build.sh OUT_DIR {} and pass --code-object \
-                     OUT_DIR/{}/decode.co",
-                    gpu.target(),
-                    kernels::TARGETS.join(", "),
-                    gpu.target().processor(),
-                    gpu.target().processor()
-                ))
-            })?
-            .to_vec(),
-    };
-    let module = gpu.load_module(&bytes).map_err(Failure::from)?;
+    let module = source::load(&gpu, args.code_object.as_deref(), args.bundle.as_deref())?;
     kernels::check(&module).map_err(|e| Failure::input(format!("demo: {e}")))?;
     if gpu.is_simulated() {
         twins::register();
