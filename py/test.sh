@@ -51,6 +51,10 @@ step "pip install $(basename "$WHEEL")"
 RUN="$ROOT/target/py-run"
 mkdir -p "$RUN"
 
+step "cargo build -p relaunch-sim --example hsa_runtime64 (for test_deny.py)"
+cargo build --quiet -p relaunch-sim --example hsa_runtime64
+export RELAUNCH_TEST_SIM_HSA_LIB="${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/libhsa_runtime64.so"
+
 step "pytest py/tests"
 (cd "$RUN" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
     --rootdir "$ROOT/py" "$ROOT/py/tests")

@@ -23,6 +23,10 @@ pub enum ErrorClass {
     Certification,
     /// No device, a denied device, or an ambiguous selector.
     Device,
+    /// The GPU is lost to this process: a memory (VM) fault was reported
+    /// for it and the driver stopped its queues. A kind of `Device` (C:
+    /// `RL_ERR_DEVICE`; Python: `DeviceLostError`, a `DeviceError`).
+    DeviceLost,
     /// A bug: an invariant broke (a caught panic at the boundaries).
     Internal,
 }
@@ -38,6 +42,7 @@ impl ErrorClass {
             ErrorClass::Handle => "handle",
             ErrorClass::Certification => "certification",
             ErrorClass::Device => "device",
+            ErrorClass::DeviceLost => "device_lost",
             ErrorClass::Internal => "internal",
         }
     }
@@ -83,8 +88,24 @@ impl Error {
     pub(crate) fn compile(e: impl fmt::Display) -> Self {
         Error::new(ErrorClass::Compile, e.to_string())
     }
-    pub(crate) fn replay(e: impl fmt::Display) -> Self {
-        Error::new(ErrorClass::Replay, e.to_string())
+    /// A replay's scheduler error: `DeviceLost` when the GPU is lost.
+    pub(crate) fn sched(e: relaunch_sched::SchedError) -> Self {
+        let class = if e.is_device_lost() {
+            ErrorClass::DeviceLost
+        } else {
+            ErrorClass::Replay
+        };
+        Error::new(class, e.to_string())
+    }
+    /// An HSA-layer error of a device operation: `DeviceLost` when the
+    /// GPU is lost, else `fallback`.
+    pub(crate) fn hsa(e: relaunch_device::hsa::HsaError, fallback: ErrorClass) -> Self {
+        let class = if e.lost_address().is_some() {
+            ErrorClass::DeviceLost
+        } else {
+            fallback
+        };
+        Error::new(class, e.to_string())
     }
     pub(crate) fn handle(e: impl fmt::Display) -> Self {
         Error::new(ErrorClass::Handle, e.to_string())

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
-use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
+use relaunch_device::identity::{
+    self, AgentFacts, HostContext, IdentityError, Inventory, Resolved,
+};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
@@ -40,6 +42,8 @@ pub(crate) struct GpuInner {
     /// One scheduler per queue width asked for, created on first use and
     /// kept: queues are long-lived, never created per replay.
     schedulers: Mutex<HashMap<usize, Arc<HsaScheduler>>>,
+    /// Live allocations, so IBs can keep alive what their kernargs use.
+    pub(crate) allocations: crate::keepalive::Registry,
 }
 
 /// An opened GPU. Cheap to clone; everything made from it (modules, IBs,
@@ -66,7 +70,7 @@ impl Gpu {
         // apart without touching the real runtime.
         let sysfs = ctx.inventory(None).map_err(Error::device)?;
         match ctx.resolve(selector, &sysfs) {
-            Ok(Resolved::Sim(target)) => return Gpu::open_sim(&target),
+            Ok(Resolved::Sim(target)) => return Gpu::open_sim_in(&target, &ctx, selector),
             Ok(Resolved::Device(_)) => {}
             // Which device matches is only known with the runtime's agents.
             Err(IdentityError::NoMatch { .. } | IdentityError::NoSlotLabels { .. }) => {}
@@ -82,34 +86,31 @@ impl Gpu {
         Gpu::open_on(runtime, &ctx, selector)
     }
 
-    /// Opens `RELAUNCH_DEVICE` if set, else the first real GPU, else the
-    /// simulated `gfx1201`.
+    /// Opens `RELAUNCH_DEVICE` if set, else the first real GPU. Falls back
+    /// to the simulated `gfx1201` only when there is no ROCm runtime (no
+    /// HSA library, or no `/dev/kfd`); a host with ROCr and an unusable GPU
+    /// (permission on `/dev/kfd`, `hsa_init` failing or hanging, a first
+    /// GPU that is not RDNA, a denied one) fails with the reason.
     pub fn open_default() -> Result<Gpu> {
         if let Ok(selector) = std::env::var(DEVICE_ENV) {
             if !selector.trim().is_empty() {
                 return Gpu::open(selector.trim());
             }
         }
-        match Runtime::open_system(None) {
-            Ok(runtime) => {
-                let ctx = HostContext::from_env().map_err(Error::device)?;
-                let opened = match Gpu::resolve_on(&runtime, &ctx, "index:0") {
-                    // A denied first GPU stays an error: falling back would
-                    // hide the deny list from the user.
-                    Err(e @ IdentityError::Denied(_)) => return Err(Error::device(e)),
-                    Err(e) => Err(Error::device(e)),
-                    Ok(found) => Gpu::open_resolved(runtime, found),
-                };
-                opened.or_else(|e| {
-                    tracing::info!("first GPU not usable ({e}); using {FALLBACK_SELECTOR}");
-                    Gpu::open(FALLBACK_SELECTOR)
-                })
-            }
-            Err(e) => {
-                tracing::info!("no real GPU ({e}); using {FALLBACK_SELECTOR}");
-                Gpu::open(FALLBACK_SELECTOR)
-            }
-        }
+        let Some(runtime) = crate::fallback::system_runtime()? else {
+            return Gpu::open(FALLBACK_SELECTOR);
+        };
+        let ctx = HostContext::from_env().map_err(Error::device)?;
+        let first = runtime.gpus().next().map(|g| g.name.clone());
+        let found = Gpu::resolve_on(&runtime, &ctx, "index:0").map_err(Error::device)?;
+        Gpu::open_resolved(runtime, &ctx, "index:0", found).map_err(|e| {
+            e.context(format!(
+                "the first GPU ({}) cannot be used by relaunch (it runs on RDNA GPUs, \
+                 gfx10-gfx12); choose another with --device or RELAUNCH_DEVICE, or \
+                 sim:<target> for the simulator",
+                first.as_deref().unwrap_or("none")
+            ))
+        })
     }
 
     /// Opens the volatile index form (`rl_gpu_new`).
@@ -126,7 +127,7 @@ impl Gpu {
     /// facts) and opens the one found.
     pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
         let found = Gpu::resolve_on(&runtime, ctx, selector).map_err(Error::device)?;
-        Gpu::open_resolved(runtime, found)
+        Gpu::open_resolved(runtime, ctx, selector, found)
     }
 
     fn resolve_on(
@@ -138,9 +139,14 @@ impl Gpu {
         ctx.resolve(selector, &inventory)
     }
 
-    fn open_resolved(runtime: Runtime, found: Resolved) -> Result<Gpu> {
+    fn open_resolved(
+        runtime: Runtime,
+        ctx: &HostContext,
+        selector: &str,
+        found: Resolved,
+    ) -> Result<Gpu> {
         match found {
-            Resolved::Sim(target) => Gpu::open_sim(&target),
+            Resolved::Sim(target) => Gpu::open_sim_in(&target, ctx, selector),
             Resolved::Device(found) => {
                 let agent = runtime
                     .gpus()
@@ -158,8 +164,20 @@ impl Gpu {
         }
     }
 
-    /// Opens the simulated device for `target` (in process).
+    /// Opens the simulated device for `target` (in process). The host's
+    /// deny list applies as it does to `open("sim:<target>")`.
     pub fn open_sim(target: &GfxTarget) -> Result<Gpu> {
+        let ctx = HostContext::from_env().map_err(Error::device)?;
+        Gpu::open_sim_in(target, &ctx, &format!("sim:{target}"))
+    }
+
+    /// `open_sim` under `ctx`'s manifest: refused by target before the
+    /// board exists, and again by the facts the opened board reports (its
+    /// PCI address and UUID), so a `bdf:`/`uuid:` entry naming it holds too.
+    fn open_sim_in(target: &GfxTarget, ctx: &HostContext, selector: &str) -> Result<Gpu> {
+        let manifest = &ctx.manifest;
+        identity::refuse_denied(&Resolved::Sim(target.clone()), manifest, selector, "")
+            .map_err(Error::device)?;
         let family = target.family().map_err(Error::device)?;
         let name = target.processor().to_string();
         relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new(&name))
@@ -173,6 +191,17 @@ impl Gpu {
             .ok_or_else(|| {
                 Error::device(format!("sim:{name}: the simulator lists no such agent"))
             })?;
+        let facts = runtime_agent_facts(&runtime)
+            .into_iter()
+            .zip(runtime.gpus())
+            .filter(|(_, a)| a.name == name)
+            .map(|(facts, _)| facts)
+            .collect();
+        let boards = Inventory::from_agents(facts, &[], false).map_err(Error::device)?;
+        for board in boards.devices() {
+            identity::refuse_denied(&Resolved::Device(board.clone()), manifest, selector, "")
+                .map_err(Error::device)?;
+        }
         let describe = format!("{name} sim:{name} (simulated {family} device)");
         Gpu::from_agent(runtime, agent, describe, true)
     }
@@ -194,6 +223,7 @@ impl Gpu {
                 simulated,
                 describe,
                 schedulers: Mutex::new(HashMap::new()),
+                allocations: crate::keepalive::Registry::default(),
             }),
         })
     }
@@ -277,25 +307,31 @@ impl Gpu {
         } else {
             mem.fill_zero().map_err(Error::device)?;
         }
+        let addr = mem.addr();
+        let held = Arc::new(crate::keepalive::Held {
+            mem: Mutex::new(mem),
+        });
+        self.inner.allocations.register(addr, bytes, &held);
         Ok(DeviceBuffer {
             _gpu: self.clone(),
-            mem: Mutex::new(mem),
+            mem: held,
             len: bytes,
         })
     }
 }
 
-/// Memory allocated through a `Gpu`; freed on drop. Keeps its GPU alive.
+/// Memory allocated through a `Gpu`; freed when it and every IB whose
+/// kernargs point into it have dropped (`keepalive`). Keeps its GPU alive.
 pub struct DeviceBuffer {
     _gpu: Gpu,
-    mem: Mutex<Allocation>,
+    mem: Arc<crate::keepalive::Held>,
     len: usize,
 }
 
 impl DeviceBuffer {
     /// The GPU virtual address (put it in kernargs).
     pub fn address(&self) -> u64 {
-        self.mem.lock().addr()
+        self.mem.mem.lock().addr()
     }
 
     pub fn len(&self) -> usize {
@@ -308,13 +344,34 @@ impl DeviceBuffer {
 
     /// Copies `dst.len()` bytes at `offset` to the host. Do not read while a
     /// replay that writes this memory is in flight.
+    /// Device-local memory goes through the runtime's copy (a blit on the
+    /// GPU), refused at once when the GPU is lost.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.mem.lock().read(offset, dst).map_err(Error::replay)
+        let mem = self.mem.mem.lock();
+        self.check_copy(&mem)?;
+        mem.read(offset, dst)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
-    /// Copies `src` into the buffer at `offset`.
+    /// Copies `src` into the buffer at `offset` (device-local memory through
+    /// the runtime's copy, as for `read`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.mem.lock().write(offset, src).map_err(Error::replay)
+        let mut mem = self.mem.mem.lock();
+        self.check_copy(&mem)?;
+        mem.write(offset, src)
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+    }
+
+    /// A runtime copy would run on a lost GPU's stopped queues and hang.
+    fn check_copy(&self, mem: &Allocation) -> Result<()> {
+        if mem.host_accessible() {
+            return Ok(());
+        }
+        let inner = &self._gpu.inner;
+        inner
+            .runtime
+            .check_device(&inner.agent, "before a copy to or from device memory")
+            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
     }
 
     /// The host address of the whole buffer when it is host-visible (for
@@ -322,7 +379,7 @@ impl DeviceBuffer {
     /// while the buffer lives; accesses must not overlap a replay that
     /// uses this memory (as with `read`/`write`).
     pub fn host_ptr(&self) -> Option<*mut u8> {
-        self.mem.lock().host_ptr(0, self.len).ok()
+        self.mem.mem.lock().host_ptr(0, self.len).ok()
     }
 
     /// Reads the little-endian u32 at `offset`.
@@ -336,14 +393,15 @@ impl DeviceBuffer {
 /// What `runtime` says about each GPU agent, in its (volatile) order: the
 /// input identity joins with sysfs.
 pub fn runtime_agent_facts(runtime: &Runtime) -> Vec<AgentFacts> {
+    let simulated = runtime.is_simulated();
     runtime
         .gpus()
         .enumerate()
-        .map(|(i, a)| agent_facts(i, a))
+        .map(|(i, a)| agent_facts(i, a, simulated))
         .collect()
 }
 
-fn agent_facts(index: usize, agent: &AgentInfo) -> AgentFacts {
+fn agent_facts(index: usize, agent: &AgentInfo, simulated: bool) -> AgentFacts {
     AgentFacts {
         rocr_index: index,
         name: agent.name.clone(),
@@ -353,5 +411,6 @@ fn agent_facts(index: usize, agent: &AgentInfo) -> AgentFacts {
             .as_deref()
             .and_then(identity::GpuUuid::from_reported),
         bdf: agent.bdf,
+        simulated,
     }
 }

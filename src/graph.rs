@@ -9,13 +9,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_encoders::{EncodeOptions, IbBuilder};
+use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
 use relaunch_lanes::{
     Access, BufferId, EncoderSink, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb};
+use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiCompletion, MultiIb};
 
 use crate::error::{Error, ErrorClass, Result};
 use crate::gpu::{Gpu, HsaScheduler};
@@ -75,7 +76,7 @@ impl Graph {
     }
 
     pub fn buffer(&mut self, label: &str, size: u64) -> Result<BufferId> {
-        self.graph.buffer(label, size).map_err(Error::record)
+        self.graph.buffer(label, size).map_err(record_error)
     }
 
     /// An authoring-only node (kernel by name): instantiates and mock
@@ -86,21 +87,22 @@ impl Graph {
                 "kernel_named takes a named kernel; use kernel() for module kernels",
             ));
         }
-        self.graph.kernel(node).map_err(Error::record)
+        self.graph.kernel(node).map_err(record_error)
     }
 
     /// A node running `spec.symbol` from a loaded module. The kernel must
     /// pass the PM4 verdict and its kernarg must fill its segment.
     pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
         let kernel = spec.module.kernel(spec.symbol)?;
-        if spec.kernarg.len() < kernel.info.kernarg_size as usize {
-            return Err(Error::record(format!(
-                "kernel {}: {} kernarg bytes given, its segment is {} (pack hidden arguments with Module::pack_kernargs)",
-                kernel.info.name,
-                spec.kernarg.len(),
-                kernel.info.kernarg_size
-            )));
-        }
+        let geometry = crate::Geometry {
+            grid: spec.grid,
+            block: spec.block,
+            dynamic_group_bytes: spec.dynamic_group_bytes,
+        };
+        let kernarg = match crate::kernargs::complete(&kernel.info, &spec.kernarg, &geometry)? {
+            std::borrow::Cow::Borrowed(_) => spec.kernarg,
+            std::borrow::Cow::Owned(packed) => packed,
+        };
         let id = spec.module.graph_id();
         let node = self
             .graph
@@ -112,12 +114,14 @@ impl Graph {
                 grid: spec.grid,
                 block: spec.block,
                 dynamic_group_bytes: spec.dynamic_group_bytes,
-                kernarg: spec.kernarg,
+                kernarg,
                 accesses: spec.accesses,
                 deps: spec.deps,
-                vmem_only: false,
+                // Proven VMEM-only consumers get the narrower boundary.
+                vmem_only: spec.module.read_cache(&kernel.info.name)
+                    == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
             })
-            .map_err(Error::record)?;
+            .map_err(record_error)?;
         self.modules
             .entry(id)
             .or_insert_with(|| spec.module.clone());
@@ -125,7 +129,7 @@ impl Graph {
     }
 
     pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
-        self.graph.add_dependency(from, to).map_err(Error::record)
+        self.graph.add_dependency(from, to).map_err(record_error)
     }
 
     /// The recorded graph (for inspection).
@@ -140,6 +144,7 @@ impl Graph {
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
+            stream: Mutex::new(None),
         })
     }
 }
@@ -147,6 +152,8 @@ impl Graph {
 struct Launched {
     gpu: Gpu,
     multi: MultiIb<HsaBackend>,
+    /// Per lane: allocations its kernargs point into (dropped after the IBs).
+    kept: Vec<crate::keepalive::KeptAlive>,
     _scheduler: Arc<HsaScheduler>,
 }
 
@@ -155,6 +162,26 @@ pub struct GraphExec {
     plan: Mutex<Plan>,
     modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
+    /// Per lane, the words its IB is stream-ordered through (set before
+    /// the first launch, see [`GraphExec::order_by_stream_words`]).
+    stream: Mutex<Option<Vec<StreamWords>>>,
+}
+
+/// A launch submitted and not waited for ([`GraphExec::launch_async`]).
+pub struct LaunchInFlight {
+    completion: MultiCompletion<HsaWatch>,
+}
+
+impl LaunchInFlight {
+    /// Waits for every lane (up to `timeout`); every failing lane is named.
+    pub fn wait(&self, timeout: std::time::Duration) -> Result<()> {
+        self.completion.wait(timeout).map_err(Error::sched)
+    }
+
+    /// True once every lane finished (an error when one failed).
+    pub fn is_complete(&self) -> Result<bool> {
+        self.completion.is_complete().map_err(Error::sched)
+    }
 }
 
 impl GraphExec {
@@ -197,10 +224,30 @@ impl GraphExec {
             .collect()
     }
 
-    /// Replays the graph on `gpu` and waits. The first launch encodes one
-    /// IB per lane (in parallel) and installs them on the Auto queue width;
-    /// the IBs stay bound to that GPU.
-    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+    /// Orders every lane's IB with another queue's work through `words`
+    /// (one gate/done pair per lane, see `relaunch_encoders::stream_order`):
+    /// each replay then waits for its lane's gate and writes its done word.
+    /// Must be called before the first launch.
+    pub fn order_by_stream_words(&self, words: Vec<StreamWords>) -> Result<()> {
+        if self.launched.lock().is_some() {
+            return Err(Error::handle(
+                "the graph's IBs are already installed; order it by stream words before its first launch",
+            ));
+        }
+        let lanes = self.lane_count();
+        if words.len() != lanes {
+            return Err(Error::handle(format!(
+                "{} stream word pairs for a graph of {lanes} lanes (one pair per lane)",
+                words.len()
+            )));
+        }
+        *self.stream.lock() = Some(words);
+        Ok(())
+    }
+
+    /// Submits a replay on `gpu` without waiting for it (installing the IBs
+    /// at the first launch, as [`GraphExec::launch`]).
+    pub fn launch_async(&self, gpu: &Gpu) -> Result<LaunchInFlight> {
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -213,9 +260,30 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let replay = l.multi.replay().map_err(Error::replay)?;
+        let completion = l.multi.replay().map_err(Error::sched)?;
+        Ok(LaunchInFlight { completion })
+    }
+
+    /// Replays the graph on `gpu` and waits. The first launch encodes one
+    /// IB per lane (in parallel) and installs them on the Auto queue width;
+    /// the IBs stay bound to that GPU.
+    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph launch")?;
+        let mut launched = self.launched.lock();
+        if launched.is_none() {
+            *launched = Some(self.install(gpu)?);
+        }
+        let l = launched.as_ref().expect("installed above");
+        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
+            return Err(Error::handle(format!(
+                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
+                l.gpu.describe(),
+                gpu.describe()
+            )));
+        }
+        let replay = l.multi.replay().map_err(Error::sched)?;
         drop(launched);
-        replay.wait(REPLAY_TIMEOUT).map_err(Error::replay)
+        replay.wait(REPLAY_TIMEOUT).map_err(Error::sched)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
@@ -231,14 +299,20 @@ impl GraphExec {
         }
         let lanes = plan.lane_count();
         let family = gpu.family();
+        let stream = self.stream.lock().clone();
         let encoded = encode_lanes(lanes, |lane| {
-            let mut sink = EncoderSink::new(
-                IbBuilder::new(family, EncodeOptions::default()),
-                |kernel: &KernelRef| self.resolve(kernel),
-            );
+            let builder = match stream.as_ref().and_then(|w| w.get(lane)) {
+                Some(words) => {
+                    IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words)
+                        .map_err(|e| e.to_string())?
+                }
+                None => IbBuilder::new(family, EncodeOptions::default()),
+            };
+            let mut sink = EncoderSink::new(builder, |kernel: &KernelRef| self.resolve(kernel));
             plan.lower_lane(lane, &mut sink)
                 .map_err(|e| e.to_string())?;
-            let builder = sink.into_builder();
+            let mut builder = sink.into_builder();
+            builder.set_label(format!("lane{lane}"));
             let work = builder.dwords() as u64;
             Ok::<_, String>(LaneProgram {
                 program: builder,
@@ -249,11 +323,30 @@ impl GraphExec {
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
         let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        let mut kept = Vec::with_capacity(lanes);
+        for lane in plan.lanes() {
+            let mut k = crate::keepalive::KeptAlive::default();
+            for (index, node) in lane.iter().enumerate() {
+                if let Some(info) = self.kernel_info(node.kernel) {
+                    k.record(&gpu.inner.allocations, index, info, node.kernarg);
+                }
+            }
+            kept.push(k);
+        }
         Ok(Launched {
             gpu: gpu.clone(),
             multi,
+            kept,
             _scheduler: scheduler,
         })
+    }
+
+    /// The metadata of a module kernel (its pointer slots for `keepalive`).
+    fn kernel_info(&self, kernel: &KernelRef) -> Option<&relaunch_device::codeobj::KernelInfo> {
+        match kernel {
+            KernelRef::Named(_) => None,
+            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
+        }
     }
 
     fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
@@ -276,8 +369,49 @@ impl GraphExec {
         }
     }
 
+    /// Replaces `node`'s whole kernarg block for every later launch: the
+    /// full segment, or (module kernels) exactly the explicit arguments,
+    /// completed from the node's geometry as recording does.
+    pub fn replace_node_kernargs(&self, node: NodeId, bytes: &[u8]) -> Result<()> {
+        let (size, completed) = {
+            let plan = self.plan.lock();
+            let planned = plan.node(node).ok_or_else(|| {
+                Error::handle(format!("node {} is not in this graph", node.raw()))
+            })?;
+            let size = planned.kernarg.len();
+            let completed = match planned.kernel {
+                KernelRef::Module { module, symbol } if bytes.len() < size => {
+                    let kernel = self
+                        .modules
+                        .get(module)
+                        .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
+                        .kernel(symbol)?;
+                    let geometry = crate::Geometry {
+                        grid: planned.grid,
+                        block: planned.block,
+                        dynamic_group_bytes: planned.dynamic_group_bytes,
+                    };
+                    Some(crate::kernargs::complete(&kernel.info, bytes, &geometry)?.into_owned())
+                }
+                _ => None,
+            };
+            (size, completed)
+        };
+        let bytes = completed.as_deref().unwrap_or(bytes);
+        if bytes.len() != size {
+            return Err(Error::record(format!(
+                "node {}: {} kernarg bytes given; its kernarg block is {size} bytes and is \
+                 replaced whole (patch part of it with the offset form)",
+                node.raw(),
+                bytes.len()
+            )));
+        }
+        self.set_node_kernargs(node, 0, bytes)
+    }
+
     /// Overwrites kernarg bytes of `node`, for every later launch.
     pub fn set_node_kernargs(&self, node: NodeId, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        crate::pm4::refuse_inside_twin("graph set_node_kernargs")?;
         // Lock order: `launched`, then `plan` (as `launch` -> `install`).
         let mut launched = self.launched.lock();
         let mut plan = self.plan.lock();
@@ -290,6 +424,9 @@ impl GraphExec {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+            if let Some(kept) = l.kept.get_mut(at.lane) {
+                kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
+            }
         }
         Ok(())
     }
@@ -301,5 +438,16 @@ pub fn default_options() -> GraphOptions {
     GraphOptions {
         lanes: 4,
         ..GraphOptions::default()
+    }
+}
+
+/// A lanes recording refusal as a facade error: an unknown buffer or node
+/// handle is a handle error (as the seed's C ABI classes it), the rest
+/// are record errors.
+fn record_error(e: relaunch_lanes::RecordError) -> Error {
+    use relaunch_lanes::RecordError as R;
+    match e {
+        R::UnknownBuffer { .. } | R::UnknownNode { .. } => Error::handle(e),
+        other => Error::record(other),
     }
 }

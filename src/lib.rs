@@ -14,19 +14,30 @@
 mod catalog;
 mod devices;
 mod error;
+mod fallback;
 mod gpu;
 mod graph;
+mod keepalive;
+mod kernargs;
+pub mod manifest;
 mod module;
 mod pm4;
+mod settle;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
 pub use error::{Error, ErrorClass, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
-pub use graph::{default_options as default_graph_options, Graph, GraphExec, NodeSpec};
-pub use module::{LoadedKernel, Module};
-pub use pm4::{Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
+pub use graph::{
+    default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
+};
+pub use kernargs::explicit_kernarg_size;
+pub use manifest::SchedulerProfile;
+pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
+pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
+pub use relaunch_device::codeobj::certify::{Certificate, ReadCache};
 pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};
+pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 
 pub use relaunch_device as device;

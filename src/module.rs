@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use relaunch_device::codeobj::certify::{self, Certificate, ReadCache};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
 use relaunch_device::hsa::Executable;
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
 /// One kernel ready to encode: its descriptor and where it was loaded.
@@ -22,6 +23,11 @@ pub(crate) struct ModuleInner {
     pub(crate) gpu: Gpu,
     pub(crate) code: CodeObject,
     pub(crate) executable: Executable,
+    /// relaunch's own proof per kernel (same order as `code.kernels()`);
+    /// empty when certification was turned off for this load.
+    pub(crate) certs: Vec<Certificate>,
+    /// Set when a manifest bound to these bytes was accepted.
+    pub(crate) manifest: Option<crate::manifest::ManifestFacts>,
     /// Id in graphs, assigned on first use (`Module::graph_id`).
     pub(crate) graph_id: std::sync::OnceLock<u64>,
 }
@@ -45,7 +51,27 @@ impl std::fmt::Debug for Module {
 impl Gpu {
     /// Loads a code object (ELF, or a clang offload bundle from which this
     /// GPU's entry is taken). A code object for another target is refused.
+    /// Every kernel is certified (see [`LoadOptions`]).
     pub fn load_module(&self, bytes: &[u8]) -> Result<Module> {
+        self.load_module_with(bytes, &LoadOptions::default())
+    }
+
+    /// `load_module` with explicit options.
+    pub fn load_module_with(&self, bytes: &[u8], options: &LoadOptions) -> Result<Module> {
+        self.load(bytes, options, None)
+    }
+
+    /// `load_module` with a certification manifest (relaunch's, from
+    /// `relaunch certify`, or the reference system's shape). The manifest
+    /// must bind to these exact bytes and this device's target, else the
+    /// load is refused (`ErrorClass::Certification`, naming the field). It
+    /// never widens what relaunch's own proof allows: a kernel is VMEM-only
+    /// only when the proof says so.
+    pub fn load_module_certified(&self, bytes: &[u8], manifest: &[u8]) -> Result<Module> {
+        self.load(bytes, &LoadOptions::default(), Some(manifest))
+    }
+
+    fn load(&self, bytes: &[u8], options: &LoadOptions, manifest: Option<&[u8]>) -> Result<Module> {
         let target = self.target().to_string();
         let code = CodeObject::from_bundle_or_elf(bytes, Some(&target))
             .map_err(|e| Error::record(format!("loading module: {e}")))?;
@@ -58,6 +84,17 @@ impl Gpu {
                 self.target().processor()
             )));
         }
+        let certs = if options.certify {
+            certify::certify(&code)
+        } else {
+            Vec::new()
+        };
+        // The manifest binds to the bytes given (a bundle's hash is the
+        // bundle's), and its claims are checked against the proof.
+        let manifest = match manifest {
+            Some(m) => Some(crate::manifest::verify(m, bytes, &code, &certs)?),
+            None => None,
+        };
         let executable = self
             .inner
             .runtime
@@ -68,23 +105,33 @@ impl Gpu {
                 gpu: self.clone(),
                 code,
                 executable,
+                certs,
+                manifest,
                 graph_id: std::sync::OnceLock::new(),
             }),
         })
     }
+}
 
-    /// `load_module` with a certification manifest. Certification (proof
-    /// that a kernel reads mutable data only through vector memory) is not
-    /// built yet, so every manifest is refused with that reason.
-    pub fn load_module_certified(&self, _bytes: &[u8], manifest: &[u8]) -> Result<Module> {
-        Err(Error::new(
-            ErrorClass::Certification,
-            format!(
-                "module certification is not supported yet (got a {}-byte manifest); load the \
-                 module without one: consumers then get the generic RMW boundary",
-                manifest.len()
-            ),
-        ))
+/// Environment variable that turns certification off for every load
+/// (`RELAUNCH_CERTIFY=0`): every consumer then gets the full RMW boundary.
+pub const CERTIFY_ENV: &str = "RELAUNCH_CERTIFY";
+
+/// How a module is loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Prove per kernel whether it reads mutable data only through vector
+    /// memory, so boundaries before it may keep the scalar cache. Default:
+    /// on, unless `RELAUNCH_CERTIFY=0`.
+    pub certify: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        let off = std::env::var(CERTIFY_ENV)
+            .map(|v| matches!(v.trim(), "0" | "off" | "no" | "false"))
+            .unwrap_or(false);
+        LoadOptions { certify: !off }
     }
 }
 
@@ -148,6 +195,52 @@ impl Module {
             .kernel_info(symbol)
             .ok_or_else(|| Error::record(format!("module has no kernel {symbol:?}")))?;
         crate::pack_kernargs(info, explicit, geometry).map_err(Error::record)
+    }
+
+    /// relaunch's certificate for a kernel (None: unknown kernel, or
+    /// certification was off for this load).
+    pub fn certificate(&self, symbol: &str) -> Option<&Certificate> {
+        let name = symbol.strip_suffix(".kd").unwrap_or(symbol);
+        let pos = self.kernels().iter().position(|k| k.name == name)?;
+        self.inner.certs.get(pos)
+    }
+
+    /// Every certificate (empty when certification was off).
+    pub fn certificates(&self) -> &[Certificate] {
+        &self.inner.certs
+    }
+
+    /// What `symbol` may read through the scalar cache, per relaunch's own
+    /// proof. Unknown kernels and loads without certification are
+    /// `ScalarOrUnknown` (fail closed).
+    pub fn read_cache(&self, symbol: &str) -> ReadCache {
+        self.certificate(symbol)
+            .map_or(ReadCache::ScalarOrUnknown, |c| c.read_cache)
+    }
+
+    /// True when the module was loaded with an accepted manifest.
+    pub fn radiowave_certified(&self) -> bool {
+        self.inner.manifest.is_some()
+    }
+
+    /// The manifest's scheduler profile (Unknown without one).
+    pub fn scheduler_profile(&self) -> crate::manifest::SchedulerProfile {
+        self.inner
+            .manifest
+            .as_ref()
+            .map_or(Default::default(), |m| m.scheduler_profile)
+    }
+
+    /// Kernels whose manifest claim of vmem_only the proof overrode.
+    pub fn overridden_claims(&self) -> &[String] {
+        self.inner.manifest.as_ref().map_or(&[], |m| &m.overridden)
+    }
+
+    /// The module's wavefront size (its kernels', which a code object built
+    /// for one target shares; the first kernel's if they differ), 0 for a
+    /// module without kernels.
+    pub fn wavefront_size(&self) -> u32 {
+        self.kernels().first().map_or(0, |k| k.wavefront_size)
     }
 
     /// True when both handles are the same loaded module.

@@ -12,10 +12,28 @@ use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
+use crate::keepalive::KeptAlive;
 use crate::module::Module;
 
 /// How long a synchronous replay waits before reporting a timeout.
 pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Refuses `what` (a replay or patch) when called from inside a simulated
+/// kernel's twin: the twin runs on the queue thread the call would wait
+/// for, so it would hang until the replay timeout.
+pub fn refuse_inside_twin(what: &str) -> Result<()> {
+    if relaunch_sim::twins::inside_twin() {
+        return Err(Error::new(
+            crate::error::ErrorClass::Replay,
+            format!(
+                "{what} called from inside a kernel twin: the twin runs on the queue thread the \
+                 call would wait for (it would deadlock); replay or patch after the replay \
+                 running the twin has finished"
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// Records one IB's dispatches. Consumed by `Gpu::finalize`.
 pub struct Pm4Builder {
@@ -23,6 +41,8 @@ pub struct Pm4Builder {
     builder: IbBuilder,
     /// Modules used, kept alive as long as the IB.
     modules: Vec<Module>,
+    /// Allocations the kernargs point into, kept alive as long as the IB.
+    kept: KeptAlive,
 }
 
 impl Gpu {
@@ -37,6 +57,7 @@ impl Gpu {
             gpu: self.clone(),
             builder: IbBuilder::new(self.family(), options),
             modules: Vec::new(),
+            kept: KeptAlive::default(),
         }
     }
 }
@@ -69,24 +90,41 @@ impl Pm4Builder {
             block,
             dynamic_group_bytes,
         };
+        let geometry = crate::Geometry {
+            grid,
+            block,
+            dynamic_group_bytes,
+        };
+        let kernarg = crate::kernargs::complete(&kernel.info, kernarg, &geometry)?;
         let id = self
             .builder
-            .dispatch(&code, &launch, kernarg, kernel.info.kernarg_align)
+            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)
             .map_err(Error::record)?;
+        self.kept.record(
+            &self.gpu.inner.allocations,
+            id as usize,
+            &kernel.info,
+            &kernarg,
+        );
         if !self.modules.iter().any(|m| m.same_as(module)) {
             self.modules.push(module.clone());
         }
         Ok(id as usize)
     }
 
-    /// Read-after-write boundary before the next dispatch (`consumer`'s
-    /// certification could narrow it; uncertified consumers get the
-    /// generic K$/V$/GL1 invalidate).
+    /// Read-after-write boundary before the next dispatch: `rmw_vmem` when
+    /// `consumer` is proven VMEM-only, else the generic K$/V$/GL1
+    /// invalidate (`rmw`).
     pub fn wait_rmw(&mut self, consumer: Option<(&Module, &str)>) -> Result<()> {
+        let mut kind = BoundaryKind::Rmw;
         if let Some((module, symbol)) = consumer {
             module.kernel(symbol)?;
+            // A consumer proven VMEM-only keeps K$ (GCR 0x300).
+            if module.read_cache(symbol) == crate::ReadCache::VmemOnly {
+                kind = BoundaryKind::RmwVmem;
+            }
         }
-        self.builder.boundary(BoundaryKind::Rmw);
+        self.builder.boundary(kind);
         Ok(())
     }
 
@@ -109,10 +147,24 @@ impl Pm4Builder {
 /// A retained IB installed on one queue.
 pub struct Pm4Ib {
     handle: IbHandle<HsaBackend>,
+    gpu: Gpu,
+    kept: KeptAlive,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: usize,
     dwords: usize,
+    /// The last replay submitted: dropping the IB while it runs hands the
+    /// modules to `settle` until it settled (their code must outlive it).
+    last: parking_lot::Mutex<Option<Completion<HsaWatch>>>,
+}
+
+impl Drop for Pm4Ib {
+    fn drop(&mut self) {
+        let modules = std::mem::take(&mut self._modules);
+        if let Some(last) = self.last.get_mut().take() {
+            crate::settle::until_settled(last, modules);
+        }
+    }
 }
 
 /// A submitted replay; wait for it before reading results.
@@ -122,11 +174,11 @@ pub struct Replay {
 
 impl Replay {
     pub fn wait(&self, timeout: Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::replay)
+        self.completion.wait(timeout).map_err(Error::sched)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::replay)
+        self.completion.is_complete().map_err(Error::sched)
     }
 }
 
@@ -142,14 +194,19 @@ impl Gpu {
             .actor(0)
             .ok_or_else(|| Error::device("scheduler has no queue"))?;
         let dispatches = builder.dispatch_count();
-        let handle = actor.install(builder.builder).map_err(Error::compile)?;
+        let mut program = builder.builder;
+        program.set_label("lane0");
+        let handle = actor.install(program).map_err(Error::compile)?;
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
+            gpu: self.clone(),
+            kept: builder.kept,
             _scheduler: scheduler,
             _modules: builder.modules,
             dispatches,
             dwords,
+            last: parking_lot::Mutex::new(None),
         })
     }
 
@@ -167,6 +224,7 @@ impl Gpu {
         let mut modules = Vec::new();
         let mut lanes = Vec::with_capacity(builders.len());
         let mut counts = Vec::with_capacity(builders.len());
+        let mut kept = Vec::with_capacity(builders.len());
         for (lane, b) in builders.into_iter().enumerate() {
             check_owner(self, &b).map_err(|e| e.context(format!("lane {lane}")))?;
             if b.dispatch_count() == 0 {
@@ -175,16 +233,18 @@ impl Gpu {
             counts.push(b.dispatch_count());
             let work = b.work();
             modules.extend(b.modules);
-            lanes.push(LaneProgram {
-                program: b.builder,
-                work,
-            });
+            kept.push(b.kept);
+            let mut program = b.builder;
+            program.set_label(format!("lane{lane}"));
+            lanes.push(LaneProgram { program, work });
         }
         let queues = self.pm4_queue_count(policy, lanes.len());
         let scheduler = self.scheduler(queues)?;
         let multi = scheduler.install(lanes).map_err(Error::compile)?;
         Ok(Pm4MultiIb {
             multi,
+            gpu: self.clone(),
+            kept,
             _scheduler: scheduler,
             _modules: modules,
             dispatches: counts,
@@ -208,16 +268,30 @@ impl Pm4Ib {
 
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
-        let completion = self.handle.replay().map_err(Error::replay)?;
+        refuse_inside_twin("Pm4Ib replay")?;
+        let completion = self.handle.replay().map_err(Error::sched)?;
+        *self.last.lock() = Some(completion.clone());
         Ok(Replay { completion })
     }
 
     /// Overwrites kernarg bytes of dispatch `index`; applied after replays
     /// already submitted have finished, before later ones.
     pub fn set_kernargs(&mut self, index: usize, byte_offset: usize, bytes: &[u8]) -> Result<()> {
+        refuse_inside_twin("Pm4Ib set_kernargs")?;
+        // An index past the count names no dispatch: a handle error, as
+        // the seed's C ABI classes it (a range past a block is a record one).
+        if index >= self.dispatches {
+            return Err(Error::handle(format!(
+                "dispatch {index} does not exist; the IB has {} dispatches",
+                self.dispatches
+            )));
+        }
         self.handle
             .patch(index, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        self.kept
+            .patch(&self.gpu.inner.allocations, index, byte_offset, bytes);
+        Ok(())
     }
 
     pub fn dispatch_count(&self) -> usize {
@@ -232,6 +306,9 @@ impl Pm4Ib {
 /// Several retained IBs, one per lane, over one or more queues.
 pub struct Pm4MultiIb {
     multi: MultiIb<HsaBackend>,
+    gpu: Gpu,
+    /// Per lane: allocations its kernargs point into.
+    kept: Vec<KeptAlive>,
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: Vec<usize>,
@@ -240,11 +317,12 @@ pub struct Pm4MultiIb {
 impl Pm4MultiIb {
     /// Fans a replay out over every lane and waits for all of them.
     pub fn replay(&self) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
-            .map_err(Error::replay)?
+            .map_err(Error::sched)?
             .wait(REPLAY_TIMEOUT)
-            .map_err(Error::replay)
+            .map_err(Error::sched)
     }
 
     pub fn set_kernargs(
@@ -254,9 +332,28 @@ impl Pm4MultiIb {
         byte_offset: usize,
         bytes: &[u8],
     ) -> Result<()> {
+        refuse_inside_twin("Pm4MultiIb set_kernargs")?;
+        match self.dispatches.get(lane) {
+            None => {
+                return Err(Error::handle(format!(
+                    "lane {lane} does not exist; the multi-IB has {} lanes",
+                    self.dispatches.len()
+                )))
+            }
+            Some(&count) if dispatch >= count => {
+                return Err(Error::handle(format!(
+                    "dispatch {dispatch} does not exist; lane {lane} has {count} dispatches"
+                )))
+            }
+            Some(_) => {}
+        }
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
-            .map_err(Error::record)
+            .map_err(Error::record)?;
+        if let Some(kept) = self.kept.get_mut(lane) {
+            kept.patch(&self.gpu.inner.allocations, dispatch, byte_offset, bytes);
+        }
+        Ok(())
     }
 
     pub fn lane_count(&self) -> usize {

@@ -68,7 +68,10 @@ fn every_decode_kernel_is_accepted_on_every_target() {
 fn committed_decode_objects_equal_a_fresh_build() {
     for tool in ["clang-19", "ld.lld-19"] {
         if Command::new(tool).arg("--version").output().is_err() {
-            eprintln!("note: {tool} not found; skipping the decode rebuild check");
+            relaunch_testsupport::missing(
+                tool,
+                "CI installs it; needed for the decode rebuild check",
+            );
             return;
         }
     }

@@ -50,7 +50,7 @@ fn selectors_reach_simulated_boards_through_agent_info_and_sysfs() {
     let gpu = open("uuid:GPU-43390a851e296ee5").unwrap();
     assert_eq!(
         gpu.describe(),
-        "gfx1100 0000:66:00.0 [uuid:GPU-43390a851e296ee5] card0 kfd_node=1 rocr#0(volatile)"
+        "gfx1100 0000:66:00.0 [uuid:GPU-43390a851e296ee5] card0 kfd_node=1 simulated rocr#0(volatile)"
     );
     assert!(gpu.is_simulated());
     assert_eq!(open("slot:3").unwrap().target().processor(), "gfx1030");

@@ -2,15 +2,21 @@
 //! lanes, boundaries, fingerprint) at 100k nodes, and how it scales from
 //! 10k (time(100k) / time(10k) / 10; 1.0 is linear). The two sizes are
 //! timed alternately so machine noise hits both alike; medians are used.
+//! Then each adversarial shape (`relaunch_lanes::adversarial`) at 100k
+//! nodes: legal graphs on which a per-pair or per-segment analysis is
+//! quadratic.
 
 use std::time::Instant;
 
+use relaunch_lanes::adversarial::{self, Shape};
 use relaunch_lanes::reference::{decode_step, DecodeShape};
 use relaunch_lanes::{Graph, GraphOptions, Mode};
 
 use crate::report::Report;
 
 const RUNS: usize = 9;
+/// Runs per adversarial shape (median).
+const ADVERSARIAL_RUNS: usize = 3;
 
 fn options() -> GraphOptions {
     GraphOptions {
@@ -87,6 +93,26 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         "ratio",
         Some((1.3, true)),
     );
+    for shape in Shape::ALL {
+        let graph = adversarial::build(shape, 100_000).map_err(|e| e.to_string())?;
+        let plan = graph.instantiate().map_err(|e| e.to_string())?;
+        let fp = plan.fingerprint();
+        let runs = (0..ADVERSARIAL_RUNS)
+            .map(|_| time_ms(&graph, fp))
+            .collect::<Result<Vec<_>, _>>()?;
+        println!(
+            "adversarial {}: {} nodes, {} lanes",
+            shape.name(),
+            graph.node_count(),
+            plan.lane_count()
+        );
+        report.metric(
+            &format!("instantiate_adversarial_{}_100k_ms", shape.name()),
+            median(runs),
+            "ms",
+            Some((2000.0, true)),
+        );
+    }
     report.metric(
         "decode_step_dwords_ratio",
         ours as f64 / baseline as f64,

@@ -50,6 +50,11 @@ pub struct GfxTarget {
 pub enum TargetError {
     #[error("target name {0:?} is not of the form gfxNNNN[:feature+|-]...")]
     Malformed(String),
+    /// Spellings that name a processor but are not how it is written
+    /// (`gfx01100`): one board, one spelling, so a deny entry cannot be
+    /// dodged by writing its target differently.
+    #[error("target name {given:?} is not in canonical spelling; write {canonical}")]
+    NotCanonical { given: String, canonical: String },
     #[error(
         "target {0} is not an RDNA GPU relaunch can encode PM4 for \
          (supported: gfx1010-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, gfx1200-gfx1201)"
@@ -66,12 +71,23 @@ impl GfxTarget {
         let processor = parts.next().unwrap_or_default();
         let digits = processor.strip_prefix("gfx").unwrap_or("");
         let well_formed = !digits.is_empty()
-            && digits.len() <= 5
+            && digits.len() <= 16
             && digits
                 .chars()
                 .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
         if !well_formed {
             return Err(TargetError::Malformed(text.to_string()));
+        }
+        if !is_canonical_digits(digits) {
+            let trimmed = digits.trim_start_matches('0');
+            return Err(if is_canonical_digits(trimmed) {
+                TargetError::NotCanonical {
+                    given: text.to_string(),
+                    canonical: format!("gfx{trimmed}"),
+                }
+            } else {
+                TargetError::Malformed(text.to_string())
+            });
         }
         let mut features = Vec::new();
         for feature in parts {
@@ -123,9 +139,29 @@ impl fmt::Display for GfxTarget {
     }
 }
 
-/// Family of a bare processor name; `None` for anything relaunch refuses.
+/// The digits after `gfx` as LLVM writes processors: a decimal major
+/// version without leading zeros, then one lower-case hex digit each for
+/// minor and stepping (`1100`, `90a`).
+fn is_canonical_digits(digits: &str) -> bool {
+    let bytes = digits.as_bytes();
+    if bytes.len() < 3 || bytes.len() > 5 {
+        return false;
+    }
+    let (major, rest) = bytes.split_at(bytes.len() - 2);
+    major[0] != b'0'
+        && major.iter().all(u8::is_ascii_digit)
+        && rest
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+}
+
+/// Family of a bare processor name; `None` for anything relaunch refuses
+/// (non-canonical spellings such as `gfx01100` included).
 pub fn family_of(processor: &str) -> Option<Family> {
     let number = processor.strip_prefix("gfx")?;
+    if !is_canonical_digits(number) {
+        return None;
+    }
     let value = u32::from_str_radix(number, 16).ok()?;
     // Names are hex-ish (gfx90a); compare on the hex value of the digits.
     match value {
@@ -176,5 +212,20 @@ mod tests {
         assert!(GfxTarget::parse("gfx1100:xnack").is_err());
         assert!(GfxTarget::parse("GFX1100").is_err());
         assert!(GfxTarget::parse("sm_90").is_err());
+    }
+
+    #[test]
+    fn only_canonical_spellings_parse() {
+        for (given, canonical) in [("gfx01100", "gfx1100"), ("gfx001201", "gfx1201")] {
+            match GfxTarget::parse(given) {
+                Err(TargetError::NotCanonical { canonical: c, .. }) => assert_eq!(c, canonical),
+                other => panic!("{given}: {other:?}"),
+            }
+        }
+        for bad in ["gfx0", "gfx00", "gfx11a00", "gfx1a"] {
+            assert!(GfxTarget::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(family_of("gfx01100"), None);
+        assert_eq!(GfxTarget::parse("gfx90a").unwrap().processor(), "gfx90a");
     }
 }

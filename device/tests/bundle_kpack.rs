@@ -4,65 +4,16 @@
 //! and no read allocates more than its documented bound (a counting
 //! allocator measures the peak).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::PathBuf;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use relaunch_device::bundle::{read_kpack, BundleError, Compression, Kpack, KpackWriter};
+use relaunch_testsupport::alloc::{peak_of, CountingAlloc};
 use rmpv::Value;
 
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_alloc(bytes: usize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get().saturating_add(bytes);
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-fn note_free(bytes: usize) {
-    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(bytes)));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the bookkeeping only
-// touches const-initialised thread-locals (no allocation, no destructor).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: forwarded caller contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        // SAFETY: forwarded caller contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        // SAFETY: forwarded caller contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Peak bytes allocated while `f` runs (above what was live before).
-fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    let out = f();
-    (out, PEAK.with(Cell::get) - base)
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 fn fixture(target: &str, name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

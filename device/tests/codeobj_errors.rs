@@ -277,7 +277,7 @@ fn bundles_pick_the_requested_target() {
 fn bundles_from_clang_offload_bundler() {
     let tool = "clang-offload-bundler-19";
     if Command::new(tool).arg("--version").output().is_err() {
-        eprintln!("note: {tool} not found; skipping the real-bundler check");
+        relaunch_testsupport::missing(tool, "CI installs it; needed for the real-bundler check");
         return;
     }
     let dir = std::env::temp_dir().join(format!("relaunch-bundle-{}", std::process::id()));

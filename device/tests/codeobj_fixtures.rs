@@ -151,7 +151,7 @@ fn scratch_hog_is_refused_for_scratch() {
 }
 
 #[test]
-fn v4_objects_read_and_group_size_needs_the_dispatch_ptr() {
+fn v4_objects_read_and_group_size_comes_from_the_synthesized_dispatch_packet() {
     for target in ["gfx1030", "gfx1100"] {
         let counter = load(target, "counter-v4");
         assert_eq!(counter.version(), CodeObjectVersion::V4);
@@ -163,7 +163,11 @@ fn v4_objects_read_and_group_size_needs_the_dispatch_ptr() {
             explicit(k),
             vec![(0, 8, "global_buffer"), (8, 4, "by_value")]
         );
-        assert_eq!(k.pm4_verdict().refusals, vec![Refusal::DispatchPtr]);
+        assert!(k.descriptor.wants_dispatch_ptr());
+        assert_eq!(
+            k.pm4_verdict().to_string(),
+            "accepted (dispatch packet synthesized)"
+        );
     }
 }
 

@@ -27,7 +27,10 @@ fn committed_fixtures_equal_a_fresh_build() {
     // clang links AMDGPU code objects with lld, packaged apart (lld-19).
     for tool in ["clang-19", "ld.lld-19"] {
         if Command::new(tool).arg("--version").output().is_err() {
-            eprintln!("note: {tool} not found; skipping the fixture rebuild check");
+            relaunch_testsupport::missing(
+                tool,
+                "CI installs it; needed for the fixture rebuild check",
+            );
             return;
         }
     }

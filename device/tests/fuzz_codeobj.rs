@@ -6,67 +6,16 @@
 //! multiple of its input (a counting allocator measures the peak). Case
 //! counts are bounded so this runs in seconds.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use relaunch_device::codeobj::{bundle, metadata, CodeObject};
-
-/// The system allocator, counting live and peak bytes per thread (each
-/// proptest runs on one thread, so a read's allocations land in its counter).
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_alloc(bytes: usize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get().saturating_add(bytes);
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-fn note_free(bytes: usize) {
-    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(bytes)));
-}
-
-// SAFETY: every call is forwarded unchanged to `System`; the bookkeeping only
-// touches const-initialised thread-locals (no allocation, no destructor).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        // SAFETY: `ptr` came from `System` with `layout`; forwarded as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use relaunch_testsupport::alloc::{peak_during, CountingAlloc};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Peak bytes allocated (above what was live before) while running `f`.
-fn peak_during(f: impl FnOnce()) -> usize {
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    f();
-    PEAK.with(Cell::get) - before
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// What a read of `input_len` bytes may allocate at its peak.
 fn allocation_bound(input_len: usize) -> usize {

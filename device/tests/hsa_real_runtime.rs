@@ -11,7 +11,7 @@ const DEBIAN_RUNTIME: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 #[test]
 fn debian_runtime_without_a_gpu_fails_fast_with_the_reason() {
     if !Path::new(DEBIAN_RUNTIME).exists() {
-        println!("note: skipped: {DEBIAN_RUNTIME} absent (CI installs libhsa-runtime64-1)");
+        relaunch_testsupport::missing(DEBIAN_RUNTIME, "CI installs libhsa-runtime64-1");
         return;
     }
     if Path::new("/dev/kfd").exists() {

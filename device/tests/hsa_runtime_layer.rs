@@ -17,6 +17,7 @@ fn agents_are_listed_with_identity_and_limits() {
     let _serial = setup(false);
     let rt = open().unwrap();
     assert_eq!(rt.origin(), "scripted test table");
+    assert_eq!(rt.build_version(), Some("6.2.41133-scripted"));
     assert_eq!(rt.agents().len(), 2);
     let gpu = rt.gpus().next().unwrap();
     assert_eq!(gpu.kind, DeviceKind::Gpu);
@@ -135,11 +136,20 @@ fn pools_allocations_and_access() {
         ib.write(253, &[0; 4]).unwrap_err().to_string(),
         "access of 4 bytes at offset 253 is outside the 256-byte allocation"
     );
+    // Device-local memory goes through the runtime's copy (hsa_memory_copy).
     let mut vram = rt.allocate(&device, 64, AllocFlags::default()).unwrap();
+    vram.write(60, &[1, 2, 3]).unwrap();
+    let mut back = [0u8; 3];
+    vram.read(60, &mut back).unwrap();
+    assert_eq!(back, [1, 2, 3]);
     assert!(matches!(
-        vram.write(0, &[1]),
-        Err(HsaError::NotHostAccessible { .. })
+        vram.write(62, &[0; 4]),
+        Err(HsaError::OutOfBounds { .. })
     ));
+    assert!(
+        vram.host_ptr(0, 4).is_err(),
+        "no host pointer to device memory"
+    );
     assert!(matches!(
         rt.allocate(&kernarg, 0, AllocFlags::default()),
         Err(HsaError::Invalid { .. })
@@ -398,4 +408,22 @@ fn runtime_objects_can_move_to_a_queue_actor_thread() {
     send_sync::<KernargArena>();
     send::<AqlQueue>();
     assert_eq!(INIT_TIMEOUT, Duration::from_secs(20));
+}
+
+/// With the ring in device memory (ROCr's `HSA_ALLOCATE_QUEUE_DEV_MEM=1`)
+/// the header store is preceded by a store fence; the packet lands the same.
+#[test]
+fn a_device_memory_ring_publishes_behind_a_store_fence() {
+    let _serial = setup(false);
+    std::env::set_var("HSA_ALLOCATE_QUEUE_DEV_MEM", "1");
+    let rt = open().unwrap();
+    let gpu = rt.gpus().next().unwrap().clone();
+    let mut queue = rt.create_queue(&gpu, 4).unwrap();
+    std::env::remove_var("HSA_ALLOCATE_QUEUE_DEV_MEM");
+    let done = rt.create_signal(1).unwrap();
+    let packet = AqlPacket::Pm4Ib(pm4_ib_packet(0x1234_5000, 64, done.handle()).unwrap());
+    assert_eq!(queue.submit(&packet).unwrap(), 0);
+    assert_eq!(ring_words(0), packet.words());
+    assert_eq!(queue.producer().submit(&packet).unwrap(), 1);
+    assert_eq!(ring_words(1), packet.words());
 }

@@ -35,6 +35,8 @@ pub struct State {
     pub queue: Option<FakeQueue>,
     pub readers: HashMap<u64, Vec<u8>>,
     pub executables: HashMap<u64, bool>,
+    /// System event handlers registered (callback, data), as ROCr keeps them.
+    pub event_handlers: Vec<(sys::SystemEventCallback, usize)>,
 }
 
 pub struct FakeQueue {
@@ -114,8 +116,13 @@ unsafe extern "C" fn status_string(status: sys::Status, out: *mut *const c_char)
     sys::HSA_STATUS_SUCCESS
 }
 unsafe extern "C" fn system_get_info(attr: sys::SystemInfo, value: *mut c_void) -> sys::Status {
-    assert_eq!(attr, sys::HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY);
-    unsafe { put(value, 1_000_000_000u64) };
+    match attr {
+        sys::HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY => unsafe { put(value, 1_000_000_000u64) },
+        sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => unsafe {
+            put(value, c"6.2.41133-scripted".as_ptr())
+        },
+        other => panic!("scripted table: system attribute {other:#x} not scripted"),
+    }
     sys::HSA_STATUS_SUCCESS
 }
 unsafe extern "C" fn iterate_agents(cb: sys::AgentCallback, data: *mut c_void) -> sys::Status {
@@ -476,6 +483,43 @@ extern "C" fn executable_destroy(e: sys::Executable) -> sys::Status {
         .map_or(sys::HSA_STATUS_ERROR_INVALID_EXECUTABLE, |_| 0)
 }
 
+extern "C" fn register_event_handler(
+    cb: sys::SystemEventCallback,
+    data: *mut c_void,
+) -> sys::Status {
+    with(|s| s.event_handlers.push((cb, data as usize)));
+    sys::HSA_STATUS_SUCCESS
+}
+unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> sys::Status {
+    unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
+    sys::HSA_STATUS_SUCCESS
+}
+
+/// Reports a GPU memory fault the way ROCr does (VMFaultHandler): every
+/// registered system event handler is called, none of the queue callbacks;
+/// with no handler returning success ROCr would `abort()` the process,
+/// which this fixture turns into a test failure (a panic naming it).
+pub fn fire_memory_fault(agent: sys::Agent, address: u64) {
+    let handlers = with(|s| s.event_handlers.clone());
+    let event = sys::AmdEvent {
+        event_type: sys::HSA_AMD_GPU_MEMORY_FAULT_EVENT,
+        memory_fault: sys::GpuMemoryFaultInfo {
+            agent,
+            virtual_address: address,
+            fault_reason_mask: sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+        },
+    };
+    let mut handled = false;
+    for (cb, data) in handlers {
+        handled |= unsafe { cb(&event, data as *mut c_void) } == sys::HSA_STATUS_SUCCESS;
+    }
+    assert!(
+        handled,
+        "Memory access fault by GPU at {address:#x}: no system event handler returned \
+         success, so ROCr would abort() the process here"
+    );
+}
+
 pub fn table() -> sys::HsaApi {
     sys::HsaApi {
         init,
@@ -512,6 +556,8 @@ pub fn table() -> sys::HsaApi {
         executable_get_symbol_by_name: get_symbol,
         executable_symbol_get_info: symbol_info,
         executable_destroy,
+        amd_register_system_event_handler: register_event_handler,
+        memory_copy,
     }
 }
 

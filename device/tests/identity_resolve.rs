@@ -137,6 +137,7 @@ fn short_bdf_means_domain_zero_and_hints_at_other_domains() {
         product: None,
         uuid: None,
         bdf: Some(Bdf::new(1, 0x66, 0, 0).unwrap()),
+        simulated: false,
     }];
     let inventory = Inventory::from_agents(agents, &[], false).unwrap();
     let err = error("bdf:66:00.0", &inventory, &HostManifest::empty("h"));
@@ -272,11 +273,16 @@ fn name_deny_covers_every_matching_board() {
 
 #[test]
 fn deny_list_fails_closed_on_an_undefined_alias() {
-    let inventory = sysfs_inventory("hipx");
-    let manifest = manifest("hipx", "[host.hipx]\ndeny = [\"@gone\"]\n");
-    let err = error("index:0", &inventory, &manifest);
+    // Refused when the file is loaded: every open fails, none passes.
+    let mut manifest = HostManifest::empty("hipx");
+    let err = manifest
+        .merge_text(
+            std::path::Path::new("test/devices.toml"),
+            "[host.hipx]\ndeny = [\"@gone\"]\n",
+        )
+        .unwrap_err();
     assert!(
-        matches!(err, IdentityError::UnknownAlias { ref alias, .. } if alias == "gone"),
+        matches!(err, IdentityError::Manifest { ref message, .. } if message.contains("@gone is not defined")),
         "{err:?}"
     );
 }
@@ -366,6 +372,7 @@ fn hipx_agents() -> Vec<AgentFacts> {
         product: Some(product.to_string()),
         uuid: GpuUuid::from_reported(uuid),
         bdf: Some(Bdf::new(0, bus, 0, 0).unwrap()),
+        simulated: false,
     };
     vec![
         agent(

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use relaunch_device::Family;
+
 use crate::emit;
 use crate::packet::{event, gcr};
 use crate::writer::DwordWriter;
@@ -45,9 +47,23 @@ pub const GCR_RMW_VMEM: u32 = gcr::GLV_INV.place(1) | gcr::GL1_INV.place(1);
 /// GCR_CNTL of the IB prologue: the same invalidations as `GCR_RMW`, so
 /// kernargs and inputs the host wrote since the last replay are seen.
 pub const GCR_PROLOGUE: u32 = GCR_RMW;
-/// GCR_CNTL of the IB epilogue: write back GL2 (and its metadata) so results
-/// reach memory before the completion signal.
-pub const GCR_EPILOGUE: u32 = gcr::GLM_WB.place(1) | gcr::GL2_WB.place(1);
+/// GCR_CNTL of the IB epilogue on gfx10/gfx11: write back GL2 so results
+/// reach memory before the completion signal, with the metadata cache
+/// written back and invalidated together (0x8030): the Linux driver's own
+/// compute fences do exactly this, since GLM_WB without GLM_INV is not a
+/// supported combination ("GLM_INV must be set with GLM_WB").
+pub const GCR_EPILOGUE: u32 = gcr::GLM_WB.place(1) | gcr::GLM_INV.place(1) | gcr::GL2_WB.place(1);
+/// GCR_CNTL of the IB epilogue on gfx12: GL2 write-back only (0x8000), the
+/// driver's choice there (radv sets no GLM bits on gfx12).
+pub const GCR_EPILOGUE_GFX12: u32 = gcr::GL2_WB.place(1);
+
+/// The epilogue's GCR_CNTL for `family`.
+pub const fn gcr_epilogue(family: Family) -> u32 {
+    match family {
+        Family::Gfx10 | Family::Gfx11 => GCR_EPILOGUE,
+        Family::Gfx12 => GCR_EPILOGUE_GFX12,
+    }
+}
 
 /// Dwords the prologue takes (one ACQUIRE_MEM).
 pub const PROLOGUE_DWORDS: usize = 8;
@@ -94,6 +110,7 @@ const WAIT_WORDS: [u32; 2] =
 const RMW_WORDS: [u32; 10] = flush_then_acquire(GCR_RMW);
 const RMW_VMEM_WORDS: [u32; 10] = flush_then_acquire(GCR_RMW_VMEM);
 const EPILOGUE_WORDS: [u32; 10] = flush_then_acquire(GCR_EPILOGUE);
+const EPILOGUE_WORDS_GFX12: [u32; 10] = flush_then_acquire(GCR_EPILOGUE_GFX12);
 
 /// Append the IB prologue (start of every segment).
 #[inline]
@@ -101,10 +118,13 @@ pub fn emit_prologue(w: &mut DwordWriter) {
     emit::acquire_mem_all(w, GCR_PROLOGUE);
 }
 
-/// Append the IB epilogue (end of the last segment).
+/// Append the IB epilogue of `family` (end of the last segment).
 #[inline]
-pub fn emit_epilogue(w: &mut DwordWriter) {
-    w.put(&EPILOGUE_WORDS);
+pub fn emit_epilogue(w: &mut DwordWriter, family: Family) {
+    match family {
+        Family::Gfx10 | Family::Gfx11 => w.put(&EPILOGUE_WORDS),
+        Family::Gfx12 => w.put(&EPILOGUE_WORDS_GFX12),
+    }
 }
 
 impl fmt::Display for BoundaryKind {
@@ -159,15 +179,21 @@ mod tests {
         let mut w = DwordWriter::new();
         emit_prologue(&mut w);
         assert_eq!(w.len(), PROLOGUE_DWORDS);
-        emit_epilogue(&mut w);
+        emit_epilogue(&mut w, Family::Gfx11);
         assert_eq!(w.len(), PROLOGUE_DWORDS + EPILOGUE_DWORDS);
         assert_eq!(
             w.as_slice(),
             [
                 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x380, // prologue
-                0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8010,
+                0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8030,
             ]
         );
+        let mut w = DwordWriter::new();
+        emit_epilogue(&mut w, Family::Gfx10);
+        assert_eq!(w.as_slice()[9], 0x8030);
+        let mut w = DwordWriter::new();
+        emit_epilogue(&mut w, Family::Gfx12);
+        assert_eq!(w.as_slice()[9], 0x8000, "gfx12: GL2 write-back only");
     }
 
     #[test]

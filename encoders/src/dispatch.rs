@@ -13,6 +13,20 @@ use crate::regs::{
 
 /// Most work-items one workgroup may have on RDNA1-4.
 pub const MAX_BLOCK_WORK_ITEMS: u64 = 1024;
+/// Most work-items one grid may have (HSA's GRID_MAX_SIZE on RDNA1-4; each
+/// dimension is a 32-bit count, GRID_MAX_DIM). Every product of grid or
+/// workgroup counts downstream (the hardware's, the simulator's) then fits
+/// in 32 bits.
+pub const MAX_GRID_WORK_ITEMS: u64 = u32::MAX as u64;
+
+/// Total work-items of `grid`, or `None` past `MAX_GRID_WORK_ITEMS`
+/// (checked: three 32-bit dimensions can exceed 64 bits).
+pub fn grid_work_items(grid: [u32; 3]) -> Option<u64> {
+    grid.iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
+        .filter(|&n| n <= MAX_GRID_WORK_ITEMS)
+}
+
 /// Most LDS bytes one workgroup may use on RDNA1-4.
 pub const MAX_LDS_BYTES: u64 = 64 * 1024;
 
@@ -52,6 +66,9 @@ pub(crate) struct Prepared {
     pub initiator: u32,
     /// 4 zero dwords for the private segment buffer first (gfx10/11).
     pub private_segment_dwords: u8,
+    /// The kernel reads its dispatch packet: the builder writes one per
+    /// dispatch and delivers its address after the private segment buffer.
+    pub dispatch_ptr: bool,
     pub kernarg_ptr: bool,
     /// Zero dwords RSRC2 declares after the delivered user SGPRs (gfx1100/
     /// gfx1102 "16 initialised SGPRs" padding, see `user_sgpr_padding`).
@@ -102,10 +119,15 @@ impl Prepared {
             kd_address: code.kd_address,
             pgm: [(entry >> 8) as u32, (entry >> 40) as u32],
             rsrc1: kd.compute_pgm_rsrc1,
-            rsrc2_base: kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask(),
+            // The runtime relaunch replays on installs a trap handler (ROCr
+            // does for every GPU agent), so TRAP_PRESENT is set as the CP
+            // would for an AQL dispatch.
+            rsrc2_base: (kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask())
+                | crate::regs::rsrc2_trap_bits(family, true),
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
             private_segment_dwords: if psb { 4 } else { 0 },
+            dispatch_ptr: kd.wants_dispatch_ptr(),
             kernarg_ptr: kd.wants_kernarg_segment_ptr(),
             // Accepted descriptors keep RSRC2's count within 16, so it fits.
             padding_dwords: user_sgpr_padding(kd) as u8,
@@ -119,6 +141,7 @@ impl Prepared {
     #[inline]
     pub fn user_sgprs(&self) -> usize {
         self.private_segment_dwords as usize
+            + if self.dispatch_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
             + self.padding_dwords as usize
     }
@@ -148,6 +171,12 @@ pub(crate) fn check_launch(
             symbol: symbol.to_string(),
             grid,
             block,
+        });
+    }
+    if grid_work_items(grid).is_none() {
+        return Err(EncodeError::GridTooLarge {
+            symbol: symbol.to_string(),
+            grid,
         });
     }
     let work_items = block[0] as u64 * block[1] as u64 * block[2] as u64;

@@ -40,6 +40,11 @@ pub enum EncodeError {
         grid: u32,
         block: u32,
     },
+    #[error(
+        "kernel {symbol}: grid {grid:?} has more work-items than the {} one dispatch may have",
+        crate::dispatch::MAX_GRID_WORK_ITEMS
+    )]
+    GridTooLarge { symbol: String, grid: [u32; 3] },
     #[error("kernel {symbol}: block of {work_items} work-items exceeds the limit of 1024")]
     BlockTooLarge { symbol: String, work_items: u64 },
     #[error(
@@ -85,6 +90,11 @@ pub enum EncodeError {
     KernargCrosses4GiB { base: u64, bytes: u64 },
     #[error("no dispatches were recorded; an IB needs at least one dispatch")]
     Empty,
+    #[error(
+        "stream-order {what} word at {address:#x}: it must be a non-zero, 4-byte aligned \
+         address below 2^48"
+    )]
+    BadStreamWord { what: &'static str, address: u64 },
     #[error("IB address {address:#x} is not 4-byte aligned")]
     MisalignedIb { address: u64 },
     #[error(

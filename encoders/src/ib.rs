@@ -81,6 +81,9 @@ pub struct EncodedIb {
     pub kernels: Vec<KernelInfo>,
     /// Identical kernarg blocks were merged (patching is refused).
     pub kernargs_shared: bool,
+    /// (dispatch, byte offset in the image) of each dispatch packet the
+    /// builder synthesized for a kernel that reads it, in dispatch order.
+    pub dispatch_packets: Vec<(DispatchId, u32)>,
 }
 
 impl EncodedIb {
@@ -137,6 +140,17 @@ impl EncodedIb {
                 len: site.kernarg_len,
             }),
         }
+    }
+
+    /// Byte range of dispatch `id`'s synthesized dispatch packet in the
+    /// image, when its kernel reads one.
+    pub fn dispatch_packet_range(&self, id: DispatchId) -> Option<Range<usize>> {
+        let i = self
+            .dispatch_packets
+            .binary_search_by_key(&id, |&(d, _)| d)
+            .ok()?;
+        let start = self.dispatch_packets[i].1 as usize;
+        Some(start..start + crate::dispatch_packet::DISPATCH_PACKET_BYTES)
     }
 
     /// True when every segment fits one INDIRECT_BUFFER.

@@ -120,6 +120,18 @@ fn refusals_are_typed_and_explained() {
         },
     );
     assert!(matches!(e, EncodeError::ZeroDimension { .. }), "{e}");
+    // 2^31 x 2^31 x 4 work-items: each dimension is a valid u32, their
+    // product is 2^64 (it wrapped the simulator's workgroup count to 0).
+    let e = err(
+        &mut b,
+        Launch {
+            grid: [1 << 31, 1 << 31, 4],
+            block: [1, 1, 1],
+            ..L
+        },
+    );
+    assert!(matches!(e, EncodeError::GridTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("[2147483648, 2147483648, 4]"), "{e}");
     let e = err(
         &mut b,
         Launch {
@@ -157,12 +169,12 @@ fn refusals_are_typed_and_explained() {
 
     let mut kd = counter_kd(true);
     kd.private_segment_fixed_size = 64;
-    kd.kernel_code_properties |= p::DISPATCH_PTR;
+    kd.kernel_code_properties |= p::QUEUE_PTR;
     let bad = code("scratchy", fam, kd, 0x1040);
     match b.dispatch(&bad, &L, &[0; 8], 8).unwrap_err() {
         EncodeError::Refused { symbol, reasons } => {
             assert_eq!(symbol, "scratchy");
-            assert!(reasons.contains(&Refusal::DispatchPtr));
+            assert!(reasons.contains(&Refusal::QueuePtr));
             assert!(reasons.iter().any(|r| matches!(r, Refusal::Scratch { .. })));
         }
         e => panic!("unexpected {e}"),
@@ -294,7 +306,11 @@ fn boundaries_merge_and_edges_are_dropped() {
             _ => None,
         })
         .collect();
-    assert_eq!(acquires, [0x380, 0x300, 0x8010]);
+    assert_eq!(
+        acquires,
+        [0x380, 0x300, 0x8000],
+        "gfx12 epilogue: GL2 write-back"
+    );
 }
 
 #[test]

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use common::replay;
 use relaunch_device::codeobj::verdict::{descriptor_refusals, user_sgpr_padding};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_device::Family;
+use relaunch_encoders::dispatch_packet::DispatchPacketImage;
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch};
 
 const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
@@ -88,8 +90,8 @@ fn gfx1100_counter_gets_its_padding_zeros() {
         assert_eq!(user, want, "dispatch {i}: USER_DATA_0..14");
         assert_eq!(
             s.reg(0x213),
-            kd.compute_pgm_rsrc2,
-            "RSRC2 as the descriptor's"
+            kd.compute_pgm_rsrc2 | relaunch_encoders::regs::rsrc2_trap_bits(Family::Gfx11, true),
+            "RSRC2 as the descriptor's, with TRAP_PRESENT as the CP sets it"
         );
         assert_eq!(
             s.regs[0x4F], None,
@@ -112,6 +114,7 @@ fn gfx1100_counter_gets_its_padding_zeros() {
 #[test]
 fn every_accepted_fixture_kernel_encodes_on_its_family() {
     let (mut encoded, mut refused) = (Vec::new(), Vec::new());
+    let mut dispatch_packets = 0;
     for target in TARGETS {
         for (path, object) in objects(target) {
             for k in object.kernels() {
@@ -152,7 +155,12 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
                     assert_eq!(s.groups, [2, 1, 1], "{what}");
                     assert_eq!(s.reg(0x20C), (entry >> 8) as u32, "{what}");
                     assert_eq!(s.reg(0x212), kd.compute_pgm_rsrc1, "{what}");
-                    assert_eq!(s.reg(0x213), kd.compute_pgm_rsrc2 | lds << 15, "{what}");
+                    let trap = relaunch_encoders::regs::rsrc2_trap_bits(code.family, true);
+                    assert_eq!(
+                        s.reg(0x213),
+                        kd.compute_pgm_rsrc2 | lds << 15 | trap,
+                        "{what}"
+                    );
                     assert_eq!(s.reg(0x228), kd.compute_pgm_rsrc3, "{what}");
                     // Exactly RSRC2's user SGPRs are written, each defined.
                     let user: Vec<Option<u32>> = s.regs[0x40..0x50].to_vec();
@@ -165,10 +173,35 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
                         0
                     };
                     let ka = KERNARG_BASE + ib.sites[i].kernarg_offset as u64;
+                    // The synthesized dispatch packet's address comes first.
+                    let (dp, kap) = match ib.dispatch_packet_range(i as u32) {
+                        Some(r) => {
+                            assert!(kd.wants_dispatch_ptr(), "{what}");
+                            let p = DispatchPacketImage::parse(
+                                ib.kernarg_image[r.clone()].try_into().unwrap(),
+                            );
+                            assert_eq!(p.kernarg_address, ka, "{what}");
+                            assert_eq!(p.kernel_object, code.kd_address, "{what}");
+                            assert_eq!(p.grid_size, LAUNCH.grid, "{what}");
+                            assert_eq!(p.workgroup_size, LAUNCH.block.map(|b| b as u16));
+                            (Some(KERNARG_BASE + r.start as u64), psb + 2)
+                        }
+                        None => {
+                            assert!(!kd.wants_dispatch_ptr(), "{what}");
+                            (None, psb)
+                        }
+                    };
+                    if dp.is_some() {
+                        dispatch_packets += 1;
+                    }
                     for (j, v) in user[..written].iter().enumerate() {
-                        let want = if kd.wants_kernarg_segment_ptr() && j == psb {
+                        let want = if let (Some(dp), true) = (dp, j == psb) {
+                            dp as u32
+                        } else if let (Some(dp), true) = (dp, j == psb + 1) {
+                            (dp >> 32) as u32
+                        } else if kd.wants_kernarg_segment_ptr() && j == kap {
                             ka as u32
-                        } else if kd.wants_kernarg_segment_ptr() && j == psb + 1 {
+                        } else if kd.wants_kernarg_segment_ptr() && j == kap + 1 {
                             (ka >> 32) as u32
                         } else {
                             0
@@ -180,8 +213,10 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
             }
         }
     }
-    // Every fixture set holds at least these; scratch_hog needs scratch and
-    // add_scalar-v4 (gfx1030, gfx1100) a dispatch pointer.
+    // add_scalar-v4 (gfx1030, gfx1100) reads its dispatch packet: two
+    // dispatches each.
+    assert_eq!(dispatch_packets, 4);
+    // Every fixture set holds at least these; scratch_hog needs scratch.
     for target in TARGETS {
         for name in [
             "counter",
@@ -201,7 +236,7 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
     }
     for target in ["gfx1030", "gfx1100"] {
         assert!(
-            refused.contains(&format!("{target}/add_scalar")),
+            !refused.contains(&format!("{target}/add_scalar")),
             "{target}"
         );
     }

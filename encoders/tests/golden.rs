@@ -26,13 +26,13 @@ fn gfx10_wave32_dispatch_golden_words() {
         0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x380,
         0xC0037602, 0x207, 64, 1, 1,            // NUM_THREAD_X/Y/Z
         0xC0027602, 0x20C, 0x10, 0x7F,          // PGM_LO/HI (entry 0x7F00_0000_1000)
-        0xC0027602, 0x212, 0x60AF0000, 0x84,    // RSRC1, RSRC2 (LDS 0)
+        0xC0027602, 0x212, 0x60AF0000, 0xC4,    // RSRC1, RSRC2 (LDS 0, TRAP_PRESENT)
         0xC0017602, 0x215, 0,                   // RESOURCE_LIMITS
         0xC0017602, 0x228, 0,                   // RSRC3 at 0x228
         0xC0027602, 0x240, 0x10000000, 0x7F00,  // USER_DATA_0/1: kernarg pointer
         0xC0031502, 4, 1, 1, 0x8045,            // DISPATCH_DIRECT, CS_W32_EN set
         // epilogue: CS_PARTIAL_FLUSH, ACQUIRE_MEM GL2/GLM write-back
-        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8010,
+        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8030,
     ];
     assert_eq!(ib.segments[0].dwords, want);
     // The 8-byte block, padded to 16 so the next block needs no padding.
@@ -70,7 +70,7 @@ fn gfx12_wave64_dispatch_golden_words() {
         0xC0017602, 0x228, 0x10,
         0xC0027602, 0x240, 0x0000_0100, 0x2,
         0xC0031502, 8, 2, 2, 0x45,              // wave64: no CS_W32_EN
-        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8010,
+        0xC0004600, 0x407, 0xC0065800, 0, 0xFFFFFFFF, 0x00FFFFFF, 0, 0, 0xA, 0x8000,
     ];
     assert_eq!(ib.segments[0].dwords, want);
 }

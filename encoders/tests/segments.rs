@@ -46,7 +46,7 @@ fn two_hundred_thousand_dispatches_split_and_decode_back() {
         let last_is_epilogue = matches!(
             packets.last(),
             Some(Packet::AcquireMem {
-                gcr_cntl: 0x8010,
+                gcr_cntl: 0x8000,
                 ..
             })
         );

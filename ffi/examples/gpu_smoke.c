@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
             rc = 1;
             goto done;
         }
-        CHECK(rl_gpu_load_module_certified(gpu, code, code_len, manifest, manifest_len, &module));
+        CHECK(rl_gpu_load_module_radiowave(gpu, code, code_len, manifest, manifest_len, &module));
         certified = "yes";
     } else {
         CHECK(rl_gpu_load_module(gpu, code, code_len, &module));

@@ -1,7 +1,8 @@
 /* A kernel written in C for the simulated device: add_scalar's host twin
  * registered with rl_sim_register_kernel (it replaces the built-in Rust
  * twin), run through the direct PM4 path. A second twin, for counter,
- * stores to an unmapped address: the replay must fail with a VM fault.
+ * stores to an unmapped address: the replay must fail with a VM fault, which
+ * loses the GPU for this process (RL_ERR_DEVICE) without ending it.
  *
  *   sim_twin ADD_SCALAR_CODE_OBJECT COUNTER_CODE_OBJECT   (sim:gfx1201) */
 #include "common.h"
@@ -114,7 +115,9 @@ int main(int argc, char **argv) {
     CHECK(record(gpu, counter, "counter", (const uint8_t *)&acc, 8, 1, &bad));
     int32_t status = rl_pm4_replay(bad);
     printf("faulting C twin: status %d: %s\n", (int)status, rl_last_error());
-    if (status != RL_ERR_REPLAY) rc = 1;
+    /* A VM fault loses the GPU (RL_ERR_DEVICE), and every later replay too. */
+    if (status != RL_ERR_DEVICE) rc = 1;
+    if (rl_pm4_replay(ib) != RL_ERR_DEVICE) rc = 1;
     printf("C twin example: [%s]\n", rc == 0 ? "PASS" : "FAIL");
 done:
     rl_pm4_ib_free(bad);

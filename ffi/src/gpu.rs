@@ -9,8 +9,9 @@ use std::sync::Arc;
 use facade::{DeviceBuffer, Error, ErrorClass, Gpu, QueuePolicy};
 use parking_lot::Mutex;
 
+use crate::enums::RlQueuePolicyArg;
 use crate::handles::{self, Handled};
-use crate::status::{guard, status};
+use crate::status::{guard, last_error_line, run, status};
 use crate::util::{non_null, null, put, record, slice, slice_mut, text};
 
 /// An opened GPU (real or simulated). Opaque; free with `rl_gpu_free`.
@@ -60,12 +61,18 @@ impl GpuObj {
 }
 
 fn open(func: &str, f: impl FnOnce() -> Result<Gpu, Error>) -> *mut RlGpu {
-    guard(func, std::ptr::null_mut(), || {
+    let opened = run(func, || {
         let gpu = f()?;
         handles::insert(GpuObj {
             gpu,
             memory: Mutex::new(BTreeMap::new()),
         })
+    });
+    opened.unwrap_or_else(|_| {
+        // The seed's promise: an engine's `if (!gpu) return 1;` must not
+        // fail silently, so opening (alone) says why on stderr, one line.
+        eprintln!("relaunch: {}", last_error_line());
+        std::ptr::null_mut()
     })
 }
 
@@ -147,12 +154,12 @@ pub extern "C" fn rl_gpu_free(gpu: *mut RlGpu) {
 #[no_mangle]
 pub extern "C" fn rl_gpu_pm4_queue_count(
     gpu: *const RlGpu,
-    policy: u32,
+    policy: RlQueuePolicyArg,
     independent_width: usize,
 ) -> usize {
     guard("rl_gpu_pm4_queue_count", 0, || {
         let obj = handles::get::<GpuObj>(gpu)?;
-        let policy = queue_policy(policy)?;
+        let policy = queue_policy(policy.0)?;
         Ok(obj.gpu.pm4_queue_count(policy, independent_width))
     })
 }

@@ -11,6 +11,7 @@ use facade::lanes::{Access, BufferId, GraphOptions, KernelNode, Mode, NodeId};
 use facade::{Error, Graph, GraphExec, NodeSpec};
 use parking_lot::Mutex;
 
+use crate::enums::RlModeArg;
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::module::{ModuleObj, RlModule};
@@ -75,30 +76,38 @@ fn new_graph(func: &str, options: impl FnOnce() -> Result<GraphOptions, Error>) 
     })
 }
 
-/// A new graph: latency mode, up to four lanes, one replay in flight.
+/// A new graph with the seed's default tuning: latency mode, ONE serial
+/// lane ("one stream"), one replay in flight. Independent nodes overlap
+/// only with `rl_graph_new_tuned(lanes, Overlap, ...)`.
 #[no_mangle]
 pub extern "C" fn rl_graph_new() -> *mut RlGraph {
-    new_graph("rl_graph_new", || Ok(facade::default_graph_options()))
+    new_graph("rl_graph_new", || {
+        Ok(GraphOptions {
+            lanes: 1,
+            ..facade::default_graph_options()
+        })
+    })
 }
 
 /// A new graph with tuning: at most `lanes` hardware queues, `mode`
-/// `RlModeLatency` (0), `RlModeOverlap` (1) or `RlModeThroughput` (2), and
-/// `max_in_flight` replays at once. Checked again at instantiate.
+/// `Latency` (0), `Overlap` (1) or `Throughput` (2) (also spelled
+/// `RlModeLatency`..), and `max_in_flight` replays at once. Checked again
+/// at instantiate.
 #[no_mangle]
 pub extern "C" fn rl_graph_new_tuned(
     lanes: usize,
-    mode: u32,
+    mode: RlModeArg,
     max_in_flight: usize,
 ) -> *mut RlGraph {
     new_graph("rl_graph_new_tuned", || {
-        let mode = match mode {
+        let mode = match mode.0 {
             0 => Mode::Latency,
             1 => Mode::Overlap,
             2 => Mode::Throughput,
             other => {
                 return Err(record(format!(
-                    "graph mode {other} is unknown; use RlModeLatency = 0, RlModeOverlap = 1 or \
-                     RlModeThroughput = 2"
+                    "graph mode {other} is unknown; use Latency = 0, Overlap = 1 or \
+                     Throughput = 2"
                 )))
             }
         };
@@ -356,7 +365,7 @@ pub extern "C" fn rl_graphexec_launch_mock(exec: *const RlGraphExec) -> i32 {
 /// Launches the graph on `gpu` and waits. The first launch encodes one IB
 /// per lane and installs them; later launches only replay (on that GPU).
 #[no_mangle]
-pub extern "C" fn rl_graphexec_launch(gpu: *mut RlGpu, exec: *mut RlGraphExec) -> i32 {
+pub extern "C" fn rl_graphexec_launch(gpu: *const RlGpu, exec: *const RlGraphExec) -> i32 {
     status("rl_graphexec_launch", || {
         let gpu = gpu_obj(gpu)?;
         let e = exec_obj(exec)?;
@@ -366,20 +375,41 @@ pub extern "C" fn rl_graphexec_launch(gpu: *mut RlGpu, exec: *mut RlGraphExec) -
     })
 }
 
-/// Overwrites kernarg bytes of `node` at `byte_offset` for every later
-/// launch (patched in place in installed IBs).
+/// Replaces `node`'s whole kernarg block (`len` must be its size) for
+/// every later launch, patched in place in installed IBs. To change part
+/// of it, use `rl_graphexec_set_node_kernargs_at`.
+///
+/// # Safety
+/// `kernarg` is valid for `len` bytes of reads.
+#[no_mangle]
+pub unsafe extern "C" fn rl_graphexec_set_node_kernargs(
+    exec: *mut RlGraphExec,
+    node: u32,
+    kernarg: *const u8,
+    len: usize,
+) -> i32 {
+    status("rl_graphexec_set_node_kernargs", || {
+        let e = exec_obj(exec)?;
+        // SAFETY: forwarded caller contract.
+        let bytes = unsafe { slice(kernarg, len, "kernarg", RL_MAX_KERNARG_BYTES) }?;
+        e.exec.replace_node_kernargs(NodeId::from_raw(node), bytes)
+    })
+}
+
+/// Extension: overwrites `len` kernarg bytes of `node` at `byte_offset`
+/// for every later launch (patched in place in installed IBs).
 ///
 /// # Safety
 /// `src` is valid for `len` bytes of reads.
 #[no_mangle]
-pub unsafe extern "C" fn rl_graphexec_set_node_kernargs(
+pub unsafe extern "C" fn rl_graphexec_set_node_kernargs_at(
     exec: *mut RlGraphExec,
     node: u32,
     byte_offset: usize,
     src: *const u8,
     len: usize,
 ) -> i32 {
-    status("rl_graphexec_set_node_kernargs", || {
+    status("rl_graphexec_set_node_kernargs_at", || {
         let e = exec_obj(exec)?;
         // SAFETY: forwarded caller contract.
         let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;

@@ -6,6 +6,12 @@
 //!
 //! Layout of a handle (64-bit): bits 63..32 generation (never 0), 31..8
 //! slot index, 7..4 the tag `0xB`, 3..0 the kind (1..=8).
+//!
+//! A (slot, generation) pair is handed out at most once: a slot whose
+//! generation would wrap is retired instead of reused, so a stale handle
+//! can never name a live object. Each slot serves 2^32 - 1 lifetimes and
+//! there are 2^24 slots: 2^56 handles, centuries of allocation at any rate
+//! a process reaches, before `insert` reports the table exhausted.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -137,7 +143,10 @@ pub(crate) fn insert<T: Handled>(object: T) -> Result<*mut T::C, Error> {
             if table.slots.len() >= MAX_HANDLES {
                 return Err(Error::new(
                     ErrorClass::Record,
-                    format!("{MAX_HANDLES} handles are alive; free some before making more"),
+                    format!(
+                        "all {MAX_HANDLES} handle slots are alive or retired; free some \
+                         before making more"
+                    ),
                 ));
             }
             table.slots.push(Slot {
@@ -163,9 +172,13 @@ fn lookup<T: Handled>(handle: *const T::C, take: bool) -> Result<Arc<T>, Error> 
         return Err(stale(d.kind));
     }
     let object = if take {
-        slot.generation = slot.generation.wrapping_add(1).max(1);
         let (_, object) = slot.object.take().ok_or_else(|| stale(d.kind))?;
-        table.free.push(d.index as u32);
+        // Past the last generation the slot is retired, not reused: a
+        // wrapped generation would revive handles from its first lives.
+        if let Some(next) = slot.generation.checked_add(1) {
+            slot.generation = next;
+            table.free.push(d.index as u32);
+        }
         object
     } else {
         let (_, object) = slot.object.as_ref().ok_or_else(|| stale(d.kind))?;
@@ -238,6 +251,35 @@ mod tests {
         assert_eq!(err.class(), ErrorClass::Handle);
         assert!(err.message().contains("stale RlGpu"), "{err}");
         assert!(remove::<A>(a).is_err(), "double free is refused");
+    }
+
+    /// #15.15: a slot at its last generation is retired when freed, so the
+    /// handles of its first lives (generation 1, ...) stay stale for good.
+    #[test]
+    fn a_slot_past_its_last_generation_is_retired_not_wrapped() {
+        let live = insert(A(1)).unwrap();
+        let index = decode::<A>(live as usize).unwrap().index;
+        // As if 2^32 - 2 lifetimes of this slot had passed.
+        TABLE.lock().slots[index].generation = u32::MAX;
+        let last = encode(index, u32::MAX, A::KIND) as usize as *const CA;
+        assert!(get::<A>(live).is_err());
+        assert_eq!(get::<A>(last).unwrap().0, 1);
+        remove::<A>(last).unwrap();
+        let first_life = encode(index, 1, A::KIND) as usize as *const CA;
+        let fresh: Vec<_> = (0..8).map(|i| insert(A(100 + i)).unwrap()).collect();
+        assert!(
+            get::<A>(first_life).is_err(),
+            "a handle of the slot's first life names a live object again"
+        );
+        assert!(get::<A>(last).is_err());
+        for h in fresh {
+            assert_ne!(
+                decode::<A>(h as usize).unwrap().index,
+                index,
+                "retired slot reused"
+            );
+            remove::<A>(h).unwrap();
+        }
     }
 
     #[test]

@@ -21,12 +21,15 @@
 compile_error!("relaunch's C ABI encodes handles in 64-bit pointers; build for a 64-bit target");
 
 mod catalog;
+mod certify;
+mod enums;
 mod gpu;
 mod graph;
 mod handles;
 mod module;
 mod multi;
 mod pm4;
+mod profile;
 mod sim;
 mod status;
 mod util;
@@ -35,11 +38,14 @@ mod util;
 mod tests;
 
 pub use catalog::*;
+pub use certify::*;
+pub use enums::*;
 pub use gpu::*;
 pub use graph::*;
 pub use module::*;
 pub use multi::*;
 pub use pm4::*;
+pub use profile::*;
 pub use sim::*;
 pub use status::*;
 

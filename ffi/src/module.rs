@@ -59,9 +59,12 @@ pub(crate) unsafe fn kernel_bytes<'a>(
     Ok((module, symbol, bytes))
 }
 
-unsafe fn load(
+/// # Safety
+/// `code` (and the manifest) are valid for their lengths; `out` is NULL or
+/// writable.
+pub(crate) unsafe fn load(
     func: &str,
-    gpu: *mut RlGpu,
+    gpu: *const RlGpu,
     code: *const u8,
     len: usize,
     out: *mut *mut RlModule,
@@ -97,7 +100,7 @@ unsafe fn load(
 /// `code` is valid for `len` bytes of reads; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_gpu_load_module(
-    gpu: *mut RlGpu,
+    gpu: *const RlGpu,
     code: *const u8,
     len: usize,
     out: *mut *mut RlModule,
@@ -106,16 +109,15 @@ pub unsafe extern "C" fn rl_gpu_load_module(
     unsafe { load("rl_gpu_load_module", gpu, code, len, out, None) }
 }
 
-/// `rl_gpu_load_module` with a certification manifest bound to the exact
-/// code-object bytes. Certification is not built yet: every manifest is
-/// refused with `RL_ERR_CERTIFICATION` and the reason (load without one).
+/// The same call as `rl_gpu_load_module_radiowave` (kept for programs
+/// written against relaunch's earlier name).
 ///
 /// # Safety
 /// `code` and `manifest` are valid for `len` / `manifest_len` bytes of
 /// reads; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_gpu_load_module_certified(
-    gpu: *mut RlGpu,
+    gpu: *const RlGpu,
     code: *const u8,
     len: usize,
     manifest: *const u8,
@@ -177,7 +179,8 @@ pub unsafe extern "C" fn rl_module_kernarg_size(
 /// group sizes, remainders, grid dims, dynamic LDS size) are filled from
 /// the geometry (grid and block in work-items). Writes
 /// `rl_module_kernarg_size` bytes to `out` (`out_len` must be at least
-/// that) and stores the count in `*written` (may be NULL).
+/// that) and stores the count in `*written` (may be NULL). A size query
+/// (`out` NULL, `out_len` 0, `written` set) stores the size and succeeds.
 ///
 /// # Safety
 /// `symbol` is NULL or NUL-terminated; `explicit_args` is valid for
@@ -219,6 +222,10 @@ pub unsafe extern "C" fn rl_module_pack_kernargs(
             dynamic_group_bytes,
         };
         let packed = obj.module.pack_kernargs(symbol, explicit, &geometry)?;
+        if out.is_null() && out_len == 0 && !written.is_null() {
+            // SAFETY: checked non-NULL; caller contract for validity.
+            return unsafe { put(written, packed.len(), "written") };
+        }
         non_null(out, "out")?;
         if out_len < packed.len() {
             return Err(record(format!(

@@ -23,7 +23,7 @@ pub struct RlPm4MultiIb {
     _opaque: [u8; 0],
 }
 
-struct MultiObj {
+pub(crate) struct MultiObj {
     /// Locked for patches (`&mut`) and replays.
     multi: Mutex<Pm4MultiIb>,
     _gpu: Arc<GpuObj>,
@@ -34,7 +34,7 @@ impl Handled for MultiObj {
     const KIND: u8 = 5;
 }
 
-fn multi_obj(multi: *const RlPm4MultiIb) -> Result<Arc<MultiObj>, Error> {
+pub(crate) fn multi_obj(multi: *const RlPm4MultiIb) -> Result<Arc<MultiObj>, Error> {
     handles::get::<MultiObj>(multi)
 }
 
@@ -47,7 +47,7 @@ fn multi_obj(multi: *const RlPm4MultiIb) -> Result<Arc<MultiObj>, Error> {
 /// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_pm4_finalize_multi(
-    gpu: *mut RlGpu,
+    gpu: *const RlGpu,
     builders: *const *mut RlPm4Builder,
     lane_count: usize,
     out: *mut *mut RlPm4MultiIb,

@@ -64,7 +64,7 @@ fn consumed() -> Error {
     )
 }
 
-struct IbObj {
+pub(crate) struct IbObj {
     /// Locked for patches (`&mut`) and submissions, not for waits.
     ib: Mutex<Pm4Ib>,
     /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
@@ -79,7 +79,7 @@ impl Handled for IbObj {
 
 /// A new, empty builder for `gpu` (NULL on failure).
 #[no_mangle]
-pub extern "C" fn rl_pm4_builder_new(gpu: *mut RlGpu) -> *mut RlPm4Builder {
+pub extern "C" fn rl_pm4_builder_new(gpu: *const RlGpu) -> *mut RlPm4Builder {
     guard("rl_pm4_builder_new", std::ptr::null_mut(), || {
         let gpu = gpu_obj(gpu)?;
         let builder = gpu.gpu.builder();
@@ -188,16 +188,18 @@ pub unsafe extern "C" fn rl_pm4_wait_rmw(
 }
 
 /// Wait for everything recorded so far, without cache invalidation (for
-/// write-after-read and write-after-write ordering).
+/// write-after-read and write-after-write ordering). Returns nothing, as
+/// in the seed's header: a bad or consumed builder is ignored and
+/// `rl_last_error()` says so (finalize then fails on it anyway).
 #[no_mangle]
-pub extern "C" fn rl_pm4_wait_idle(builder: *mut RlPm4Builder) -> i32 {
-    status("rl_pm4_wait_idle", || {
+pub extern "C" fn rl_pm4_wait_idle(builder: *mut RlPm4Builder) {
+    let _ = status("rl_pm4_wait_idle", || {
         let b = handles::get::<BuilderObj>(builder)?;
         b.with(|b| {
             b.wait_idle();
             Ok(())
         })
-    })
+    });
 }
 
 /// Encodes the builder's recording and installs it as a retained IB on
@@ -209,7 +211,7 @@ pub extern "C" fn rl_pm4_wait_idle(builder: *mut RlPm4Builder) -> i32 {
 /// `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_pm4_finalize(
-    gpu: *mut RlGpu,
+    gpu: *const RlGpu,
     builder: *mut RlPm4Builder,
     out: *mut *mut RlPm4Ib,
 ) -> i32 {
@@ -236,7 +238,7 @@ pub unsafe extern "C" fn rl_pm4_finalize(
     })
 }
 
-fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
+pub(crate) fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
     handles::get::<IbObj>(ib)
 }
 

@@ -203,6 +203,27 @@ pub unsafe extern "C" fn rl_sim_load(
     })
 }
 
+/// Checked scalar load (through the scalar cache, like `s_load`) of `len`
+/// bytes at `addr` into `dst`: the simulator reports it as a stale read
+/// when an earlier dispatch wrote the bytes and no boundary since then
+/// invalidated the scalar cache (`rmw_vmem` does not).
+///
+/// # Safety
+/// `dst` is NULL or valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn rl_sim_scalar_load(
+    wg: *mut RlSimWorkgroup,
+    addr: u64,
+    dst: *mut c_void,
+    len: usize,
+) -> i32 {
+    status("rl_sim_scalar_load", || {
+        // SAFETY: forwarded caller contract.
+        let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst") }?;
+        with_wg(wg, |w| w.scalar_load(addr, out))
+    })
+}
+
 /// Checked store of `len` bytes from `src` to device address `addr`.
 ///
 /// # Safety

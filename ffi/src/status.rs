@@ -39,7 +39,7 @@ pub(crate) fn code(class: ErrorClass) -> i32 {
         ErrorClass::Replay => RL_ERR_REPLAY,
         ErrorClass::Handle => RL_ERR_HANDLE,
         ErrorClass::Certification => RL_ERR_CERTIFICATION,
-        ErrorClass::Device => RL_ERR_DEVICE,
+        ErrorClass::Device | ErrorClass::DeviceLost => RL_ERR_DEVICE,
         ErrorClass::Internal => RL_ERR_INTERNAL,
     }
 }
@@ -103,8 +103,17 @@ pub(crate) fn status(func: &str, f: impl FnOnce() -> Result<(), Error>) -> i32 {
     }
 }
 
+/// The last failure's message on this thread as one line (for stderr).
+pub(crate) fn last_error_line() -> String {
+    LAST_ERROR
+        .try_with(|cell| cell.borrow().to_string_lossy().replace(['\n', '\r'], " "))
+        .unwrap_or_default()
+}
+
 /// The message of the last failed call on this thread ("" if none). The
-/// pointer stays valid until the next failing `rl_*` call on this thread.
+/// pointer stays valid until the next failing `rl_*` call on this thread;
+/// successful calls (size queries with NULL buffers included) never
+/// change or invalidate it.
 #[no_mangle]
 pub extern "C" fn rl_last_error() -> *const c_char {
     LAST_ERROR
@@ -153,6 +162,7 @@ mod tests {
             (ErrorClass::Handle, -6),
             (ErrorClass::Certification, -7),
             (ErrorClass::Device, -8),
+            (ErrorClass::DeviceLost, -8),
             (ErrorClass::Internal, -9),
         ];
         for (class, expected) in all {

@@ -50,6 +50,12 @@ fn every_api_function_is_declared() {
         "rl_gpu_free",
         "rl_gpu_load_module",
         "rl_gpu_load_module_certified",
+        "rl_gpu_load_module_radiowave",
+        "rl_module_radiowave_certified",
+        "rl_module_scheduler_profile",
+        "rl_module_wavefront_size",
+        "rl_module_kernel_read_cache",
+        "rl_sim_scalar_load",
         "rl_module_kernarg_size",
         "rl_module_free",
         "rl_gpu_alloc",
@@ -97,6 +103,11 @@ fn every_api_function_is_declared() {
         "rl_graphexec_launch_mock",
         "rl_graphexec_launch",
         "rl_graphexec_set_node_kernargs",
+        "rl_graphexec_set_node_kernargs_at",
+        "rl_pm4_finalize_profiled",
+        "rl_pm4_replay_profiled",
+        "rl_pm4_finalize_multi_profiled",
+        "rl_pm4_replay_multi_profiled",
         "rl_graphexec_free",
         "rl_catalog_open",
         "rl_catalog_module",
@@ -125,4 +136,17 @@ fn every_api_function_is_declared() {
         );
     }
     assert!(header.contains("RlQueueAuto = 0"), "queue policy enum");
+    // The seed header's spellings (SEED-ABI.md).
+    for fact in [
+        "typedef struct RlAccess {",
+        "Latency = 0,",
+        "Overlap = 1,",
+        "Throughput = 2,",
+        "RlMode mode",
+        "RlQueuePolicy policy",
+        "int32_t rl_graphexec_launch(const struct RlGpu *gpu, const struct RlGraphExec *exec);",
+        "void rl_pm4_wait_idle(struct RlPm4Builder *builder);",
+    ] {
+        assert!(header.contains(fact), "{fact:?} is missing from relaunch.h");
+    }
 }

@@ -28,6 +28,11 @@ pub enum RecordError {
         grid: [u32; 3],
         block: [u32; 3],
     },
+    #[error(
+        "kernel {kernel:?}: grid {grid:?} has more work-items than the {} one dispatch may have",
+        relaunch_encoders::dispatch::MAX_GRID_WORK_ITEMS
+    )]
+    GridTooLarge { kernel: String, grid: [u32; 3] },
     #[error("kernel {kernel:?}: block {block:?} has {items} work-items, more than the 1024 a workgroup can hold")]
     BlockTooLarge {
         kernel: String,

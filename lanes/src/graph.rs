@@ -407,6 +407,12 @@ impl Graph {
                 block: node.block,
             });
         }
+        if relaunch_encoders::dispatch::grid_work_items(node.grid).is_none() {
+            return Err(RecordError::GridTooLarge {
+                kernel: name.to_string(),
+                grid: node.grid,
+            });
+        }
         let items: u64 = node.block.iter().map(|&b| u64::from(b)).product();
         if items > MAX_BLOCK_ITEMS {
             return Err(RecordError::BlockTooLarge {

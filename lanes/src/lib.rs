@@ -6,7 +6,7 @@
 //! (`schedule`), minimal boundaries (`boundary`), the plan and its lowering
 //! interface (`plan`), lowering into the PM4 encoder (`lower`), the fingerprint (`fingerprint`), mock launch
 //! (`mock`), DOT output (`dot`) and the reference decode-step graph
-//! (`reference`). Refuses: unordered hazards, cycles, malformed regions.
+//! (`reference`), adversarial shapes (`adversarial`). Refuses: unordered hazards, cycles, malformed regions.
 //! Must not depend on the HSA runtime, the scheduler or the simulator; it
 //! talks to the encoders only through boundary kinds and `lower`.
 //!
@@ -31,6 +31,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod adversarial;
 pub mod boundary;
 mod dot;
 pub mod error;
@@ -45,7 +46,11 @@ pub mod plan;
 mod reach;
 pub mod reference;
 mod schedule;
+mod segtree;
 mod store;
+mod sweep;
+#[cfg(test)]
+mod sweep_props;
 
 pub use boundary::{Boundary, BoundaryReason};
 pub use error::{CompileError, Hazard, HazardKind, LowerError, PatchError, RecordError};

@@ -11,7 +11,7 @@ use crate::error::{CompileError, LowerError, PatchError};
 use crate::graph::{Access, BufferId, BufferInfo, Graph, GraphOptions, KernelRef, NodeId};
 use crate::reach::{Adj, Reach};
 use crate::store::Store;
-use crate::{fingerprint, hazard, schedule, BoundaryKind};
+use crate::{fingerprint, hazard, schedule, sweep, BoundaryKind};
 
 /// One node as it will be replayed (a view into the plan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,12 +106,17 @@ impl Graph {
         for (i, &n) in order.iter().enumerate() {
             pos[n as usize] = i as u32;
         }
-        let sweep = hazard::check(store, &order, &preds, &mut Reach::new(&preds, &pos))?;
+        // The near-linear sweep decides; only a graph it finds unordered
+        // pays for the pairwise sweep that lists every hazard.
+        let sweep = match sweep::check(store, &preds, &succs, &order) {
+            Some(sweep) => sweep,
+            None => hazard::check(store, &order, &preds, &mut Reach::new(&preds, &pos))?,
+        };
         let lane_ids =
             schedule::plan_lanes(&self.options, store, &order, &preds, &succs, &sweep.level);
         let mut locations = vec![(0u32, 0u32); store.len()];
         let mut lanes = Vec::with_capacity(lane_ids.len());
-        let mut scratch = boundary::Scratch::new(store.buffers.len());
+        let mut scratch = boundary::Scratch::new(sweep::coords(store, &sweep.written));
         for (l, ids) in lane_ids.iter().enumerate() {
             let boundaries = boundary::derive(store, &sweep.written, ids, &mut scratch);
             let mut lane = Vec::with_capacity(ids.len());

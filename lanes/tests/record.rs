@@ -104,6 +104,11 @@ fn geometry_and_sizes_are_checked() {
         g.kernel(KernelNode::named("k", [64, 1, 1], [64, 1, 0])),
         Err(RecordError::ZeroGeometry { .. })
     ));
+    let err = g
+        .kernel(KernelNode::named("big", [1 << 31, 1 << 31, 4], [1, 1, 1]))
+        .unwrap_err();
+    assert!(matches!(err, RecordError::GridTooLarge { .. }), "{err}");
+    assert!(err.to_string().contains("\"big\""), "{err}");
     assert!(matches!(
         g.kernel(KernelNode::named("k", [64, 1, 1], [64, 32, 1])),
         Err(RecordError::BlockTooLarge { items: 2048, .. })

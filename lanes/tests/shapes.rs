@@ -118,3 +118,36 @@ fn a_stray_writer_in_a_long_chain_is_reported_quickly() {
     // Not a benchmark: a generous bound that only a quadratic listing misses.
     assert!(start.elapsed().as_secs() < 60);
 }
+
+/// Each adversarial shape at 20k nodes compiles in well under the time a
+/// per-pair analysis needs (the read-all chain took 4.3 s at 8k nodes in
+/// a release build, quadratic); the bound is loose for debug builds on a
+/// shared machine. Boundaries stay minimal: one per node in the chain.
+#[test]
+fn adversarial_shapes_compile_in_near_linear_time() {
+    use relaunch_lanes::adversarial::{build, Shape};
+    for shape in Shape::ALL {
+        let g = build(shape, 20_000).unwrap();
+        let start = std::time::Instant::now();
+        let plan = g.instantiate().unwrap();
+        let took = start.elapsed();
+        assert!(
+            took < std::time::Duration::from_secs(20),
+            "{}: {took:?}",
+            shape.name()
+        );
+        let boundaries: usize = plan.boundary_counts().iter().map(|c| c.boundaries()).sum();
+        match shape {
+            Shape::ChainReadAll | Shape::Overlapping | Shape::TwoChains => {
+                assert_eq!(
+                    boundaries,
+                    plan.node_count() - plan.lane_count(),
+                    "{}",
+                    shape.name()
+                )
+            }
+            Shape::FanIn => assert_eq!(boundaries, 1),
+            Shape::FanOut => assert_eq!(boundaries, 2),
+        }
+    }
+}

@@ -4,9 +4,11 @@
 //! like `image.rs` does for an ELF. The bytes up to there are then parsed,
 //! and the device's entry picked, by relaunch-device's bundle reader
 //! (`codeobj::bundle`), the one parser of the format; this module only
-//! walks the table far enough to know how much to copy. Refuses
-//! compressed bundles (`CCOB`) and anything that is not a bundle, with the
-//! reason.
+//! walks the table far enough to know how much to copy. A compressed
+//! bundle (`CCOB`, versions 2 and 3) is as long as its header says; it is
+//! copied whole and decompressed by relaunch-device
+//! (`codeobj::compressed`, bounded). Refuses version 1 compressed bundles
+//! (no recorded size) and anything that is not a bundle, with the reason.
 //!
 //! Layout (public LLVM documentation, "Clang Offload Bundler", section
 //! "Bundled Code Object Layout", https://clang.llvm.org/docs/ClangOffloadBundler.html):
@@ -16,7 +18,7 @@
 //! (no terminator). Compressed bundles start with `CCOB` (same document,
 //! "Compression and Decompression").
 
-use relaunch::device::codeobj::{bundle, CodeObject};
+use relaunch::device::codeobj::{bundle, compressed, CodeObject};
 use relaunch::device::target::GfxTarget;
 
 use crate::image::MAX_IMAGE_BYTES;
@@ -57,11 +59,7 @@ pub fn extent(read: Read<'_>) -> Result<u64, String> {
         Ok(bytes)
     };
     if r(0, 4)? == COMPRESSED_MAGIC {
-        return Err(
-            "the fat binary is a compressed offload bundle (CCOB); only uncompressed \
-             bundles are replayed (build without --offload-compress)"
-                .into(),
-        );
+        return compressed_extent(&r);
     }
     let not_a_bundle =
         || "the fat binary is not a clang offload bundle (no __CLANG_OFFLOAD_BUNDLE__ magic)";
@@ -98,11 +96,46 @@ pub fn extent(read: Read<'_>) -> Result<u64, String> {
     Ok(extent)
 }
 
-/// The code object for `target` in the whole bundle `bytes`, picked by
-/// relaunch-device's reader (same processor; feature settings the device
-/// states must not be contradicted; an exact match wins).
+/// The extent of a compressed bundle: the total size its header records
+/// (v2, v3). A v1 header records none, and behind a bare pointer the end
+/// of its stream cannot be known, so it is refused.
+fn compressed_extent(r: &dyn Fn(u64, u64) -> Result<Vec<u8>, String>) -> Result<u64, String> {
+    // Version first: it says how long the header is.
+    let version = u16::from_le_bytes(r(4, 2)?.try_into().unwrap_or_default());
+    let header_len = match version {
+        2 => 24,
+        3 => 32,
+        1 => {
+            return Err(
+                "the fat binary is a version 1 compressed offload bundle (CCOB), whose header \
+                 records no size: its end behind a bare pointer is unknown"
+                    .into(),
+            )
+        }
+        v => {
+            return Err(format!(
+                "the fat binary is a compressed offload bundle (CCOB) of version {v}, which \
+                 relaunch does not read (2, 3)"
+            ))
+        }
+    };
+    let h = compressed::parse_header(&r(0, header_len)?).map_err(|e| e.to_string())?;
+    match h.file_size {
+        Some(size) if size <= MAX_IMAGE_BYTES => Ok(size),
+        Some(size) => Err(format!(
+            "the compressed offload bundle claims {size} bytes, past {MAX_IMAGE_BYTES}"
+        )),
+        None => Err("the compressed offload bundle records no size".into()),
+    }
+}
+
+/// The code object for `target` in the whole bundle `bytes` (decompressed
+/// first when it is a compressed one), picked by relaunch-device's reader
+/// (same processor; feature settings the device states must not be
+/// contradicted; an exact match wins).
 pub fn code_for(bytes: &[u8], target: &GfxTarget) -> Result<CodeObject, String> {
-    let entry = bundle::select(bytes, Some(&target.to_string())).map_err(|e| e.to_string())?;
+    let plain = compressed::plain_bundle(bytes).map_err(|e| e.to_string())?;
+    let entry = bundle::select(&plain, Some(&target.to_string())).map_err(|e| e.to_string())?;
     CodeObject::parse(entry.bytes).map_err(|e| format!("{}: {e}", entry.id))
 }
 
@@ -218,7 +251,7 @@ mod tests {
     fn compressed_and_garbage_are_refused_with_the_reason() {
         let mut ccob = b"CCOB".to_vec();
         ccob.resize(64, 1);
-        assert!(extent(&reader(&ccob)).unwrap_err().contains("compressed"));
+        assert!(extent(&reader(&ccob)).unwrap_err().contains("version 257"));
         assert!(looks_like_bundle(&ccob[..24]) && looks_like_bundle(&assemble(&[])[..24]));
         assert!(!looks_like_bundle(
             b"\x7fELF\x02\x01\x01\x40\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
@@ -244,6 +277,26 @@ mod tests {
         assert!(extent(&reader(short))
             .unwrap_err()
             .contains("reading the offload bundle"));
+    }
+
+    #[test]
+    fn compressed_bundles_are_sized_by_their_header_and_decompressed() {
+        use compressed::Method;
+        let c1201 = counter("gfx1201");
+        let plain = assemble(&[(HOST, b""), (G1201, &c1201)]);
+        for (version, method) in [(2, Method::Zstd), (3, Method::Zlib), (3, Method::Zstd)] {
+            let c = compressed::compress(&plain, version, method).unwrap();
+            let mut padded = c.clone();
+            padded.extend([0u8; 64]);
+            assert_eq!(extent(&reader(&padded)), Ok(c.len() as u64));
+            let code = code_for(&c, &target("gfx1201")).unwrap();
+            assert_eq!(code.target().to_string(), "gfx1201");
+        }
+        let v1 = compressed::compress(&plain, 1, Method::Zlib).unwrap();
+        assert!(extent(&reader(&v1)).unwrap_err().contains("version 1"));
+        let mut huge = compressed::compress(&plain, 3, Method::Zstd).unwrap();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(extent(&reader(&huge)).unwrap_err().contains("claims"));
     }
 
     fn survives(b: &[u8]) {

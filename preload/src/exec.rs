@@ -4,12 +4,13 @@
 //! kernels was tainted).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use relaunch::lanes::NodeId;
 use relaunch::{Gpu, GraphExec};
 
+use crate::ordered::{InFlight, StreamOrder};
 use crate::shadow::{NodeKernel, ShadowGraph, ShadowModule};
 
 /// An executable graph replayed by relaunch.
@@ -27,6 +28,18 @@ pub struct ShadowExec {
     /// Set once this exec can no longer be replayed (later launches go to
     /// the real HIP, which has every update).
     fallen: Mutex<Option<String>>,
+    /// The words its replays are stream-ordered through (made at the
+    /// first launch; an error when the real HIP cannot order them).
+    pub(crate) stream_order: OnceLock<Result<StreamOrder, String>>,
+    /// Stream-ordered launches not known to be finished.
+    pub(crate) in_flight: InFlight,
+}
+
+impl Drop for ShadowExec {
+    fn drop(&mut self) {
+        // The words are freed after this: no replay may still use them.
+        self.in_flight.wait_all();
+    }
 }
 
 impl ShadowExec {
@@ -47,6 +60,8 @@ impl ShadowExec {
             edges,
             modules,
             fallen: Mutex::new(None),
+            stream_order: OnceLock::new(),
+            in_flight: InFlight::default(),
         }
     }
 
@@ -95,11 +110,15 @@ impl ShadowExec {
         if let Some(why) = &graph.unsupported {
             return self.fall_back(format!("the update's graph is not replayable: {why}"));
         }
-        if graph.nodes.len() != self.order.len() || graph.edges != self.edges {
+        let edges = match graph.all_edges() {
+            Ok(e) => e,
+            Err(why) => return self.fall_back(format!("the update's graph: {why}")),
+        };
+        if graph.nodes.len() != self.order.len() || edges != self.edges {
             return self.fall_back(format!(
                 "the update's graph has another topology ({} nodes, {} edges; the exec has {} and {})",
                 graph.nodes.len(),
-                graph.edges.len(),
+                edges.len(),
                 self.order.len(),
                 self.edges.len()
             ));

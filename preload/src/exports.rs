@@ -1,8 +1,10 @@
 //! The exported HIP entry points. Each forwards to the real function
 //! first and returns its result unchanged; the shadow is updated only when
 //! the real call succeeded. Only `hipGraphLaunch` of a supported exec does
-//! not call the real launch: it orders after the stream's work with the
-//! real `hipStreamSynchronize`, then replays through relaunch and waits.
+//! not call the real launch: it replays through relaunch ordered with the
+//! stream's work by the stream's memory operations, without waiting
+//! (`ordered.rs`), or, where the real HIP has none, after the real
+//! `hipStreamSynchronize`, waiting.
 //! Stream capture and `hipModuleLaunchKernel` live in `capture`.
 //!
 //! Signatures follow the public HIP headers (`hip_runtime_api.h`).
@@ -381,12 +383,12 @@ fn shadow_instantiate(e: usize, graph: Handle) {
         let built = counts
             .unwrap_or_else(|| Err("panicked".into()))
             .and_then(|(n, edges)| {
-                if n != g.nodes.len() || edges != g.edges.len() {
+                let (shadow_n, shadow_edges) = g.real_counts();
+                if n != shadow_n || edges != shadow_edges {
                     return Err(format!(
-                        "the real graph has {n} nodes and {edges} edges, the shadow {} and {}: \
-                         something was added through a call this library does not intercept",
-                        g.nodes.len(),
-                        g.edges.len()
+                        "the real graph has {n} nodes and {edges} edges, the shadow {shadow_n} and \
+                         {shadow_edges}: something was added through a call this library does not \
+                         intercept"
                     ));
                 }
                 g.instantiate(&gpu()?)
@@ -428,6 +430,30 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         tracing::info!("a stream capture is in progress: the real hipGraphLaunch runs");
         return forward!(hipGraphLaunch(exec, stream));
     }
+    // Stream order through the stream's own memory operations, without
+    // waiting (ordered.rs); where the real HIP cannot do that, the
+    // synchronous path below.
+    let order = shadow.stream_order.get_or_init(|| {
+        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&shadow.exec))
+            .unwrap_or_else(|| Err("setting up the stream words panicked".into()))
+            .inspect_err(|why| {
+                tracing::info!(reason = %why, "replays of this exec synchronise the stream instead")
+            })
+    });
+    if let Ok(order) = order {
+        // SAFETY: the application's stream, as given to hipGraphLaunch.
+        let launched = guarded("hipGraphLaunch", || unsafe {
+            crate::ordered::launch(&shadow, order, stream)
+        });
+        return match launched {
+            Some(Ok(rc)) => rc,
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
+                HIP_ERROR_LAUNCH_FAILURE
+            }
+            None => forward!(hipGraphLaunch(exec, stream)),
+        };
+    }
     // Stream order: the graph runs after everything queued before it. A
     // stream that cannot be synchronised gets the real launch.
     let rc = forward!(hipStreamSynchronize(stream));
@@ -440,11 +466,32 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     }
     match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
         Some(Ok(())) => HIP_SUCCESS,
+        // A memory fault lost the GPU for relaunch: the graph is HIP's from
+        // now on (HIP reports the loss its own way).
+        Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {
+            shadow.fall_back(format!("the GPU is lost: {e}"));
+            forward!(hipGraphLaunch(exec, stream))
+        }
         Some(Err(e)) => {
             tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
             HIP_ERROR_LAUNCH_FAILURE
         }
         None => forward!(hipGraphLaunch(exec, stream)),
+    }
+}
+
+/// The real `hipStreamSynchronize(stream)` (its status is logged, the
+/// caller has nothing better to do with it).
+pub(crate) fn sync_stream(stream: Handle) {
+    match crate::real::hipStreamSynchronize() {
+        // SAFETY: the application's stream.
+        Some(f) => {
+            let rc = unsafe { f(stream) };
+            if rc != HIP_SUCCESS {
+                tracing::warn!(status = rc, "hipStreamSynchronize failed");
+            }
+        }
+        None => tracing::warn!("the real hipStreamSynchronize is missing"),
     }
 }
 

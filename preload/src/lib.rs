@@ -18,11 +18,15 @@
 pub mod args;
 pub mod bundle;
 pub mod capture;
+pub mod child_graph;
 pub mod exec;
 pub mod exports;
 pub mod hip;
 pub mod image;
 pub mod mutate;
+pub mod nodes;
+pub mod ordered;
+pub mod ordering_nodes;
 pub mod real;
 pub mod registry;
 pub mod shadow;

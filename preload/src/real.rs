@@ -112,6 +112,15 @@ real_functions! {
     hipGraphDestroy: fn(Handle) -> HipError;
     hipGraphAddKernelNode: fn(*mut Handle, Handle, *const Handle, usize, *const KernelNodeParams) -> HipError;
     hipGraphAddDependencies: fn(Handle, *const Handle, *const Handle, usize) -> HipError;
+    // Other node kinds (nodes.rs).
+    hipGraphAddEmptyNode: fn(*mut Handle, Handle, *const Handle, usize) -> HipError;
+    hipGraphAddHostNode: fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
+    hipGraphAddMemsetNode: fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
+    hipGraphAddMemcpyNode: fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
+    hipGraphAddMemcpyNode1D: fn(*mut Handle, Handle, *const Handle, usize, *mut c_void, *const c_void, usize, i32) -> HipError;
+    hipGraphAddChildGraphNode: fn(*mut Handle, Handle, *const Handle, usize, Handle) -> HipError;
+    hipGraphAddEventRecordNode: fn(*mut Handle, Handle, *const Handle, usize, Handle) -> HipError;
+    hipGraphAddEventWaitNode: fn(*mut Handle, Handle, *const Handle, usize, Handle) -> HipError;
     hipGraphGetNodes: fn(Handle, *mut Handle, *mut usize) -> HipError;
     hipGraphGetEdges: fn(Handle, *mut Handle, *mut Handle, *mut usize) -> HipError;
     hipGraphInstantiate: fn(*mut Handle, Handle, *mut Handle, *mut c_char, usize) -> HipError;
@@ -127,6 +136,11 @@ real_functions! {
     hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
     hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
+    // Stream-ordered replays (ordered.rs).
+    hipHostMalloc: fn(*mut *mut c_void, usize, u32) -> HipError;
+    hipHostFree: fn(*mut c_void) -> HipError;
+    hipStreamWriteValue32: fn(Handle, *mut c_void, u32, u32) -> HipError;
+    hipStreamWaitValue32: fn(Handle, *mut c_void, u32, u32, u32) -> HipError;
     // Which GPU HIP's current device is (state.rs).
     hipGetDevice: fn(*mut i32) -> HipError;
     hipDeviceGetPCIBusId: fn(*mut c_char, i32, i32) -> HipError;

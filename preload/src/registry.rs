@@ -18,7 +18,7 @@
 //! declarations). Only the entry table is read at registration (it runs
 //! before `main`); the code object for the device is picked and copied at
 //! the first kernel node that names one of the fat binary's stubs, which
-//! opens the relaunch device then. Refuses compressed bundles and a
+//! opens the relaunch device then. Refuses version 1 compressed bundles and a
 //! wrapper without the HIPF magic (the kernels stay unsupported). Imports
 //! only `bundle`, `image`, `shadow`, `state` and the facade.
 
@@ -457,7 +457,11 @@ mod tests {
         let w = wrapped(&ccob, HIPF_MAGIC);
         // SAFETY: as above.
         let fatbin = unsafe { FatBinary::from_wrapper(&w) };
-        assert!(fatbin.extent.err().unwrap().contains("compressed"));
+        assert!(fatbin
+            .extent
+            .err()
+            .unwrap()
+            .contains("compressed offload bundle"));
         // An entry that is not a code object: refused when picked.
         let w = wrapped(&bundle, HIPF_MAGIC);
         // SAFETY: as above.

@@ -17,6 +17,7 @@ use relaunch::lanes::{Access, NodeId};
 use relaunch::{Geometry, Gpu, NodeSpec};
 
 use crate::exec::ShadowExec;
+use crate::ordering_nodes::OrderingNodes;
 
 /// A module as loaded by `hipModuleLoadData`.
 pub struct ShadowModule {
@@ -233,6 +234,13 @@ pub struct ShadowGraph {
     /// Node keys are positions, not the real handles (a captured graph:
     /// the real HIP made its nodes where the shadow cannot see them).
     pub positional: bool,
+    /// Empty nodes: dependencies only (`ordering_nodes.rs`).
+    pub ordering: OrderingNodes,
+    /// Child graph node -> the entry ordering node of its flattened copy
+    /// (`child_graph.rs`): edges into the child node go there.
+    pub child_entries: HashMap<usize, usize>,
+    /// (nodes, edges) flattening added that the real graph does not count.
+    pub hidden: (usize, usize),
 }
 
 impl ShadowGraph {
@@ -245,7 +253,45 @@ impl ShadowGraph {
         }
     }
 
+    /// An empty node: it orders `deps` before its successors.
+    pub fn add_ordering_node(&mut self, handle: usize, deps: &[usize]) {
+        self.ordering.add(handle);
+        for &d in deps {
+            self.add_edge(d, handle);
+        }
+    }
+
+    /// Nodes and edges as the real graph counts them.
+    pub fn real_counts(&self) -> (usize, usize) {
+        (
+            self.nodes.len() + self.ordering.len() - self.hidden.0,
+            self.edges.len() + self.ordering.edge_count() - self.hidden.1,
+        )
+    }
+
+    /// Kernel-node edges (indices): the direct ones and those implied
+    /// through ordering nodes, without duplicates.
+    pub fn all_edges(&self) -> Result<Vec<(usize, usize)>, String> {
+        let mut edges = self.edges.clone();
+        for (from, to) in self.ordering.implied_edges() {
+            let (Some(&f), Some(&t)) = (self.index.get(&from), self.index.get(&to)) else {
+                return Err(format!(
+                    "an edge names a node ({from:#x} -> {to:#x}) not added through a call this library follows"
+                ));
+            };
+            if !edges.contains(&(f, t)) {
+                edges.push((f, t));
+            }
+        }
+        Ok(edges)
+    }
+
     pub fn add_edge(&mut self, from: usize, to: usize) {
+        // An edge into a child graph node starts its flattened copy.
+        let to = self.child_entries.get(&to).copied().unwrap_or(to);
+        if self.ordering.add_edge(from, to) {
+            return;
+        }
         match (self.index.get(&from), self.index.get(&to)) {
             (Some(&f), Some(&t)) => {
                 if !self.edges.contains(&(f, t)) {
@@ -261,11 +307,11 @@ impl ShadowGraph {
     }
 
     /// Node indices in an order where every edge goes forward.
-    fn topological(&self) -> Result<Vec<usize>, String> {
+    fn topological(&self, edges: &[(usize, usize)]) -> Result<Vec<usize>, String> {
         let n = self.nodes.len();
         let mut indegree = vec![0usize; n];
         let mut out = vec![Vec::new(); n];
-        for &(f, t) in &self.edges {
+        for &(f, t) in edges {
             indegree[t] += 1;
             out[f].push(t);
         }
@@ -288,8 +334,9 @@ impl ShadowGraph {
 
     /// The relaunch graph for this HIP graph on `gpu`, or why it cannot be.
     /// Every HIP edge becomes a read-after-write on its own 4 bytes of a
-    /// per-graph dummy buffer, so each edge gets a full RMW boundary (lanes
-    /// place nothing for a dependency that carries no data).
+    /// per-graph dummy buffer, so each edge gets an RMW boundary (lanes
+    /// place nothing for a dependency that carries no data): the full one,
+    /// or the vector-cache one before a consumer proven VMEM-only.
     pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, String> {
         if let Some(why) = &self.unsupported {
             return Err(why.clone());
@@ -300,9 +347,10 @@ impl ShadowGraph {
         for (_, k) in &self.nodes {
             k.as_ref().map_err(Clone::clone)?;
         }
-        let order = self.topological()?;
+        let edges = self.all_edges()?;
+        let order = self.topological(&edges)?;
         let mut g = relaunch::Graph::new(relaunch::default_graph_options());
-        let dummy_len = 4 * (self.edges.len().max(1) as u64);
+        let dummy_len = 4 * (edges.len().max(1) as u64);
         let dummy = g
             .buffer("hip-edges", dummy_len)
             .map_err(|e| e.to_string())?;
@@ -314,7 +362,7 @@ impl ShadowGraph {
             let kernel = kernel.as_ref().map_err(Clone::clone)?;
             let mut deps = Vec::new();
             let mut accesses = Vec::new();
-            for (e, &(f, t)) in self.edges.iter().enumerate() {
+            for (e, &(f, t)) in edges.iter().enumerate() {
                 let at = 4 * e as u64;
                 if t == i {
                     deps.push(ids[f].ok_or("edge from a node not yet placed")?);
@@ -352,7 +400,7 @@ impl ShadowGraph {
             exec,
             gpu.clone(),
             nodes,
-            (order, self.edges.clone()),
+            (order, edges),
             modules,
         ))
     }
@@ -423,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn every_hip_edge_is_a_full_rmw_boundary_and_chains_get_their_own_lanes() {
+    fn every_hip_edge_is_an_rmw_boundary_and_chains_get_their_own_lanes() {
         use relaunch::lanes::BoundaryKind;
         let gpu = Gpu::open("sim:gfx1201").unwrap();
         let f = counter_function();
@@ -453,9 +501,12 @@ mod tests {
                 if first {
                     assert!(before.is_none(), "node {handle}: {before:?}");
                 } else {
+                    // A read-after-write boundary, narrowed to the vector
+                    // caches because the counter kernel is proven to read
+                    // no producer data through the scalar cache (#17).
                     assert_eq!(
                         before.map(|b| b.kind),
-                        Some(BoundaryKind::Rmw),
+                        Some(BoundaryKind::RmwVmem),
                         "node {handle}"
                     );
                 }

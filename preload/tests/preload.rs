@@ -264,8 +264,16 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "__hipRegisterTexture",
             "__hipRegisterVar",
             "__hipUnregisterFatBinary",
+            "hipGraphAddChildGraphNode",
             "hipGraphAddDependencies",
+            "hipGraphAddEmptyNode",
+            "hipGraphAddEventRecordNode",
+            "hipGraphAddEventWaitNode",
+            "hipGraphAddHostNode",
             "hipGraphAddKernelNode",
+            "hipGraphAddMemcpyNode",
+            "hipGraphAddMemcpyNode1D",
+            "hipGraphAddMemsetNode",
             "hipGraphCreate",
             "hipGraphDestroy",
             "hipGraphExecDestroy",
@@ -541,5 +549,183 @@ fn graphs_replay_on_hips_current_gpu_and_never_on_another() {
     assert!(
         log.contains("RELAUNCH_DEVICE=name:gfx1201 is the GPU at 0000:e0:00.0, but the application's current HIP device is at 0000:e1:00.0"),
         "{log}"
+    );
+}
+
+// ---- compressed offload bundles ----
+
+/// A compressed bundle (`CCOB`) made by `clang-offload-bundler-19
+/// --compress` (zstd, version 2 as clang 19 writes it), with the empty host
+/// entry hipcc adds and the gfx1100 and gfx1201 entries of `counter.co`:
+/// the graph app loads it instead of the plain code object and replays
+/// exactly as with the plain one.
+#[test]
+fn a_compressed_bundle_replays_like_the_plain_code_object() {
+    let Some(b) = built() else { return };
+    let bundle = b.dir.join("counter-compressed.hipfb");
+    let bundler = "clang-offload-bundler-19";
+    let out = Command::new(bundler)
+        .args([
+            "--type=o",
+            "--compress",
+            "--targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx1100,\
+             hipv4-amdgcn-amd-amdhsa--gfx1201",
+            "--input=/dev/null",
+        ])
+        .arg(format!(
+            "--input={}",
+            relaunch::sim::rig::fixture_path("gfx1100", "counter").display()
+        ))
+        .arg(format!("--input={}", counter_co().display()))
+        .arg(format!("--output={}", bundle.display()))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("running {bundler}: {e} (install Debian's clang-tools-19; .ci/run does)")
+        });
+    assert!(
+        out.status.success(),
+        "{bundler} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&bundle).unwrap();
+    assert_eq!(&bytes[..4], b"CCOB", "the bundler did not compress");
+    let log = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, stderr) = run_with(b, &b.app, &[&bundle], true, &log);
+    assert_eq!(lines, run_app(b, true), "{stderr}");
+    assert_eq!(lines[0], "replay a=96 b=72 launches=0", "{lines:?}");
+    assert!(!stderr.contains("compressed"), "{stderr}");
+}
+
+// ---- stream-ordered launches ----
+
+/// `app/stream_order.c` against the fake HIP's stream threads: replayed
+/// launches return without waiting and are ordered with the stream's
+/// other work both ways (see the app for each line).
+#[test]
+fn replayed_launches_are_stream_ordered_without_waiting() {
+    let Some(b) = built() else { return };
+    let app = build_c(&b.dir, "stream_order", "app/stream_order.c", &[], true);
+    let lines = run(b, &app, &[&counter_co()], true);
+    assert_eq!(
+        lines,
+        [
+            // Held stream: the launch returned with its three operations
+            // (done = 0, gate = 1, wait for done) queued, nothing ran.
+            "returned pending=3 before=0 after=32 launches=0",
+            "interleaved right=100 of 100 a=3232",
+            "event a=3264 device a=3296",
+            // The patch (node 0 to b) landed after the held launch (32
+            // more in a) and before the next (24 in a, 8 in b).
+            "patched b_while=0 a=3352 b=8 launches=0",
+        ]
+    );
+}
+
+// ---- other node kinds ----
+
+/// `app/node_kinds.c`: empty nodes become dependencies and child graphs
+/// are flattened (those graphs replay); a host node makes its graph fall
+/// through, saying why.
+#[test]
+fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
+    let Some(b) = built() else { return };
+    let app = build_c(&b.dir, "node_kinds", "app/node_kinds.c", &[], true);
+    let log = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, stderr) = run_with(b, &app, &[&counter_co()], true, &log);
+    assert_eq!(
+        lines,
+        [
+            "empty a=96 launches=0",
+            "host b=0 launches=1",
+            // 4 counter nodes (2 in the child) x 8 x 2 launches, replayed.
+            "child c=64 launches=1",
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("a host node"), "{stderr}");
+    let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
+    assert_eq!(
+        lines,
+        [
+            "empty a=0 launches=3",
+            "host b=0 launches=4",
+            "child c=0 launches=6",
+        ]
+    );
+}
+
+// ---- the hipGraph decode benchmark ----
+
+/// `bench/hip/decode_hipgraph.cpp` builds against Debian's HIP headers
+/// (`libamdhip64-dev`) and runs against the fake HIP: it records the
+/// decode step (12 nodes per layer and a sampler per sequence), patches
+/// the 3 position arguments per layer each token and prints the median.
+/// (The fake never runs kernels, so this checks the program, not timing.)
+#[test]
+fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
+    let Some(b) = built() else { return };
+    let header = Path::new("/usr/include/hip/hip_runtime_api.h");
+    let have_cxx = Command::new("c++")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !header.exists() || !have_cxx {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs c++ and the HIP headers (Debian libamdhip64-dev; .ci/run installs them)"
+        );
+        println!("note: skipping: no c++ or no HIP headers (libamdhip64-dev)");
+        return;
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/hip/decode_hipgraph.cpp");
+    let program = b.dir.join("decode_hipgraph");
+    let out = Command::new("c++")
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-D__HIP_PLATFORM_AMD__",
+        ])
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .arg(format!("-L{}", b.dir.display()))
+        .arg("-lamdhip64")
+        .arg(format!("-Wl,-rpath,{}", b.dir.display()))
+        .output()
+        .expect("run c++");
+    assert!(
+        out.status.success(),
+        "c++ failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decode = relaunch::sim::rig::fixture_path("gfx1201", "decode");
+    let (code, layers, seqs, tokens) = (
+        decode.as_path(),
+        Path::new("3"),
+        Path::new("2"),
+        Path::new("5"),
+    );
+    let lines = run(b, &program, &[code, layers, seqs, tokens], false);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with(
+            "decode_hipgraph layers=3 sequences=2 nodes=74 position_patches=18 tokens=5 median_us="
+        ),
+        "{lines:?}"
+    );
+    // Under the interposer the graph replays, but the simulator has no
+    // twins for the decode kernels in this process: the replay fails. The
+    // stream must not wait forever for its done words: the failure is
+    // logged, the stream released, and the exec falls through from then on.
+    let log = [("RELAUNCH_LOG", Some("error"))];
+    let (lines, stderr) = run_with(b, &program, &[code, layers, seqs, tokens], true, &log);
+    assert_eq!(lines.len(), 1, "{lines:?} {stderr}");
+    assert!(
+        stderr.contains("a stream-ordered replay failed; its stream is released")
+            && stderr.contains("no host twin is registered for kernel rmsnorm"),
+        "{stderr}"
     );
 }

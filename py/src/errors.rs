@@ -53,6 +53,14 @@ create_exception!(
     "No such device, a denied device, an ambiguous or malformed selector."
 );
 
+create_exception!(
+    relaunch,
+    DeviceLostError,
+    DeviceError,
+    "The GPU is lost to this process: a memory (VM) fault was reported for it and \
+     the driver stopped its queues; the message names the fault. Other GPUs keep working."
+);
+
 /// The exception for a facade error (the only mapping from classes).
 pub fn to_py(e: FacadeError) -> PyErr {
     let message = e.message().to_string();
@@ -63,6 +71,7 @@ pub fn to_py(e: FacadeError) -> PyErr {
         ErrorClass::Handle => HandleError::new_err(message),
         ErrorClass::Certification => CertificationError::new_err(message),
         ErrorClass::Device => DeviceError::new_err(message),
+        ErrorClass::DeviceLost => DeviceLostError::new_err(message),
         // Front-end argument classes: Python's own exceptions.
         ErrorClass::Null => PyTypeError::new_err(message),
         ErrorClass::Utf8 => PyValueError::new_err(message),
@@ -102,5 +111,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HandleError", py.get_type::<HandleError>())?;
     m.add("CertificationError", py.get_type::<CertificationError>())?;
     m.add("DeviceError", py.get_type::<DeviceError>())?;
+    m.add("DeviceLostError", py.get_type::<DeviceLostError>())?;
     Ok(())
 }

@@ -89,6 +89,8 @@ impl Gpu {
     ) -> PyResult<Module> {
         let code = bytes_like(code, "code")?;
         let manifest = match manifest {
+            // The reference module takes the JSON manifest as text too.
+            Some(m) if m.is_instance_of::<PyString>() => Some(m.extract::<String>()?.into_bytes()),
             Some(m) if !m.is_none() => Some(bytes_like(m, "manifest")?),
             _ => None,
         };
@@ -125,6 +127,12 @@ impl Gpu {
             buffer: Arc::new(buffer),
             host_visible,
         })
+    }
+
+    /// Device-local memory (`alloc(size, host_visible=False)`), as the
+    /// reference module spells it.
+    fn alloc_device(&self, py: Python<'_>, size: &Bound<'_, PyAny>) -> PyResult<Buffer> {
+        self.alloc(py, size, false)
     }
 
     /// Records `dispatches` into one retained IB and installs it.
@@ -204,6 +212,29 @@ impl Buffer {
         let offset = uint(offset, "offset", isize::MAX as u64)? as usize;
         let b = &self.buffer;
         py.detach(|| call("Buffer.read_u32", || b.read_u32(offset)))
+    }
+
+    /// `count` consecutive u32 values from byte `offset`.
+    fn read_u32s(
+        &self,
+        py: Python<'_>,
+        offset: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u32>> {
+        let len = self.buffer.len();
+        let offset = uint(offset, "offset", len as u64)? as usize;
+        let count = uint(count, "count", ((len - offset) / 4) as u64)? as usize;
+        let b = &self.buffer;
+        py.detach(|| {
+            call("Buffer.read_u32s", || {
+                let mut out = vec![0u8; count * 4];
+                b.read(offset, &mut out)?;
+                Ok(out
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect())
+            })
+        })
     }
 
     #[pyo3(signature = (offset = None, size = None))]
@@ -323,6 +354,38 @@ impl Module {
     #[getter]
     fn kernels(&self) -> Vec<String> {
         self.kernel_names()
+    }
+
+    /// True when the module was loaded with an accepted manifest.
+    #[getter]
+    fn radiowave_certified(&self) -> bool {
+        self.module.radiowave_certified()
+    }
+
+    /// The manifest's scheduler profile (snake_case, "unknown" without one).
+    #[getter]
+    fn scheduler_profile(&self) -> &'static str {
+        use facade::SchedulerProfile as P;
+        match self.module.scheduler_profile() {
+            P::Unknown => "unknown",
+            P::Default => "default",
+            P::MaxIlp => "max_ilp",
+            P::IterativeIlp => "iterative_ilp",
+            P::MemoryClause => "memory_clause",
+            P::PipelineIlp => "pipeline_ilp",
+        }
+    }
+
+    /// The module's real wavefront size (32 or 64).
+    #[getter]
+    fn wavefront_size(&self) -> u32 {
+        self.module.wavefront_size()
+    }
+
+    /// relaunch's proof for `symbol`: "vmem_only" or "scalar_or_unknown"
+    /// (also for an unknown symbol: fail closed).
+    fn mutable_read_cache(&self, symbol: &str) -> &'static str {
+        self.module.read_cache(symbol).as_str()
     }
 
     /// The full kernarg segment of `symbol` for one launch.

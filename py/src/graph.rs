@@ -16,8 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::args::{boolean, bytes_like, dims, opt_uint, type_name, uint};
-use crate::errors::{call, HandleError};
+use crate::errors::call;
 use crate::gpu::{Gpu, Module};
+use crate::handles::{buffer_id, node_id};
 use crate::mock::{MockLaunch, MockStep};
 
 /// Ids of Python graph objects (handles carry the id of their graph).
@@ -27,9 +28,9 @@ static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
 #[pyclass(module = "relaunch", frozen, eq, hash)]
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct GraphBuffer {
-    graph: u64,
+    pub(crate) graph: u64,
     #[pyo3(get)]
-    id: u32,
+    pub(crate) id: u32,
     #[pyo3(get)]
     label: String,
     #[pyo3(get)]
@@ -50,9 +51,9 @@ impl GraphBuffer {
 #[pyclass(module = "relaunch", frozen, eq, hash)]
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Node {
-    graph: u64,
+    pub(crate) graph: u64,
     #[pyo3(get)]
-    id: u32,
+    pub(crate) id: u32,
     #[pyo3(get)]
     name: String,
 }
@@ -62,12 +63,6 @@ impl Node {
     fn __repr__(&self) -> String {
         format!("<relaunch.Node {} {:?}>", self.id, self.name)
     }
-}
-
-fn foreign(what: &str) -> PyErr {
-    HandleError::new_err(format!(
-        "this {what} belongs to another graph; use handles returned by this graph's buffer()/kernel()"
-    ))
 }
 
 /// A graph being recorded.
@@ -106,18 +101,9 @@ impl Graph {
                 fields.len()
             )));
         }
-        let buffer = fields[0].cast::<GraphBuffer>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "accesses[{index}][0] must be a GraphBuffer from Graph.buffer(), not {}",
-                type_name(&fields[0])
-            ))
-        })?;
-        let buffer = buffer.get();
-        if buffer.graph != self.id {
-            return Err(foreign("buffer"));
-        }
+        let buffer = buffer_id(&fields[0], self.id, &format!("accesses[{index}][0]"))?;
         Ok(Access {
-            buffer: BufferId::from_raw(buffer.id),
+            buffer: BufferId::from_raw(buffer),
             offset: uint(&fields[1], &format!("accesses[{index}].offset"), u64::MAX)?,
             len: uint(&fields[2], &format!("accesses[{index}].len"), u64::MAX)?,
             write: boolean(&fields[3], &format!("accesses[{index}].write"))?,
@@ -127,17 +113,8 @@ impl Graph {
     fn node_ids(&self, deps: &Bound<'_, PyAny>) -> PyResult<Vec<NodeId>> {
         let mut out = Vec::new();
         for (i, d) in deps.try_iter()?.enumerate() {
-            let d = d?;
-            let node = d.cast::<Node>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "deps[{i}] must be a Node from Graph.kernel(), not {}",
-                    type_name(&d)
-                ))
-            })?;
-            if node.get().graph != self.id {
-                return Err(foreign("node"));
-            }
-            out.push(NodeId::from_raw(node.get().id));
+            let node = node_id(&d?, self.id, &format!("deps[{i}]"))?;
+            out.push(NodeId::from_raw(node));
         }
         Ok(out)
     }
@@ -145,15 +122,30 @@ impl Graph {
 
 #[pymethods]
 impl Graph {
+    /// `Graph(lanes, mode, max_in_flight)`, as the reference module takes
+    /// them positionally; a lone string first is the mode (`Graph("overlap")`).
     #[new]
-    #[pyo3(signature = (mode = None, lanes = None, max_in_flight = None))]
+    #[pyo3(signature = (lanes = None, mode = None, max_in_flight = None))]
     fn new(
-        mode: Option<&Bound<'_, PyAny>>,
         lanes: Option<&Bound<'_, PyAny>>,
+        mode: Option<&Bound<'_, PyAny>>,
         max_in_flight: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let (lanes, mode) = match (lanes, mode) {
+            (Some(l), None) if l.extract::<String>().is_ok_and(|s| self::mode(&s).is_ok()) => {
+                (None, Some(l))
+            }
+            other => other,
+        };
         let mode = match mode.filter(|m| !m.is_none()) {
-            Some(m) => self::mode(&crate::args::text(m, "mode")?)?,
+            Some(m) if m.is_instance_of::<pyo3::types::PyString>() => {
+                self::mode(&crate::args::text(m, "mode")?)?
+            }
+            Some(m) => match uint(m, "mode", 2)? {
+                0 => Mode::Latency,
+                1 => Mode::Overlap,
+                _ => Mode::Throughput,
+            },
             None => Mode::Latency,
         };
         let options = GraphOptions {
@@ -263,13 +255,10 @@ impl Graph {
     }
 
     /// Adds an edge: `to` runs after `src`.
-    fn add_dependency(&self, src: &Bound<'_, Node>, to: &Bound<'_, Node>) -> PyResult<()> {
-        if src.get().graph != self.id || to.get().graph != self.id {
-            return Err(foreign("node"));
-        }
+    fn add_dependency(&self, src: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<()> {
         let (a, b) = (
-            NodeId::from_raw(src.get().id),
-            NodeId::from_raw(to.get().id),
+            NodeId::from_raw(node_id(src, self.id, "src")?),
+            NodeId::from_raw(node_id(to, self.id, "to")?),
         );
         call("Graph.add_dependency", || {
             self.graph.lock().add_dependency(a, b)
@@ -431,6 +420,9 @@ impl GraphExec {
     /// Replays the graph on `gpu` and waits (the first launch installs it).
     fn launch(&self, py: Python<'_>, gpu: &Bound<'_, Gpu>) -> PyResult<()> {
         let gpu = &gpu.get().gpu;
+        call("GraphExec.launch", || {
+            facade::refuse_inside_twin("GraphExec.launch")
+        })?;
         py.detach(|| call("GraphExec.launch", || self.exec.read().launch(gpu)))
     }
 
@@ -443,18 +435,12 @@ impl GraphExec {
         data: &Bound<'_, PyAny>,
         byte_offset: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let node = node.cast::<Node>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "node must be a Node from Graph.kernel(), not {}",
-                type_name(node)
-            ))
-        })?;
-        if node.get().graph != self.graph {
-            return Err(foreign("node"));
-        }
-        let id = NodeId::from_raw(node.get().id);
+        let id = NodeId::from_raw(node_id(node, self.graph, "node")?);
         let data = bytes_like(data, "data")?;
         let offset = opt_uint(byte_offset, "byte_offset", usize::MAX as u64, 0)? as usize;
+        call("GraphExec.set_kernargs", || {
+            facade::refuse_inside_twin("GraphExec.set_kernargs")
+        })?;
         py.detach(|| {
             call("GraphExec.set_kernargs", || {
                 #[allow(unused_mut)]

@@ -15,6 +15,7 @@ mod devices;
 mod errors;
 mod gpu;
 mod graph;
+mod handles;
 mod mock;
 mod pm4;
 mod sim;

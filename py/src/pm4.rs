@@ -85,7 +85,12 @@ pub fn build_ib(
             let mut b = gpu.builder();
             for (i, d) in list.iter().enumerate() {
                 let at = |e: facade::Error| e.context(format!("dispatch {i} ({})", d.symbol));
-                if d.serialize {
+                // `serialize` on a tuple is a read-after-write boundary
+                // between that dispatch and the NEXT one (the consumer,
+                // whose kernel picks the boundary's caches); on the last
+                // dispatch the IB's epilogue already orders everything.
+                let after_serialized = i > 0 && list[i - 1].serialize;
+                if after_serialized {
                     b.wait_rmw(Some((module, &d.symbol))).map_err(at)?;
                 }
                 b.dispatch(
@@ -120,6 +125,11 @@ pub struct Pm4Ib {
 impl Pm4Ib {
     /// Submits the IB and waits for it.
     fn replay(&self, py: Python<'_>) -> PyResult<()> {
+        // Checked before the lock: a twin of this very replay would wait
+        // for the lock its replay holds.
+        call("Pm4Ib.replay", || {
+            facade::refuse_inside_twin("Pm4Ib.replay")
+        })?;
         py.detach(|| call("Pm4Ib.replay", || self.ib.lock().replay()))
     }
 
@@ -135,6 +145,9 @@ impl Pm4Ib {
         let index = uint(index, "index", usize::MAX as u64)? as usize;
         let data = bytes_like(data, "data")?;
         let offset = opt_uint(byte_offset, "byte_offset", usize::MAX as u64, 0)? as usize;
+        call("Pm4Ib.set_kernargs", || {
+            facade::refuse_inside_twin("Pm4Ib.set_kernargs")
+        })?;
         py.detach(|| {
             call("Pm4Ib.set_kernargs", || {
                 // `mut`: the facade's patch is moving to `&mut self`.

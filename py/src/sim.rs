@@ -127,6 +127,25 @@ impl Workgroup {
         Ok(PyBytes::new(py, &data))
     }
 
+    /// Checked scalar load (through the scalar cache, like `s_load`) of
+    /// `size` bytes at `addr`: stale when an earlier dispatch wrote them and
+    /// no boundary since invalidated the scalar cache.
+    fn scalar_load<'py>(
+        &self,
+        py: Python<'py>,
+        addr: &Bound<'_, PyAny>,
+        size: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let addr = uint(addr, "addr", u64::MAX)?;
+        let size = uint(size, "size", 1 << 30)? as usize;
+        let data = self.with_wg(|w| {
+            let mut out = vec![0u8; size];
+            w.scalar_load(addr, &mut out)?;
+            Ok(out)
+        })?;
+        Ok(PyBytes::new(py, &data))
+    }
+
     /// Checked store of `data` at device address `addr`.
     fn store(&self, addr: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let addr = uint(addr, "addr", u64::MAX)?;

@@ -95,11 +95,13 @@ def test_foreign_handles_and_bad_arguments():
     with pytest.raises(ValueError):
         g1.kernel("z", 1, 1, accesses=[(b2, 0, 4)])
     with pytest.raises(TypeError):
-        g1.kernel("z", 1, 1, deps=[0])
+        g1.kernel("z", 1, 1, deps=["x1"])
+    with pytest.raises(rl.HandleError, match="unknown node handle 99"):
+        g1.kernel("z", 1, 1, deps=[99])
     with pytest.raises(ValueError, match="mode"):
         rl.Graph(mode="fast")
     with pytest.raises(TypeError):
-        rl.Graph(lanes="2")  # type: ignore[arg-type]
+        rl.Graph(lanes="2")
     with pytest.raises(rl.RecordError):
         g2.kernel("oob", 1, 1, accesses=[(b2, 8, 16, True)])
     with pytest.raises(rl.CompileError):
@@ -145,7 +147,7 @@ def test_launch_on_the_sim_and_patch_a_node(gpu, counter, counter_twin):
     with pytest.raises(rl.HandleError):
         exec_.launch(rl.Gpu("sim:gfx1201"))
     with pytest.raises(TypeError):
-        exec_.set_kernargs(3, b"\0")  # type: ignore[arg-type]
+        exec_.set_kernargs("a2", b"\0")  # type: ignore[arg-type]
 
 
 def test_module_node_needs_a_full_kernarg(gpu, counter):

@@ -58,7 +58,7 @@ def test_patch_outside_the_kernarg_block_is_refused(gpu, counter, counter_twin):
     ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf))])
     with pytest.raises(rl.RecordError, match="do not fit"):
         ib.set_kernargs(0, b"\0" * 8, byte_offset=4)
-    with pytest.raises(rl.RecordError):
+    with pytest.raises(rl.HandleError, match="dispatch 7 does not exist"):
         ib.set_kernargs(7, b"\0" * 4)
 
 
@@ -113,6 +113,15 @@ def test_unknown_symbol_in_build_names_the_dispatch(gpu, counter):
         )
 
 
+def test_a_grid_past_the_hardware_limit_is_refused_at_build(gpu, counter, counter_twin):
+    # Each dimension fits 32 bits; the product (2^64 work-items) does not.
+    buf = gpu.alloc(16)
+    big = (2**31, 2**31, 4)
+    with pytest.raises(rl.RecordError, match=r"dispatch 0 \(counter\).*grid .*more work-items"):
+        gpu.build(counter, [("counter", big, 1, 0, counter_args(counter, buf), False)])
+    assert counter_twin.calls == []
+
+
 def test_empty_build_is_a_compile_error(gpu, counter):
     with pytest.raises(rl.CompileError, match="no dispatches"):
         gpu.build(counter, [])
@@ -150,7 +159,8 @@ def test_module_arguments(gpu):
 
 
 def test_manifest_takes_the_certified_path(gpu):
-    with pytest.raises(rl.CertificationError, match="not supported yet"):
+    # A manifest that is not JSON (or binds to other bytes) is refused.
+    with pytest.raises(rl.CertificationError, match="not JSON"):
         gpu.load_module(kernel_bytes("counter"), manifest=b"kernels = []")
 
 
@@ -186,3 +196,25 @@ def test_ib_keeps_its_gpu_and_module_alive(counter_twin):
     gc.collect()
     ib.replay()
     assert buf.read_u32(0) == 1
+
+
+def test_an_ib_keeps_alive_the_buffers_its_kernargs_point_into(gpu, counter, counter_twin):
+    import gc
+
+    buf = gpu.alloc(64)
+    address = buf.address()
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+    del buf
+    gc.collect()
+    # The memory is still the IB's: a new allocation does not get it, and
+    # the replay writes it without a VM fault.
+    other = gpu.alloc(64)
+    assert other.address() != address
+    ib.replay()
+    ib.replay()
+    assert other.read_u32(0) == 0
+    # Re-pointed at `other`: the replay counts there, and the old memory
+    # is no longer held by the IB.
+    ib.set_kernargs(0, struct.pack("<Q", other.address()))
+    ib.replay()
+    assert other.read_u32(0) == 1

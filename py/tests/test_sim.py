@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import relaunch as rl
-from conftest import counter_args
+from conftest import counter_args, kernel_bytes
 
 
 def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
@@ -23,7 +23,11 @@ def test_twin_exception_is_a_replay_error_naming_it(gpu, counter):
     assert "counter" in message
 
 
-def test_memory_fault_fails_the_kernel_even_if_caught(gpu, counter):
+def test_memory_fault_loses_the_gpu_not_the_process():
+    # A VM fault loses its GPU for the rest of the process (as on ROCr), so
+    # this test has a simulated target of its own.
+    gpu = rl.Gpu("sim:gfx1010")
+    counter = gpu.load_module(kernel_bytes("counter", "gfx1010"))
     seen = []
 
     def faulting(wg):
@@ -35,9 +39,14 @@ def test_memory_fault_fails_the_kernel_even_if_caught(gpu, counter):
     rl.sim.register_kernel("counter.kd", faulting)
     buf = gpu.alloc(16)
     ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
-    with pytest.raises(rl.ReplayError):
+    with pytest.raises(rl.DeviceLostError) as info:
         ib.replay()
+    assert isinstance(info.value, rl.DeviceError)
+    assert "0x10" in str(info.value) and "lost" in str(info.value)
     assert seen and "kernel fault" in seen[0]
+    # Every later call on that GPU fails the same way, at once.
+    with pytest.raises(rl.DeviceLostError):
+        ib.replay()
 
 
 def test_workgroup_is_dead_after_the_call(gpu, counter, counter_twin):
@@ -140,3 +149,61 @@ def test_accessor_arguments_are_checked(gpu, counter):
     gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)]).replay()
     assert problems == ["TypeError", "ValueError", "ValueError"]
     assert buf.read_u32(0) == 1
+
+
+def test_scalar_load_of_producer_data_after_rmw_vmem_is_stale(gpu):
+    # consume is proven VMEM-only, so serialize=True after produce gives it rmw_vmem
+    # (K$ kept); a twin reading the producer's data through the scalar
+    # cache is then a stale read.
+    module = gpu.load_module(kernel_bytes("produce_consume"))
+    assert module.mutable_read_cache("consume.kd") == "vmem_only"
+    assert module.mutable_read_cache("nope") == "scalar_or_unknown"
+    assert module.wavefront_size == 32
+    assert not module.radiowave_certified
+    assert module.scheduler_profile == "unknown"
+
+    def produce(wg):
+        wg.store(wg.arg_u64(0), struct.pack("<I", 7))
+
+    def consume(wg):
+        wg.store(wg.arg_u64(0), wg.scalar_load(wg.arg_u64(8), 4))
+
+    rl.sim.register_kernel("produce", produce)
+    rl.sim.register_kernel("consume", consume)
+    buf, out = gpu.alloc(16), gpu.alloc(16)
+    kp = module.pack_kernargs("produce", struct.pack("<QI", buf.address(), 3), 1, 1)
+    kc = module.pack_kernargs("consume", struct.pack("<QQ", out.address(), buf.address()), 1, 1)
+    ib = gpu.build(module, [("produce", 1, 1, 0, kp, True), ("consume", 1, 1, 0, kc, False)])
+    with pytest.raises(rl.ReplayError, match="stale read"):
+        ib.replay()
+
+
+@pytest.mark.parametrize("action", ["replay", "replay_other", "patch"])
+def test_a_twin_that_replays_or_patches_is_refused_at_once(gpu, counter, action):
+    import time
+
+    buf = gpu.alloc(16)
+    args = counter_args(counter, buf)
+    other = gpu.build(counter, [("counter", 1, 1, 0, args, False)])
+    seen = []
+    holder: dict[str, rl.Pm4Ib] = {}
+
+    def reentrant(wg):
+        try:
+            if action == "replay":
+                holder["ib"].replay()
+            elif action == "replay_other":
+                other.replay()
+            else:
+                holder["ib"].set_kernargs(0, args)
+        except rl.ReplayError as e:
+            seen.append(str(e))
+            raise
+
+    rl.sim.register_kernel("counter", reentrant)
+    holder["ib"] = gpu.build(counter, [("counter", 1, 1, 0, args, False)])
+    start = time.monotonic()
+    with pytest.raises(rl.ReplayError, match="inside a kernel twin"):
+        holder["ib"].replay()
+    assert time.monotonic() - start < 10, "waited for the replay timeout"
+    assert seen and "deadlock" in seen[0]

@@ -86,6 +86,7 @@ impl<T> Drop for ReplyTx<T> {
     }
 }
 
+#[derive(Clone)]
 enum State {
     /// Submitted by the caller's thread.
     Issued(Ticket),
@@ -94,11 +95,22 @@ enum State {
 }
 
 /// One replay in flight. Waiting is optional: the replay runs regardless,
-/// and later operations on the actor stay ordered after it.
+/// and later operations on the actor stay ordered after it. A clone
+/// watches the same replay (e.g. to keep its code alive until it settled).
 pub struct Completion<W: CompletionWatch> {
     actor: usize,
     watch: Arc<W>,
     state: State,
+}
+
+impl<W: CompletionWatch> Clone for Completion<W> {
+    fn clone(&self) -> Self {
+        Completion {
+            actor: self.actor,
+            watch: Arc::clone(&self.watch),
+            state: self.state.clone(),
+        }
+    }
 }
 
 impl<W: CompletionWatch> Completion<W> {

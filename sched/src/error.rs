@@ -108,6 +108,19 @@ fn join(errors: &[SchedError]) -> String {
 }
 
 impl SchedError {
+    /// True when the cause (of any lane) is a lost GPU: a memory fault was
+    /// reported for the device (`HsaError::DeviceLost`).
+    pub fn is_device_lost(&self) -> bool {
+        match self {
+            SchedError::Backend { cause, .. } => cause
+                .downcast_ref::<relaunch_device::hsa::HsaError>()
+                .is_some_and(|e| e.lost_address().is_some()),
+            SchedError::Lane { source, .. } => source.is_device_lost(),
+            SchedError::Lanes { failures } => failures.iter().any(SchedError::is_device_lost),
+            _ => false,
+        }
+    }
+
     /// The lane this error names, if it is about one lane.
     pub fn lane(&self) -> Option<usize> {
         match self {

@@ -148,6 +148,7 @@ impl HsaBackend {
                 live: Mutex::new(Live::new(queue, 0).all_armed()),
                 signals,
                 retired: Mutex::new(RetiredEpochs::default()),
+                after_queue: Vec::new(),
             }),
         })
     }
@@ -340,6 +341,11 @@ impl HsaBackend {
         let Err(fault) = live.queue.check_error("during an earlier replay") else {
             return Ok(());
         };
+        if let HsaError::DeviceLost { .. } = fault {
+            // The driver stopped every queue of the process on this GPU: a
+            // new queue would never run. Fail now, keep the queue.
+            return Err(fault.into());
+        }
         let completed = live.completed(&self.watch.signals);
         self.watch
             .retired
@@ -368,6 +374,7 @@ impl QueueBackend for HsaBackend {
 
     fn install(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
         let layout = builder.kernarg_layout();
+        let label = builder.label().map(str::to_string);
         let (kernargs, base) = if layout.bytes == 0 {
             (None, 0)
         } else {
@@ -381,6 +388,8 @@ impl QueueBackend for HsaBackend {
             (Some((mem, offset)), base)
         };
         let encoded = builder.finish(base)?;
+        let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
+        crate::ib_dump::dump(label.as_deref(), &segments);
         let mut kernargs = kernargs;
         if let Some((mem, offset)) = kernargs.as_mut() {
             mem.write(*offset, &encoded.kernarg_image)?;

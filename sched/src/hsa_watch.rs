@@ -91,6 +91,15 @@ impl Live {
         self.armed_by[sig] != seq || signals[sig].load() <= 0
     }
 
+    /// [`Live::done`] for a signal already taken out of the list, whose
+    /// current value is `value`.
+    pub(crate) fn done_with_value(&self, seq: u64, value: i64) -> bool {
+        if seq <= self.known_done || seq + (SIGNALS as u64) <= self.issued {
+            return true;
+        }
+        value <= 0
+    }
+
     /// How many replays of the generation finished (they finish in order).
     pub(crate) fn completed(&self, signals: &[Signal]) -> u64 {
         let first = self.issued.saturating_sub(SIGNALS as u64 - 1).max(1);
@@ -185,6 +194,40 @@ pub struct HsaWatch {
     pub(crate) signals: Vec<Signal>,
     pub(crate) live: Mutex<Live>,
     pub(crate) retired: Mutex<RetiredEpochs>,
+    /// Signals destroyed at teardown after the queue (declared after
+    /// `live`, so they drop after it; filled by `Drop`).
+    pub(crate) after_queue: Vec<Signal>,
+}
+
+impl Drop for HsaWatch {
+    /// Teardown order: the queue goes before its signals (the fields drop
+    /// after this: `signals`, emptied here, then `live` with the queue,
+    /// then `after_queue`). A signal armed by a replay that has not
+    /// finished may still be decremented by a packet the GPU is running,
+    /// so it is leaked rather than destroyed.
+    fn drop(&mut self) {
+        let signals = std::mem::take(&mut self.signals);
+        let live = self.live.get_mut();
+        // On a lost GPU the driver stopped the queue: nothing runs any more.
+        let lost = live.queue.device_lost();
+        let mut leaked = 0;
+        for (i, signal) in signals.into_iter().enumerate() {
+            let seq = live.armed_by[i];
+            let running = !lost && seq != 0 && !live.done_with_value(seq, signal.load());
+            if running {
+                leaked += 1;
+                signal.leak();
+            } else {
+                self.after_queue.push(signal);
+            }
+        }
+        if leaked > 0 {
+            tracing::warn!(
+                leaked,
+                "queue torn down with replays unfinished: their completion signals are leaked"
+            );
+        }
+    }
 }
 
 impl HsaWatch {

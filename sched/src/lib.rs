@@ -20,6 +20,7 @@ mod handle;
 pub mod hsa_backend;
 mod hsa_kernargs;
 mod hsa_watch;
+pub mod ib_dump;
 mod loom;
 pub mod policy;
 pub mod scheduler;

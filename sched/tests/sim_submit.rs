@@ -172,3 +172,44 @@ fn a_full_ring_is_refused_not_overwritten() {
     assert_eq!(queue.indices().1, 64, "the refused packet reserved no slot");
     assert_eq!(read_u32(mem.addr()), 0);
 }
+
+/// Teardown with a replay still running (a hung packet): the queue is
+/// destroyed before its signals, and the one signal the running packet
+/// may still decrement is leaked, never destroyed; the other 63 go.
+#[test]
+fn teardown_leaks_only_the_signal_a_running_packet_may_decrement() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64).unwrap();
+    let live_before = hsa::signals().live();
+    let backend = HsaBackend::new(&sim.rt, &sim.gpu, HsaQueueOptions::default()).unwrap();
+    let queue = hsa::queue_by_id(backend.queue_id()).unwrap();
+    let opts = ActorOptions {
+        drain_timeout: Duration::from_millis(200),
+        ..ActorOptions::default()
+    };
+    let sched = Scheduler::new(vec![backend], opts).unwrap();
+    let lanes = vec![LaneProgram {
+        work: 1,
+        program: sim.counter_ib(mem.addr(), 1).unwrap(),
+    }];
+    let multi = sched.install(lanes).unwrap();
+    // Two doorbell signals are the queue's own; +SIGNALS completion signals.
+    assert_eq!(hsa::signals().live(), live_before + SIGNALS + 1);
+    queue.inject(FaultPlan {
+        hang_at: Some(queue.load_write_index()),
+        ..FaultPlan::default()
+    });
+    let replay = multi.replay().unwrap();
+    assert!(
+        replay.wait(Duration::from_millis(100)).is_err(),
+        "the packet hangs"
+    );
+    drop(replay);
+    drop(multi);
+    drop(sched);
+    drop(queue);
+    // The queue (and its doorbell) went; 63 signals were destroyed, the one
+    // armed by the hung replay is leaked.
+    assert_eq!(hsa::signals().live(), live_before + 1);
+}

@@ -11,13 +11,19 @@ use std::sync::OnceLock;
 
 use relaunch_hsa_sys::{
     Agent, AgentCallback, CodeObjectReader, Executable, ExecutableSymbol, HsaApi, LoadedCodeObject,
-    MemoryPool, MemoryPoolCallback, Queue, QueueErrorCallback, Signal, Status,
+    MemoryPool, MemoryPoolCallback, Queue, QueueErrorCallback, Signal, Status, SystemEventCallback,
 };
 
 fn api() -> &'static HsaApi {
     static API: OnceLock<HsaApi> = OnceLock::new();
     API.get_or_init(relaunch_sim::hsa::api)
 }
+
+/// Tells relaunch's loader that this HSA library is the simulator (see
+/// `relaunch_hsa_sys::SIMULATED_MARKER`), so its agents stay simulated boards
+/// for the deny list.
+#[no_mangle]
+pub static relaunch_simulated_hsa_runtime: u8 = 1;
 
 macro_rules! export {
     ($($name:ident => $field:ident ( $($arg:ident : $ty:ty),* ) $(-> $ret:ty)?;)*) => {
@@ -86,4 +92,7 @@ export! {
     hsa_executable_symbol_get_info => executable_symbol_get_info(
         symbol: ExecutableSymbol, attribute: u32, value: *mut c_void) -> Status;
     hsa_executable_destroy => executable_destroy(executable: Executable) -> Status;
+    hsa_amd_register_system_event_handler => amd_register_system_event_handler(
+        callback: SystemEventCallback, data: *mut c_void) -> Status;
+    hsa_memory_copy => memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> Status;
 }

@@ -226,6 +226,7 @@ fn parse_pm4_ib(b: &[u8; 64]) -> Result<Packet, String> {
             "PM4-IB control {control:#010x} lacks the VALID bit"
         ));
     }
+    crate::pm4::check_ib_control(control)?;
     let ib_dwords = ib_control::IB_SIZE.get(control);
     if ib_dwords == 0 {
         return Err("PM4-IB size is 0 dwords".to_string());

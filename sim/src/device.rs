@@ -44,6 +44,15 @@ pub struct SimConfig {
     /// Most workgroups one dispatch may have: twins run on the host, so a
     /// garbage grid must be refused rather than run for hours.
     pub max_workgroups_per_dispatch: u64,
+    /// The agent name reported instead of `target` (e.g. `gfx90a`): a
+    /// stand-in for a GPU relaunch cannot use (a CDNA board), so the
+    /// shared library can play a ROCr whose GPUs are all unusable. Code
+    /// objects for the reported name are not loadable on it.
+    pub listed_as: Option<String>,
+    /// The runtime installs a trap handler (ROCr does): dispatches must
+    /// then carry RSRC2.TRAP_PRESENT on gfx10/gfx11, as the CP sets it for
+    /// AQL dispatches; without one they must not.
+    pub trap_handler: bool,
 }
 
 impl SimConfig {
@@ -59,12 +68,17 @@ impl SimConfig {
             max_workgroups_per_dispatch: 1 << 18,
             uuid: None,
             pci: None,
+            listed_as: None,
+            trap_handler: true,
         }
     }
 
     /// True when `other` describes the same board (target and identity).
     pub fn same_board(&self, other: &SimConfig) -> bool {
-        self.target == other.target && self.uuid == other.uuid && self.pci == other.pci
+        self.target == other.target
+            && self.uuid == other.uuid
+            && self.pci == other.pci
+            && self.listed_as == other.listed_as
     }
 }
 
@@ -143,6 +157,9 @@ pub struct SimDevice {
     next_queue_id: AtomicU64,
     /// Packets executing on this device's queues (cross-queue check).
     pub(crate) in_flight: InFlight,
+    /// The VM fault that stopped every queue (see `fault`).
+    pub(crate) lost: std::sync::OnceLock<crate::fault::VmFaultEvent>,
+    pub(crate) fault_handlers: crate::fault::Handlers,
 }
 
 impl SimDevice {
@@ -176,6 +193,8 @@ impl SimDevice {
             violations: Mutex::new((Vec::new(), 0)),
             next_queue_id: AtomicU64::new(0),
             in_flight: InFlight::default(),
+            lost: std::sync::OnceLock::new(),
+            fault_handlers: crate::fault::Handlers::default(),
             target,
             family,
             config,
@@ -324,10 +343,18 @@ impl SimDevice {
 
     /// Refuse a dispatch with more workgroups than the configured limit.
     pub fn check_dispatch_size(&self, grid: [u32; 3], block: [u32; 3]) -> Result<(), String> {
-        let groups: u64 = (0..3)
-            .map(|d| u64::from(grid[d]).div_ceil(u64::from(block[d].max(1))))
-            .product();
+        // Checked: three 32-bit counts can exceed 64 bits (2^31 x 2^31 x 4
+        // wrapped to 0 and ran).
+        let groups = (0..3).try_fold(1u64, |acc, d| {
+            acc.checked_mul(u64::from(grid[d]).div_ceil(u64::from(block[d].max(1))))
+        });
         let limit = self.config.max_workgroups_per_dispatch;
+        let Some(groups) = groups else {
+            return Err(format!(
+                "the dispatch's workgroup count (grid {grid:?}, block {block:?}) overflows 64 \
+                 bits; the simulator runs at most {limit} per dispatch"
+            ));
+        };
         if groups > limit {
             return Err(format!(
                 "the dispatch has {groups} workgroups (grid {grid:?}, block {block:?}), more than \

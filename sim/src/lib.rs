@@ -8,6 +8,7 @@
 
 pub mod aql;
 pub mod device;
+pub mod fault;
 pub mod hsa;
 pub mod memory;
 pub mod ordering;

@@ -207,7 +207,16 @@ impl HsaRig {
     /// picks the agent by name (other tests may have added other targets)
     /// and loads kernel `symbol` of fixture `object`.
     pub fn open(target: &str, object: &str, symbol: &str) -> Result<HsaRig, RigError> {
-        hsa::add_gpu(SimConfig::new(target)).map_err(|source| RigError::Sim {
+        HsaRig::open_board(SimConfig::new(target), object, symbol)
+    }
+
+    /// [`HsaRig::open`] on the board `config` describes (a second board of
+    /// the same target needs its own `uuid`/`pci`): the agent is the one
+    /// whose simulated device is that board.
+    pub fn open_board(config: SimConfig, object: &str, symbol: &str) -> Result<HsaRig, RigError> {
+        let target = config.target.clone();
+        let target = target.as_str();
+        let board = hsa::add_gpu(config).map_err(|source| RigError::Sim {
             target: target.to_string(),
             source,
         })?;
@@ -215,7 +224,7 @@ impl HsaRig {
             .map_err(hsa_err("opening the simulated HSA runtime"))?;
         let gpu = rt
             .gpus()
-            .find(|g| g.name == target)
+            .find(|g| hsa::device_of_agent(g.handle).is_some_and(|d| Arc::ptr_eq(&d, &board)))
             .cloned()
             .ok_or_else(|| RigError::NoAgent(target.to_string()))?;
         let device = hsa::device_of_agent(gpu.handle)

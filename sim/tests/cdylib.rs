@@ -24,10 +24,15 @@ fn library() -> Option<PathBuf> {
 #[test]
 fn dlopened_simulated_runtime_replays_an_ib() {
     let Some(path) = library() else {
-        println!("note: libhsa_runtime64.so not built; run `cargo build -p relaunch-sim --example hsa_runtime64`");
+        relaunch_testsupport::missing(
+            "libhsa_runtime64.so",
+            "`cargo test` builds it; else cargo build -p relaunch-sim --example hsa_runtime64",
+        );
         return;
     };
     let loaded = LoadedHsa::load(Some(&path)).unwrap();
+    // The marker export: its agents are simulated boards for the deny list.
+    assert!(loaded.simulated);
     let rt = Runtime::open(Arc::new(loaded)).unwrap();
     let gpu = rt.gpus().next().unwrap().clone();
     assert_eq!(gpu.name, "gfx1201");
@@ -69,4 +74,27 @@ fn dlopened_simulated_runtime_replays_an_ib() {
     let mut value = [0u8; 4];
     counter.read(0, &mut value).unwrap();
     assert_eq!(u32::from_le_bytes(value), 8 * 32);
+}
+
+/// ROCr cannot be unloaded and loaded again in one process: the library is
+/// loaded once (`load_shared`, what `Runtime::open_system` uses) and kept.
+/// Opening and dropping the last GPU 100 times, then once more, loads it
+/// exactly once; each open is its own hsa_init/hsa_shut_down pair.
+#[test]
+fn the_runtime_library_is_loaded_once_across_100_opens() {
+    let Some(path) = library() else {
+        println!("note: libhsa_runtime64.so not built; run `cargo build -p relaunch-sim --example hsa_runtime64`");
+        return;
+    };
+    for _ in 0..100 {
+        let rt = Runtime::open_system(Some(&path)).unwrap();
+        assert_eq!(rt.gpus().count(), 1);
+        drop(rt);
+    }
+    let rt = Runtime::open_system(Some(&path)).unwrap();
+    let gpu = rt.gpus().next().unwrap().clone();
+    assert!(rt.create_queue(&gpu, 64).is_ok());
+    let loads = LoadedHsa::shared_loads();
+    println!("library loads after 101 opens: {loads}");
+    assert_eq!(loads, 1);
 }

@@ -41,34 +41,25 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
         queue.wait(&done, 1, Duration::from_secs(10))
     };
 
-    // Host-pool memory the GPU was not given access to faults like hardware.
-    let err = replay(&mut queue).unwrap_err().to_string();
-    assert!(
-        err.contains("allow_access") || err.contains("MEMORY_APERTURE"),
-        "{err}"
-    );
-    drop(queue);
-
+    // (Host memory the GPU was not given access to is a VM fault, which
+    // loses the GPU: `a_vm_fault_loses_the_gpu_through_the_system_event_path`.)
     ib.allow_access(&[gpu]).unwrap();
-    let mut queue = rt.create_queue(gpu, 64).unwrap();
     replay(&mut queue).unwrap();
     assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 256);
     replay(&mut queue).unwrap();
     assert_eq!(hsa::memory().read_u32(counter.addr()).unwrap(), 512);
     assert_eq!(rig.device.take_violations().0, vec![]);
 
-    // An injected VM fault reaches the runtime through the error callback.
+    // A queue-level error reaches the runtime through the error callback;
+    // a new queue goes on.
     let (_, write) = queue.indices();
     let sim_queue = hsa::queue_by_id(queue.id()).unwrap();
     sim_queue.inject(FaultPlan {
-        vm_fault_at: Some(write),
+        error_at: Some(write),
         ..FaultPlan::default()
     });
-    let err = replay(&mut queue).unwrap_err().to_string();
-    assert!(
-        err.contains("MEMORY_APERTURE") || err.contains("41"),
-        "{err}"
-    );
+    let err = replay(&mut queue).unwrap_err();
+    assert!(matches!(err, HsaError::QueueFault { .. }), "{err}");
     drop(queue);
     let mut queue = rt.create_queue(gpu, 64).unwrap();
     replay(&mut queue).unwrap();
@@ -84,6 +75,55 @@ fn relaunch_runtime_replays_a_retained_ib_on_the_simulated_table() {
         hsa::memory()
     );
     assert_eq!(hsa::signals().live(), 0);
+}
+
+/// A VM fault goes to the system event path, never the queue callback: the
+/// GPU is lost (every queue stops, a new queue does not help), the error
+/// names the address. Its own board, so no other test shares the lost GPU.
+#[test]
+fn a_vm_fault_loses_the_gpu_through_the_system_event_path() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cfg = relaunch_sim::SimConfig::new("gfx1100");
+    cfg.uuid = Some("GPU-00fa0175e0e0e0e0".into());
+    cfg.pci = Some(relaunch_sim::SimPci {
+        domain: 0,
+        bus: 0xf8,
+        device: 0,
+        function: 0,
+    });
+    let rig = HsaRig::open_board(cfg, "counter", "counter").unwrap();
+    let (rt, gpu) = (&rig.rt, &rig.gpu);
+    let counter = rig.device_memory(4).unwrap();
+    let ib = PlacedIb::place(rt, rig.counter_ib(counter.addr(), 4).unwrap()).unwrap();
+    let mut queue = rt.create_queue(gpu, 64).unwrap();
+    let other = rt.create_queue(gpu, 64).unwrap();
+    let done = rt.create_signal(1).unwrap();
+    // The IB's host memory was never made accessible to the GPU.
+    queue.submit(&ib.packet(done.handle()).unwrap()).unwrap();
+    let err = queue.wait(&done, 1, Duration::from_secs(10)).unwrap_err();
+    let HsaError::DeviceLost { address, .. } = &err else {
+        panic!("expected DeviceLost, got {err}");
+    };
+    assert_eq!(*address, ib.single().unwrap().0, "{err}");
+    assert!(rig.device.is_lost());
+    // The queue callback never saw it: the queue's own status is clean.
+    let sim_queue = hsa::queue_by_id(queue.id()).unwrap();
+    assert_eq!(
+        sim_queue.errors()[0].kind,
+        relaunch_sim::QueueErrorKind::VmFault
+    );
+    assert!(rt.device_lost(gpu).is_some());
+    // Every queue of the GPU is lost, new ones too.
+    assert!(matches!(
+        other.check_error("after"),
+        Err(HsaError::DeviceLost { .. })
+    ));
+    let mut fresh = rt.create_queue(gpu, 64).unwrap();
+    let err = fresh
+        .submit(&ib.packet(done.handle()).unwrap())
+        .unwrap_err();
+    assert!(matches!(err, HsaError::DeviceLost { .. }), "{err}");
+    drop((queue, other, fresh, done, ib, counter));
 }
 
 #[test]

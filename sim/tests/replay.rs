@@ -180,9 +180,16 @@ fn non_strict_mode_logs_violations_and_completes() {
 }
 
 #[test]
-fn injected_vm_fault_and_hang_fail_within_the_timeout_and_recover() {
+fn injected_vm_fault_stops_every_queue_of_the_device() {
     let rig = Rig::new("gfx1201", "counter", 2);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    rig.dev.add_fault_handler(std::sync::Arc::new(move |e| {
+        sink.lock().unwrap().push(e.address);
+        true
+    }));
     let lane = rig.lane();
+    let lane2 = rig.new_lane();
     let c = rig.alloc(4);
     let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
     lane.replay(&ib).unwrap();
@@ -192,6 +199,32 @@ fn injected_vm_fault_and_hang_fail_within_the_timeout_and_recover() {
     });
     let err = lane.replay(&ib).unwrap_err();
     assert!(err.contains("injected VM fault"), "{err}");
+    // Reported once through the system-event path, with the address.
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert_eq!(seen.lock().unwrap()[0], rig.dev.lost().unwrap().address);
+    assert!(rig.dev.is_lost());
+    // The other queue (and any new one) is stopped too: nothing runs.
+    lane2.publish(&ib);
+    let err = lane2.wait(Duration::from_millis(200)).unwrap_err();
+    assert!(err.contains("timed out"), "{err}");
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 4);
+    lane.queue.destroy();
+    lane2.queue.destroy();
+}
+
+#[test]
+fn injected_queue_error_and_hang_fail_within_the_timeout_and_recover() {
+    let rig = Rig::new("gfx1201", "counter", 2);
+    let lane = rig.lane();
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 4, Some(BoundaryKind::Rmw));
+    lane.replay(&ib).unwrap();
+    lane.queue.inject(FaultPlan {
+        error_at: Some(1),
+        ..FaultPlan::default()
+    });
+    let err = lane.replay(&ib).unwrap_err();
+    assert!(err.contains("injected queue error"), "{err}");
     assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 4);
 
     // A new queue replays the same IB.
@@ -392,4 +425,56 @@ fn segmented_ib_without_a_final_epilogue_is_reported_at_the_last_packet() {
     assert!(err.contains("unreleased result"), "{err}");
     let e = lane.first_error().unwrap();
     assert_eq!(e.packet, segments.len() as u64 - 1, "{e}");
+}
+
+/// RSRC2.TRAP_PRESENT follows the runtime's rule (set exactly when the AQL
+/// path would: a trap handler is installed, and the family has the bit),
+/// not the descriptor (which leaves it 0 by contract).
+#[test]
+fn trap_present_follows_the_runtime_rule() {
+    let rsrc2_at = |dwords: &[u32]| {
+        dwords
+            .windows(2)
+            .position(|w| w[0] >> 16 == 0xC002 && w[1] == off::COMPUTE_PGM_RSRC1 as u32)
+            .unwrap()
+            + 3
+    };
+    let rig = Rig::new("gfx1100", "counter", 1);
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    let mut dwords = ib.dwords.clone();
+    let at = rsrc2_at(&dwords);
+    assert_ne!(
+        dwords[at] & 1 << 6,
+        0,
+        "gfx11: the encoder sets TRAP_PRESENT"
+    );
+    dwords[at] &= !(1 << 6);
+    let bad = rig.place_dwords(dwords, ib.kernargs);
+    broken(
+        &rig,
+        &bad,
+        QueueErrorKind::InvalidPacket,
+        &["TRAP_PRESENT is 0 but must be 1"],
+    );
+
+    // A runtime without a trap handler: the bit must be clear.
+    let mut cfg = relaunch_sim::SimConfig::new("gfx1030");
+    cfg.trap_handler = false;
+    let rig = Rig::with_config(cfg, "counter");
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    broken(
+        &rig,
+        &ib,
+        QueueErrorKind::InvalidPacket,
+        &["TRAP_PRESENT is 1 but must be 0"],
+    );
+
+    // gfx12 has no such bit (bit 6 is DYNAMIC_VGPR there): left clear.
+    let rig = Rig::new("gfx1201", "counter", 1);
+    let c = rig.alloc(4);
+    let ib = counter_ib(&rig, c, 1, None);
+    assert_eq!(ib.dwords[rsrc2_at(&ib.dwords)] & 1 << 6, 0);
+    rig.lane().replay(&ib).unwrap();
 }

@@ -18,14 +18,15 @@ pub struct Args {
     target: Option<String>,
 }
 
+/// Largest file `inspect` reads: code objects and bundles are megabytes.
+const MAX_INSPECT_BYTES: u64 = 256 << 20;
+
 pub fn run(args: Args) -> Result<(), Failure> {
     let shown = args.path.display();
-    let bytes = std::fs::read(&args.path)
-        .map_err(|e| Failure::input(format!("inspect: cannot read {shown}: {e}")))?;
+    let bytes = super::output::read_capped("inspect", &args.path, MAX_INSPECT_BYTES)?;
     let object = CodeObject::from_bundle_or_elf(&bytes, args.target.as_deref())
         .map_err(|e| Failure::input(format!("inspect: {shown}: {e}")))?;
-    print!("{}", render(&shown.to_string(), &object));
-    Ok(())
+    super::output::print(&render(&shown.to_string(), &object))
 }
 
 /// The whole report as text (kept separate from printing for clarity).

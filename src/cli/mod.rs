@@ -7,9 +7,12 @@ use clap::{Parser, Subcommand};
 
 mod bundle;
 mod bundled;
+mod certify;
 mod demo;
 mod devices;
+mod dump_ib;
 mod inspect;
+mod output;
 mod pm4;
 mod selftest;
 
@@ -30,6 +33,9 @@ enum Command {
     Devices(devices::Args),
     /// List the kernels in a code object with their PM4 verdicts.
     Inspect(inspect::Args),
+    /// Prove per kernel whether it reads mutable data only through vector
+    /// memory; print the verdicts and optionally write a manifest.
+    Certify(certify::Args),
     /// PM4 tools (dump a raw dword file).
     Pm4(pm4::Args),
     /// Replay N counter dispatches as retained PM4 and check the counters.
@@ -51,7 +57,7 @@ impl From<relaunch::Error> for Failure {
     /// Device problems exit 3, everything else 1.
     fn from(e: relaunch::Error) -> Self {
         let code = match e.class() {
-            relaunch::ErrorClass::Device => 3,
+            relaunch::ErrorClass::Device | relaunch::ErrorClass::DeviceLost => 3,
             _ => 1,
         };
         Failure {
@@ -64,7 +70,10 @@ impl From<relaunch::Error> for Failure {
 /// Opens `--device SEL`, or the default (RELAUNCH_DEVICE, the first real
 /// GPU, else the simulated gfx1201).
 pub fn open_device(selector: Option<&str>) -> Result<relaunch::Gpu, Failure> {
-    selftest::open(selector).map_err(Failure::from)
+    let gpu = selftest::open(selector).map_err(Failure::from)?;
+    // Once, on stderr: which device the command runs on (real or simulated).
+    eprintln!("relaunch: device: {}", gpu.describe());
+    Ok(gpu)
 }
 
 impl Failure {
@@ -83,6 +92,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Devices(args) => devices::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Certify(args) => certify::run(args),
         Command::Pm4(args) => pm4::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Demo(args) => demo::run(args),

@@ -1,12 +1,12 @@
 //! `relaunch pm4 dump FILE [--family gfx10|gfx11|gfx12] [--strict]`: decode a
 //! raw little-endian dword file into packets with register names.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use relaunch_device::Family;
-use relaunch_encoders::decode::{dump, dump_lenient};
+use relaunch_encoders::decode::{dump_each, dump_lenient_each, DumpError};
 
+use super::output::{read_capped, to_stdout};
 use super::Failure;
 
 /// Largest file `pm4 dump` reads (64 Mi dwords: far beyond any IB segment).
@@ -42,14 +42,27 @@ pub fn run(args: Args) -> Result<(), Failure> {
         } => {
             let family = parse_family(&family)?;
             let dwords = read_dwords(&file)?;
-            let text = if strict {
-                dump(&dwords, family)
-                    .map_err(|e| Failure::input(format!("pm4 dump: {}: {e}", file.display())))?
-            } else {
-                dump_lenient(&dwords, family)
-            };
-            print!("{text}");
-            Ok(())
+            // Streamed one packet at a time: the text is many times the input.
+            let mut refused = None;
+            to_stdout(|out| {
+                if !strict {
+                    return dump_lenient_each(&dwords, family, |line| {
+                        out.write_all(line.as_bytes())
+                    });
+                }
+                match dump_each(&dwords, family, |line| out.write_all(line.as_bytes())) {
+                    Ok(()) => Ok(()),
+                    Err(DumpError::Sink(e)) => Err(e),
+                    Err(DumpError::Decode(e)) => {
+                        refused = Some(e);
+                        Ok(())
+                    }
+                }
+            })?;
+            match refused {
+                Some(e) => Err(Failure::input(format!("pm4 dump: {}: {e}", file.display()))),
+                None => Ok(()),
+            }
         }
     }
 }
@@ -65,19 +78,9 @@ fn parse_family(name: &str) -> Result<Family, Failure> {
     }
 }
 
-fn read_dwords(path: &PathBuf) -> Result<Vec<u32>, Failure> {
+fn read_dwords(path: &std::path::Path) -> Result<Vec<u32>, Failure> {
     let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|e| Failure::input(format!("pm4 dump: cannot read {shown}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_DUMP_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::input(format!("pm4 dump: cannot read {shown}: {e}")))?;
-    if bytes.len() as u64 > MAX_DUMP_BYTES {
-        return Err(Failure::input(format!(
-            "pm4 dump: {shown} is larger than {MAX_DUMP_BYTES} bytes; dump one IB segment at a time"
-        )));
-    }
+    let bytes = read_capped("pm4 dump", path, MAX_DUMP_BYTES)?;
     if bytes.len() % 4 != 0 {
         return Err(Failure::input(format!(
             "pm4 dump: {shown} is {} bytes, not a whole number of dwords",

@@ -22,6 +22,8 @@ pub struct Args {
     /// Counter code object to use instead of the bundled one.
     #[arg(long)]
     code_object: Option<PathBuf>,
+    #[command(flatten)]
+    dump: super::dump_ib::DumpIb,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -30,6 +32,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "selftest: --dispatches must be >= 1 and --lanes between 1 and 64",
         ));
     }
+    args.dump.enable()?;
     let gpu = open_device(args.device.as_deref())?;
     println!("device: {}", gpu.describe());
     let bytes = match &args.code_object {

@@ -1,12 +1,28 @@
 //! Helpers for relaunch's integration tests: the workspace root, and nested
 //! `cargo build`s of artifacts a test needs but cargo does not build for it
-//! (cdylibs, examples), found through cargo's JSON messages.
+//! (cdylibs, examples), found through cargo's JSON messages; and a counting
+//! allocator for tests that bound allocations ([`alloc`]).
 //!
 //! Test code: failures panic with cargo's output. Must not depend on any
 //! relaunch crate.
 
+pub mod alloc;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// A test's external tool, library or file is missing. Under CI (`CI` set)
+/// that fails the test, since CI installs everything and a silent pass
+/// would hide a regression; elsewhere it prints why the test is skipped and
+/// returns, and the caller returns too. `what` names the missing piece,
+/// `hint` how to get it.
+pub fn missing(what: &str, hint: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} is missing under CI ({hint}); a test must not pass without it"
+    );
+    println!("note: skipping: {what} is missing ({hint})");
+}
 
 /// The workspace root (this crate's parent folder).
 pub fn workspace() -> PathBuf {

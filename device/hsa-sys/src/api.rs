@@ -4,6 +4,7 @@
 
 use std::ffi::{c_char, c_void};
 
+use crate::event::SystemEventCallback;
 use crate::handles::{
     Agent, CodeObjectReader, Executable, ExecutableSymbol, LoadedCodeObject, MemoryPool, Queue,
     Signal, SignalValue,
@@ -156,4 +157,13 @@ hsa_api! {
     executable_symbol_get_info = "hsa_executable_symbol_get_info":
         fn(symbol: ExecutableSymbol, attribute: ExecutableSymbolInfo, value: *mut c_void) -> Status;
     executable_destroy = "hsa_executable_destroy": fn(executable: Executable) -> Status;
+    /// Adds a handler for system events (GPU memory faults). ROCr 6 keeps
+    /// every handler registered; older ROCr refuse a second one with
+    /// `HSA_STATUS_ERROR`. Without one that returns success, a memory fault
+    /// aborts the process.
+    amd_register_system_event_handler = "hsa_amd_register_system_event_handler":
+        fn(callback: SystemEventCallback, data: *mut c_void) -> Status;
+    /// Copies `size` bytes between any two allocations of this runtime
+    /// (device-local memory included); returns when the copy is done.
+    memory_copy = "hsa_memory_copy": fn(dst: *mut c_void, src: *const c_void, size: usize) -> Status;
 }

@@ -14,6 +14,9 @@ pub const HSA_SYSTEM_INFO_TIMESTAMP: SystemInfo = 2;
 pub const HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY: SystemInfo = 3;
 /// u64.
 pub const HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT: SystemInfo = 4;
+/// `const char*`: ROCr's build identifier (e.g. "6.2.41133-..."), how
+/// relaunch tells runtime versions apart.
+pub const HSA_AMD_SYSTEM_INFO_BUILD_VERSION: SystemInfo = 0x200;
 
 /// `hsa_device_type_t`.
 pub type DeviceType = u32;

@@ -16,6 +16,7 @@
 compile_error!("relaunch-hsa-sys supports only the 64-bit little-endian HSA model");
 
 pub mod api;
+pub mod event;
 pub mod handles;
 pub mod info;
 pub mod load;
@@ -23,8 +24,9 @@ pub mod packet;
 pub mod status;
 
 pub use api::{AgentCallback, HsaApi, MemoryPoolCallback, QueueErrorCallback};
+pub use event::*;
 pub use handles::*;
 pub use info::*;
-pub use load::{LoadError, LoadedHsa, DEFAULT_CANDIDATES, HSA_LIB_ENV};
+pub use load::{LoadError, LoadedHsa, DEFAULT_CANDIDATES, HSA_LIB_ENV, SIMULATED_MARKER};
 pub use packet::*;
 pub use status::*;

@@ -81,6 +81,11 @@ impl std::fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// The symbol relaunch's simulator exports when built as an HSA library
+/// (`sim/examples/hsa_runtime64.rs`): its agents are simulated boards, which
+/// `sim:` deny entries name whichever way the simulator is loaded.
+pub const SIMULATED_MARKER: &[u8] = b"relaunch_simulated_hsa_runtime\0";
+
 /// A function table together with whatever keeps its functions alive.
 ///
 /// Dropping it unloads the library, so every object created through
@@ -149,13 +154,56 @@ impl LoadedHsa {
         // with the header's signatures; the library is stored next to the
         // table and outlives it (field order).
         let api = unsafe { HsaApi::resolve(&lib, name) }?;
-        tracing::debug!(library = name, "loaded HSA runtime");
+        // SAFETY: only the marker's presence is asked; it is never read.
+        let simulated = unsafe { lib.get::<*const u8>(SIMULATED_MARKER) }.is_ok();
+        tracing::debug!(library = name, simulated, "loaded HSA runtime");
         Ok(Self {
             api,
             origin: name.to_string(),
-            simulated: false,
+            simulated,
             _library: Some(lib),
         })
+    }
+}
+
+/// Libraries loaded for the life of the process, by the name they were
+/// asked for (see [`LoadedHsa::load_shared`]).
+static SHARED: std::sync::Mutex<Vec<(String, std::sync::Arc<LoadedHsa>)>> =
+    std::sync::Mutex::new(Vec::new());
+/// How many times a library was actually opened by `load_shared`.
+static SHARED_LOADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl LoadedHsa {
+    /// [`LoadedHsa::load`] once per process: the first call for a name opens
+    /// the library, later calls (same path, or same `RELAUNCH_HSA_LIB`, or
+    /// the default search) return the same table, and the library is never
+    /// unloaded. ROCr does not support being unloaded and loaded again in
+    /// one process (its globals are torn down at unload, and a later
+    /// `hsa_init` may fail); `hsa_init`/`hsa_shut_down` are reference
+    /// counted, so one load serves every runtime opened after it. A failed
+    /// load is not cached: the next call tries again.
+    pub fn load_shared(path: Option<&Path>) -> Result<std::sync::Arc<LoadedHsa>, LoadError> {
+        let key = match path {
+            Some(p) => format!("path:{}", p.display()),
+            None => match std::env::var_os(HSA_LIB_ENV).filter(|v| !v.is_empty()) {
+                Some(env) => format!("path:{}", Path::new(&env).display()),
+                None => "default".to_string(),
+            },
+        };
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, loaded)) = shared.iter().find(|(k, _)| *k == key) {
+            return Ok(std::sync::Arc::clone(loaded));
+        }
+        let loaded = std::sync::Arc::new(LoadedHsa::load(path)?);
+        SHARED_LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        shared.push((key, std::sync::Arc::clone(&loaded)));
+        Ok(loaded)
+    }
+
+    /// How many libraries [`LoadedHsa::load_shared`] has opened in this
+    /// process (each at most once per name): for tests and diagnostics.
+    pub fn shared_loads() -> usize {
+        SHARED_LOADS.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -118,6 +118,38 @@ fn checks() -> Vec<Check> {
             offset_of!(AmdPm4IbPacket, completion_signal),
         ),
     ];
+    v.extend([
+        size("hsa_amd_event_t", size_of::<AmdEvent>()),
+        offset(
+            "hsa_amd_event_t",
+            "event_type",
+            offset_of!(AmdEvent, event_type),
+        ),
+        offset(
+            "hsa_amd_event_t",
+            "memory_fault",
+            offset_of!(AmdEvent, memory_fault),
+        ),
+        size(
+            "hsa_amd_gpu_memory_fault_info_t",
+            size_of::<GpuMemoryFaultInfo>(),
+        ),
+        offset(
+            "hsa_amd_gpu_memory_fault_info_t",
+            "virtual_address",
+            offset_of!(GpuMemoryFaultInfo, virtual_address),
+        ),
+        offset(
+            "hsa_amd_gpu_memory_fault_info_t",
+            "fault_reason_mask",
+            offset_of!(GpuMemoryFaultInfo, fault_reason_mask),
+        ),
+    ]);
+    // 1 << 31 in a C enum is a negative int: compare its 32 bits.
+    v.push(konst(
+        "(uint32_t)HSA_AMD_MEMORY_FAULT_HANG",
+        HSA_AMD_MEMORY_FAULT_HANG as u64,
+    ));
     let kd = "hsa_kernel_dispatch_packet_t";
     v.push(size(kd, size_of::<KernelDispatchPacket>()));
     macro_rules! kd_fields {
@@ -176,6 +208,15 @@ fn checks() -> Vec<Check> {
         HSA_SYSTEM_INFO_TIMESTAMP,
         HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY,
         HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT,
+        HSA_AMD_SYSTEM_INFO_BUILD_VERSION,
+        HSA_AMD_GPU_MEMORY_FAULT_EVENT,
+        HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+        HSA_AMD_MEMORY_FAULT_READ_ONLY,
+        HSA_AMD_MEMORY_FAULT_NX,
+        HSA_AMD_MEMORY_FAULT_HOST_ONLY,
+        HSA_AMD_MEMORY_FAULT_DRAMECC,
+        HSA_AMD_MEMORY_FAULT_IMPRECISE,
+        HSA_AMD_MEMORY_FAULT_SRAMECC,
         HSA_DEVICE_TYPE_CPU,
         HSA_DEVICE_TYPE_GPU,
         HSA_DEVICE_TYPE_DSP,
@@ -271,7 +312,7 @@ fn c_program(checks: &[Check]) -> String {
 #[test]
 fn rust_layouts_and_constants_match_the_installed_headers() {
     if !Path::new("/usr/include/hsa/hsa.h").exists() {
-        println!("note: skipped: /usr/include/hsa/hsa.h absent (install libhsa-runtime-dev)");
+        relaunch_testsupport::missing("/usr/include/hsa/hsa.h", "install libhsa-runtime-dev");
         return;
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
@@ -290,7 +331,10 @@ fn rust_layouts_and_constants_match_the_installed_headers() {
     {
         Ok(out) => out,
         Err(err) => {
-            println!("note: skipped: C compiler `{cc}` not runnable: {err}");
+            relaunch_testsupport::missing(
+                &format!("C compiler `{cc}` ({err})"),
+                "install a C compiler",
+            );
             return;
         }
     };

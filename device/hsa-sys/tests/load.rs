@@ -47,7 +47,7 @@ fn libc_lacks_hsa_init() {
 #[test]
 fn debian_runtime_resolves_every_symbol_and_describes_statuses() {
     if !Path::new(DEBIAN_RUNTIME).exists() {
-        println!("note: skipped: {DEBIAN_RUNTIME} absent (install libhsa-runtime64-1)");
+        relaunch_testsupport::missing(DEBIAN_RUNTIME, "install libhsa-runtime64-1");
         return;
     }
     let loaded = LoadedHsa::load(Some(Path::new(DEBIAN_RUNTIME))).unwrap();

@@ -1,14 +1,15 @@
 //! Clang offload bundles (`__CLANG_OFFLOAD_BUNDLE__`): a magic string, an
 //! entry count, then per entry (offset u64, size u64, id length u64, id),
 //! all little-endian. Ids look like `hipv4-amdgcn-amd-amdhsa--gfx1100:xnack-`
-//! or `host-x86_64-unknown-linux-gnu-`. Only uncompressed bundles are read.
+//! or `host-x86_64-unknown-linux-gnu-`. This reader walks plain bundles; a
+//! compressed one (`CCOB`) is decompressed first by [`super::compressed`]
+//! ([`super::compressed::plain_bundle`]).
 
 use super::error::CodeObjectError as E;
 use crate::target::{FeatureSetting, GfxTarget};
 
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
-/// Magic of clang's compressed bundles, which this reader refuses by name.
-const COMPRESSED_MAGIC: &[u8] = b"CCOB";
+use super::compressed::COMPRESSED_MAGIC;
 const MAX_ENTRIES: u64 = 1024;
 const MAX_ID_BYTES: u64 = 1024;
 
@@ -57,8 +58,8 @@ fn read_u64(bytes: &[u8], at: u64, what: &'static str) -> Result<u64, E> {
 pub fn entries(bytes: &[u8]) -> Result<Vec<BundleEntry<'_>>, E> {
     if bytes.starts_with(COMPRESSED_MAGIC) {
         return Err(E::Bundle(
-            "compressed offload bundles are not supported; unpack it with \
-             clang-offload-bundler --unbundle first"
+            "this is a compressed offload bundle (CCOB): decompress it first \
+             (codeobj::compressed::plain_bundle)"
                 .into(),
         ));
     }

@@ -22,7 +22,19 @@ const SYM_BYTES: u64 = 24;
 /// Largest loaded image accepted: code objects are kilobytes to a few
 /// megabytes, and a loader allocates this much, so a crafted memsz must not
 /// pass.
+///
+/// Below that ceiling the image must also be justified by the file
+/// (`check_image_justified`): zero fill past a segment's file bytes is
+/// covered by NOBITS sections (`.bss`, `.relro_padding`) inside it plus
+/// `MAX_SEGMENT_PADDING`, and the span of the image exceeds the sum of
+/// the segments by at most `MAX_SEGMENT_PADDING` per segment. A 10 KB file
+/// declaring a 256 MiB segment is refused instead of committing 256 MiB.
 pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
+/// Alignment padding a loadable segment may add beyond what its file bytes
+/// and NOBITS sections account for (the largest ELF page size a linker
+/// uses for AMDGPU, 64 KiB), and that the image may leave before each
+/// segment.
+pub const MAX_SEGMENT_PADDING: u64 = 64 << 10;
 /// More notes than any real code object has; stops a crafted note table early.
 const MAX_NOTES: usize = 1024;
 
@@ -84,6 +96,7 @@ impl LoadSegment {
 #[derive(Debug, Clone, Copy)]
 struct Section {
     kind: u32,
+    addr: u64,
     offset: u64,
     size: u64,
     link: u32,
@@ -266,6 +279,7 @@ impl<'a> Elf<'a> {
             for (index, sh) in table.chunks_exact(SHDR_BYTES as usize).enumerate() {
                 let s = Section {
                     kind: u32_at(sh, 4),
+                    addr: u64_at(sh, 16),
                     offset: u64_at(sh, 24),
                     size: u64_at(sh, 32),
                     link: u32_at(sh, 40),
@@ -282,6 +296,7 @@ impl<'a> Elf<'a> {
             }
             check_sections_disjoint(&sections)?;
         }
+        check_image_justified(&segments, &sections)?;
         if note_ranges.is_empty() {
             note_ranges = sections
                 .iter()
@@ -353,6 +368,15 @@ impl<'a> Elf<'a> {
     /// (the descriptor's virtual address) and size. Reads `.symtab` and
     /// `.dynsym`; the first definition of a name wins.
     pub fn descriptor_symbols(&self) -> Result<HashMap<&'a str, (u64, u64)>, E> {
+        self.defined_symbols(|name| name.ends_with(".kd"))
+    }
+
+    /// Every defined symbol whose name `keep` accepts, with value and size
+    /// (the certifier finds a kernel's function extent this way).
+    pub fn defined_symbols(
+        &self,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<HashMap<&'a str, (u64, u64)>, E> {
         let mut found = HashMap::new();
         let mut any_table = false;
         for s in &self.sections {
@@ -380,7 +404,7 @@ impl<'a> Elf<'a> {
                     continue; // undefined
                 }
                 let name = cstr(strings, u32_at(sym, 0), "symbol string table")?;
-                if name.ends_with(".kd") {
+                if keep(name) {
                     found
                         .entry(name)
                         .or_insert((u64_at(sym, 8), u64_at(sym, 16)));
@@ -441,6 +465,49 @@ fn check_sections_disjoint(sections: &[Section]) -> Result<(), E> {
                 second: format!("section {}", pair[1]),
             });
         }
+    }
+    Ok(())
+}
+
+/// Loadable memory must be accounted for by the file: see
+/// `MAX_IMAGE_BYTES`.
+fn check_image_justified(segments: &[LoadSegment], sections: &[Section]) -> Result<(), E> {
+    let mut total: u64 = 0;
+    for (index, seg) in segments.iter().enumerate() {
+        let end = seg.vaddr.saturating_add(seg.memsz);
+        let nobits: u64 = sections
+            .iter()
+            .filter(|s| s.kind == SHT_NOBITS && s.addr >= seg.vaddr && s.addr < end)
+            .map(|s| s.size.min(end - s.addr))
+            .fold(0, u64::saturating_add);
+        let zero_fill = seg.memsz - seg.filesz;
+        let justified = nobits.saturating_add(MAX_SEGMENT_PADDING);
+        if zero_fill > justified {
+            return Err(E::UnjustifiedImage {
+                what: format!(
+                    "loadable segment {index} (vaddr 0x{:x}) asks for {zero_fill} zero-filled \
+                     bytes past its {} file bytes",
+                    seg.vaddr, seg.filesz
+                ),
+                justified,
+            });
+        }
+        total = total.saturating_add(seg.memsz);
+    }
+    let span = segments
+        .iter()
+        .map(|s| s.vaddr.saturating_add(s.memsz))
+        .max()
+        .unwrap_or(0);
+    let justified = total.saturating_add(MAX_SEGMENT_PADDING.saturating_mul(segments.len() as u64));
+    if span > justified {
+        return Err(E::UnjustifiedImage {
+            what: format!(
+                "the loaded image spans {span} bytes for {total} bytes of segments \
+                 (gaps between segments)"
+            ),
+            justified,
+        });
     }
     Ok(())
 }

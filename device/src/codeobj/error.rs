@@ -62,6 +62,11 @@ pub enum CodeObjectError {
         memsz: u64,
         limit: u64,
     },
+    #[error(
+        "{what}; the file accounts for at most {justified} (NOBITS sections plus alignment \
+         padding), so the code object is refused rather than committing that memory"
+    )]
+    UnjustifiedImage { what: String, justified: u64 },
     #[error("section header string table index {0} is out of range")]
     BadStringTableIndex(u32),
     #[error("string at offset {offset} in {table} is not NUL-terminated UTF-8")]

@@ -26,6 +26,14 @@ pub struct Geometry {
 /// arguments packed at their metadata offsets (it may stop after the last
 /// explicit argument); hidden arguments are filled from `geometry`.
 pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result<Vec<u8>> {
+    // A refused kernel cannot run on the PM4 path; its descriptor may be
+    // exactly what makes the values below meaningless (or overflow).
+    if !kernel.verdict.accepted() {
+        return Err(KernargError(format!(
+            "{}: the PM4 verdict refused this kernel ({}); its kernargs are not packed",
+            kernel.name, kernel.verdict
+        )));
+    }
     let size = kernel.kernarg_size as usize;
     if explicit.len() > size {
         return Err(KernargError(format!(
@@ -80,7 +88,17 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
             ArgFill::DynamicLdsSize => u64::from(dynamic_group_bytes),
             ArgFill::DynamicLdsOffset => {
                 let align = arg.pointee_align.unwrap_or(16).max(1);
-                u64::from(kernel.group_segment_size.next_multiple_of(align))
+                let offset = u64::from(kernel.group_segment_size)
+                    .checked_next_multiple_of(u64::from(align))
+                    .filter(|&o| o <= u64::from(u32::MAX))
+                    .ok_or_else(|| {
+                        KernargError(format!(
+                            "{}: static LDS of {} bytes aligned to {align} overflows the 32-bit \
+                             dynamic LDS offset",
+                            kernel.name, kernel.group_segment_size
+                        ))
+                    })?;
+                offset
             }
             ArgFill::Unfillable => {
                 return Err(KernargError(format!(
@@ -90,7 +108,10 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
             }
         };
         let (start, len) = (arg.offset as usize, arg.size as usize);
-        let Some(slot) = out.get_mut(start..start + len) else {
+        let Some(slot) = start
+            .checked_add(len)
+            .and_then(|end| out.get_mut(start..end))
+        else {
             return Err(KernargError(format!(
                 "{}: argument {} at offset {start} (+{len}) lies outside the {size}-byte segment",
                 kernel.name, arg.value_kind
@@ -109,4 +130,85 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
         slot[..n].copy_from_slice(&bytes[..n]);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codeobj::args::{KernelArg, ValueKind};
+    use crate::codeobj::descriptor::{properties, KernelDescriptor};
+    use crate::codeobj::verdict::{Refusal, Verdict};
+    use crate::target::GfxTarget;
+
+    /// A kernel with one `__local` pointer at offset 0 and `lds` bytes of
+    /// static LDS, as a crafted descriptor may declare it.
+    fn kernel(lds: u32, verdict: Verdict) -> KernelInfo {
+        KernelInfo {
+            name: "crafted".into(),
+            symbol: "crafted.kd".into(),
+            target: GfxTarget::parse("gfx1100").unwrap(),
+            descriptor: KernelDescriptor {
+                group_segment_fixed_size: lds,
+                private_segment_fixed_size: 0,
+                kernarg_size: 8,
+                kernel_code_entry_byte_offset: 0,
+                compute_pgm_rsrc3: 0,
+                compute_pgm_rsrc1: 0,
+                compute_pgm_rsrc2: 0,
+                kernel_code_properties: properties::KERNARG_SEGMENT_PTR,
+                kernarg_preload: 0,
+            },
+            kd_vaddr: 0,
+            code_entry_offset: 0,
+            kernarg_size: 8,
+            kernarg_align: 8,
+            args: vec![KernelArg {
+                offset: 0,
+                size: 8,
+                value_kind: ValueKind::DynamicSharedPointer,
+                name: None,
+                type_name: None,
+                address_space: Some("local".into()),
+                pointee_align: Some(256),
+            }],
+            group_segment_size: lds,
+            private_segment_size: 0,
+            wavefront_size: 32,
+            uses_dynamic_stack: false,
+            max_flat_workgroup_size: None,
+            registers: Default::default(),
+            verdict,
+        }
+    }
+
+    const GEOMETRY: Geometry = Geometry {
+        grid: [64, 1, 1],
+        block: [64, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+
+    #[test]
+    fn static_lds_near_4gib_does_not_wrap_the_dynamic_offset() {
+        // Accepted verdict (as if the metadata and descriptor disagreed):
+        // the arithmetic itself must refuse, not wrap to offset 0.
+        let k = kernel(u32::MAX - 7, Verdict::default());
+        let err = pack(&k, &[], &GEOMETRY).unwrap_err().to_string();
+        assert!(err.contains("overflows"), "{err}");
+        let ok = pack(&kernel(100, Verdict::default()), &[], &GEOMETRY).unwrap();
+        assert_eq!(u64::from_le_bytes(ok[..8].try_into().unwrap()), 256);
+    }
+
+    #[test]
+    fn kernels_the_verdict_refused_are_not_packed() {
+        let refused = Verdict {
+            refusals: vec![Refusal::LdsTooLarge {
+                bytes: u32::MAX - 7,
+            }],
+            dispatch_packet: false,
+        };
+        let err = pack(&kernel(u32::MAX - 7, refused), &[], &GEOMETRY)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("verdict refused"), "{err}");
+    }
 }

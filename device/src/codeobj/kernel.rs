@@ -7,7 +7,7 @@ use super::args::KernelArg;
 use super::descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_BYTES};
 use super::elf::Elf;
 use super::error::CodeObjectError as E;
-use super::metadata::KernelMetadata;
+use super::metadata::{KernelMetadata, RegisterUse};
 use super::verdict::{kernel_verdict, Refusal, Verdict};
 use crate::target::GfxTarget;
 
@@ -40,6 +40,8 @@ pub struct KernelInfo {
     pub wavefront_size: u32,
     pub uses_dynamic_stack: bool,
     pub max_flat_workgroup_size: Option<u32>,
+    /// Register counts and spills from the metadata.
+    pub registers: RegisterUse,
     pub verdict: Verdict,
 }
 
@@ -172,6 +174,7 @@ pub(crate) fn build(
         wavefront_size: md.wavefront_size,
         uses_dynamic_stack: md.uses_dynamic_stack || descriptor.uses_dynamic_stack(),
         max_flat_workgroup_size: md.max_flat_workgroup_size,
+        registers: md.registers,
         verdict,
     })
 }

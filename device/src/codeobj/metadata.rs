@@ -21,6 +21,77 @@ pub const MAX_ARGS: usize = 1024;
 const MAX_STRING: usize = 4096;
 const MAX_NOTE_BYTES: usize = 16 << 20;
 
+/// Elements a note of `bytes` may hold. Each element decodes to one
+/// `rmpv::Value` (32 bytes) plus its string or binary bytes, so capping
+/// elements at a quarter of the note (real metadata averages well over 4
+/// bytes per element: keys are strings) keeps decoding within about 9x
+/// the note's size; tiny notes get a fixed allowance.
+fn element_budget(bytes: usize) -> usize {
+    (bytes / 4).max(4096)
+}
+
+/// Count the MessagePack elements of the first value in `data` without
+/// allocating (a crafted note of one-byte elements would otherwise decode
+/// to 32 bytes of `Value` per byte). Stops early past `element_budget`.
+fn count_elements(data: &[u8]) -> Result<usize, E> {
+    let budget = element_budget(data.len());
+    let bad = |why: &str| E::MetadataEncoding(format!("{why} in the metadata MessagePack"));
+    let (mut at, mut pending, mut count) = (0usize, 1u64, 0usize);
+    let take = |at: &mut usize, n: usize| -> Result<u64, E> {
+        let end = at.checked_add(n).filter(|&e| e <= data.len());
+        let Some(end) = end else {
+            return Err(bad("truncated element"));
+        };
+        let v = data[*at..end]
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        *at = end;
+        Ok(v)
+    };
+    while pending > 0 {
+        if count > budget {
+            break;
+        }
+        let tag = take(&mut at, 1)? as u8;
+        pending -= 1;
+        count += 1;
+        // (payload bytes to skip, child elements that follow)
+        let (skip, children): (u64, u64) = match tag {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (0, 0),
+            0x80..=0x8f => (0, 2 * u64::from(tag & 0x0f)),
+            0x90..=0x9f => (0, u64::from(tag & 0x0f)),
+            0xa0..=0xbf => (u64::from(tag & 0x1f), 0),
+            0xc4 | 0xd9 => (take(&mut at, 1)?, 0),
+            0xc5 | 0xda => (take(&mut at, 2)?, 0),
+            0xc6 | 0xdb => (take(&mut at, 4)?, 0),
+            0xc7 => (take(&mut at, 1)? + 1, 0),
+            0xc8 => (take(&mut at, 2)? + 1, 0),
+            0xc9 => (take(&mut at, 4)? + 1, 0),
+            0xca | 0xce | 0xd2 => (4, 0),
+            0xcb | 0xcf | 0xd3 => (8, 0),
+            0xcc | 0xd0 => (1, 0),
+            0xcd | 0xd1 => (2, 0),
+            0xd4 => (2, 0),
+            0xd5 => (3, 0),
+            0xd6 => (5, 0),
+            0xd7 => (9, 0),
+            0xd8 => (17, 0),
+            0xdc => (0, take(&mut at, 2)?),
+            0xdd => (0, take(&mut at, 4)?),
+            0xde => (0, 2 * take(&mut at, 2)?),
+            0xdf => (0, 2 * take(&mut at, 4)?),
+            0xc1 => return Err(bad("reserved byte 0xc1")),
+        };
+        let skip = usize::try_from(skip).map_err(|_| bad("oversized element"))?;
+        at = at
+            .checked_add(skip)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| bad("truncated element"))?;
+        pending = pending.saturating_add(children);
+    }
+    Ok(count)
+}
+
 /// The decoded note, only the fields relaunch uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metadata {
@@ -43,6 +114,9 @@ pub struct KernelMetadata {
     pub wavefront_size: u32,
     pub uses_dynamic_stack: bool,
     pub max_flat_workgroup_size: Option<u32>,
+    /// `.vgpr_count`, `.sgpr_count`, `.vgpr_spill_count`, `.sgpr_spill_count`
+    /// (optional in the metadata; reported by `relaunch certify`).
+    pub registers: RegisterUse,
     pub args: Vec<KernelArg>,
 }
 
@@ -126,6 +200,15 @@ pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
             limit: MAX_NOTE_BYTES as u64,
         });
     }
+    let elements = count_elements(desc)?;
+    let budget = element_budget(desc.len());
+    if elements > budget {
+        return Err(E::TooMany {
+            what: "metadata elements",
+            count: elements as u64,
+            limit: budget as u64,
+        });
+    }
     let mut reader = desc;
     let root = rmpv::decode::read_value_with_max_depth(&mut reader, MAX_DEPTH)
         .map_err(|e| E::MetadataEncoding(e.to_string()))?;
@@ -159,6 +242,15 @@ pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
     })
 }
 
+/// Register use a kernel's metadata declares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegisterUse {
+    pub vgpr_count: Option<u32>,
+    pub sgpr_count: Option<u32>,
+    pub vgpr_spill_count: Option<u32>,
+    pub sgpr_spill_count: Option<u32>,
+}
+
 fn kernel(v: &Value, index: usize) -> Result<KernelMetadata, E> {
     let map = as_map(v, &format!("amdhsa.kernels[{index}]"))?;
     let name = required_string(map, ".name", &format!("amdhsa.kernels[{index}]"))?;
@@ -185,6 +277,12 @@ fn kernel(v: &Value, index: usize) -> Result<KernelMetadata, E> {
         private_segment_fixed_size: required_number(map, ".private_segment_fixed_size", &ctx)?,
         wavefront_size: required_number(map, ".wavefront_size", &ctx)?,
         max_flat_workgroup_size: number(map, ".max_flat_workgroup_size", &ctx)?,
+        registers: RegisterUse {
+            vgpr_count: number(map, ".vgpr_count", &ctx)?,
+            sgpr_count: number(map, ".sgpr_count", &ctx)?,
+            vgpr_spill_count: number(map, ".vgpr_spill_count", &ctx)?,
+            sgpr_spill_count: number(map, ".sgpr_spill_count", &ctx)?,
+        },
         uses_dynamic_stack,
         args,
         name,

@@ -6,13 +6,17 @@
 //! direct PM4 path can run it ([`Verdict`]), and packing a kernel's kernarg
 //! segment with the hidden arguments a launch determines ([`kernargs`]). Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
-//! compressed bundles; each with its own [`CodeObjectError`] variant. Bad
+//! compressed bundles that do not decompress to exactly their declared size
+//! (at most [`compressed::MAX_UNCOMPRESSED_BYTES`]); each with its own
+//! [`CodeObjectError`] variant. Bad
 //! input never panics and never allocates more than a small multiple of its
 //! own size. Must not import the encoders, the simulated device or anything
 //! above this crate.
 
 pub mod args;
 pub mod bundle;
+pub mod certify;
+pub mod compressed;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
@@ -23,6 +27,7 @@ pub mod object;
 pub mod verdict;
 
 pub use args::{ArgFill, Axis, KernelArg, ValueKind};
+pub use certify::{Certificate, ReadCache};
 pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;

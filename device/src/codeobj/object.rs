@@ -112,7 +112,8 @@ impl CodeObject {
     /// (same processor, no feature set the other way).
     pub fn from_bundle_or_elf(bytes: &[u8], target: Option<&str>) -> Result<CodeObject, E> {
         if bundle::is_bundle(bytes) {
-            let entry = bundle::select(bytes, target)?;
+            let plain = super::compressed::plain_bundle(bytes)?;
+            let entry = bundle::select(&plain, target)?;
             return CodeObject::parse(entry.bytes);
         }
         let object = CodeObject::parse(bytes)?;

@@ -22,8 +22,6 @@ pub enum Refusal {
     Scratch { private_segment_fixed_size: u32 },
     /// The kernel's stack size is only known at run time.
     DynamicStack,
-    /// Needs the AQL dispatch packet pointer in SGPRs.
-    DispatchPtr,
     /// Needs the AQL queue pointer in SGPRs.
     QueuePtr,
     /// Needs a dispatch id in SGPRs.
@@ -66,7 +64,6 @@ impl fmt::Display for Refusal {
                 "scratch (private_segment_fixed_size = {private_segment_fixed_size} bytes)"
             ),
             Refusal::DynamicStack => f.write_str("dynamic stack"),
-            Refusal::DispatchPtr => f.write_str("dispatch ptr"),
             Refusal::QueuePtr => f.write_str("queue ptr"),
             Refusal::DispatchId => f.write_str("dispatch id"),
             Refusal::FlatScratchInit => f.write_str("flat scratch init"),
@@ -108,11 +105,16 @@ impl fmt::Display for Refusal {
 
 /// The user SGPRs the PM4 encoder delivers for this descriptor, in order:
 /// four zero dwords for the private segment buffer (gfx10/11 only, when
-/// asked), then the kernarg pointer (two dwords, when asked).
+/// asked), the address of the synthesized dispatch packet (two dwords, when
+/// asked: see [`synthesizes_dispatch_packet`]), then the kernarg pointer
+/// (two dwords, when asked).
 pub fn delivered_user_sgprs(kd: &KernelDescriptor, family: Family) -> u32 {
     let mut count = 0;
     if kd.wants_private_segment_buffer() && family != Family::Gfx12 {
         count += 4;
+    }
+    if kd.wants_dispatch_ptr() {
+        count += 2;
     }
     if kd.wants_kernarg_segment_ptr() {
         count += 2;
@@ -176,6 +178,16 @@ pub fn user_sgpr_padding(kd: &KernelDescriptor) -> u32 {
     }
 }
 
+/// True when the kernel reads its AQL dispatch packet (code object v4 HIP
+/// kernels read blockDim and gridDim there; v5 ones their grid size): the
+/// PM4 path then writes a `hsa_kernel_dispatch_packet_t` image per dispatch
+/// beside its kernarg block and delivers its address in the dispatch-pointer
+/// user SGPRs, as the CP does for an AQL dispatch. The queue pointer and the
+/// dispatch id have no such stand-in and stay refused.
+pub fn synthesizes_dispatch_packet(kd: &KernelDescriptor) -> bool {
+    kd.wants_dispatch_ptr()
+}
+
 /// Every refusal that follows from the descriptor alone on `family`.
 /// Metadata-level refusals (hidden arguments, target) are added by the
 /// code-object reader.
@@ -188,9 +200,6 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal
     }
     if kd.uses_dynamic_stack() {
         out.push(Refusal::DynamicStack);
-    }
-    if kd.wants_dispatch_ptr() {
-        out.push(Refusal::DispatchPtr);
     }
     if kd.wants_queue_ptr() {
         out.push(Refusal::QueuePtr);
@@ -281,13 +290,19 @@ pub fn kernel_verdict(kd: &KernelDescriptor, target: &GfxTarget, args: &[KernelA
         }
     };
     refusals.extend(argument_refusals(args));
-    Verdict { refusals }
+    Verdict {
+        refusals,
+        dispatch_packet: synthesizes_dispatch_packet(kd),
+    }
 }
 
 /// The verdict for one kernel: accepted when no refusal applies.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Verdict {
     pub refusals: Vec<Refusal>,
+    /// The kernel reads the dispatch packet, which the PM4 path synthesizes
+    /// (see [`synthesizes_dispatch_packet`]); shown beside "accepted".
+    pub dispatch_packet: bool,
 }
 
 impl Verdict {
@@ -299,7 +314,11 @@ impl Verdict {
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.accepted() {
-            return f.write_str("accepted");
+            return f.write_str(if self.dispatch_packet {
+                "accepted (dispatch packet synthesized)"
+            } else {
+                "accepted"
+            });
         }
         f.write_str("refused: ")?;
         for (i, r) in self.refusals.iter().enumerate() {
@@ -356,15 +375,10 @@ mod tests {
         k.private_segment_fixed_size = 16;
         let v = Verdict {
             refusals: descriptor_refusals(&k, Family::Gfx11),
+            dispatch_packet: true,
         };
         let text = v.to_string();
-        for needle in [
-            "scratch",
-            "dispatch ptr",
-            "queue ptr",
-            "flat scratch init",
-            "mismatch",
-        ] {
+        for needle in ["scratch", "queue ptr", "flat scratch init", "mismatch"] {
             assert!(text.contains(needle), "{text}");
         }
     }
@@ -391,13 +405,31 @@ mod tests {
     #[test]
     fn refused_sgprs_do_not_also_report_a_mismatch() {
         let k = kd(
-            p::PRIVATE_SEGMENT_BUFFER | p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR,
+            p::PRIVATE_SEGMENT_BUFFER | p::QUEUE_PTR | p::KERNARG_SEGMENT_PTR,
             8,
         );
         assert_eq!(
             descriptor_refusals(&k, Family::Gfx10),
-            vec![Refusal::DispatchPtr]
+            vec![Refusal::QueuePtr]
         );
+    }
+
+    #[test]
+    fn dispatch_ptr_is_delivered_not_refused() {
+        // A code object v4 HIP kernel on gfx1100: dispatch ptr + kernarg
+        // ptr (4) padded to 15 with TGID_X.
+        let mut k = kd(
+            p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32,
+            15,
+        );
+        k.compute_pgm_rsrc2 |= rsrc2::TGID_X_EN;
+        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
+        assert_eq!(delivered_user_sgprs(&k, Family::Gfx11), 4);
+        assert_eq!(user_sgpr_padding(&k), 11);
+        let v = kernel_verdict(&k, &GfxTarget::parse("gfx1100").unwrap(), &[]);
+        assert_eq!(v.to_string(), "accepted (dispatch packet synthesized)");
+        let k = kd(p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR, 4);
+        assert!(descriptor_refusals(&k, Family::Gfx12).is_empty());
     }
 
     #[test]

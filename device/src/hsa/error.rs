@@ -41,6 +41,15 @@ pub enum HsaError {
         message: String,
         during: String,
     },
+    /// A GPU memory (VM) fault was reported for this GPU: the driver has
+    /// stopped every queue of this process on it.
+    #[error("GPU {gpu} is lost to this process: memory (VM) fault at address {address:#x} ({reasons}), reported {during}; the driver stopped every queue of this process on that GPU, so nothing more runs on it (other GPUs keep working): fix the address, then restart the process")]
+    DeviceLost {
+        gpu: String,
+        address: u64,
+        reasons: String,
+        during: String,
+    },
     /// Every ring slot holds a packet the packet processor has not consumed.
     #[error("queue {queue_id} is full ({in_flight} of {size} packets in flight); wait for completions before submitting more")]
     QueueFull {
@@ -67,4 +76,23 @@ pub enum HsaError {
     /// Host access to memory only the GPU can reach.
     #[error("allocation at {addr:#x} is device memory the host cannot read or write; use a host (CPU agent) pool for data the host touches")]
     NotHostAccessible { addr: u64 },
+}
+
+impl HsaError {
+    pub(crate) fn lost(gpu: &str, fault: &super::GpuFault, during: &str) -> HsaError {
+        HsaError::DeviceLost {
+            gpu: gpu.to_string(),
+            address: fault.address,
+            reasons: fault.reasons(),
+            during: during.to_string(),
+        }
+    }
+
+    /// The faulting address when this is `DeviceLost`.
+    pub fn lost_address(&self) -> Option<u64> {
+        match self {
+            HsaError::DeviceLost { address, .. } => Some(*address),
+            _ => None,
+        }
+    }
 }

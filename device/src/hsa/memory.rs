@@ -329,8 +329,42 @@ impl Allocation {
         self.host_range(offset, len)
     }
 
-    /// Copies `bytes` to `offset` (host pools only).
+    /// Bounds check of `offset..offset + len`, for any pool.
+    fn range(&self, offset: usize, len: usize) -> Result<*mut u8, HsaError> {
+        match offset.checked_add(len) {
+            // SAFETY: offset + len <= self.len, inside the allocation.
+            Some(end) if end <= self.len => Ok(unsafe { self.ptr.as_ptr().add(offset) }),
+            _ => Err(HsaError::OutOfBounds {
+                target: "allocation",
+                offset,
+                len,
+                size: self.len,
+            }),
+        }
+    }
+
+    /// `hsa_memory_copy` (the runtime's own copy: a blit for device-local
+    /// memory), returning when the copy is done.
+    fn runtime_copy(&self, dst: *mut u8, src: *const u8, len: usize) -> Result<(), HsaError> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: one side is inside this live allocation (bounds checked
+        // by the caller), the other is a host buffer of `len` bytes the
+        // caller borrows for the duration of this synchronous call.
+        let status = unsafe {
+            (self.inner.api().memory_copy)(dst.cast::<c_void>(), src.cast::<c_void>(), len)
+        };
+        self.inner.check("hsa_memory_copy", status)
+    }
+
+    /// Copies `bytes` to `offset`: a plain store for host pools, the
+    /// runtime's copy (`hsa_memory_copy`) for device-local memory.
     pub fn write(&mut self, offset: usize, bytes: &[u8]) -> Result<(), HsaError> {
+        if !self.host_accessible {
+            let dst = self.range(offset, bytes.len())?;
+            return self.runtime_copy(dst, bytes.as_ptr(), bytes.len());
+        }
         let dst = self.host_range(offset, bytes.len())?;
         // SAFETY: `dst..dst+len` is inside this host allocation (checked) and
         // cannot overlap `bytes`, which Rust owns elsewhere.
@@ -338,8 +372,13 @@ impl Allocation {
         Ok(())
     }
 
-    /// Copies from `offset` into `out` (host pools only).
+    /// Copies from `offset` into `out`: a plain load for host pools, the
+    /// runtime's copy (`hsa_memory_copy`) for device-local memory.
     pub fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), HsaError> {
+        if !self.host_accessible {
+            let src = self.range(offset, out.len())?;
+            return self.runtime_copy(out.as_mut_ptr(), src, out.len());
+        }
         let src = self.host_range(offset, out.len())?;
         // SAFETY: `src..src+len` is inside this host allocation (checked).
         unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
@@ -361,15 +400,8 @@ impl Allocation {
         }
         let tail = self.len % 4;
         if tail != 0 {
-            if !self.host_accessible {
-                return Err(HsaError::Invalid {
-                    what: "allocation size",
-                    problem: format!(
-                        "{} bytes is not a multiple of 4; the device fill covers whole dwords",
-                        self.len
-                    ),
-                });
-            }
+            // The device fill covers whole dwords; the last 1-3 bytes go
+            // through `write` (a store, or the runtime's copy).
             let start = self.len - tail;
             self.write(start, &[0; 3][..tail])?;
         }

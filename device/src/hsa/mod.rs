@@ -4,7 +4,9 @@
 //! when the last object goes), agents and their info, memory pools and
 //! allocations, the kernarg arena, signals, AQL queues (publish body, then
 //! header with release, then doorbell; waits with timeouts and the queue
-//! error callback checked) and executables. The API is safe Rust; `unsafe`
+//! error callback checked), executables, and GPU memory faults (one
+//! system event handler per table; a GPU with a recorded fault is lost:
+//! `HsaError::DeviceLost` from every queue check). The API is safe Rust; `unsafe`
 //! stays in thin wrappers around table calls, each with a `// SAFETY:` line.
 //!
 //! Refuses: anything not reachable through the table (no sysfs, no
@@ -14,6 +16,7 @@
 mod agent;
 mod error;
 mod executable;
+mod fault;
 mod kernarg;
 mod memory;
 mod packet;
@@ -24,6 +27,7 @@ mod signal;
 pub use agent::{parse_uuid, AgentInfo, Bdf, DeviceKind, KernelLimits};
 pub use error::HsaError;
 pub use executable::{descriptor_symbol_name, Executable, KernelSymbol};
+pub use fault::GpuFault;
 pub use kernarg::{place_block, KernargArena, KernargBlock, KERNARG_MAX_ALIGN, KERNARG_MIN_ALIGN};
 pub use memory::{AllocFlags, Allocation, PoolInfo};
 pub use packet::{

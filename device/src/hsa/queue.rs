@@ -61,10 +61,16 @@ pub struct AqlQueue {
     /// Read index last seen; the processor's only grows past it.
     read_seen: u64,
     size: u32,
+    /// The ring is write-combined device memory (`HSA_ALLOCATE_QUEUE_DEV_MEM=1`):
+    /// a store fence must precede the header store (see `publish_words`).
+    wc_ring: bool,
     queue: NonNull<sys::Queue>,
     inner: Arc<RuntimeInner>,
     error: Arc<ErrorSlot>,
     id: u64,
+    /// The GPU agent (a memory fault on it loses this queue too).
+    agent: sys::Agent,
+    gpu: Arc<str>,
     /// Destroys the queue when the last producer goes.
     _owner: Arc<QueueOwner>,
 }
@@ -142,6 +148,8 @@ impl Runtime {
             id,
         });
         let mut made = AqlQueue {
+            agent: gpu.handle,
+            gpu: Arc::from(gpu.name.as_str()),
             inner: Arc::clone(&self.inner),
             queue,
             error,
@@ -149,6 +157,7 @@ impl Runtime {
             id,
             written: 0,
             read_seen: 0,
+            wc_ring: ring_in_device_memory(),
             _owner: owner,
         };
         if base.is_null()
@@ -184,10 +193,13 @@ impl AqlQueue {
             written: write,
             read_seen: read,
             size: self.size,
+            wc_ring: self.wc_ring,
             queue: self.queue,
             inner: Arc::clone(&self.inner),
             error: Arc::clone(&self.error),
             id: self.id,
+            agent: self.agent,
+            gpu: Arc::clone(&self.gpu),
             _owner: Arc::clone(&self._owner),
         }
     }
@@ -205,25 +217,36 @@ impl AqlQueue {
         self.queue.as_ptr()
     }
 
-    /// The recorded queue error, if any, as an error mentioning `during`.
-    /// Inlined: the no-error case is one load on every submit.
+    /// The recorded queue error, if any, as an error mentioning `during`;
+    /// `HsaError::DeviceLost` first when a memory fault was reported for
+    /// this queue's GPU (the driver stopped the queue: nothing on it runs).
+    /// Inlined: the no-error case is two loads on every submit.
     #[inline]
     pub fn check_error(&self, during: &str) -> Result<(), HsaError> {
         let status = self.error.status.load(Ordering::Acquire);
-        if status == 0 {
+        if status == 0 && !self.inner.faults.any() {
             return Ok(());
         }
-        Err(self.fault(status, during))
+        self.fault(status, during)
     }
 
     #[cold]
-    fn fault(&self, status: u32, during: &str) -> HsaError {
-        HsaError::QueueFault {
+    fn fault(&self, status: u32, during: &str) -> Result<(), HsaError> {
+        self.inner.check_lost(self.agent, &self.gpu, during)?;
+        if status == 0 {
+            return Ok(());
+        }
+        Err(HsaError::QueueFault {
             queue_id: self.id,
             status,
             message: self.inner.describe(status),
             during: during.to_string(),
-        }
+        })
+    }
+
+    /// True when this queue's GPU is lost (a memory fault was reported).
+    pub fn device_lost(&self) -> bool {
+        self.inner.faults.any() && self.inner.faults.lost(self.agent.handle).is_some()
     }
 
     /// (read index, write index) as the packet processor sees them.
@@ -293,6 +316,11 @@ impl AqlQueue {
             // SAFETY: `slot + i` for i < 16 is inside this packet's slot;
             // volatile because another agent reads it.
             unsafe { std::ptr::write_volatile(slot.add(i), *word) };
+        }
+        // On x86 a release store orders ordinary stores, not write-combined
+        // ones: with the ring in device memory ROCr fences first, so do we.
+        if self.wc_ring {
+            store_fence();
         }
         // SAFETY: the slot's first dword is 4-byte aligned and only accessed
         // atomically by the packet processor; Release orders the body before it.
@@ -383,6 +411,27 @@ impl AqlQueue {
             }
         }
     }
+}
+
+/// ROCr puts AQL rings in device memory (write-combined on the host) when
+/// `HSA_ALLOCATE_QUEUE_DEV_MEM=1`; otherwise they are ordinary cacheable
+/// system memory, where the release store alone orders the body.
+fn ring_in_device_memory() -> bool {
+    std::env::var("HSA_ALLOCATE_QUEUE_DEV_MEM").is_ok_and(|v| v.trim() == "1")
+}
+
+/// Orders every earlier store, write-combined ones included, before later
+/// stores (x86 `sfence`; elsewhere a sequentially consistent fence).
+#[inline]
+fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions; SSE is baseline on x86_64.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(Ordering::SeqCst);
 }
 
 impl Drop for QueueOwner {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use relaunch_hsa_sys as sys;
 
 use super::agent::{query_agent, AgentInfo, DeviceKind};
+use super::fault::{FaultBook, GpuFault};
 use super::HsaError;
 
 /// The state every HSA object shares: the table and the init it holds.
@@ -17,6 +18,11 @@ pub(crate) struct RuntimeInner {
     pub(crate) hsa: Arc<sys::LoadedHsa>,
     /// Ticks per second of `hsa_signal_wait_*` timeout hints.
     pub(crate) timestamp_hz: u64,
+    /// GPU memory faults reported through this table (see `fault`).
+    pub(crate) faults: &'static FaultBook,
+    /// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION` (e.g. "6.2.41133-..."), when the
+    /// runtime answers it.
+    pub(crate) build_version: Option<String>,
 }
 
 impl RuntimeInner {
@@ -43,8 +49,28 @@ impl RuntimeInner {
     }
 }
 
+impl RuntimeInner {
+    /// `Err(DeviceLost)` when a memory fault was recorded on `agent`.
+    #[inline]
+    pub(crate) fn check_lost(
+        &self,
+        agent: sys::Agent,
+        gpu: &str,
+        during: &str,
+    ) -> Result<(), HsaError> {
+        if !self.faults.any() {
+            return Ok(());
+        }
+        match self.faults.lost(agent.handle) {
+            None => Ok(()),
+            Some(fault) => Err(HsaError::lost(gpu, &fault, during)),
+        }
+    }
+}
+
 impl Drop for RuntimeInner {
     fn drop(&mut self) {
+        self.faults.closed();
         // SAFETY: this struct owns exactly one successful hsa_init, and every
         // object created under it holds an Arc to it, so all are gone now.
         let status = unsafe { (self.hsa.api.shut_down)() };
@@ -84,12 +110,15 @@ pub struct Runtime {
 impl Runtime {
     /// Loads the system HSA runtime (`path`, else `RELAUNCH_HSA_LIB`, else the
     /// usual sonames) and opens it. Every failure to reach a GPU, including a
-    /// library that does not load, is `HsaError::NoGpu`.
+    /// library that does not load, is `HsaError::NoGpu`. The library is
+    /// loaded once per process and never unloaded
+    /// ([`sys::LoadedHsa::load_shared`]); each `Runtime` holds one
+    /// `hsa_init`.
     pub fn open_system(path: Option<&Path>) -> Result<Runtime, HsaError> {
-        let loaded = sys::LoadedHsa::load(path).map_err(|err| HsaError::NoGpu {
+        let loaded = sys::LoadedHsa::load_shared(path).map_err(|err| HsaError::NoGpu {
             reason: err.to_string(),
         })?;
-        Runtime::open(Arc::new(loaded))
+        Runtime::open(loaded)
     }
 
     /// Initialises HSA through `hsa` (the real library or the simulated
@@ -121,11 +150,16 @@ impl Runtime {
             }
             return Err(HsaError::NoGpu { reason });
         }
+        let faults = FaultBook::of(&hsa.api);
+        faults.opened(&hsa.api, &hsa.origin);
         let mut inner = RuntimeInner {
             hsa,
             timestamp_hz: 0,
+            faults,
+            build_version: None,
         };
         inner.timestamp_hz = query_timestamp_hz(&inner)?;
+        inner.build_version = query_build_version(&inner);
         let handles = iterate_agents(&inner)?;
         let agents = handles
             .into_iter()
@@ -159,6 +193,15 @@ impl Runtime {
         })
     }
 
+    /// The runtime's build identifier (`HSA_AMD_SYSTEM_INFO_BUILD_VERSION`,
+    /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. What
+    /// depends on the version (the executable flag of
+    /// `hsa_amd_memory_pool_allocate`) is checked on hardware by
+    /// `scripts/first-contact`.
+    pub fn build_version(&self) -> Option<&str> {
+        self.inner.build_version.as_deref()
+    }
+
     /// Where the function table came from.
     pub fn origin(&self) -> &str {
         &self.inner.hsa.origin
@@ -167,6 +210,17 @@ impl Runtime {
     /// True when the table is relaunch's simulated device.
     pub fn is_simulated(&self) -> bool {
         self.inner.hsa.simulated
+    }
+
+    /// The memory fault that made `gpu` lost to this process, if one was
+    /// reported (see `hsa::fault`). Once lost, a GPU stays lost.
+    pub fn device_lost(&self, gpu: &AgentInfo) -> Option<GpuFault> {
+        self.inner.faults.lost(gpu.handle.handle)
+    }
+
+    /// `Err(HsaError::DeviceLost)` naming the fault when `gpu` is lost.
+    pub fn check_device(&self, gpu: &AgentInfo, during: &str) -> Result<(), HsaError> {
+        self.inner.check_lost(gpu.handle, &gpu.name, during)
     }
 
     /// Every agent, in the runtime's order.
@@ -232,6 +286,28 @@ fn init_with_watchdog(
             timeout.as_millis()
         ),
     })
+}
+
+fn query_build_version(inner: &RuntimeInner) -> Option<String> {
+    let mut text: *const c_char = std::ptr::null();
+    // SAFETY: initialised runtime; the attribute writes one `const char*`
+    // to a static string (or fails on runtimes without it).
+    let status = unsafe {
+        (inner.api().system_get_info)(
+            sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION,
+            (&mut text as *mut *const c_char).cast::<c_void>(),
+        )
+    };
+    if status != sys::HSA_STATUS_SUCCESS || text.is_null() {
+        return None;
+    }
+    // SAFETY: on success the runtime points at a NUL-terminated static string.
+    let version = unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .trim()
+        .to_string();
+    tracing::debug!(%version, "HSA runtime build");
+    Some(version)
 }
 
 fn query_timestamp_hz(inner: &RuntimeInner) -> Result<u64, HsaError> {

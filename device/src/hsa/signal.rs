@@ -109,6 +109,18 @@ impl Signal {
     }
 }
 
+impl Signal {
+    /// Gives the signal up without destroying it: for a signal a packet
+    /// still running may decrement (destroying it under the GPU is worse
+    /// than leaking it). The runtime reference it held is released.
+    pub fn leak(self) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used again and its Drop never runs, so the
+        // Arc is read out exactly once and released here.
+        drop(unsafe { std::ptr::read(&this.inner) });
+    }
+}
+
 impl Drop for Signal {
     fn drop(&mut self) {
         // SAFETY: we own this signal; the runtime is alive (we hold its Arc).

@@ -20,6 +20,9 @@ pub struct AgentFacts {
     /// `None` when the runtime reports a placeholder (`GPU-XX`).
     pub uuid: Option<GpuUuid>,
     pub bdf: Option<Bdf>,
+    /// The runtime reporting it is relaunch's simulator (in process, or
+    /// loaded as the HSA library): `sim:` deny entries name such boards.
+    pub simulated: bool,
 }
 
 /// Where an inventory's devices came from.
@@ -42,6 +45,8 @@ pub struct DeviceIdentity {
     pub slot: Option<String>,
     pub card: Option<String>,
     pub kfd_node: Option<u32>,
+    /// A simulated board (see `AgentFacts::simulated`).
+    pub simulated: bool,
 }
 
 impl DeviceIdentity {
@@ -75,6 +80,9 @@ impl DeviceIdentity {
         if let Some(node) = self.kfd_node {
             parts.push(format!("kfd_node={node}"));
         }
+        if self.simulated {
+            parts.push("simulated".to_string());
+        }
         parts.push(format!("rocr#{}(volatile)", self.rocr_index));
         parts.join(" ")
     }
@@ -104,6 +112,7 @@ impl Inventory {
                 slot: gpu.slot.clone(),
                 card: gpu.card.clone(),
                 kfd_node: Some(gpu.kfd_node),
+                simulated: false,
             })
             .collect();
         Inventory {
@@ -156,6 +165,7 @@ impl Inventory {
                 slot: gpu.and_then(|g| g.slot.clone()),
                 card: gpu.and_then(|g| g.card.clone()),
                 kfd_node: gpu.map(|g| g.kfd_node),
+                simulated: agent.simulated,
             });
         }
         devices.sort_by_key(|d| d.rocr_index);

@@ -19,6 +19,18 @@
 //! then every `.relaunch/devices.toml` from the filesystem root down to the
 //! working directory, so the nearest file wins for an alias. Deny lists from
 //! all files accumulate; nothing can remove an earlier deny entry.
+//!
+//! A deny entry means the device it named in the file that declared it: its
+//! aliases are expanded when that file is applied (with that file's aliases
+//! and the earlier files'), so a later file that re-points an alias moves the
+//! alias, never the deny entry. An alias not defined by then fails the load.
+//!
+//! Host names match ignoring ASCII case (DNS names do; `[host.HipX]` is
+//! `hipx`), and a file with two sections naming one host that way is refused.
+//! Aliases come from the active host's sections (`RELAUNCH_HOST`, else the
+//! machine's name). Deny entries come from those and also from the sections
+//! of the machine's own name (`/proc/sys/kernel/hostname`), so naming another
+//! host in `RELAUNCH_HOST` cannot drop the deny list written for this one.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -94,7 +106,11 @@ pub struct AliasEntry {
 /// One `deny` entry with the reason quoted back when it matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DenyEntry {
+    /// The selector as written (may be an `@alias`).
     pub selector: Selector,
+    /// What it named in its own file: `selector` with aliases expanded
+    /// there, never an alias. This is what is matched.
+    pub target: Selector,
     /// The selector part as written.
     pub text: String,
     pub reason: Option<String>,
@@ -105,7 +121,11 @@ pub struct DenyEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostManifest {
     host: String,
+    /// The machine's own name when it differs from `host` (ignoring case):
+    /// its sections add deny entries (and aliases those entries use).
+    machine: Option<String>,
     aliases: BTreeMap<String, AliasEntry>,
+    machine_aliases: BTreeMap<String, AliasEntry>,
     deny: Vec<DenyEntry>,
     files: Vec<PathBuf>,
 }
@@ -113,9 +133,21 @@ pub struct HostManifest {
 impl HostManifest {
     /// No files: no aliases, nothing denied.
     pub fn empty(host: impl Into<String>) -> Self {
+        HostManifest::empty_for(host, None)
+    }
+
+    /// No files yet, for active host `host` on the machine named `machine`
+    /// (`None`: the same as `host`).
+    pub fn empty_for(host: impl Into<String>, machine: Option<&str>) -> Self {
+        let host = host.into();
+        let machine = machine
+            .filter(|m| !m.eq_ignore_ascii_case(&host))
+            .map(str::to_string);
         HostManifest {
-            host: host.into(),
+            host,
+            machine,
             aliases: BTreeMap::new(),
+            machine_aliases: BTreeMap::new(),
             deny: Vec::new(),
             files: Vec::new(),
         }
@@ -124,7 +156,17 @@ impl HostManifest {
     /// Read every existing candidate file in order. A file that exists but
     /// cannot be read is an error: a deny list must not be skipped silently.
     pub fn load(sources: &ManifestSources, host: &str) -> Result<Self, IdentityError> {
-        let mut manifest = HostManifest::empty(host);
+        HostManifest::load_for(sources, host, None)
+    }
+
+    /// As `load`, with the machine's own name when the active host was
+    /// overridden (`RELAUNCH_HOST`): that name's deny entries apply too.
+    pub fn load_for(
+        sources: &ManifestSources,
+        host: &str,
+        machine: Option<&str>,
+    ) -> Result<Self, IdentityError> {
+        let mut manifest = HostManifest::empty_for(host, machine);
         for path in sources.candidates() {
             if let Some(text) = read_manifest(&path)? {
                 manifest.merge_text(&path, &text)?;
@@ -139,21 +181,65 @@ impl HostManifest {
             origin: origin_at(path, text, e.span().map_or(0, |s| s.start)),
             message: e.message().trim().to_string(),
         })?;
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for host in file.host.keys() {
+            if let Some(first) = seen.insert(host.to_ascii_lowercase(), host.clone()) {
+                return Err(IdentityError::Manifest {
+                    origin: origin_at(path, text, 0),
+                    message: format!(
+                        "sections [host.{first}] and [host.{host}] name the same host (host \
+                         names match ignoring case); merge them into one"
+                    ),
+                });
+            }
+        }
+        let mut active = Vec::new();
+        let mut machine = Vec::new();
         for (host, section) in file.host {
             let parsed = parse_section(path, text, section)?;
-            if host != self.host {
-                continue; // still validated above: a typo fails on every host
+            // Sections of other hosts are still validated above: a typo
+            // fails on every host.
+            if host.eq_ignore_ascii_case(&self.host) {
+                active.push(parsed);
+            } else if self
+                .machine
+                .as_deref()
+                .is_some_and(|m| host.eq_ignore_ascii_case(m))
+            {
+                machine.push(parsed);
             }
-            for alias in parsed.aliases {
-                if let Some(old) = self.aliases.get(&alias.name) {
-                    tracing::debug!(alias = %alias.name, old = %old.origin, new = %alias.origin, "alias overridden");
-                }
-                self.aliases.insert(alias.name.clone(), alias);
-            }
-            self.deny.extend(parsed.deny);
         }
+        // Aliases first, then this file's deny entries expanded against
+        // them: what an entry names is fixed here, before later files.
+        let mut new_deny = Vec::new();
+        let machine_name = self.machine.clone().unwrap_or_default();
+        for (sections, host, aliases) in [
+            (active, self.host.as_str(), &mut self.aliases),
+            (machine, machine_name.as_str(), &mut self.machine_aliases),
+        ] {
+            for parsed in &sections {
+                for alias in &parsed.aliases {
+                    if let Some(old) = aliases.get(&alias.name) {
+                        tracing::debug!(alias = %alias.name, old = %old.origin, new = %alias.origin, "alias overridden");
+                    }
+                    aliases.insert(alias.name.clone(), alias.clone());
+                }
+            }
+            for parsed in sections {
+                for mut entry in parsed.deny {
+                    entry.target = expand_deny(&entry, host, aliases)?;
+                    new_deny.push(entry);
+                }
+            }
+        }
+        self.deny.extend(new_deny);
         self.files.push(path.to_path_buf());
         Ok(())
+    }
+
+    /// The machine's own name, when it differs from the active host.
+    pub fn machine(&self) -> Option<&str> {
+        self.machine.as_deref()
     }
 
     pub fn host(&self) -> &str {
@@ -168,6 +254,10 @@ impl HostManifest {
         self.aliases.values()
     }
 
+    pub(super) fn alias_map(&self) -> &BTreeMap<String, AliasEntry> {
+        &self.aliases
+    }
+
     pub fn deny_entries(&self) -> &[DenyEntry] {
         &self.deny
     }
@@ -178,6 +268,25 @@ impl HostManifest {
     }
 }
 
+/// A deny entry's selector with its aliases expanded (to what they name at
+/// this point of loading); an undefined or looping alias fails the load.
+fn expand_deny(
+    entry: &DenyEntry,
+    host: &str,
+    aliases: &BTreeMap<String, AliasEntry>,
+) -> Result<Selector, IdentityError> {
+    super::resolve::expand_in(&entry.selector, host, aliases)
+        .map(|(target, _)| target)
+        .map_err(|e| IdentityError::Manifest {
+            origin: entry.origin.clone(),
+            message: format!(
+                "deny entry `{}`: {e} (a deny entry may use aliases of its own file \
+                 or of earlier ones)",
+                entry.text
+            ),
+        })
+}
+
 /// `RELAUNCH_HOST` when set and non-empty, else `/proc/sys/kernel/hostname`.
 pub fn hostname_from_env() -> Result<String, IdentityError> {
     if let Some(host) = std::env::var("RELAUNCH_HOST")
@@ -186,6 +295,12 @@ pub fn hostname_from_env() -> Result<String, IdentityError> {
     {
         return Ok(host.trim().to_string());
     }
+    machine_hostname()
+}
+
+/// The machine's own name (`/proc/sys/kernel/hostname`), whatever
+/// `RELAUNCH_HOST` says.
+pub fn machine_hostname() -> Result<String, IdentityError> {
     let path = Path::new("/proc/sys/kernel/hostname");
     let text = std::fs::read_to_string(path).map_err(|e| IdentityError::Hostname {
         reason: format!("{}: {e}", path.display()),
@@ -349,6 +464,7 @@ fn parse_deny(path: &Path, text: &str, item: Spanned<String>) -> Result<DenyEntr
     })?;
     let reason = in_string_reason.or_else(|| trailing_comment(text, span.end));
     Ok(DenyEntry {
+        target: selector.clone(),
         selector,
         text: selector_text.to_string(),
         reason,

@@ -21,8 +21,12 @@ mod sysfs;
 pub use anchor::{gfx_name_from_target_version, Bdf, BdfForm, GpuUuid};
 pub use error::{Denial, IdentityError, Origin};
 pub use inventory::{AgentFacts, DeviceIdentity, FactSource, Inventory};
-pub use manifest::{hostname_from_env, AliasEntry, DenyEntry, HostManifest, ManifestSources};
-pub use resolve::{deny_match, device_deny_match, resolve, resolve_str, Resolved, MAX_ALIAS_DEPTH};
+pub use manifest::{
+    hostname_from_env, machine_hostname, AliasEntry, DenyEntry, HostManifest, ManifestSources,
+};
+pub use resolve::{
+    deny_match, device_deny_match, refuse_denied, resolve, resolve_str, Resolved, MAX_ALIAS_DEPTH,
+};
 pub use selector::{Selector, SelectorError, ACCEPTED_FORMS};
 pub use sysfs::{has_slot_labels, parse_properties, scan, KfdGpu, SysfsRoot};
 
@@ -43,9 +47,20 @@ impl HostContext {
         sources: &ManifestSources,
         host: &str,
     ) -> Result<Self, IdentityError> {
+        HostContext::load_for(sysfs_root, sources, host, None)
+    }
+
+    /// As `load` for active host `host` on the machine named `machine`
+    /// (whose own deny entries then apply too; see `HostManifest::load_for`).
+    pub fn load_for(
+        sysfs_root: SysfsRoot,
+        sources: &ManifestSources,
+        host: &str,
+        machine: Option<&str>,
+    ) -> Result<Self, IdentityError> {
         let gpus = scan(&sysfs_root)?;
         let has_slot_labels = has_slot_labels(&sysfs_root)?;
-        let manifest = HostManifest::load(sources, host)?;
+        let manifest = HostManifest::load_for(sources, host, machine)?;
         Ok(HostContext {
             manifest,
             sysfs_root,
@@ -57,18 +72,24 @@ impl HostContext {
     /// Gather the way the library and CLI do: `RELAUNCH_SYSFS_ROOT`,
     /// `RELAUNCH_HOST` (else the kernel host name), the standard manifest
     /// locations. An unknown host name is only an error when a manifest
-    /// exists, since then its deny list could not be applied.
+    /// exists, since then its deny list could not be applied; the machine's
+    /// own name is needed then even with `RELAUNCH_HOST` set, because its
+    /// deny entries stay in force whatever that says.
     pub fn from_env() -> Result<Self, IdentityError> {
         let sources = ManifestSources::from_env();
-        let host = match hostname_from_env() {
-            Ok(host) => host,
+        let machine = match machine_hostname() {
+            Ok(name) => Some(name),
             Err(e) if any_manifest_exists(&sources) => return Err(e),
             Err(e) => {
-                tracing::debug!(error = %e, "host name unknown; no manifest to apply");
-                "unknown".to_string()
+                tracing::debug!(error = %e, "machine name unknown; no manifest to apply");
+                None
             }
         };
-        Self::load(SysfsRoot::from_env(), &sources, &host)
+        let host = match hostname_from_env() {
+            Ok(host) => host,
+            Err(_) => machine.clone().unwrap_or_else(|| "unknown".to_string()),
+        };
+        Self::load_for(SysfsRoot::from_env(), &sources, &host, machine.as_deref())
     }
 
     /// The selectable devices: runtime agents joined with sysfs when the

@@ -6,10 +6,12 @@
 //! Aliases may name other aliases; a chain is followed up to
 //! `MAX_ALIAS_DEPTH` steps and a loop is refused, naming every step.
 
+use std::collections::BTreeMap;
+
 use super::anchor::Bdf;
 use super::error::{Denial, IdentityError};
 use super::inventory::{DeviceIdentity, Inventory};
-use super::manifest::{DenyEntry, HostManifest};
+use super::manifest::{AliasEntry, DenyEntry, HostManifest};
 use super::selector::Selector;
 use crate::target::GfxTarget;
 
@@ -54,40 +56,55 @@ pub fn resolve(
             "index: selectors are volatile (discovery order); pin uuid: or bdf: in configuration"
         );
     }
-    if let Some(entry) = deny_match(&resolved, manifest)? {
-        let device = match &resolved {
-            Resolved::Device(device) => device.describe(),
-            Resolved::Sim(gfx) => format!("sim:{gfx}"),
-        };
-        tracing::warn!(%device, entry = %entry.text, origin = %entry.origin, "device denied");
-        return Err(IdentityError::Denied(Box::new(Denial {
-            device,
-            host: manifest.host().to_string(),
-            entry: entry.text.clone(),
-            origin: entry.origin.clone(),
-            reason: entry.reason.clone(),
-            selector: selector.to_string(),
-            via,
-        })));
-    }
+    refuse_denied(&resolved, manifest, &selector.to_string(), &via)?;
     Ok(resolved)
 }
 
-/// The first deny entry of the active host that matches this device, if any.
-/// Used by `resolve` and by listings that mark denied devices.
+/// `Err(Denied)` when a deny entry matches `resolved`. `selector` and `via`
+/// say how the caller asked for it. Openers call this again once a
+/// simulated board's runtime facts (PCI address, UUID) are known.
+pub fn refuse_denied(
+    resolved: &Resolved,
+    manifest: &HostManifest,
+    selector: &str,
+    via: &str,
+) -> Result<(), IdentityError> {
+    let Some(entry) = deny_match(resolved, manifest)? else {
+        return Ok(());
+    };
+    let device = match resolved {
+        Resolved::Device(device) => device.describe(),
+        Resolved::Sim(gfx) => format!("sim:{gfx}"),
+    };
+    tracing::warn!(%device, entry = %entry.text, origin = %entry.origin, "device denied");
+    let written = if entry.target == entry.selector {
+        entry.text.clone()
+    } else {
+        format!("{}` = `{}", entry.text, entry.target)
+    };
+    Err(IdentityError::Denied(Box::new(Denial {
+        device,
+        host: manifest.host().to_string(),
+        entry: written,
+        origin: entry.origin.clone(),
+        reason: entry.reason.clone(),
+        selector: selector.to_string(),
+        via: via.to_string(),
+    })))
+}
+
+/// The first deny entry that matches this device, if any. Used by
+/// `resolve` and by listings that mark denied devices. Entries were
+/// expanded when their file was loaded, so this cannot fail today; the
+/// `Result` keeps a failing check an error rather than a pass.
 pub fn deny_match<'m>(
     resolved: &Resolved,
     manifest: &'m HostManifest,
 ) -> Result<Option<&'m DenyEntry>, IdentityError> {
-    for entry in manifest.deny_entries() {
-        // A deny entry naming an undefined alias is an error, not a pass:
-        // the deny list fails closed.
-        let (target, _) = expand_aliases(&entry.selector, manifest)?;
-        if entry_matches(&target, resolved) {
-            return Ok(Some(entry));
-        }
-    }
-    Ok(None)
+    Ok(manifest
+        .deny_entries()
+        .iter()
+        .find(|entry| entry_matches(&entry.target, resolved)))
 }
 
 /// Whether the device at this position would be refused, for listings.
@@ -98,10 +115,33 @@ pub fn device_deny_match<'m>(
     deny_match(&Resolved::Device(device.clone()), manifest)
 }
 
+/// Identity, not wording: `sim:T` names the simulated T boards whichever
+/// runtime reports them (the in-process table or the simulator loaded as
+/// `RELAUNCH_HSA_LIB`); other forms name a device by its facts, a simulated
+/// one included. A `sim:` request before its board is open is known only by
+/// its target, so anchors are checked again on the opened board.
 fn entry_matches(entry: &Selector, resolved: &Resolved) -> bool {
     match (entry, resolved) {
         (Selector::Sim(denied), Resolved::Sim(wanted)) => denied.processor() == wanted.processor(),
-        (Selector::Sim(_), Resolved::Device(_)) | (_, Resolved::Sim(_)) => false,
+        (Selector::Sim(denied), Resolved::Device(device)) => {
+            // Agents report the bare processor; a name with features
+            // (`gfx1100:xnack-`) is the same board.
+            device.simulated
+                && (device.name == denied.processor()
+                    || GfxTarget::parse(&device.name)
+                        .is_ok_and(|t| t.processor() == denied.processor()))
+        }
+        (Selector::Name(name), Resolved::Sim(wanted)) => {
+            wanted.processor().eq_ignore_ascii_case(name)
+        }
+        (
+            Selector::Uuid(_)
+            | Selector::Bdf { .. }
+            | Selector::Slot(_)
+            | Selector::Index(_)
+            | Selector::Alias(_),
+            Resolved::Sim(_),
+        ) => false,
         (_, Resolved::Device(device)) => selector_matches(entry, device),
     }
 }
@@ -191,6 +231,16 @@ fn expand_aliases(
     selector: &Selector,
     manifest: &HostManifest,
 ) -> Result<(Selector, Vec<String>), IdentityError> {
+    expand_in(selector, manifest.host(), manifest.alias_map())
+}
+
+/// `expand_aliases` over one alias table (`host` names it in messages);
+/// the manifest uses it to fix what a deny entry names when it is loaded.
+pub(super) fn expand_in(
+    selector: &Selector,
+    host: &str,
+    aliases: &BTreeMap<String, AliasEntry>,
+) -> Result<(Selector, Vec<String>), IdentityError> {
     let mut chain: Vec<String> = Vec::new();
     let mut current = selector.clone();
     while let Selector::Alias(name) = &current {
@@ -207,11 +257,11 @@ fn expand_aliases(
                 limit: MAX_ALIAS_DEPTH,
             });
         }
-        let Some(entry) = manifest.alias(name) else {
-            let defined: Vec<String> = manifest.aliases().map(|a| format!("@{}", a.name)).collect();
+        let Some(entry) = aliases.get(name) else {
+            let defined: Vec<String> = aliases.keys().map(|a| format!("@{a}")).collect();
             return Err(IdentityError::UnknownAlias {
                 alias: name.clone(),
-                host: manifest.host().to_string(),
+                host: host.to_string(),
                 defined: if defined.is_empty() {
                     " (no manifest defines aliases for this host)".to_string()
                 } else {

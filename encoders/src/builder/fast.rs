@@ -236,7 +236,7 @@ impl IbBuilder {
         }
         // The state registers are the previous dispatch's: only USER_DATA
         // can change (the kernarg pointer).
-        let written = self.emit_dispatch(last.template, koff, false);
+        let written = self.emit_dispatch(last.template, koff, None, false);
         let t = &self.tables.templates[last.template as usize];
         self.sites.push(DispatchSite {
             segment: self.segments.len() as u32,

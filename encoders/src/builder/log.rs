@@ -184,7 +184,7 @@ impl IbBuilder {
         // shadow's.
         if let Some(last) = self.last {
             let t = &self.tables.templates[last.template as usize];
-            let image = t.image(last.koff);
+            let image = t.image(last.koff, None);
             for (first, from, to) in STATE_RUNS {
                 self.shadow.assign(first, &image[from..to]);
             }

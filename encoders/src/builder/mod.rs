@@ -19,6 +19,7 @@ use relaunch_device::Family;
 
 use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORDS};
 use crate::dispatch::{check_launch, KernelCode, Launch, Prepared};
+use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN, KERNARG_ADDRESS_OFFSET};
 use crate::elide::{ShShadow, TAG_KERNARG_HI};
 use crate::emit;
 use crate::error::EncodeError;
@@ -26,6 +27,7 @@ use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, 
 use crate::kernarg::{KernargImage, MIN_KERNARG_ALIGN};
 use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
+use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
 use fast::{Guesses, Last, NO_TRANSITION};
 use log::{Log, PatchRun};
@@ -66,6 +68,8 @@ impl Default for EncodeOptions {
 
 /// Records one IB. See the module docs and `docs/pm4.md`.
 pub struct IbBuilder {
+    /// A name for the IB in dumps and logs (e.g. `lane1`); not encoded.
+    label: Option<String>,
     family: Family,
     opts: EncodeOptions,
     limit: usize,
@@ -104,6 +108,11 @@ pub struct IbBuilder {
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
+    /// Gate and done words of a stream-ordered IB (see `stream_order.rs`).
+    stream: Option<StreamWords>,
+    /// (dispatch, image offset) of synthesized dispatch packets, whose
+    /// `kernarg_address` holds an offset from the base until `finish`.
+    packets: Vec<(DispatchId, u32)>,
 }
 
 /// Where `emit_dispatch` wrote a dispatch's placeholders and packet.
@@ -114,17 +123,51 @@ struct Written {
 }
 
 impl IbBuilder {
+    /// Names the IB for dumps and logs (e.g. its lane); not encoded.
+    pub fn set_label(&mut self, label: impl Into<String>) {
+        self.label = Some(label.into());
+    }
+
+    /// The name given with [`IbBuilder::set_label`].
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
     /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
-    pub fn new(family: Family, mut opts: EncodeOptions) -> Self {
+    pub fn new(family: Family, opts: EncodeOptions) -> Self {
+        Self::with_stream(family, opts, None)
+    }
+
+    /// A builder whose IB is ordered with another queue's work through
+    /// `words`: it waits for (and closes) the gate before its prologue and
+    /// writes done after its epilogue (see `stream_order.rs`).
+    pub fn new_stream_ordered(
+        family: Family,
+        opts: EncodeOptions,
+        words: StreamWords,
+    ) -> Result<Self, EncodeError> {
+        crate::stream_order::check(words)?;
+        Ok(Self::with_stream(family, opts, Some(words)))
+    }
+
+    fn with_stream(family: Family, mut opts: EncodeOptions, stream: Option<StreamWords>) -> Self {
         if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
             opts.full_state = true;
         }
-        let limit = opts
+        let mut limit = opts
             .max_segment_dwords
             .clamp(MIN_SEGMENT_DWORDS, MAX_IB_DWORDS) as usize;
         let mut w = DwordWriter::new();
+        if let Some(words) = stream {
+            // The gate is waited for before the acquire, so the stream's
+            // earlier writes are visible to the IB's kernels; every
+            // segment keeps room for the done write after the epilogue.
+            stream_order::emit_gate(&mut w, words);
+            limit -= stream_order::DONE_DWORDS;
+        }
         emit_prologue(&mut w);
         IbBuilder {
+            label: None,
             family,
             opts,
             limit,
@@ -149,6 +192,8 @@ impl IbBuilder {
             lo_pointer_ends: Vec::new(),
             lo_runs: Vec::new(),
             hi_pointer: Vec::new(),
+            packets: Vec::new(),
+            stream,
         }
     }
 
@@ -263,6 +308,18 @@ impl IbBuilder {
         }
         let id = id as u32;
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
+        let p = &self.prepared[k];
+        let packet = if p.dispatch_ptr {
+            let image =
+                DispatchPacketImage::for_launch(p.kd_address, launch, p.static_lds, koff.into());
+            let (at, _) = self
+                .kernargs
+                .place(&image.to_bytes(), DISPATCH_PACKET_ALIGN)?;
+            self.packets.push((id, at));
+            Some(at)
+        } else {
+            None
+        };
 
         let dwords = self.w.len() + self.log.dwords;
         if kept_budget.is_none() && dwords + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
@@ -279,7 +336,7 @@ impl IbBuilder {
                 b.emit(&mut self.w);
             }
         }
-        let written = self.emit_dispatch(t, koff, true);
+        let written = self.emit_dispatch(t, koff, packet, true);
         debug_assert!(self.w.len() + EPILOGUE_DWORDS <= self.limit);
         let tpl = &self.tables.templates[t as usize];
         self.sites.push(DispatchSite {
@@ -290,7 +347,10 @@ impl IbBuilder {
             kernel: tpl.kernel,
         });
         let prev = self.last.take();
-        if self.opts.full_state || !self.prepared[k].kernarg_ptr {
+        let p = &self.prepared[k];
+        // A dispatch packet is placed per dispatch, so such a dispatch is
+        // never a transition the fast path could repeat.
+        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr {
             // Nothing the next dispatch could repeat without looking.
             return Ok(id);
         }
@@ -373,10 +433,16 @@ impl IbBuilder {
     /// of them in full state; only USER_DATA unless `state`), then
     /// DISPATCH_DIRECT. Low pointer dwords (offsets until `finish`) and high
     /// ones (filled at `finish`) are noted for patching.
-    fn emit_dispatch(&mut self, t: TemplateId, koff: u32, state: bool) -> Written {
+    fn emit_dispatch(
+        &mut self,
+        t: TemplateId,
+        koff: u32,
+        packet: Option<u32>,
+        state: bool,
+    ) -> Written {
         let full = self.opts.full_state;
         let tpl = &self.tables.templates[t as usize];
-        let image = tpl.image(koff);
+        let image = tpl.image(koff, packet);
         let segment = self.segments.len() as u32;
         let (sh, w) = (&mut self.shadow, &mut self.w);
         if state {
@@ -445,7 +511,10 @@ impl IbBuilder {
         self.write_log_final(kernarg_base);
         self.last = None;
         self.pending = None;
-        emit_epilogue(&mut self.w);
+        emit_epilogue(&mut self.w, self.family);
+        if let Some(words) = self.stream {
+            stream_order::emit_done(&mut self.w, words);
+        }
         self.push_segment();
         self.write_parked(kernarg_base);
         let mut from = 0;
@@ -467,19 +536,34 @@ impl IbBuilder {
         for &(segment, pos) in &self.hi_pointer {
             self.segments[segment as usize].dwords[pos as usize] = (kernarg_base >> 32) as u32;
         }
+        let mut image = self.kernargs.into_bytes();
+        // Shared (immutable) packets appear once per dispatch: fix each once.
+        let mut fixed: Vec<u32> = self.packets.iter().map(|&(_, at)| at).collect();
+        fixed.sort_unstable();
+        fixed.dedup();
+        for at in fixed {
+            let field = at as usize + KERNARG_ADDRESS_OFFSET;
+            let slot: &mut [u8; 8] = (&mut image[field..field + 8])
+                .try_into()
+                .expect("packet images are 64 bytes inside the kernarg image");
+            *slot = u64::from_le_bytes(*slot)
+                .wrapping_add(kernarg_base)
+                .to_le_bytes();
+        }
         tracing::debug!(
             family = %self.family,
             dispatches = self.sites.len(),
             segments = self.segments.len(),
-            kernarg_bytes = self.kernargs.len(),
+            kernarg_bytes = image.len(),
             "pm4 ib finished"
         );
         Ok(EncodedIb {
             family: self.family,
             segments: self.segments,
-            kernarg_image: self.kernargs.into_bytes(),
+            kernarg_image: image,
             kernarg_base,
             sites: self.sites,
+            dispatch_packets: self.packets,
             kernels: self.kernels,
             kernargs_shared: self.opts.kernargs_immutable,
         })

@@ -86,6 +86,9 @@ pub(super) struct Template {
     image: [u64; IMAGE_LEN],
     /// Index in `image` of the kernarg pointer's low dword, if any.
     lo: Option<usize>,
+    /// Index in `image` of the dispatch packet pointer's low dword, if the
+    /// kernel reads its packet.
+    packet_lo: Option<usize>,
 }
 
 impl Template {
@@ -148,12 +151,16 @@ impl Template {
         wide | narrow as u64 == 0
     }
 
-    /// The register values with the kernarg block at `koff`.
+    /// The register values with the kernarg block at `koff` and the
+    /// dispatch packet (for a kernel that reads it) at `packet`.
     #[inline]
-    pub fn image(&self, koff: u32) -> [u64; IMAGE_LEN] {
+    pub fn image(&self, koff: u32, packet: Option<u32>) -> [u64; IMAGE_LEN] {
         let mut image = self.image;
         if let Some(lo) = self.lo {
             image[lo] |= koff as u64;
+        }
+        if let (Some(lo), Some(at)) = (self.packet_lo, packet) {
+            image[lo] |= at as u64;
         }
         image
     }
@@ -237,14 +244,21 @@ impl Templates {
             RESOURCE_LIMITS_VALUE as u64,
             p.rsrc3 as u64,
         ]);
-        // USER_DATA: [private segment buffer zeros], kernarg pointer, then
-        // the padding zeros RSRC2 declares.
-        let lo = p.kernarg_ptr.then(|| {
-            let at = USER_AT + p.private_segment_dwords as usize;
-            image[at] = TAG_KERNARG_LO;
-            image[at + 1] = TAG_KERNARG_HI;
-            at
-        });
+        // USER_DATA: [private segment buffer zeros], [dispatch packet
+        // pointer], kernarg pointer, then the padding zeros RSRC2 declares.
+        // Both pointers are tagged: low dwords offsets from the base until
+        // `finish`, high dwords filled there.
+        let mut at = USER_AT + p.private_segment_dwords as usize;
+        let mut pointer = |wanted: bool| {
+            wanted.then(|| {
+                image[at] = TAG_KERNARG_LO;
+                image[at + 1] = TAG_KERNARG_HI;
+                at += 2;
+                at - 2
+            })
+        };
+        let packet_lo = pointer(p.dispatch_ptr);
+        let lo = pointer(p.kernarg_ptr);
         let fresh = fresh_image && align <= MIN_KERNARG_ALIGN && len > 0;
         let stride = len.div_ceil(16) * 16;
         if fresh {
@@ -263,6 +277,7 @@ impl Templates {
             user: p.user_sgprs(),
             image,
             lo,
+            packet_lo,
         });
         self.by_key.insert((kernel, *launch, len, align), id);
         id

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use relaunch_device::Family;
 
-use super::{decode_at, decode_lenient, sh_registers, Entry, Packet};
+use super::{decode_at, sh_registers, Entry, LenientDecoder, Packet};
 use crate::error::DecodeError;
 use crate::field::describe;
 use crate::packet::{
@@ -16,12 +16,14 @@ use crate::regs::table;
 /// Strict dump: fails on the first packet the strict decoder refuses.
 pub fn dump(dwords: &[u32], family: Family) -> Result<String, DecodeError> {
     let mut out = String::new();
-    let mut at = 0;
-    while at < dwords.len() {
-        let (p, n) = decode_at(dwords, at, family, true)?;
-        write_packet(&mut out, at, dwords[at], &p, family);
-        at += n;
-    }
+    dump_each(dwords, family, |line| {
+        out.push_str(line);
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|e| match e {
+        DumpError::Decode(e) => e,
+        DumpError::Sink(never) => match never {},
+    })?;
     Ok(out)
 }
 
@@ -29,9 +31,57 @@ pub fn dump(dwords: &[u32], family: Family) -> Result<String, DecodeError> {
 /// marked with `!!`, and decoding continues wherever it safely can.
 pub fn dump_lenient(dwords: &[u32], family: Family) -> String {
     let mut out = String::new();
-    for e in decode_lenient(dwords, family) {
+    let done: Result<(), std::convert::Infallible> = dump_lenient_each(dwords, family, |line| {
+        out.push_str(line);
+        Ok(())
+    });
+    match done {
+        Ok(()) => out,
+        Err(never) => match never {},
+    }
+}
+
+/// Why a streamed strict dump stopped.
+#[derive(Debug)]
+pub enum DumpError<E> {
+    /// The strict decoder refused a packet (the lines before it were given).
+    Decode(DecodeError),
+    /// The line sink failed (e.g. a closed pipe).
+    Sink(E),
+}
+
+/// Strict dump, one packet's text (ending in a newline) at a time, so a
+/// dump needs memory for one packet, not for the whole text.
+pub fn dump_each<E>(
+    dwords: &[u32],
+    family: Family,
+    mut line: impl FnMut(&str) -> Result<(), E>,
+) -> Result<(), DumpError<E>> {
+    let mut text = String::new();
+    let mut at = 0;
+    while at < dwords.len() {
+        let (p, n) = decode_at(dwords, at, family, true).map_err(DumpError::Decode)?;
+        text.clear();
+        write_packet(&mut text, at, dwords[at], &p, family);
+        line(&text).map_err(DumpError::Sink)?;
+        at += n;
+    }
+    Ok(())
+}
+
+/// Lenient dump, one entry's text at a time (see `dump_each`).
+pub fn dump_lenient_each<E>(
+    dwords: &[u32],
+    family: Family,
+    mut line: impl FnMut(&str) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut text = String::new();
+    for e in LenientDecoder::new(dwords, family) {
+        text.clear();
         match e {
-            Entry::Packet { at, packet } => write_packet(&mut out, at, dwords[at], &packet, family),
+            Entry::Packet { at, packet } => {
+                write_packet(&mut text, at, dwords[at], &packet, family)
+            }
             Entry::Unknown {
                 at,
                 header,
@@ -39,19 +89,20 @@ pub fn dump_lenient(dwords: &[u32], family: Family) -> String {
                 dwords: n,
             } => {
                 let _ = writeln!(
-                    out,
+                    text,
                     "{at:06}  {header:08X}  UNKNOWN({opcode:#04x})  {n} dwords skipped"
                 );
             }
             Entry::Bad { at, error, skip } => {
-                let _ = writeln!(out, "{at:06}  {:08X}  !! {error}", dwords[at]);
+                let _ = writeln!(text, "{at:06}  {:08X}  !! {error}", dwords[at]);
                 if skip == 0 {
-                    let _ = writeln!(out, "        !! stopped: read past the end of the IB");
+                    let _ = writeln!(text, "        !! stopped: read past the end of the IB");
                 }
             }
         }
+        line(&text)?;
     }
-    out
+    Ok(())
 }
 
 fn write_packet(out: &mut String, at: usize, h: u32, p: &Packet<'_>, family: Family) {

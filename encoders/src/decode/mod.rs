@@ -9,7 +9,7 @@
 
 mod dump;
 
-pub use dump::{dump, dump_lenient};
+pub use dump::{dump, dump_each, dump_lenient, dump_lenient_each, DumpError};
 
 use relaunch_device::Family;
 
@@ -402,42 +402,63 @@ pub enum Entry<'a> {
 /// Decode without failing: unknown opcodes are skipped by their count, other
 /// problems are recorded and decoding resumes where it safely can.
 pub fn decode_lenient(dwords: &[u32], family: Family) -> Vec<Entry<'_>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < dwords.len() {
-        match decode_at(dwords, at, family, false) {
-            Ok((packet, n)) => {
-                out.push(Entry::Packet { at, packet });
-                at += n;
-            }
+    LenientDecoder::new(dwords, family).collect()
+}
+
+/// `decode_lenient` one entry at a time (dumps of large IBs stream).
+pub struct LenientDecoder<'a> {
+    dwords: &'a [u32],
+    at: usize,
+    family: Family,
+    stopped: bool,
+}
+
+impl<'a> LenientDecoder<'a> {
+    pub fn new(dwords: &'a [u32], family: Family) -> Self {
+        LenientDecoder {
+            dwords,
+            at: 0,
+            family,
+            stopped: false,
+        }
+    }
+}
+
+impl<'a> Iterator for LenientDecoder<'a> {
+    type Item = Entry<'a>;
+
+    fn next(&mut self) -> Option<Entry<'a>> {
+        let (dwords, at) = (self.dwords, self.at);
+        if self.stopped || at >= dwords.len() {
+            return None;
+        }
+        let (entry, n) = match decode_at(dwords, at, self.family, false) {
+            Ok((packet, n)) => (Entry::Packet { at, packet }, n),
             Err(DecodeError::UnknownOpcode {
                 opcode, header: h, ..
             }) => {
                 let n = (1 + header::COUNT.get(h) as usize + 1).min(dwords.len() - at);
-                out.push(Entry::Unknown {
+                let entry = Entry::Unknown {
                     at,
                     header: h,
                     opcode,
                     dwords: n,
-                });
-                at += n;
+                };
+                (entry, n)
             }
             Err(error @ DecodeError::Truncated { .. }) => {
-                out.push(Entry::Bad { at, error, skip: 0 });
-                break;
+                self.stopped = true;
+                (Entry::Bad { at, error, skip: 0 }, 0)
             }
             Err(error @ (DecodeError::BadCount { .. } | DecodeError::UnknownRegister { .. })) => {
                 let n = (1 + header::COUNT.get(dwords[at]) as usize + 1).min(dwords.len() - at);
-                out.push(Entry::Bad { at, error, skip: n });
-                at += n;
+                (Entry::Bad { at, error, skip: n }, n)
             }
-            Err(error) => {
-                out.push(Entry::Bad { at, error, skip: 1 });
-                at += 1;
-            }
-        }
+            Err(error) => (Entry::Bad { at, error, skip: 1 }, 1),
+        };
+        self.at += n;
+        Some(entry)
     }
-    out
 }
 
 #[cfg(test)]

@@ -134,6 +134,23 @@ pub static RSRC1_GFX12: [Field; 14] = [
 // COMPUTE_PGM_RSRC2
 pub const RSRC2_SCRATCH_EN: Field = b("SCRATCH_EN", 0);
 pub const RSRC2_USER_SGPR: Field = f("USER_SGPR", 1, 5);
+/// Trap handler present (gfx10/gfx11 only; gfx12 has DYNAMIC_VGPR here).
+pub const RSRC2_TRAP_PRESENT: Field = b("TRAP_PRESENT", 6);
+
+/// The RSRC2 bits the CP sets for an AQL dispatch when the runtime has a
+/// trap handler installed (ROCr installs one for every GPU agent): the
+/// code object leaves TRAP_PRESENT 0 by contract, so the direct PM4 path
+/// sets it itself to give replayed kernels the handler they have under
+/// HIP. gfx12 has no such bit.
+pub const fn rsrc2_trap_bits(family: relaunch_device::Family, trap_handler: bool) -> u32 {
+    match family {
+        relaunch_device::Family::Gfx10 | relaunch_device::Family::Gfx11 => {
+            RSRC2_TRAP_PRESENT.place(trap_handler as u32)
+        }
+        relaunch_device::Family::Gfx12 => 0,
+    }
+}
+
 /// LDS allocation in 512-byte granules for compute on gfx10-12.
 pub const RSRC2_LDS_SIZE: Field = f("LDS_SIZE", 15, 23);
 /// Bytes per LDS_SIZE granule for compute on these families.
@@ -141,7 +158,7 @@ pub const LDS_GRANULE_BYTES: u32 = 512;
 pub static RSRC2_GFX10: [Field; 11] = [
     RSRC2_SCRATCH_EN,
     RSRC2_USER_SGPR,
-    b("TRAP_PRESENT", 6),
+    RSRC2_TRAP_PRESENT,
     b("TGID_X_EN", 7),
     b("TGID_Y_EN", 8),
     b("TGID_Z_EN", 9),

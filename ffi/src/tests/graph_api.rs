@@ -120,8 +120,9 @@ fn a_module_graph_launches_patches_and_relaunches() {
     assert_eq!(rl_graphexec_lane_count(exec), 1);
     assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
     // SAFETY: 4 readable bytes.
-    let rc =
-        unsafe { rl_graphexec_set_node_kernargs(exec, produce, 8, 3u32.to_le_bytes().as_ptr(), 4) };
+    let rc = unsafe {
+        rl_graphexec_set_node_kernargs_at(exec, produce, 8, 3u32.to_le_bytes().as_ptr(), 4)
+    };
     assert_eq!(rc, RL_OK, "{}", last_error());
     assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
     let mut got = vec![0u32; N as usize];
@@ -132,7 +133,7 @@ fn a_module_graph_launches_patches_and_relaunches() {
     let expected: Vec<u32> = (0..N).map(|i| 4 * i).collect();
     assert_eq!(got, expected);
     // SAFETY: 4 readable bytes.
-    let rc = unsafe { rl_graphexec_set_node_kernargs(exec, 99, 8, [0u8; 4].as_ptr(), 4) };
+    let rc = unsafe { rl_graphexec_set_node_kernargs_at(exec, 99, 8, [0u8; 4].as_ptr(), 4) };
     assert_eq!(rc, RL_ERR_HANDLE, "{}", last_error());
     let mut fp = [0u8; 32];
     // SAFETY: 32 writable bytes.

@@ -4,6 +4,7 @@
 
 mod api;
 mod bad_handles;
+mod certify;
 mod graph_api;
 
 use std::ffi::{CStr, CString};

@@ -6,6 +6,9 @@
 
 mod support;
 
+mod deny;
 mod examples;
 mod install;
+mod sdk;
+mod seed;
 mod valgrind;

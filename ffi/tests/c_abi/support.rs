@@ -43,14 +43,15 @@ pub fn fixture(target: &str, name: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// True when `tool` runs; prints a skip note otherwise.
+/// True when `tool` runs; otherwise false with a skip note, or a failure
+/// under CI (which installs every tool these tests use).
 pub fn have(tool: &str, test: &str) -> bool {
     let ok = Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        println!("note: skipping {test}: `{tool}` is not installed (CI installs it)");
+        relaunch_testsupport::missing(&format!("`{tool}`"), &format!("needed by {test}"));
     }
     ok
 }
@@ -85,9 +86,17 @@ pub fn scratch(name: &str) -> Scratch {
 
 /// Compiles `ffi/examples/<example>.c` against the built library.
 pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
+    compile_source(
+        &ffi_dir().join(format!("examples/{example}.c")),
+        example,
+        out_dir,
+    )
+}
+
+/// Compiles one C file against the built library into `out_dir/exe_name`.
+pub fn compile_source(source: &Path, exe_name: &str, out_dir: &Path) -> PathBuf {
     let lib = lib_dir();
-    let exe = out_dir.join(example);
-    let source = ffi_dir().join(format!("examples/{example}.c"));
+    let exe = out_dir.join(exe_name);
     let include = ffi_dir().join("include");
     let rpath = format!("-Wl,-rpath,{}", lib.display());
     let out = Command::new("cc")
@@ -101,7 +110,7 @@ pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
         ])
         .arg("-I")
         .arg(&include)
-        .arg(&source)
+        .arg(source)
         .arg("-L")
         .arg(lib)
         .arg(&rpath)
@@ -109,7 +118,7 @@ pub fn compile_example(example: &str, out_dir: &Path) -> PathBuf {
         .arg(&exe)
         .output()
         .expect("run cc");
-    check(&out, &format!("cc {example}.c"));
+    check(&out, &format!("cc {}", source.display()));
     exe
 }
 

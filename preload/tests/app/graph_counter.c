@@ -92,13 +92,13 @@ int main(int argc, char **argv) {
     CHECK(hipStreamSynchronize(stream));
     printf("flags e=%u launches=%ld\n", read_counter(e), fakehip_launches());
 
-    /* A node the interposer does not see (an empty node): falls through. */
+    /* A node the interposer does not see (a memory-free node): falls through. */
     hipGraph_t graph4; hipGraphNode_t k4, empty; hipGraphExec_t exec4;
     void *args_f[] = {&f};
     hipKernelNodeParams q = counter_node(counter, args_f);
     CHECK(hipGraphCreate(&graph4, 0));
     CHECK(hipGraphAddKernelNode(&k4, graph4, NULL, 0, &q));
-    CHECK(hipGraphAddEmptyNode(&empty, graph4, &k4, 1));
+    CHECK(hipGraphAddMemFreeNode(&empty, graph4, &k4, 1, f));
     CHECK(hipGraphInstantiate(&exec4, graph4, NULL, NULL, 0));
     CHECK(hipGraphLaunch(exec4, stream));
     CHECK(hipStreamSynchronize(stream));

@@ -8,12 +8,14 @@
  * tell a relaunch replay (effects visible, count unchanged) from a
  * fall-through (count + 1). Only what the test app needs is here. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hip_min.h"
+#include "fakestream.h"
 
 enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorOutOfMemory = 2,
        hipErrorNotInitialized = 3, hipErrorInvalidHandle = 400 };
@@ -102,10 +104,20 @@ hipError_t hipMalloc(void **ptr, size_t size) {
     return hipSuccess;
 }
 
+hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags) {
+    (void)flags;
+    return hipMalloc(ptr, size);
+}
+
+hipError_t hipHostFree(void *ptr) { return ptr && hsa.pool_free(ptr) != 0 ? hipErrorInvalidValue : hipSuccess; }
+
 hipError_t hipFree(void *ptr) { return ptr && hsa.pool_free(ptr) != 0 ? hipErrorInvalidValue : hipSuccess; }
 
+/* Synchronous: after the work queued on every stream (HIP's blocking
+ * legacy default stream). */
 hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, int kind) {
     (void)kind;
+    fake_device_sync();
     memmove(dst, src, bytes);
     return hipSuccess;
 }
@@ -173,11 +185,15 @@ hipError_t hipModuleGetFunction(void **function, void *module, const char *name)
 
 hipError_t hipModuleUnload(void *module) { free(module); return hipSuccess; }
 
-hipError_t hipStreamCreate(void **stream) { *stream = calloc(1, 8); return hipSuccess; }
-hipError_t hipStreamDestroy(void *stream) { free(stream); return hipSuccess; }
+hipError_t hipStreamCreate(void **stream) {
+    if (!stream) return hipErrorInvalidValue;
+    *stream = fake_stream_new();
+    return *stream ? hipSuccess : hipErrorOutOfMemory;
+}
+hipError_t hipStreamDestroy(void *stream) { fake_stream_sync(stream); return hipSuccess; }
 
 /* Graphs: nodes and edges are recorded (counts only matter). */
-#define MAX_NODES 64
+#define MAX_NODES 1024
 struct node { hipKernelNodeParams params; };
 struct graph { size_t nodes, edges; struct node *node[MAX_NODES]; };
 struct exec { struct graph *graph; };
@@ -234,6 +250,32 @@ hipError_t hipGraphKernelNodeSetAttribute(void *node, int attr, const void *valu
 }
 
 hipError_t hipGraphAddEmptyNode(void **node, void *graph, void *const *deps, size_t ndeps) {
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+/* Not intercepted by the interposer (a node it cannot see). */
+hipError_t hipGraphAddMemFreeNode(void **node, void *graph, void *const *deps, size_t ndeps, void *dptr) {
+    if (!dptr) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none); /* static: not through an interposable symbol */
+}
+
+/* Counted as one node, as HIP does (the child is not run: the fake never
+ * runs graphs). */
+hipError_t hipGraphAddChildGraphNode(void **node, void *graph, void *const *deps, size_t ndeps, void *child) {
+    if (!child) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+/* The callback is not run: the fake never runs graphs. */
+hipError_t hipGraphAddHostNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                               const hipHostNodeParams *params) {
+    if (!params || !params->fn) return hipErrorInvalidValue;
     hipKernelNodeParams none;
     memset(&none, 0, sizeof none);
     return add_node(node, graph, deps, ndeps, &none);
@@ -336,7 +378,7 @@ struct capture {
     size_t ndeps;
     struct node *deps[MAX_DEPS];
 };
-struct event { struct graph *graph; size_t ndeps; struct node *deps[MAX_DEPS]; };
+struct event { struct graph *graph; size_t ndeps; struct node *deps[MAX_DEPS]; struct fake_event_state done; };
 
 static struct capture captures[MAX_CAPTURES];
 static long kernel_launches;
@@ -406,6 +448,7 @@ hipError_t hipStreamSynchronize(void *stream) {
         c->invalidated = 1;
         return 900;
     }
+    fake_stream_sync(stream);
     return hipSuccess;
 }
 
@@ -479,12 +522,22 @@ hipError_t hipEventRecord(void *event, void *stream) {
     struct event *e = event;
     if (!e) return hipErrorInvalidValue;
     struct capture *c = capture_of(stream);
-    memset(e, 0, sizeof *e);
+    e->graph = NULL;
+    e->ndeps = 0;
     if (c) {
         e->graph = c->graph;
         e->ndeps = c->ndeps;
         memcpy(e->deps, c->deps, sizeof e->deps);
+        return hipSuccess;
     }
+    /* Outside a capture: completes when the stream reaches it. */
+    return fake_event_record(&e->done, stream);
+}
+
+hipError_t hipEventSynchronize(void *event) {
+    struct event *e = event;
+    if (!e) return hipErrorInvalidValue;
+    fake_event_sync(&e->done);
     return hipSuccess;
 }
 

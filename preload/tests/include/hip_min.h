@@ -39,6 +39,11 @@ hipError_t hipGraphAddDependencies(hipGraph_t, const hipGraphNode_t *, const hip
 hipError_t hipGraphInstantiate(hipGraphExec_t *, hipGraph_t, hipGraphNode_t *, char *, size_t);
 hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *, hipGraph_t, unsigned long long);
 hipError_t hipGraphAddEmptyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t);
+hipError_t hipGraphAddChildGraphNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, hipGraph_t);
+hipError_t hipGraphAddMemFreeNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, void *);
+typedef struct { void (*fn)(void *); void *userData; } hipHostNodeParams;
+hipError_t hipGraphAddHostNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                               const hipHostNodeParams *);
 hipError_t hipGraphLaunch(hipGraphExec_t, hipStream_t);
 hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t, hipGraphNode_t, const hipKernelNodeParams *);
 hipError_t hipGraphExecDestroy(hipGraphExec_t);
@@ -74,6 +79,19 @@ hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned int);
 hipError_t hipGraphGetNodes(hipGraph_t, hipGraphNode_t *, size_t *);
 hipError_t hipGraphGetEdges(hipGraph_t, hipGraphNode_t *, hipGraphNode_t *, size_t *);
 long fakehip_kernel_launches(void);
+
+/* Stream memory operations, async copies and synchronisation
+ * (hip_runtime_api.h), and the fake's stream-thread hooks. */
+#include <stdint.h>
+#define hipStreamWaitValueEq 0x1
+hipError_t hipStreamWriteValue32(hipStream_t, void *, uint32_t, unsigned int);
+hipError_t hipStreamWaitValue32(hipStream_t, void *, uint32_t, unsigned int, uint32_t);
+hipError_t hipMemcpyAsync(void *, const void *, size_t, int, hipStream_t);
+hipError_t hipEventSynchronize(hipEvent_t);
+hipError_t hipDeviceSynchronize(void);
+hipError_t hipStreamDestroy(hipStream_t);
+void fakehip_stream_hold(hipStream_t, int);
+long fakehip_stream_pending(hipStream_t);
 
 /* Static registration (helper "staticreg"), as a hipcc-generated
  * constructor calls it (hip_runtime headers / clang's HIP codegen): the

@@ -17,7 +17,8 @@ _Dispatch = Union[
     tuple[str, _Dims, _Dims, int, _Bytes, bool],
     tuple[str, _Dims, _Dims, int, _Bytes],
 ]
-_Access = tuple["GraphBuffer", int, int, bool]
+_Access = tuple[Union["GraphBuffer", int], int, int, bool]
+_NodeRef = Union["Node", int]
 
 class _DeviceInfo(TypedDict):
     """One entry of :func:`devices` (a plain dict at runtime)."""
@@ -60,6 +61,7 @@ __all__ = [
     "CertificationError",
     "CompileError",
     "DeviceError",
+    "DeviceLostError",
     "Error",
     "Gpu",
     "Graph",
@@ -112,6 +114,11 @@ class CertificationError(Error):
 class DeviceError(Error):
     """No such device, a denied device, an ambiguous or malformed selector."""
 
+class DeviceLostError(DeviceError):
+    """The GPU is lost to this process: a memory (VM) fault was reported for
+    it (the message names the address) and the driver stopped its queues.
+    Other GPUs keep working; restart the process to use this one again."""
+
 @final
 class Gpu:
     """An opened GPU, real or simulated (``sim:<target>``)."""
@@ -143,12 +150,15 @@ class Gpu:
     def simulated(self) -> bool:
         """True on the simulated device."""
 
-    def load_module(self, code: _Bytes, manifest: Optional[_Bytes] = None) -> "Module":
+    def load_module(
+        self, code: _Bytes, manifest: Union[_Bytes, str, None] = None
+    ) -> "Module":
         """Loads a code object (ELF, or an offload bundle holding this target).
 
         Arguments:
             code: the code object bytes.
-            manifest: a certification manifest; takes the certified path.
+            manifest: a certification manifest (JSON bytes or text); takes
+                the certified path.
 
         Raises:
             RecordError: unreadable code object, or one for another target.
@@ -180,6 +190,14 @@ class Gpu:
             TypeError, ValueError: ``size`` is not a non-negative int.
         """
 
+    def alloc_device(self, size: int) -> "Buffer":
+        """Device-local memory: ``alloc(size, host_visible=False)``.
+
+        Raises:
+            RecordError: ``size`` is 0.
+            DeviceError: the allocation failed.
+        """
+
     def build(self, module: "Module", dispatches: Iterable[_Dispatch]) -> "Pm4Ib":
         """Records dispatches into one retained PM4 IB and installs it.
 
@@ -188,8 +206,12 @@ class Gpu:
             dispatches: tuples ``(symbol, grid, block, dynamic_group_bytes,
                 kernarg_bytes, serialize)``; grid and block are work-items
                 (an int or 1-3 ints); ``serialize`` True puts a
-                read-after-write boundary before that dispatch (may be left
-                out: False). Pack kernargs with :meth:`Module.pack_kernargs`.
+                read-after-write boundary between that dispatch and the next
+                one, so the next consumer sees what it wrote (may be left
+                out: False; on the last dispatch it changes nothing). The
+                kernarg bytes are the full segment
+                (:meth:`Module.pack_kernargs`) or exactly the explicit
+                arguments, whose hidden arguments relaunch then fills.
 
         Raises:
             RecordError: unknown symbol, kernel refused by the PM4 verdict,
@@ -237,6 +259,13 @@ class Buffer:
             ReplayError: the read is outside the buffer.
         """
 
+    def read_u32s(self, offset: int, count: int) -> list[int]:
+        """``count`` little-endian u32 values from byte ``offset``.
+
+        Raises:
+            ValueError: the range is outside the buffer.
+        """
+
     def read(self, offset: Optional[int] = None, size: Optional[int] = None) -> bytes:
         """A copy of ``size`` bytes at ``offset`` (default: to the end).
 
@@ -267,6 +296,23 @@ class Module:
     @property
     def kernels(self) -> list[str]:
         """Names of the kernels in the module."""
+
+    @property
+    def radiowave_certified(self) -> bool:
+        """True when the module was loaded with an accepted manifest."""
+
+    @property
+    def scheduler_profile(self) -> str:
+        """The manifest's scheduler profile (``"default"``, ``"max_ilp"``, ...;
+        ``"unknown"`` without one)."""
+
+    @property
+    def wavefront_size(self) -> int:
+        """The module's real wavefront size (32 or 64)."""
+
+    def mutable_read_cache(self, symbol: str) -> str:
+        """relaunch's own proof for ``symbol``: ``"vmem_only"`` or
+        ``"scalar_or_unknown"`` (also for an unknown symbol)."""
 
     def pack_kernargs(
         self,
@@ -346,7 +392,8 @@ class Pm4Ib:
         """Overwrites kernarg bytes of dispatch ``index`` for later replays.
 
         Raises:
-            RecordError: no such dispatch, or bytes outside its kernarg block.
+            HandleError: no such dispatch.
+            RecordError: bytes outside its kernarg block.
         """
 
     @property
@@ -385,13 +432,18 @@ class Graph:
 
     def __new__(
         cls,
-        mode: Optional[str] = None,
-        lanes: Optional[int] = None,
+        lanes: Union[int, str, None] = None,
+        mode: Union[str, int, None] = None,
         max_in_flight: Optional[int] = None,
     ) -> "Graph":
-        """Arguments:
-            mode: ``"latency"`` (None), ``"overlap"`` or ``"throughput"``.
-            lanes: most lanes (queues) one replay may use (None: 1).
+        """``Graph(lanes, mode, max_in_flight)``, positionally as the
+        reference module takes them (a lone string first is the mode).
+
+        Arguments:
+            lanes: most lanes (queues) one replay may use (None: 1, one
+                serial lane).
+            mode: ``"latency"`` (None), ``"overlap"`` or ``"throughput"``
+                (or 0, 1, 2).
             max_in_flight: most replays of the plan in flight at once (None: 1).
 
         Raises:
@@ -412,7 +464,7 @@ class Graph:
         grid: _Dims,
         block: _Dims,
         accesses: Optional[Iterable[_Access]] = None,
-        deps: Optional[Iterable[Node]] = None,
+        deps: Optional[Iterable[_NodeRef]] = None,
         module: Optional[Module] = None,
         kernarg: Optional[_Bytes] = None,
         dynamic_group_bytes: Optional[int] = None,
@@ -426,23 +478,25 @@ class Graph:
             deps: nodes that must finish before it.
             module: where the kernel comes from; None records a named node
                 that instantiates and mock-launches but cannot launch.
-            kernarg: its kernarg bytes (None: empty; a module kernel needs
-                its full segment).
+            kernarg: its kernarg bytes (None: empty; a module kernel takes
+                its full segment, or exactly its explicit arguments, whose
+                hidden arguments are then filled from the geometry).
             dynamic_group_bytes: extra LDS per workgroup (None: 0).
 
         Raises:
             RecordError: an access outside its buffer, an unknown kernel,
                 a short kernarg, a dependency cycle.
-            HandleError: a buffer or node from another graph.
+            HandleError: a buffer or node from another graph, or an int id
+                that names none.
             TypeError, ValueError: malformed arguments.
         """
 
-    def add_dependency(self, src: Node, to: Node) -> None:
-        """Makes ``to`` run after ``src``.
+    def add_dependency(self, src: _NodeRef, to: _NodeRef) -> None:
+        """Makes ``to`` run after ``src`` (Nodes or their int ids).
 
         Raises:
             RecordError: the edge would close a cycle.
-            HandleError: a node from another graph.
+            HandleError: a node from another graph, or an unknown id.
         """
 
     @property
@@ -488,13 +542,15 @@ class GraphExec:
             ReplayError: a queue or kernel fault or a timeout.
         """
 
-    def set_kernargs(self, node: Node, data: _Bytes, byte_offset: Optional[int] = None) -> None:
+    def set_kernargs(
+        self, node: _NodeRef, data: _Bytes, byte_offset: Optional[int] = None
+    ) -> None:
         """Overwrites kernarg bytes of ``node`` for every later launch.
 
         Raises:
             RecordError: bytes outside the node's kernarg.
-            HandleError: a node from another graph.
-            TypeError: ``node`` is not a Node.
+            HandleError: a node from another graph, or an unknown id.
+            TypeError: ``node`` is not a Node or an int.
         """
 
     def to_dot(self) -> str:
@@ -557,6 +613,11 @@ class Workgroup:
     @property
     def grid_size(self) -> tuple[int, int, int]:
         """Work-items in the grid (x, y, z)."""
+
+    def scalar_load(self, addr: int, size: int) -> bytes:
+        """Checked scalar load (through the scalar cache, like ``s_load``) of
+        ``size`` bytes at ``addr``; stale when an earlier dispatch wrote them
+        and no boundary since invalidated the scalar cache."""
 
     def load(self, addr: int, size: int) -> bytes:
         """Checked load of ``size`` bytes at device address ``addr``.

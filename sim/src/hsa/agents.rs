@@ -92,6 +92,11 @@ pub(super) extern "C" fn system_get_info(attribute: u32, value: *mut c_void) -> 
                 sys::HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT => {
                     write_out(value.cast::<u64>(), u64::MAX, "SIGNAL_MAX_WAIT")
                 }
+                sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => write_out(
+                    value.cast::<*const std::ffi::c_char>(),
+                    c"relaunch-sim".as_ptr(),
+                    "BUILD_VERSION",
+                ),
                 other => fail(
                     sys::HSA_STATUS_ERROR_INVALID_ARGUMENT,
                     format!(
@@ -172,7 +177,8 @@ pub(super) extern "C" fn agent_get_info(
         unsafe {
             match (attribute, gpu) {
                 (sys::HSA_AGENT_INFO_NAME, Some((_, d))) => {
-                    write_text::<64>(value, d.target().processor(), "NAME")
+                    let name = d.config().listed_as.as_deref();
+                    write_text::<64>(value, name.unwrap_or(d.target().processor()), "NAME")
                 }
                 (sys::HSA_AGENT_INFO_NAME, None) => write_text::<64>(value, "relaunch-sim-cpu", "NAME"),
                 (sys::HSA_AGENT_INFO_VENDOR_NAME, _) => write_text::<64>(value, "AMD", "VENDOR_NAME"),

@@ -11,6 +11,7 @@
 
 mod agents;
 mod code;
+mod events;
 mod queues;
 
 use std::cell::RefCell;
@@ -66,6 +67,8 @@ struct System {
     executables: HashMap<u64, Executable>,
     symbols: HashMap<u64, Symbol>,
     next_handle: u64,
+    /// `hsa_amd_register_system_event_handler` registrations.
+    event_handlers: events::Handlers,
 }
 
 impl System {
@@ -94,6 +97,7 @@ fn system() -> &'static RwLock<System> {
             executables: HashMap::new(),
             symbols: HashMap::new(),
             next_handle: 0x10_0000,
+            event_handlers: Vec::new(),
         })
     })
 }
@@ -220,6 +224,7 @@ pub fn add_gpu(config: SimConfig) -> Result<Arc<SimDevice>, SimError> {
         return Ok(Arc::clone(d));
     }
     let dev = SimDevice::new_shared(config, Arc::clone(&s.memory), Arc::clone(&s.signals))?;
+    events::connect(&dev, s.gpus.len());
     s.gpus.push(Arc::clone(&dev));
     Ok(dev)
 }
@@ -294,12 +299,29 @@ pub fn api() -> HsaApi {
         executable_get_symbol_by_name: code::symbol_by_name,
         executable_symbol_get_info: code::symbol_get_info,
         executable_destroy: code::executable_destroy,
+        amd_register_system_event_handler: events::register_system_event_handler,
+        memory_copy: events::memory_copy,
     }
 }
 
 /// The table wrapped the way `relaunch-device`'s runtime takes it.
 pub fn loaded() -> LoadedHsa {
     LoadedHsa::from_table(api(), "relaunch simulated device").simulated()
+}
+
+/// The config for target `t` of `RELAUNCH_SIM_TARGETS`: simulated when
+/// RDNA; a known GPU of another family (e.g. CDNA `gfx90a`) is listed
+/// under its own name over a simulated stand-in, as ROCr would list a
+/// board relaunch cannot use.
+fn listed_config(t: &str) -> SimConfig {
+    use relaunch_device::target::GfxTarget;
+    match GfxTarget::parse(t) {
+        Ok(target) if target.family().is_err() => SimConfig {
+            listed_as: Some(target.processor().to_string()),
+            ..SimConfig::new("gfx1100")
+        },
+        _ => SimConfig::new(t),
+    }
 }
 
 extern "C" fn hsa_init() -> Status {
@@ -309,12 +331,15 @@ extern "C" fn hsa_init() -> Status {
             let targets = std::env::var(TARGETS_ENV).unwrap_or_else(|_| "gfx1201".into());
             for t in targets.split(',').map(str::trim).filter(|t| !t.is_empty()) {
                 let dev = SimDevice::new_shared(
-                    SimConfig::new(t),
+                    listed_config(t),
                     Arc::clone(&s.memory),
                     Arc::clone(&s.signals),
                 );
                 match dev {
-                    Ok(d) => s.gpus.push(d),
+                    Ok(d) => {
+                        events::connect(&d, s.gpus.len());
+                        s.gpus.push(d)
+                    }
                     Err(e) => {
                         return fail(
                             sys::HSA_STATUS_ERROR_INVALID_ISA_NAME,
@@ -339,7 +364,9 @@ extern "C" fn hsa_shut_down() -> Status {
         if s.init > 0 {
             return sys::HSA_STATUS_SUCCESS;
         }
-        // Last reference: destroy what the runtime owns, as ROCr does.
+        // Last reference: destroy what the runtime owns, as ROCr does
+        // (its system event handlers included).
+        s.event_handlers.clear();
         let queues: Vec<QueueEntry> = s.queues.drain().map(|(_, e)| e).collect();
         let executables: Vec<Executable> = s.executables.drain().map(|(_, e)| e).collect();
         s.symbols.clear();

@@ -362,8 +362,12 @@ impl OrderingModel {
                 })
                 .map(|(i, k, _)| format!("dispatch {i} ({k})"))
                 .unwrap_or_else(|| "another dispatch".to_string());
-            let detail =
-                format!("{what} ({other}) with no CS_PARTIAL_FLUSH between them: add a boundary");
+            // Name the fix in the front ends' words too (C and Python).
+            let detail = format!(
+                "{what} ({other}) with no CS_PARTIAL_FLUSH between them: add a boundary after \
+                 {other} (C: rl_pm4_wait_rmw or rl_pm4_wait_idle; Python gpu.build: \
+                 serialize=True in {other}'s tuple)"
+            );
             self.report(Rule::Race, d, addr, detail);
         }
     }

@@ -96,6 +96,10 @@ pub(crate) fn dispatch_state(
     let family = device.family();
     let lo = need(regs, family, off::COMPUTE_PGM_LO)?;
     let hi = need(regs, family, off::COMPUTE_PGM_HI)?;
+    super::strict::pgm_hi(hi).map_err(|reason| StateError::Invalid {
+        kernel: "at COMPUTE_PGM".to_string(),
+        reason,
+    })?;
     let addr = (u64::from(lo) << 8) | (u64::from(hi & 0xFF) << 40);
     let kernel = device.kernel_at_entry(addr).ok_or_else(|| {
         let hint = match device.kernel_at_descriptor(addr) {
@@ -115,7 +119,10 @@ pub(crate) fn dispatch_state(
     };
     let refusals = descriptor_refusals(&kd, family);
     if !refusals.is_empty() {
-        let verdict = Verdict { refusals };
+        let verdict = Verdict {
+            refusals,
+            dispatch_packet: false,
+        };
         return Err(invalid(format!("the direct PM4 path cannot run it: {verdict}")).into());
     }
     let mismatch = |register: u16, found: u32, expected: u32, what: String| StateError::Mismatch {
@@ -138,6 +145,24 @@ pub(crate) fn dispatch_state(
     }
     let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
     let lds_mask = RSRC2_LDS_SIZE.mask();
+    // TRAP_PRESENT by the runtime's rule, not the descriptor's (0 by contract).
+    let trap = relaunch_encoders::regs::rsrc2_trap_bits(family, true);
+    let want_trap = relaunch_encoders::regs::rsrc2_trap_bits(family, device.config().trap_handler);
+    if rsrc2 & trap != want_trap {
+        return Err(invalid(format!(
+            "COMPUTE_PGM_RSRC2 TRAP_PRESENT is {} but must be {}: the runtime {} a trap \
+             handler, and the CP sets the bit for an AQL dispatch exactly then",
+            u32::from(rsrc2 & trap != 0),
+            u32::from(want_trap != 0),
+            if device.config().trap_handler {
+                "installs"
+            } else {
+                "has no"
+            }
+        ))
+        .into());
+    }
+    let lds_mask = lds_mask | trap;
     if rsrc2 & !lds_mask != kd.compute_pgm_rsrc2 & !lds_mask {
         let (f, e) = (
             RSRC2_USER_SGPR.get(rsrc2),
@@ -170,7 +195,8 @@ pub(crate) fn dispatch_state(
         .into());
     }
 
-    // User SGPRs: [4 zero dwords of private segment buffer] then the kernarg pointer.
+    // User SGPRs: [4 zero dwords of private segment buffer], [the dispatch
+    // packet's address], then the kernarg pointer.
     let count = delivered_user_sgprs(&kd, family);
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
@@ -188,6 +214,12 @@ pub(crate) fn dispatch_state(
         }
         next = 4;
     }
+    let dispatch_ptr = if kd.wants_dispatch_ptr() {
+        next += 2;
+        Some(u64::from(user[next - 2]) | (u64::from(user[next - 1]) << 32))
+    } else {
+        None
+    };
     let (kernarg_ptr, kernarg_size) = if kd.wants_kernarg_segment_ptr() {
         let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
         let size = kd.kernarg_size as usize;
@@ -219,6 +251,11 @@ pub(crate) fn dispatch_state(
             kd.wavefront_size()
         ))
         .into());
+    }
+    super::strict::initiator(initiator, kd.wave32()).map_err(invalid)?;
+    if let Some(limits) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
+        super::strict::resource_limits(limits, relaunch_encoders::dispatch::RESOURCE_LIMITS_VALUE)
+            .map_err(invalid)?;
     }
     let mut block = [0u32; 3];
     for (d, slot) in block.iter_mut().enumerate() {
@@ -278,6 +315,16 @@ pub(crate) fn dispatch_state(
         };
     }
     device.check_dispatch_size(grid, block).map_err(invalid)?;
-    let ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    let mut ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    if let Some(ptr) = dispatch_ptr {
+        let want = super::dispatch_packet::Expected {
+            grid,
+            block,
+            lds_bytes,
+            kernarg_ptr,
+        };
+        super::dispatch_packet::check(&device.memory, &kernel, ptr, &want)?;
+        ctx.dispatch_ptr = ptr;
+    }
     Ok(Checked { kernel, ctx })
 }

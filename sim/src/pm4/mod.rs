@@ -9,6 +9,11 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+mod dispatch_packet;
+mod strict;
+pub(crate) use strict::ib_control as check_ib_control;
+pub mod timestamp;
+mod wait_mem;
 
 use std::sync::Arc;
 
@@ -45,6 +50,8 @@ pub enum Pm4ErrorKind {
     Kernel { kernel: String, fault: KernelFault },
     #[error(transparent)]
     Vm(#[from] VmFault),
+    #[error("{0}")]
+    WaitTimeout(String),
 }
 
 /// An IB execution error with its location.
@@ -65,6 +72,18 @@ pub struct Pm4Error {
 
 impl Pm4Error {
     /// True when the cause is a GPU page fault (kernel or CP access).
+    /// The VM fault behind this error, if it is one.
+    pub fn vm_fault(&self) -> Option<&VmFault> {
+        match &*self.kind {
+            Pm4ErrorKind::Vm(f)
+            | Pm4ErrorKind::Kernel {
+                fault: KernelFault::Vm(f),
+                ..
+            } => Some(f),
+            _ => None,
+        }
+    }
+
     pub fn is_vm_fault(&self) -> bool {
         matches!(
             *self.kind,
@@ -85,6 +104,8 @@ struct Pending {
     kernel: Arc<KernelEntry>,
     twin: TwinFn,
     ctx: DispatchContext,
+    /// Modelled clock ticks it takes (`timestamp`).
+    ticks: u64,
 }
 
 /// Program-ordered events since the last wait.
@@ -93,6 +114,9 @@ enum Event {
     Acquire(CacheOps),
     /// RELEASE_MEM: cache ops plus an optional end-of-pipe data write.
     Release(CacheOps, Option<(u64, Vec<u8>, usize, usize)>),
+    /// RELEASE_MEM DATA_SEL 3: the modelled clock, read in program order
+    /// (address, packet, dword).
+    Timestamp(CacheOps, u64, usize, usize),
 }
 
 /// Execute `dwords` as one IB on `device`, with writes left unreleased by
@@ -202,11 +226,15 @@ impl IbRun<'_> {
                 ),
             ),
             Packet::AcquireMem {
+                coher_cntl,
                 coher_size,
                 coher_base,
                 gcr_cntl,
                 ..
             } => {
+                if let Err(what) = strict::acquire_mem(coher_cntl, gcr_cntl) {
+                    return unsupported(self, what);
+                }
                 if coher_size != FULL_COHER_SIZE || coher_base != 0 {
                     return unsupported(
                         self,
@@ -242,6 +270,26 @@ impl IbRun<'_> {
                 // group first is one valid interleaving.
                 self.flush()?;
                 self.cp_write(address, &bytes, index, dword)
+            }
+            Packet::WaitRegMem {
+                control,
+                address,
+                reference,
+                mask,
+                poll_interval,
+            } => {
+                // The CP stops here until the wait is satisfied: what came
+                // before may have run, what comes after has not.
+                self.flush()?;
+                wait_mem::wait(
+                    &self.device.memory,
+                    control,
+                    address,
+                    reference,
+                    mask,
+                    poll_interval,
+                )
+                .map_err(|k| self.error(index, dword, None, k))
             }
             other => unsupported(self, other.name().to_string()),
         }
@@ -279,6 +327,14 @@ impl IbRun<'_> {
             0 => None,
             1 => Some((data as u32).to_le_bytes().to_vec()),
             2 => Some(data.to_le_bytes().to_vec()),
+            relaunch_encoders::timestamp::DATA_SEL_TIMESTAMP => {
+                timestamp::check(data_cntl, address).map_err(|why| {
+                    self.error(index, dword, None, Pm4ErrorKind::Unsupported(why))
+                })?;
+                self.events
+                    .push(Event::Timestamp(ops, address, index, dword));
+                return Ok(());
+            }
             other => {
                 return Err(self.error(
                     index,
@@ -322,6 +378,7 @@ impl IbRun<'_> {
             kernel: checked.kernel,
             twin,
             ctx: checked.ctx,
+            ticks: timestamp::dispatch_ticks(groups),
         })));
         Ok(())
     }
@@ -352,12 +409,20 @@ impl IbRun<'_> {
         }
         for e in &events {
             match e {
-                Event::Dispatch(p) => self.model.dispatch(DispatchRef {
-                    pm4_packet: p.packet,
-                    dispatch: p.dispatch,
-                    kernel: &p.kernel.symbol,
-                    trace: &p.ctx.trace,
-                }),
+                Event::Dispatch(p) => {
+                    timestamp::advance(p.ticks);
+                    self.model.dispatch(DispatchRef {
+                        pm4_packet: p.packet,
+                        dispatch: p.dispatch,
+                        kernel: &p.kernel.symbol,
+                        trace: &p.ctx.trace,
+                    })
+                }
+                Event::Timestamp(ops, addr, packet, dword) => {
+                    self.model.release(*ops);
+                    let now = timestamp::read().to_le_bytes();
+                    self.cp_write(*addr, &now, *packet, *dword)?;
+                }
                 Event::Acquire(ops) => self.model.acquire(*ops),
                 Event::Release(ops, write) => {
                     self.model.release(*ops);
@@ -386,3 +451,9 @@ impl IbRun<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_dispatch_packet;
+#[cfg(test)]
+mod tests_stream_order;
+#[cfg(test)]
+mod timestamp_tests;

@@ -292,6 +292,16 @@ fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
 }
 
 #[test]
+fn a_workgroup_count_past_64_bits_is_refused_not_wrapped() {
+    let rig = Rig::new("gfx1201", "counter", 0);
+    let err = rig
+        .dev
+        .check_dispatch_size([1 << 31, 1 << 31, 4], [1, 1, 1])
+        .unwrap_err();
+    assert!(err.contains("overflows 64 bits"), "{err}");
+}
+
+#[test]
 fn oversized_grids_are_refused_instead_of_run() {
     let rig = Rig::new("gfx1201", "counter", 0);
     let c = rig.alloc(4);

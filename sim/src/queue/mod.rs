@@ -13,14 +13,17 @@
 //! so a producer that publishes a header before writing the body hands the
 //! processor a poisoned body, which the packet check refuses by name.
 //!
-//! Errors (VM faults, malformed packets, kernel faults, ordering violations
-//! in strict mode, injected faults) are reported through the queue's error
-//! callback; the queue then stops processing, as a real queue does, and its
-//! completion signal is not decremented. Create a new queue to go on.
+//! Queue-level errors (malformed packets, kernel faults, ordering
+//! violations in strict mode, injected queue errors) are reported through
+//! the queue's error callback; the queue then stops processing, as a real
+//! queue does, and its completion signal is not decremented. Create a new
+//! queue to go on. A VM fault is not a queue error: it stops every queue of
+//! the device and goes to the device's system-event path (`crate::fault`),
+//! as on ROCr; it is still listed in [`SimQueue::errors`].
 
 mod packets;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,7 +38,8 @@ use relaunch_hsa_sys::{
 
 use crate::aql::{self, Packet, Slot, POISON};
 use crate::device::{SimDevice, SimError};
-use crate::memory::MemKind;
+use crate::fault::VmFaultEvent;
+use crate::memory::{FaultCause, MemKind, VmFault};
 use crate::ordering::{Footprint, IbEnd, IbLocation, Violation};
 use crate::pm4;
 use crate::signal::{Condition, SimSignal, StoreStamp};
@@ -173,6 +177,7 @@ impl SimQueue {
             ring,
             mask: u64::from(size) - 1,
             carry: RefCell::new(RangeSet::new()),
+            vm: Cell::new(None),
         };
         let thread = std::thread::Builder::new()
             .name(format!("relaunch-sim-q{id}"))
@@ -256,13 +261,42 @@ impl SimQueue {
         };
         self.shared.stop.store(true, Ordering::Release);
         self.doorbell_signal.store(i64::MIN);
-        if thread.join().is_err() {
-            tracing::error!(queue = self.id, "sim packet processor panicked");
+        if !join_bounded(thread, DESTROY_JOIN_LIMIT) {
+            // A kernel (twin) that never returns keeps the processor
+            // busy: abandon it rather than block the caller (and so
+            // `hsa_queue_destroy`, `rl_gpu_free`) forever. Its ring stays
+            // allocated, since the thread may still read it.
+            tracing::error!(
+                queue = self.id,
+                limit = ?DESTROY_JOIN_LIMIT,
+                "sim packet processor still running a packet at queue destroy; abandoned"
+            );
+            return;
         }
         let _ = self.device.memory.free(self.ring);
         self.device.signals.destroy(self.doorbell);
         tracing::debug!(id = self.id, "sim queue destroyed");
     }
+}
+
+/// How long destroying a queue waits for its processor to finish the
+/// packet it is running.
+pub const DESTROY_JOIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Join `thread` if it finishes within `limit`; false (thread detached)
+/// otherwise. Nothing in the simulator joins a thread without a bound.
+fn join_bounded(thread: JoinHandle<()>, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while !thread.is_finished() {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if thread.join().is_err() {
+        tracing::error!("sim packet processor panicked");
+    }
+    true
 }
 
 impl Drop for SimQueue {
@@ -281,6 +315,9 @@ struct Processor {
     mask: u64,
     /// Writes of earlier packets not yet released (see `execute`).
     carry: RefCell<RangeSet>,
+    /// Address and reason bits of the VM fault being reported (set where
+    /// the fault is met, taken by `fail`).
+    vm: Cell<Option<(u64, u32)>>,
 }
 
 impl Processor {
@@ -293,7 +330,8 @@ impl Processor {
         // When the last packet finished (None: idle since long enough).
         let mut active: Option<Instant> = None;
         while !self.stopping() {
-            if self.shared.dead.load(Ordering::Acquire) {
+            // A VM fault anywhere on the device stops this queue too.
+            if self.shared.dead.load(Ordering::Acquire) || self.device.is_lost() {
                 self.doorbell.wait(Condition::Eq, i64::MIN, POLL);
                 continue;
             }
@@ -302,6 +340,7 @@ impl Processor {
             let header = match self.device.memory.load_u16_acquire(slot) {
                 Ok(h) => h,
                 Err(f) => {
+                    self.note_vm(&f);
                     self.fail(
                         rd,
                         QueueErrorKind::VmFault,
@@ -362,6 +401,10 @@ impl Processor {
         }
         if plan.vm_fault_at == Some(id) {
             let msg = format!("injected VM fault at address {slot:#x} (fault injection)");
+            self.vm.set(Some((
+                slot,
+                relaunch_hsa_sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+            )));
             self.fail(
                 id,
                 QueueErrorKind::VmFault,
@@ -381,6 +424,7 @@ impl Processor {
         }
         let mut bytes = [0u8; 64];
         if let Err(f) = self.device.memory.read(slot, &mut bytes) {
+            self.note_vm(&f);
             self.fail(
                 id,
                 QueueErrorKind::VmFault,
@@ -449,6 +493,20 @@ impl Processor {
         true
     }
 
+    /// Remember the address and reason of VM fault `f` for `fail`.
+    pub(super) fn note_vm(&self, f: &VmFault) {
+        use relaunch_hsa_sys as sys;
+        let reason = match f.cause {
+            FaultCause::NotExecutable { .. } => sys::HSA_AMD_MEMORY_FAULT_NX,
+            FaultCause::NotGpuAccessible { .. } => sys::HSA_AMD_MEMORY_FAULT_HOST_ONLY,
+            FaultCause::Unmapped
+            | FaultCause::Freed { .. }
+            | FaultCause::PastEnd { .. }
+            | FaultCause::Misaligned { .. } => sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+        };
+        self.vm.set(Some((f.addr, reason)));
+    }
+
     fn fail(&self, packet: u64, kind: QueueErrorKind, status: Status, message: String) {
         let err = QueueError {
             kind,
@@ -460,6 +518,20 @@ impl Processor {
         tracing::warn!(error = %err, "sim queue error");
         self.shared.dead.store(true, Ordering::Release);
         self.shared.errors.lock().push(err.clone());
+        let vm = self.vm.take();
+        if kind == QueueErrorKind::VmFault {
+            // Not a queue error: the system-event path (see `crate::fault`).
+            let (address, reason_mask) = vm.unwrap_or((0, 0));
+            self.device.report_vm_fault(VmFaultEvent {
+                target: self.device.config().target.clone(),
+                address,
+                reason_mask,
+                queue: self.id,
+                packet,
+                message: err.message.clone(),
+            });
+            return;
+        }
         if let Some(cb) = &self.shared.callback {
             if catch_unwind(AssertUnwindSafe(|| cb(&err))).is_err() {
                 tracing::error!(queue = self.id, "sim queue error callback panicked");
@@ -525,6 +597,7 @@ impl Processor {
                     .memory
                     .fetch_ib(*ib_addr, *ib_dwords as usize)
                     .map_err(|f| {
+                        self.note_vm(&f);
                         let m = format!("reading the IB: {f}");
                         (
                             QueueErrorKind::VmFault,
@@ -532,8 +605,12 @@ impl Processor {
                             m,
                         )
                     })?;
-                pm4::execute_ib(&self.device, at, &dwords, carried, host_observes)
-                    .map_err(packets::pm4_failure)
+                pm4::execute_ib(&self.device, at, &dwords, carried, host_observes).map_err(|e| {
+                    if let Some(f) = e.vm_fault() {
+                        self.note_vm(f);
+                    }
+                    packets::pm4_failure(e)
+                })
             }
             Packet::KernelDispatch { .. } => self.kernel_dispatch(at, slot, carried, host_observes),
             Packet::BarrierAnd { .. } => Ok(IbEnd {

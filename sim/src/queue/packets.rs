@@ -94,8 +94,11 @@ impl Processor {
             group_segment_size as usize,
         );
         ctx.run(&self.device.memory, &twin).map_err(|fault| {
-            let kind = match fault {
-                crate::twins::KernelFault::Vm(_) => QueueErrorKind::VmFault,
+            let kind = match &fault {
+                crate::twins::KernelFault::Vm(f) => {
+                    self.note_vm(f);
+                    QueueErrorKind::VmFault
+                }
                 _ => QueueErrorKind::KernelFault,
             };
             let status = if kind == QueueErrorKind::VmFault {

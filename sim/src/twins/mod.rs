@@ -66,6 +66,9 @@ pub struct DispatchContext {
     pub kernarg_ptr: u64,
     /// Kernarg segment size from the kernel descriptor.
     pub kernarg_size: usize,
+    /// Dispatch packet address as delivered in the user SGPRs (0 when the
+    /// kernel does not ask for it).
+    pub dispatch_ptr: u64,
     /// Grid size in work-items.
     pub grid: [u32; 3],
     /// Workgroup size in work-items.
@@ -88,6 +91,7 @@ impl DispatchContext {
         DispatchContext {
             kernarg_ptr,
             kernarg_size,
+            dispatch_ptr: 0,
             grid,
             block,
             lds_bytes,
@@ -114,6 +118,7 @@ impl DispatchContext {
     /// Run `twin` once per workgroup, in id order.
     pub fn run(&mut self, mem: &DeviceMemory, twin: &TwinFn) -> Result<(), KernelFault> {
         let counts = self.workgroup_counts()?;
+        let _inside = TwinGuard::enter();
         let mut lds = vec![0u8; self.lds_bytes];
         for z in 0..counts[2] {
             for y in 0..counts[1] {
@@ -131,6 +136,36 @@ impl DispatchContext {
         }
         Ok(())
     }
+}
+
+thread_local! {
+    /// Twin calls running on this thread (a queue thread of the simulator).
+    static TWIN_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as running a twin while it lives.
+struct TwinGuard;
+
+impl TwinGuard {
+    fn enter() -> Self {
+        TWIN_DEPTH.with(|d| d.set(d.get() + 1));
+        TwinGuard
+    }
+}
+
+impl Drop for TwinGuard {
+    fn drop(&mut self) {
+        TWIN_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// True while the current thread runs a kernel twin. A twin runs on the
+/// queue thread that must finish its dispatch before anything queued
+/// after it: a replay (or a patch, which waits for replays in flight)
+/// started from here would wait for itself. Front ends refuse those calls
+/// at once instead of timing out.
+pub fn inside_twin() -> bool {
+    TWIN_DEPTH.with(|d| d.get() > 0)
 }
 
 /// What one workgroup of a twin sees. Valid only inside the twin call.
@@ -157,6 +192,38 @@ impl Workgroup<'_> {
             self.ctx.kernarg = Some(bytes);
         }
         Ok(self.ctx.kernarg.as_deref().unwrap_or_default())
+    }
+
+    /// The AQL dispatch packet (64 bytes), read as a scalar load through
+    /// the pointer the PM4 delivered, as a code object v4 kernel reads
+    /// blockDim and gridDim. A kernel whose descriptor does not enable the
+    /// dispatch pointer has none: reading it is a fault.
+    pub fn dispatch_packet(&mut self) -> Result<[u8; 64], KernelFault> {
+        if self.ctx.dispatch_ptr == 0 {
+            return Err(KernelFault::Twin(
+                "the kernel read the dispatch packet, but its descriptor does not enable \
+                 the dispatch pointer"
+                    .into(),
+            ));
+        }
+        let mut b = [0u8; 64];
+        self.mem.read(self.ctx.dispatch_ptr, &mut b)?;
+        self.ctx
+            .trace
+            .record(AccessKind::ScalarRead, self.ctx.dispatch_ptr, 64);
+        Ok(b)
+    }
+
+    /// True when the dispatch delivered a dispatch packet pointer.
+    pub fn has_dispatch_packet(&self) -> bool {
+        self.ctx.dispatch_ptr != 0
+    }
+
+    /// The workgroup size as a code object v4 kernel reads it: from the
+    /// dispatch packet's `workgroup_size_x/y/z`.
+    pub fn packet_workgroup_size(&mut self) -> Result<[u32; 3], KernelFault> {
+        let p = self.dispatch_packet()?;
+        Ok([4, 6, 8].map(|o| u32::from(u16::from_le_bytes([p[o], p[o + 1]]))))
     }
 
     fn arg_bytes<const N: usize>(&mut self, offset: usize) -> Result<[u8; N], KernelFault> {
@@ -231,6 +298,24 @@ impl Workgroup<'_> {
             .trace
             .record(AccessKind::VectorRead, addr, dst.len() as u64);
         Ok(())
+    }
+
+    /// Scalar load (through K$, like `s_load`) from device memory: data an
+    /// earlier dispatch wrote is stale here unless a boundary since then
+    /// invalidated the scalar cache (GLK_INV: `rmw`, not `rmw_vmem`).
+    pub fn scalar_load(&mut self, addr: u64, dst: &mut [u8]) -> Result<(), KernelFault> {
+        self.mem.read(addr, dst)?;
+        self.ctx
+            .trace
+            .record(AccessKind::ScalarRead, addr, dst.len() as u64);
+        Ok(())
+    }
+
+    /// `scalar_load` of one little-endian u32.
+    pub fn scalar_load_u32(&mut self, addr: u64) -> Result<u32, KernelFault> {
+        let mut b = [0u8; 4];
+        self.scalar_load(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
     }
 
     /// Store to device memory.

@@ -52,7 +52,12 @@ fn counter(wg: &mut Workgroup<'_>) -> Result<(), KernelFault> {
 fn add_scalar(wg: &mut Workgroup<'_>) -> Result<(), KernelFault> {
     let acc = wg.arg_u64(0)?;
     let value = wg.arg_u32(8)?;
-    let size = wg.hidden_group_size(HIDDEN_GROUP_SIZE_AT_16)?;
+    // Built as code object v4 it reads the size from its dispatch packet.
+    let size = if wg.has_dispatch_packet() {
+        wg.packet_workgroup_size()?
+    } else {
+        wg.hidden_group_size(HIDDEN_GROUP_SIZE_AT_16)?
+    };
     let id = wg.workgroup_id();
     for lid in local_ids(size) {
         let at = element(acc, id[0] * size[0] + lid[0]);

@@ -254,7 +254,7 @@ fn op_kernel(module: &Module, memory: &[DeviceBuffer], site: &OpSite) -> Result<
         block: geometry.block,
         dynamic_group_bytes: 0,
         kernarg,
-        vmem_only: false,
+        vmem_only: module.read_cache(symbol) == relaunch::ReadCache::VmemOnly,
     })
 }
 

@@ -39,6 +39,8 @@ pub struct Args {
     /// default: RELAUNCH_DEVICE, else the first real GPU, else sim:gfx1201.
     #[arg(long)]
     device: Option<String>,
+    #[command(flatten)]
+    dump: crate::cli::dump_ib::DumpIb,
     /// Transformer layers (12 dispatches each per sequence).
     #[arg(long, default_value_t = 28)]
     layers: usize,
@@ -60,6 +62,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    args.dump.enable()?;
     if args.layers == 0 || args.layers > 256 {
         return Err(Failure::input("demo: --layers must be between 1 and 256"));
     }

@@ -39,6 +39,40 @@ pub fn plan(plan: &Plan) {
             c.rmw
         );
     }
+    boundaries_by_consumer(plan);
+}
+
+/// Which boundary kind each consumer kernel got: `rmw_vmem` before kernels
+/// the certifier proved VMEM-only, `rmw` before the others.
+fn boundaries_by_consumer(plan: &Plan) {
+    use relaunch::encoders::BoundaryKind;
+    use relaunch::lanes::KernelRef;
+    let mut by: std::collections::BTreeMap<(&'static str, String), usize> = Default::default();
+    for lane in plan.lanes() {
+        for n in lane {
+            let Some(b) = n.boundary_before else { continue };
+            let kind = match b.kind {
+                BoundaryKind::Wait => continue,
+                BoundaryKind::RmwVmem => "rmw_vmem",
+                BoundaryKind::Rmw => "rmw",
+            };
+            let name = match n.kernel {
+                KernelRef::Module { symbol, .. } => symbol.clone(),
+                other => format!("{other:?}"),
+            };
+            *by.entry((kind, name)).or_default() += 1;
+        }
+    }
+    for kind in ["rmw_vmem", "rmw"] {
+        let list: Vec<String> = by
+            .iter()
+            .filter(|((k, _), _)| *k == kind)
+            .map(|((_, n), c)| format!("{n} {c}"))
+            .collect();
+        if !list.is_empty() {
+            println!("  {kind} before: {}", list.join(", "));
+        }
+    }
 }
 
 pub fn per_token(position_sites: usize) {

@@ -1,0 +1,221 @@
+//! Certification: prove from a kernel's machine code that it reads no
+//! mutable data through the scalar cache ("VMEM-only"), so the boundary
+//! before it may keep K$ (`rmw_vmem`, GCR 0x300) instead of invalidating it.
+//!
+//! Owns: the proof per kernel ([`certify_kernel`]) and its evidence. The
+//! proof is fail-closed: a kernel is [`ReadCache::VmemOnly`] only when every
+//! scalar-memory read reachable from the entry is an `s_load` whose base pair
+//! holds the kernarg segment pointer, as delivered in the user SGPRs that
+//! this kernel's descriptor enables, unmodified (or copied by `s_mov_b64` /
+//! `s_mov_b32` pairs) on every path, with an immediate offset inside the
+//! kernarg segment. Anything else — another base, `s_buffer_load`, a
+//! register offset, an indirect or unfollowable branch, an instruction the
+//! decoder does not know — makes it [`ReadCache::ScalarOrUnknown`] naming
+//! the first such instruction. Decoding is `relaunch-isa`'s.
+
+mod walk;
+
+use relaunch_isa::format::MemoryClass;
+use relaunch_isa::{decode_all, Decoded, Isa};
+
+use super::elf::Elf;
+use super::kernel::KernelInfo;
+use super::object::CodeObject;
+
+/// What a kernel may read through the scalar cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReadCache {
+    /// Proven: scalar loads read only the kernarg segment.
+    VmemOnly,
+    /// Not proven (or disproven): keep the full boundary.
+    ScalarOrUnknown,
+}
+
+impl ReadCache {
+    /// The manifest spelling (`vmem_only`, `scalar_or_unknown`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadCache::VmemOnly => "vmem_only",
+            ReadCache::ScalarOrUnknown => "scalar_or_unknown",
+        }
+    }
+}
+
+/// Why a kernel is not VMEM-only: the first offending instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// Virtual address of the instruction (None: not about one instruction).
+    pub address: Option<u64>,
+    /// The instruction as decoded (mnemonic and operands), if any.
+    pub instruction: Option<String>,
+    pub why: String,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.address, &self.instruction) {
+            (Some(a), Some(i)) => write!(f, "0x{a:x} `{i}`: {}", self.why),
+            (Some(a), None) => write!(f, "0x{a:x}: {}", self.why),
+            _ => f.write_str(&self.why),
+        }
+    }
+}
+
+/// Memory instructions in the kernel's code range, by path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryCounts {
+    pub scalar: u32,
+    pub vector: u32,
+    pub lds: u32,
+    /// Instructions decoded in the range.
+    pub instructions: u32,
+}
+
+/// The proof's result for one kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Certificate {
+    pub kernel: String,
+    pub read_cache: ReadCache,
+    /// Set when `read_cache` is ScalarOrUnknown.
+    pub reason: Option<Reason>,
+    pub counts: MemoryCounts,
+    /// The first SGPR of the kernarg pointer pair, per the descriptor.
+    pub kernarg_sgpr: Option<u8>,
+    /// Code range the proof walked: [start, end) virtual addresses.
+    pub code_range: (u64, u64),
+    /// Scalar loads proven to read the kernarg segment (address, offset).
+    pub kernarg_loads: Vec<(u64, i64)>,
+}
+
+/// The kernarg pointer's first SGPR: user SGPRs are allocated in a fixed
+/// order (private segment buffer 4, dispatch ptr 2, queue ptr 2, kernarg
+/// segment ptr 2, ...), so the pair's index follows from what precedes it.
+pub fn kernarg_sgpr(kernel: &KernelInfo) -> Option<u8> {
+    let d = &kernel.descriptor;
+    if !d.wants_kernarg_segment_ptr() {
+        return None;
+    }
+    let mut at = 0u32;
+    if d.wants_private_segment_buffer() {
+        at += 4;
+    }
+    if d.wants_dispatch_ptr() {
+        at += 2;
+    }
+    if d.wants_queue_ptr() {
+        at += 2;
+    }
+    // The pair must be among the SGPRs the hardware loads.
+    (at + 2 <= d.user_sgpr_count()).then_some(at as u8)
+}
+
+/// The decoder settings for a kernel.
+pub fn isa_of(kernel: &KernelInfo) -> Option<Isa> {
+    Isa::from_processor(kernel.target.processor(), kernel.wavefront_size == 64)
+}
+
+fn unknown(kernel: &KernelInfo, why: String) -> Certificate {
+    Certificate {
+        kernel: kernel.name.clone(),
+        read_cache: ReadCache::ScalarOrUnknown,
+        reason: Some(Reason {
+            address: None,
+            instruction: None,
+            why,
+        }),
+        counts: MemoryCounts::default(),
+        kernarg_sgpr: kernarg_sgpr(kernel),
+        code_range: (kernel.code_entry_offset, kernel.code_entry_offset),
+        kernarg_loads: Vec::new(),
+    }
+}
+
+/// Certify every kernel of a code object.
+pub fn certify(code: &CodeObject) -> Vec<Certificate> {
+    let elf = Elf::parse(code.bytes());
+    code.kernels()
+        .iter()
+        .map(|k| match &elf {
+            Ok(elf) => certify_kernel(elf, k),
+            Err(e) => unknown(k, format!("code object unreadable: {e}")),
+        })
+        .collect()
+}
+
+/// Certify one kernel of a parsed image.
+pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
+    let Some(isa) = isa_of(kernel) else {
+        return unknown(
+            kernel,
+            format!("no decoder for {}", kernel.target.processor()),
+        );
+    };
+    let function = kernel.symbol.strip_suffix(".kd").unwrap_or(&kernel.symbol);
+    let symbols = match elf.defined_symbols(|n| n == function) {
+        Ok(s) => s,
+        Err(e) => return unknown(kernel, format!("symbol table unreadable: {e}")),
+    };
+    let Some(&(value, size)) = symbols.get(function) else {
+        return unknown(
+            kernel,
+            format!("no symbol `{function}` gives the kernel's code extent"),
+        );
+    };
+    let entry = kernel.code_entry_offset;
+    if value != entry || size == 0 {
+        return unknown(
+            kernel,
+            format!(
+                "symbol `{function}` (0x{value:x}, {size} bytes) does not start at the \
+                 descriptor's entry 0x{entry:x}"
+            ),
+        );
+    }
+    let Some(text) = elf.bytes_at_vaddr(entry, size) else {
+        return unknown(
+            kernel,
+            format!("code 0x{entry:x}+{size} is outside the loaded segments"),
+        );
+    };
+    let counts = count(isa, text);
+    let kernarg = kernarg_sgpr(kernel);
+    let mut cert = Certificate {
+        kernel: kernel.name.clone(),
+        read_cache: ReadCache::ScalarOrUnknown,
+        reason: None,
+        counts,
+        kernarg_sgpr: kernarg,
+        code_range: (entry, entry + size),
+        kernarg_loads: Vec::new(),
+    };
+    let limit = u64::from(kernel.kernarg_size);
+    match walk::prove(isa, text, entry, kernarg, limit) {
+        Ok(loads) => {
+            cert.read_cache = ReadCache::VmemOnly;
+            cert.kernarg_loads = loads;
+        }
+        Err(reason) => cert.reason = Some(reason),
+    }
+    tracing::debug!(
+        kernel = %cert.kernel,
+        verdict = cert.read_cache.as_str(),
+        reason = ?cert.reason.as_ref().map(|r| r.to_string()),
+        "certified"
+    );
+    cert
+}
+
+fn count(isa: Isa, text: &[u8]) -> MemoryCounts {
+    let mut c = MemoryCounts::default();
+    for (_, d) in decode_all(isa, text) {
+        let Decoded::Known(i) = d else { continue };
+        c.instructions += 1;
+        match i.format.memory_class() {
+            MemoryClass::Scalar => c.scalar += 1,
+            MemoryClass::Vector => c.vector += 1,
+            MemoryClass::Lds => c.lds += 1,
+            MemoryClass::None => {}
+        }
+    }
+    c
+}

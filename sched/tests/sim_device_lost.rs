@@ -1,0 +1,152 @@
+//! A GPU memory fault as ROCr reports it, end to end on the simulator: a
+//! wild address in one lane of a 4-lane replay reaches relaunch through the
+//! system event handler (not a queue callback; with no handler the
+//! simulator would abort the process, as ROCr does). The process lives,
+//! the error names the address and the lane, every later replay on that
+//! GPU fails with device-lost within 1 s, and a second simulated GPU in the
+//! same process replays correctly. Each board here is this file's own
+//! (distinct UUID and PCI address), so no other test shares a lost GPU.
+
+#![cfg(not(loom))]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use relaunch_device::hsa::Allocation;
+use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
+use relaunch_sched::{ActorOptions, SchedError};
+use relaunch_sim::rig::{read_u32, HsaRig};
+use relaunch_sim::{SimConfig, SimPci};
+
+const LANES: usize = 4;
+const DISPATCHES: usize = 64;
+const WAIT: Duration = Duration::from_secs(30);
+/// Far from anything the simulator maps.
+const WILD: u64 = 0x7ead_beef_0000;
+
+static ABORTED: AtomicBool = AtomicBool::new(false);
+
+fn board(bus: u8) -> SimConfig {
+    let mut cfg = SimConfig::new("gfx1100");
+    cfg.uuid = Some(format!("GPU-{bus:02x}fa017fa017fa01"));
+    cfg.pci = Some(SimPci {
+        domain: 0,
+        bus,
+        device: 0,
+        function: 0,
+    });
+    cfg
+}
+
+struct Lanes {
+    multi: MultiIb<HsaBackend>,
+    _sched: Scheduler<HsaBackend>,
+    counters: Allocation,
+    rig: HsaRig,
+}
+
+fn four_lanes(rig: HsaRig) -> Lanes {
+    let counters = rig.device_memory(64 * LANES).unwrap();
+    let backends = (0..2)
+        .map(|_| HsaBackend::new(&rig.rt, &rig.gpu, HsaQueueOptions::default()).unwrap())
+        .collect();
+    let sched = Scheduler::new(backends, ActorOptions::default()).unwrap();
+    let base = counters.addr();
+    let builders = encode_lanes(LANES, |lane| {
+        rig.counter_ib(base + 64 * lane as u64, DISPATCHES)
+    })
+    .unwrap();
+    let lanes = builders
+        .into_iter()
+        .map(|b| LaneProgram {
+            work: b.dispatch_count() as u64,
+            program: b,
+        })
+        .collect();
+    let multi = sched.install(lanes).unwrap();
+    Lanes {
+        multi,
+        _sched: sched,
+        counters,
+        rig,
+    }
+}
+
+fn failures(err: &SchedError) -> Vec<SchedError> {
+    match err {
+        SchedError::Lanes { failures } => failures.clone(),
+        other => vec![other.clone()],
+    }
+}
+
+#[test]
+fn a_wild_address_loses_only_its_gpu_and_the_process_lives() {
+    // An unhandled fault would abort the process; record it instead so the
+    // test fails by name.
+    relaunch_sim::fault::set_abort_hook(Some(Arc::new(|_| ABORTED.store(true, Ordering::SeqCst))));
+    let a = four_lanes(HsaRig::open_board(board(0xf0), "counter", "counter").unwrap());
+    a.multi.replay().unwrap().wait(WAIT).unwrap();
+
+    // Lane 1's first dispatch now increments a wild address.
+    let faulty = 1;
+    let mut a = a;
+    a.multi
+        .set_kernargs(faulty, 0, 0, &WILD.to_le_bytes())
+        .unwrap();
+    let started = Instant::now();
+    let err = a.multi.replay().unwrap().wait(WAIT).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(err.is_device_lost(), "{err}");
+    assert!(
+        !ABORTED.load(Ordering::SeqCst),
+        "the fault reached the abort path"
+    );
+    assert!(a.rig.device.is_lost());
+    let all = failures(&err);
+    let named = all
+        .iter()
+        .find(|f| f.lane() == Some(faulty))
+        .unwrap_or_else(|| panic!("lane {faulty} not named: {err}"));
+    let text = named.to_string();
+    eprintln!("lane error: {text}");
+    assert!(text.starts_with(&format!("lane {faulty} ")), "{text}");
+    assert!(text.contains(&format!("{WILD:#x}")), "{text}");
+    assert!(text.contains("lost"), "{text}");
+
+    // Every later replay fails with device-lost, at once.
+    for _ in 0..5 {
+        let started = Instant::now();
+        let err = match a.multi.replay() {
+            Err(e) => e,
+            Ok(c) => c.wait(WAIT).unwrap_err(),
+        };
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "took {:?}",
+            started.elapsed()
+        );
+        assert!(err.is_device_lost(), "{err}");
+        assert!(err.to_string().contains(&format!("{WILD:#x}")), "{err}");
+    }
+
+    // A second GPU in the same process is unaffected.
+    let b = four_lanes(HsaRig::open_board(board(0xf1), "counter", "counter").unwrap());
+    for round in 1..=2u32 {
+        b.multi.replay().unwrap().wait(WAIT).unwrap();
+        for lane in 0..LANES {
+            assert_eq!(
+                read_u32(b.counters.addr() + 64 * lane as u64).unwrap(),
+                round * DISPATCHES as u32
+            );
+        }
+    }
+    assert!(!b.rig.device.is_lost());
+    // The lanes of A that ran before the fault kept their results.
+    assert_eq!(read_u32(a.counters.addr()).unwrap() % DISPATCHES as u32, 0);
+}

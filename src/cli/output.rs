@@ -1,0 +1,47 @@
+//! Bounded input and quiet output for subcommands: files are read up to a
+//! cap with a clear error past it, and output to a reader that went away
+//! (`relaunch pm4 dump x | head`) ends the command quietly, not in a panic.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use super::Failure;
+
+/// Reads at most `cap` bytes of `path`; more is refused naming the cap
+/// (`inspect /dev/zero` must not grow without end). `what` prefixes errors.
+pub fn read_capped(what: &str, path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
+    let shown = path.display();
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure::input(format!("{what}: cannot read {shown}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::input(format!("{what}: cannot read {shown}: {e}")))?;
+    if bytes.len() as u64 > cap {
+        return Err(Failure::input(format!(
+            "{what}: {shown} is larger than {cap} bytes; not an input this command reads"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Runs `write` against locked, buffered stdout and flushes. A closed pipe
+/// is the reader saying "enough": success, nothing printed.
+pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let done = write(&mut out).and_then(|()| out.flush());
+    match done {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            message: format!("writing to stdout: {e}"),
+            code: 1,
+        }),
+    }
+}
+
+/// Like `to_stdout` for text already built.
+pub fn print(text: &str) -> Result<(), Failure> {
+    to_stdout(|out| out.write_all(text.as_bytes()))
+}

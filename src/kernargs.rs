@@ -1,0 +1,51 @@
+//! Kernarg blocks as launches take them: the whole segment, or only the
+//! explicit arguments (what an engine packing its own struct passes), in
+//! which case the hidden arguments are filled from the launch geometry
+//! exactly as `pack_kernargs` does. Zero-padding instead would give
+//! kernels that read blockDim or the grid size wrong answers.
+
+use std::borrow::Cow;
+
+use relaunch_device::codeobj::kernargs::{pack, Geometry};
+use relaunch_device::codeobj::KernelInfo;
+
+use crate::error::{Error, Result};
+
+/// Bytes before the first hidden argument (the whole segment when the
+/// kernel has none): the explicit block an engine packs itself.
+pub fn explicit_kernarg_size(info: &KernelInfo) -> u32 {
+    info.args
+        .iter()
+        .filter(|a| a.value_kind.is_hidden())
+        .map(|a| a.offset)
+        .min()
+        .unwrap_or(info.kernarg_size)
+        .min(info.kernarg_size)
+}
+
+/// `kernarg` as a full segment for one launch of `info`: unchanged when
+/// it is at least the segment, completed when it is exactly the explicit
+/// block, refused naming both accepted lengths otherwise.
+pub fn complete<'a>(
+    info: &KernelInfo,
+    kernarg: &'a [u8],
+    geometry: &Geometry,
+) -> Result<Cow<'a, [u8]>> {
+    let full = info.kernarg_size as usize;
+    let explicit = explicit_kernarg_size(info) as usize;
+    if kernarg.len() >= full {
+        return Ok(Cow::Borrowed(kernarg));
+    }
+    if kernarg.len() == explicit {
+        return pack(info, kernarg, geometry)
+            .map(Cow::Owned)
+            .map_err(Error::record);
+    }
+    Err(Error::record(format!(
+        "kernel {}: {} kernarg bytes given; pass the whole {full}-byte segment (hidden \
+         arguments included, see pack_kernargs) or exactly the {explicit} bytes of explicit \
+         arguments (relaunch then fills the hidden ones from the launch geometry)",
+        info.name,
+        kernarg.len()
+    )))
+}
