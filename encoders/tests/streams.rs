@@ -10,12 +10,16 @@
 //! stream-ordered IBs.
 
 mod common;
+#[path = "common/digest.rs"]
+mod digest;
 
 use common::*;
+use digest::digest_ib;
 use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::decode::Decoder;
+use relaunch_encoders::stream_order::DONE_DWORDS;
 use relaunch_encoders::Packet;
 use relaunch_encoders::{
     BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch, StreamWords,
@@ -271,41 +275,15 @@ fn encode(case: &Case, ops: &[Op], opts: EncodeOptions) -> (Option<EncodedIb>, V
     (b.finish(0x7F20_0000_0000).ok(), refusals)
 }
 
-/// Everything `finish` returns but the epilogue's words (their cache
-/// control may change on its own), and the refusals.
-fn digest(ib: &Option<EncodedIb>, refusals: &[String]) -> String {
+/// The IB's digest (`common/digest.rs`) after the refusals, shortened.
+fn digest(case: &Case, ib: &Option<EncodedIb>, refusals: &[String]) -> String {
     let mut h = Sha256::new();
     for r in refusals {
         h.update(r.as_bytes());
     }
     if let Some(ib) = ib {
-        let last = ib.segments.len() - 1;
-        for (i, seg) in ib.segments.iter().enumerate() {
-            let end = seg.dwords.len() - if i == last { 10 } else { 0 };
-            h.update(seg.first_dispatch.to_le_bytes());
-            h.update(seg.dispatch_count.to_le_bytes());
-            h.update((end as u64).to_le_bytes());
-            for d in &seg.dwords[..end] {
-                h.update(d.to_le_bytes());
-            }
-        }
-        for s in &ib.sites {
-            for v in [
-                s.segment,
-                s.dispatch_dword,
-                s.kernarg_offset,
-                s.kernarg_len,
-                s.kernel,
-            ] {
-                h.update(v.to_le_bytes());
-            }
-        }
-        for k in &ib.kernels {
-            h.update(k.symbol.as_bytes());
-            h.update(k.kd_address.to_le_bytes());
-        }
-        h.update(&ib.kernarg_image);
-        h.update([ib.kernargs_shared as u8]);
+        let after = if case.order.is_some() { DONE_DWORDS } else { 0 };
+        digest_ib(&mut h, ib, after);
     }
     h.finalize()[..12]
         .iter()
@@ -438,121 +416,121 @@ const GOLDEN: &[&str] = &[
 /// general path only, before the per-kernel templates) at commit 369d83e.
 #[rustfmt::skip]
 const GOLDEN_EXTENDED: &[&str] = &[
-    "3fe7b25f0247a7689ca249c1",
-    "b4103892334978571d16383a",
-    "18def568d3f10863fd3bfbdc",
-    "079d53a0b07007d321cfed2f",
-    "53f05157bbf661deb7a1e928",
+    "47399d8fca543b98072353c3",
+    "8b4e747756a12c3bae8fb534",
+    "35b9d73fa116ce5d86eeec7d",
+    "10bee8bd6bf70b189ab0b273",
+    "617a11cb437d5ff956147ccc",
     "a22214c5fb39af81565917eb",
     "d2ea0ddab52d721359a095ab",
     "a0ea23685fa4e819a3162197",
     "36bb39c958b88de51c5a189f",
     "cb7a5fe2f477812bd2178ce1",
-    "6a4b542e88ae551e7a8112df",
-    "5fc2f05751428dfbdd22c818",
-    "b0dfee184f4c7a3e927de714",
-    "f5ce40e8496db8cbf98a37cc",
-    "3b23d2b600f6e048b8daf7dc",
+    "7229d8fac0817ae4c131ad92",
+    "981ad74b751b4906859e78f2",
+    "baa63d2dd1dda26311526a5a",
+    "8c148045ba137e80808dc3cc",
+    "bb87d9365a8b7fd58ab0c875",
     "c5a8c1aad58d7f0a1359a5d0",
     "f7bb2435d56c61dd1100ebd4",
     "4722edab6533689c21799bfe",
     "8c8c7a7ae636042e00a3200e",
     "81c7f03400e4ae7364b2d769",
-    "8a47f3619a08cb20dc2548ba",
-    "d6f6ed603d8a197ff51edb53",
-    "36c8195bb910422656c4feb2",
-    "62d7834d56f1382cbd2efd2e",
-    "467684a294a483a0e2c18c4c",
+    "20e95e22266d883b10c2444a",
+    "fb2954cab1dee1562d958861",
+    "24f52613ffc6a8523756dcf3",
+    "e7c22ab5813fffc1db694604",
+    "34556a6fe4f66d80507c5060",
     "c3d928853dee8e2b0f57cff0",
     "75c8d7f00a47607377b3c671",
     "b46334a326450cbc4ccab0d4",
     "2967ef8edd15ab9ef63fdfd0",
     "586684b66a2ff1099f02805f",
-    "94310476c088aeb00dbb2f22",
-    "63dd66042001a4c878feb61c",
-    "4bd06f8ec43463f748a02a38",
-    "52ccd6e2fdac751df32903f0",
-    "39aee86f4609695e15d8521c",
+    "4476aadf0efc63d9a3775dbe",
+    "7120ceea5ba6749d023c314a",
+    "cc53f181308028f7b6cc66a0",
+    "3306396af6284eb4dcc73f38",
+    "b58a2d9e344a2bb9071e5b5f",
     "b6f8cb1c4c1c596b5799d1b9",
     "e17ab8ce9a200e17f2c699b4",
     "894a03dc128d704838296336",
     "b7f6f4cbcba75e07dc77ce91",
     "6af08273df2517f00dc57b69",
-    "14da329a0f9c6461cb61c4b7",
-    "793f41bda15945046940d919",
-    "becca80e01c1e811d2e2d3c9",
-    "3c341439ba45bb0f6ba2673a",
-    "f78bd1a1f4d4313ac8f692aa",
+    "26a5882182b5f7f16330656f",
+    "f9451ed11c444f2c2f1610d3",
+    "655c8885989b1d6f656e416f",
+    "10a868ecd42485f498c2e5d3",
+    "2ae79ce203233af39da9d604",
     "65cc076dfe4d1e39da063dbf",
     "3d17653f4adc457bd3a69460",
     "7cb31b5b065548e95d95ff0a",
     "8e75139fdf0c0830e464a659",
     "5829c8f5b556b90c8ef0705b",
-    "05013c0c58b29d5c9b033056",
-    "7f819d3a2453859f3c66752f",
-    "38213677df09920132b6fd90",
-    "686da935fd489f43c48a1ef4",
-    "8632e7f73ccab87ab34138c9",
+    "9bffae0a37b5303f23cac067",
+    "c770e5c2d20cbf6b84289058",
+    "70a82fd303c86f72880a24b9",
+    "fdf412ef675afaef016f5be2",
+    "c8275c1d2993553a7f7144ad",
     "f1e5f9835f5eaa3099718f64",
     "60b3d1ac5fdb5c27e4845ec7",
     "87c18c39c1ba2080fba2b7a4",
     "3f6b0fb77d2a18423411b37a",
     "f0e20773dc42b470436ae6ee",
-    "074d4a1264bff4587af4bfa2",
-    "b5cf1d9870b50793b02758d0",
-    "42c5d3ecbcc1f8dd0ca8447c",
-    "c7a957a8bb98ea30fa152051",
-    "02bc6887ff64f1385cd5a804",
+    "afdad4045225ee0eadd541a1",
+    "9f8366a524dd83e304b77180",
+    "2d0af7a340cf87ed7b9c1fe7",
+    "6c89f0dc2d57c6c8ab93d2e2",
+    "e3d23a1243a2305b2a082776",
     "ed01f1e37876326b48c8130c",
     "daa60ec975724f4b8163a9a0",
     "cb2a2d10806f94ff210ab54c",
     "eb6a636536b6b5574a6bf2f6",
     "bd99d13b8d1c5333d3633347",
-    "ab30b8e57f1a4c27c6403eec",
-    "0198d0d8396ec5475e32fcbe",
-    "de5fc1997f8a2f5746857273",
-    "caba43705d0420e1b0b6fb77",
-    "d1122c72d1b14e86399fdfd4",
+    "04d54d1df7672c5a8300d5cd",
+    "f76b2ca17e0f36f54a858164",
+    "d55d20beb12f291ccdb0994f",
+    "8eec8582fbea7fa76178dd66",
+    "c146e1e1d450e3d2e6062c30",
     "04f856d17ba5855d55abe245",
     "3f54bbce36f32d00836ee3a8",
     "2c85f82d43e70b9e6e7e1291",
     "b282f2a4c5e37081afe65024",
     "680ad485c2711078b4e618e2",
-    "c8017533e3d69080944e5bc9",
-    "cbb26e553782d028022d23f7",
-    "1d41cf8eb8749786f0d713a2",
-    "3e798441f44413c7ba2236e4",
-    "e95538838380384464f588a9",
+    "7000c14357ec3dd4fbf89503",
+    "85c5a5792eac287bb631e68b",
+    "8fc5f12a4f39f712fc7672f0",
+    "6a613db76d271de09ab5dd59",
+    "f26bcdcc80e7b7df85ae22cd",
     "d28bd517d80a4eab9fc4cef5",
     "f2035385b000136030d96e34",
     "31332630b2af4a04ceee6a17",
     "f30f5b7800839149189e397d",
     "12376569b12cbd8147208722",
-    "c2a288177e6d8cd7f15be190",
-    "4c91116037f18b8a5656ce6f",
-    "385975a82bafa4c678ca4c2b",
-    "6f988b465ba67f581b7fea34",
-    "783e6feecd7fb88afa69f217",
+    "eae4ec95566023b100673c4a",
+    "d36b8ed044e7a9580793b443",
+    "859fa4debbba747dad997263",
+    "cc14d823947670f5cd284fa9",
+    "b75b130d68ffbcc0f303356c",
     "b54c9eb6b98a4672ff92609e",
     "344060f14d0caf09b05b5e08",
     "33efa05b1e8a1e147309ea07",
     "93d80c1384b00cc1967dedc2",
     "f08ac11354c20b086f7ebaf3",
-    "ebbcdf1d15142fc570cc3f8f",
-    "91ce523d6bab302be71d5d32",
-    "6b2533b651799637ba21d0cb",
-    "27311315ff966c4e3b5a4622",
-    "a3ea6c661a4fbe50dfcf5e8f",
+    "d9172565738395743dfb408e",
+    "6b869bbe91317bf499f5d56a",
+    "ce666751014065dda7e48be8",
+    "4885eda5868c601dff8501e3",
+    "3ce804ac9eebeda26aa54a61",
     "635e8731b20826cf48999e2d",
     "7c7bf1f2dc6222fc470709a7",
     "a548c3974dd3484cf1ab74d4",
     "7fd03ce1bdf79e12ef87fa49",
     "1925eab614be657cc2e99958",
-    "e0b6cfa5b64eb9ab2eb1ae00",
-    "b4d97da9b7894eed757e0651",
-    "4ff279a2f95257cd0ea9bbd0",
-    "20bc62c352480740af50fef0",
-    "28b1344fce0ae8217786ddea",
+    "5916c67edeb0f285094ae9c4",
+    "d963c5382bdb7467ef168733",
+    "5818ff8163927b12c54cef23",
+    "91f6023c4d875afaba4fad37",
+    "fdda1f479deb0c878c7e8c6e",
     "99fdc69139b155a8e5edb91b",
     "56bde3278dc5054e19eab102",
     "4d6e90783a35470fd015c7ad",
@@ -567,7 +545,7 @@ fn check_golden(set: Set, golden: &[&str]) {
         .map(|case| {
             let ops = stream(case.family, set, case.seed, stream_ops(set));
             let (ib, refusals) = encode(case, &ops, case.opts);
-            digest(&ib, &refusals)
+            digest(case, &ib, &refusals)
         })
         .collect();
     if std::env::var_os("RELAUNCH_PRINT_DIGESTS").is_some() {
