@@ -1,9 +1,8 @@
 //! The fast path: a dispatch whose transition from the previous dispatch is
-//! cached (`template.rs`) is its kernarg copy and a few comparisons. With
-//! fresh kernarg blocks its words are not written yet: the dispatch joins
-//! the log (`log.rs`). A repeat with a shared kernarg block (immutable
-//! image, or alignment above 16) is written at once through the one
-//! emitter.
+//! cached (`template.rs`) is its kernarg copy, a few comparisons and a copy
+//! of the transition's words with the kernarg pointer's low dword (an
+//! offset until `finish`) put in. A repeat with a shared kernarg block
+//! (immutable image, or alignment above 16) goes through the one emitter.
 //!
 //! Which transition comes next is guessed from the last two (a decode
 //! step's rmsnorm is followed by one projection or the other depending on
@@ -12,7 +11,8 @@
 //! launch and kernarg shape against the template's identity. A wrong guess
 //! falls back to a look-up, and anything not cached to the general path.
 
-use super::template::{Next, TemplateId, TransitionId};
+use super::run::Run;
+use super::template::{Next, TemplateId, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::dispatch::{KernelCode, Launch};
@@ -28,7 +28,8 @@ pub(super) const NO_TRANSITION: TransitionId = TransitionId::MAX;
 const GUESS_SLOTS: usize = 512;
 
 /// The previous dispatch, while the registers it programmed are what the
-/// shadow holds (or will once the log is written).
+/// shadow holds (or will once `IbBuilder::sync_shadow` brings it up to
+/// date).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Last {
     pub template: TemplateId,
@@ -114,8 +115,13 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Option<DispatchId> {
-        let last = self.last?;
         let shape = (kernarg.len(), kernarg_align);
+        if self.run.count > 0 {
+            if let Some(id) = self.continue_run(code, launch, kernarg, shape) {
+                return Some(id);
+            }
+        }
+        let last = self.last?;
         if let Some(n) = self.guesses.get(&last) {
             if n.from == last.template
                 && n.boundary == self.pending
@@ -131,15 +137,53 @@ impl IbBuilder {
         self.look_up(last, code, launch, kernarg, kernarg_align)
     }
 
+    /// One more of the open run: the same template after the same boundary
+    /// while its budget lasts (a run is of one template repeating: it opens
+    /// at the second dispatch taking a transition, which is then from that
+    /// template to itself).
+    #[inline(always)]
+    fn continue_run(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        kernarg: &[u8],
+        shape: (usize, u32),
+    ) -> Option<DispatchId> {
+        let r = self.run;
+        let last = self.last.as_mut()?;
+        let left = last.budget.filter(|&left| left > 0)?;
+        if self.pending != r.boundary
+            || !self.tables.templates[r.template as usize].matches(code, launch, shape)
+        {
+            return None;
+        }
+        let id = self.sites.len() + r.count as usize;
+        let koff = self.kernargs.push_fresh(kernarg);
+        last.budget = Some(left - 1);
+        last.koff = koff;
+        last.before = last.transition;
+        self.pending = None;
+        self.run.count += 1;
+        self.run.dwords += r.len as usize;
+        Some(id as u32)
+    }
+
     /// Repeats of `last`'s template left (counted now if not yet).
+    #[inline(always)]
     pub(super) fn budget_left(&self, last: &Last) -> u32 {
-        last.budget.unwrap_or_else(|| {
-            let t = &self.tables.templates[last.template as usize];
-            let dwords = self.w.len() + self.log.dwords;
-            let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(dwords);
-            let shape = (t.kernarg_len as usize, t.kernarg_align);
-            repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
-        })
+        match last.budget {
+            Some(left) => left,
+            None => self.count_budget(last),
+        }
+    }
+
+    /// `budget_left` at the first repeat: what the room allows now.
+    #[inline(never)]
+    fn count_budget(&self, last: &Last) -> u32 {
+        let t = &self.tables.templates[last.template as usize];
+        let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(self.open_dwords());
+        let shape = (t.kernarg_len as usize, t.kernarg_align);
+        repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
     }
 
     /// The fast path when the guess was wrong: find the template and the
@@ -177,7 +221,7 @@ impl IbBuilder {
         self.record_fast(last, next, same && t == last.template, kernarg)
     }
 
-    /// Log a dispatch taking transition `next` after `last` (`repeat`: of
+    /// Write a dispatch taking transition `next` after `last` (`repeat`: of
     /// the same template, with the same symbol string).
     #[inline(always)]
     fn record_fast(
@@ -187,9 +231,7 @@ impl IbBuilder {
         repeat: bool,
         kernarg: &[u8],
     ) -> Option<DispatchId> {
-        let x = &self.tables.transitions[next.transition as usize];
-        let len = x.len as usize;
-        let dispatches = self.sites.len() + self.log.dispatches;
+        let dispatches = self.dispatch_count();
         let left = if repeat { self.budget_left(&last) } else { 0 };
         let budget = if left > 0 {
             Some(left - 1)
@@ -197,11 +239,9 @@ impl IbBuilder {
             // Where the general path would look (another template, or the
             // budget spent): it cuts the segment if it is full, and refuses
             // the dispatch past the id and kernarg image limits.
-            let dwords = self.w.len() + self.log.dwords;
-            let image = self.kernargs.len();
-            if dwords + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
+            if self.open_dwords() + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
                 || dispatches >= u32::MAX as usize
-                || image + kernarg.len() > u32::MAX as usize
+                || self.kernargs.len() + kernarg.len() > u32::MAX as usize
             {
                 return None;
             }
@@ -209,7 +249,26 @@ impl IbBuilder {
         };
         let koff = self.kernargs.push_fresh(kernarg);
         self.pending = None;
-        self.log.push(next.transition, koff, len);
+        let len = self.tables.transitions[next.transition as usize].len as usize;
+        if self.run.count > 0 && self.run.transition == next.transition {
+            self.run.count += 1;
+            self.run.dwords += len;
+        } else if last.transition == next.transition {
+            // The second of a chain: the rest join it in a run.
+            self.flush_run(None);
+            self.run = Run {
+                transition: next.transition,
+                template: next.template,
+                boundary: next.boundary,
+                len: len as u32,
+                first_kernarg: koff,
+                count: 1,
+                dwords: len,
+            };
+        } else {
+            self.flush_run(None);
+            self.write_now(next.transition, koff);
+        }
         self.last = Some(Last {
             template: next.template,
             transition: next.transition,
@@ -220,6 +279,36 @@ impl IbBuilder {
         Some(dispatches as u32)
     }
 
+    /// Write one dispatch taking transition `x` with its block at `koff`:
+    /// the transition's words with the low pointer dword (an offset until
+    /// `finish`) put in.
+    #[inline(always)]
+    fn write_now(&mut self, x: TransitionId, koff: u32) {
+        let (tables, w) = (&self.tables, &mut self.w);
+        let x = &tables.transitions[x as usize];
+        let at = w.len();
+        let len = x.len as usize;
+        if len <= SHORT {
+            w.put_prefix(tables.short_words_of(x), len);
+        } else {
+            w.put_run(tables.words_of(x), x.lo_at as usize, koff, 0, 1);
+        }
+        let lo = at + x.lo_at as usize;
+        w.as_mut_slice()[lo] = koff;
+        self.lo_pointer.push(lo as u32);
+        let segment = self.segments.len() as u32;
+        if let Some(hi) = x.hi_at {
+            self.hi_pointer.push((segment, at as u32 + hi));
+        }
+        self.sites.push(DispatchSite {
+            segment,
+            dispatch_dword: at as u32 + x.dispatch_at,
+            kernarg_offset: koff,
+            kernarg_len: x.kernarg_len,
+            kernel: x.kernel,
+        });
+    }
+
     /// A repeat whose kernarg block may be shared (immutable image) or
     /// needs more than 16-byte alignment: placed and written at once.
     fn repeat_shared(&mut self, last: Last, kernarg: &[u8], align: u32) -> Option<DispatchId> {
@@ -227,9 +316,10 @@ impl IbBuilder {
         if left == 0 {
             return None;
         }
-        debug_assert_eq!(self.log.dispatches, 0, "shared blocks are never logged");
         // The budget keeps the block below 4 GiB, so `place` does not fail.
         let (koff, klen) = self.kernargs.place(kernarg, align).ok()?;
+        // Shared blocks never join a run; one left open is written first.
+        self.flush_run(None);
         let id = self.sites.len() as u32;
         if let Some(b) = self.pending.take() {
             b.emit(&mut self.w);

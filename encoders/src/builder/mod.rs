@@ -6,12 +6,16 @@
 //! and DISPATCH_DIRECT through the one emitter (`emit_dispatch`), and
 //! caches what it wrote as the transition from the previous dispatch's
 //! template. A dispatch whose transition is cached takes the fast path
-//! (`fast.rs`): its kernarg copy and a few comparisons, its words written
-//! with the rest of the log when the log ends. Low kernarg-pointer dwords
-//! written before `finish` hold offsets from the base, which `finish` adds.
+//! (`fast.rs`): its kernarg copy, a few comparisons and a copy of the
+//! transition's words; from the second of a chain of the same dispatch on,
+//! only a count in the open run (`run.rs`), whose words are written in one
+//! pass when it ends. A kernel that reads its dispatch packet, and full
+//! state, always take the general path. Low kernarg-pointer dwords written
+//! before `finish` hold offsets from the base, which `finish` adds (a run
+//! open at `finish` is written with the final pointers).
 
 mod fast;
-mod log;
+mod run;
 mod template;
 
 use relaunch_device::codeobj::KernelDescriptor;
@@ -30,7 +34,7 @@ use crate::regs::off;
 use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
 use fast::{Guesses, Last, NO_TRANSITION};
-use log::{Log, PatchRun};
+use run::{PatchRun, Run};
 use template::{Next, TemplateId, Templates, STATE_RUNS, USER_AT};
 
 /// Environment variable that forces `full_state` when set to `1`.
@@ -82,8 +86,8 @@ pub struct IbBuilder {
     guesses: Guesses,
     /// The previous dispatch, while the next may take the fast path.
     last: Option<Last>,
-    /// Fast-path dispatches not written yet.
-    log: Log,
+    /// Fast-path dispatches not written yet (`run.rs`).
+    run: Run,
     pending: Option<BoundaryKind>,
     prepared: Vec<Prepared>,
     /// The descriptor each prepared kernel was checked with (identity only).
@@ -103,8 +107,8 @@ pub struct IbBuilder {
     lo_pointer: Vec<u32>,
     /// Where each closed segment's entries in `lo_pointer` end.
     lo_pointer_ends: Vec<usize>,
-    /// Runs of low kernarg-pointer dwords written by the log, also offsets
-    /// until `finish`.
+    /// Runs of low kernarg-pointer dwords written by `flush_run`, also
+    /// offsets until `finish`.
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
@@ -178,7 +182,7 @@ impl IbBuilder {
             tables: Templates::default(),
             guesses: Guesses::default(),
             last: None,
-            log: Log::default(),
+            run: Run::default(),
             pending: None,
             prepared: Vec::new(),
             descriptors: Vec::new(),
@@ -198,16 +202,14 @@ impl IbBuilder {
     }
 
     /// Reserve room for `dispatches` more dispatches, so recording a chain
-    /// of known length does not regrow its buffers: sites and the log now,
-    /// kernarg bytes by the largest block the templates have shown (16
-    /// until one shows more), IB dwords by the real count when the log is
-    /// written.
+    /// of known length does not regrow its buffers: sites now, kernarg
+    /// bytes by the largest block the templates have shown (16 until one
+    /// shows more), IB dwords by the longest transition once one is cached.
     pub fn reserve(&mut self, dispatches: usize) {
         self.reserved = self.dispatch_count().saturating_add(dispatches);
         let block = self.tables.max_stride.max(MIN_KERNARG_ALIGN) as usize;
         self.kernargs.reserve(dispatches.saturating_mul(block));
         self.sites.reserve(dispatches);
-        self.log.reserve(dispatches);
     }
 
     pub fn family(&self) -> Family {
@@ -220,14 +222,20 @@ impl IbBuilder {
 
     /// Dispatches recorded so far.
     pub fn dispatch_count(&self) -> usize {
-        self.sites.len() + self.log.dispatches
+        self.sites.len() + self.run.count as usize
     }
 
-    /// Dwords recorded so far (all segments, the log included, no epilogue
-    /// yet).
+    /// Dwords recorded so far (all segments, the open run included, no
+    /// epilogue yet).
     pub fn dwords(&self) -> usize {
         let closed: usize = self.segments.iter().map(|s| s.dwords.len()).sum();
-        closed + self.log.parked_dwords + self.w.len() + self.log.dwords
+        closed + self.open_dwords()
+    }
+
+    /// Dwords of the open segment, the open run's included.
+    #[inline(always)]
+    fn open_dwords(&self) -> usize {
+        self.w.len() + self.run.dwords
     }
 
     /// Require `kind` between everything recorded so far and the next
@@ -321,13 +329,14 @@ impl IbBuilder {
             None
         };
 
-        let dwords = self.w.len() + self.log.dwords;
-        if kept_budget.is_none() && dwords + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
-            // The log goes with the closing segment, written at `finish`.
+        // The run's words come before this dispatch's.
+        self.flush_run(None);
+        if kept_budget.is_none()
+            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
+        {
             self.close_segment();
         } else {
-            // The log's words come before this dispatch's.
-            self.end_run();
+            self.sync_shadow();
         }
         let start = self.w.len();
         let boundary = self.pending.take();
@@ -357,12 +366,22 @@ impl IbBuilder {
         let transition = match (prev, written.lo) {
             (Some(p), Some(lo)) if self.tables.transition_allowed(p.template, t) => {
                 let step = (p.template, boundary, t);
-                let x = self.tables.step(step.0, step.1, step.2).unwrap_or_else(|| {
-                    let hi = written.hi.map(|h| h - start);
-                    let words = &self.w.as_slice()[start..];
-                    let d = written.dispatch - start;
-                    self.tables.add_transition(step, words, lo - start, hi, d)
-                });
+                let x = match self.tables.step(step.0, step.1, step.2) {
+                    Some(x) => x,
+                    None => {
+                        let hi = written.hi.map(|h| h - start);
+                        let words = &self.w.as_slice()[start..];
+                        let d = written.dispatch - start;
+                        let x = self.tables.add_transition(step, words, lo - start, hi, d);
+                        // IB room by the longest transition, for what
+                        // `reserve` announced (within the segment).
+                        let left = self.reserved.saturating_sub(self.sites.len());
+                        let longest = self.tables.longest as usize;
+                        let total = self.w.len().saturating_add(left.saturating_mul(longest));
+                        self.w.reserve_total(total.min(self.limit));
+                        x
+                    }
+                };
                 let next = Next {
                     from: p.template,
                     boundary,
@@ -467,12 +486,29 @@ impl IbBuilder {
         Written { lo, hi, dispatch }
     }
 
-    /// Write out the log and forget the previous dispatch, so the next one
-    /// takes the general path: what an emitter of other packets (between
-    /// dispatches) calls before it writes.
+    /// Bring the shadow up to date with the previous dispatch, whose words
+    /// the fast path copied without it. Every dispatch since the general
+    /// path last wrote programmed the same registers (transitions keep the
+    /// USER_DATA count), so the previous one's values are the shadow's.
+    fn sync_shadow(&mut self) {
+        if let Some(last) = self.last {
+            let t = &self.tables.templates[last.template as usize];
+            let image = t.image(last.koff, None);
+            for (first, from, to) in STATE_RUNS {
+                self.shadow.assign(first, &image[from..to]);
+            }
+            self.shadow
+                .assign(off::COMPUTE_USER_DATA_0, &image[USER_AT..USER_AT + t.user]);
+        }
+    }
+
+    /// Forget the previous dispatch (the shadow brought up to date), so the
+    /// next one takes the general path: what an emitter of other packets
+    /// between dispatches calls before it writes.
     #[allow(dead_code)] // no such emitter in the builder yet
     fn end_repeat(&mut self) {
-        self.end_run();
+        self.flush_run(None);
+        self.sync_shadow();
         self.last = None;
     }
 
@@ -507,8 +543,8 @@ impl IbBuilder {
         // cross a 4 GiB boundary (checked above: low pointer dwords exist only
         // where high ones do), so adding the base's low dword cannot carry.
         let base_lo = kernarg_base as u32;
-        // The logs are written now, with final pointers.
-        self.write_log_final(kernarg_base);
+        // The open run is written now, with final pointers.
+        self.flush_run(Some(kernarg_base));
         self.last = None;
         self.pending = None;
         emit_epilogue(&mut self.w, self.family);
@@ -516,7 +552,6 @@ impl IbBuilder {
             stream_order::emit_done(&mut self.w, words);
         }
         self.push_segment();
-        self.write_parked(kernarg_base);
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
             let d = &mut seg.dwords[..];
@@ -584,7 +619,6 @@ impl IbBuilder {
     /// End the current segment (no epilogue: only the last one carries it)
     /// and start the next with the prologue and no remembered state.
     fn close_segment(&mut self) {
-        self.park_log();
         self.last = None;
         self.push_segment();
         emit_prologue(&mut self.w);

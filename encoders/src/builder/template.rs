@@ -77,8 +77,6 @@ pub(super) struct Template {
     /// Blocks go right at the image's end (mutable image, alignment <= 16,
     /// non-empty): every dispatch gets a new, higher offset.
     pub fresh: bool,
-    /// Bytes a fresh block takes (its length padded to 16).
-    pub kernarg_stride: u32,
     /// USER_DATA registers programmed (RSRC2's count).
     pub user: usize,
     /// Values of the state registers (`STATE_RUNS`) then the USER_DATA
@@ -171,12 +169,13 @@ impl Template {
 /// takes 24.
 pub(super) const SHORT: usize = 32;
 
-/// Words of one transition, in `Templates::words`, and what the log needs
+/// Words of one transition, in `Templates::words`, and what the fast path needs
 /// of its template to write it out.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Transition {
     pub kernel: u32,
     pub kernarg_len: u32,
+    /// Bytes one fresh block takes (its length padded to 16).
     pub kernarg_stride: u32,
     pub start: u32,
     pub len: u32,
@@ -210,6 +209,8 @@ pub(super) struct Templates {
     words: Vec<u32>,
     /// Largest fresh kernarg stride seen (for `IbBuilder::reserve`).
     pub max_stride: u32,
+    /// Dwords of the longest transition (for `IbBuilder::reserve`).
+    pub longest: u32,
 }
 
 impl Templates {
@@ -273,7 +274,6 @@ impl Templates {
             kernarg_len: len as u32,
             kernarg_align: align,
             fresh,
-            kernarg_stride: stride as u32,
             user: p.user_sgprs(),
             image,
             lo,
@@ -328,13 +328,14 @@ impl Templates {
         self.transitions.push(Transition {
             kernel: t.kernel,
             kernarg_len: t.kernarg_len,
-            kernarg_stride: t.kernarg_stride,
+            kernarg_stride: t.kernarg_len.div_ceil(16) * 16,
             start: start as u32,
             len: words.len() as u32,
             lo_at: lo_at as u32,
             hi_at: hi_at.map(|h| h as u32),
             dispatch_at: dispatch_at as u32,
         });
+        self.longest = self.longest.max(words.len() as u32);
         self.words.truncate(start);
         self.words.extend_from_slice(words);
         self.words.extend_from_slice(&[0; SHORT]);
