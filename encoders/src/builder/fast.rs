@@ -16,6 +16,8 @@ use super::template::{Next, TemplateId, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::dispatch::{KernelCode, Launch};
+use crate::elide::TAG_KERNARG_LO;
+use crate::emit;
 use crate::ib::{DispatchId, DispatchSite};
 
 /// Most dwords a repeated dispatch writes: an RMW boundary (10), the low
@@ -313,6 +315,8 @@ impl IbBuilder {
     /// needs more than 16-byte alignment: placed and written at once.
     fn repeat_shared(&mut self, last: Last, kernarg: &[u8], align: u32) -> Option<DispatchId> {
         let left = self.budget_left(&last);
+        // (A template the fast path follows has a kernarg pointer.)
+        let lo = self.tables.templates[last.template as usize].lo_register()?;
         if left == 0 {
             return None;
         }
@@ -324,13 +328,21 @@ impl IbBuilder {
         if let Some(b) = self.pending.take() {
             b.emit(&mut self.w);
         }
-        // The state registers are the previous dispatch's: only USER_DATA
-        // can change (the kernarg pointer).
-        let written = self.emit_dispatch(last.template, koff, None, false);
+        // Every register but the kernarg pointer's low dword holds the
+        // previous dispatch's value (the same template; the high dword is
+        // the base's): the shadow decides whether that one is written.
         let t = &self.tables.templates[last.template as usize];
+        let lo_pointer = &mut self.lo_pointer;
+        let value = [TAG_KERNARG_LO | koff as u64];
+        self.shadow
+            .write_tagged(&mut self.w, lo, &value, false, |pos, _| {
+                lo_pointer.push(pos as u32)
+            });
+        let dispatch = self.w.len();
+        emit::dispatch_direct(&mut self.w, t.st.groups, t.initiator);
         self.sites.push(DispatchSite {
             segment: self.segments.len() as u32,
-            dispatch_dword: written.dispatch as u32,
+            dispatch_dword: dispatch as u32,
             kernarg_offset: koff,
             kernarg_len: klen,
             kernel: t.kernel,

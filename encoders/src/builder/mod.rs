@@ -345,7 +345,7 @@ impl IbBuilder {
                 b.emit(&mut self.w);
             }
         }
-        let written = self.emit_dispatch(t, koff, packet, true);
+        let written = self.emit_dispatch(t, koff, packet);
         debug_assert!(self.w.len() + EPILOGUE_DWORDS <= self.limit);
         let tpl = &self.tables.templates[t as usize];
         self.sites.push(DispatchSite {
@@ -448,26 +448,18 @@ impl IbBuilder {
     }
 
     /// The one emitter of a dispatch: write template `t`'s registers with
-    /// its kernarg block at `koff` where the shadow says they changed (all
-    /// of them in full state; only USER_DATA unless `state`), then
+    /// its kernarg block at `koff` (and its dispatch packet at `packet`)
+    /// where the shadow says they changed (all of them in full state), then
     /// DISPATCH_DIRECT. Low pointer dwords (offsets until `finish`) and high
     /// ones (filled at `finish`) are noted for patching.
-    fn emit_dispatch(
-        &mut self,
-        t: TemplateId,
-        koff: u32,
-        packet: Option<u32>,
-        state: bool,
-    ) -> Written {
+    fn emit_dispatch(&mut self, t: TemplateId, koff: u32, packet: Option<u32>) -> Written {
         let full = self.opts.full_state;
         let tpl = &self.tables.templates[t as usize];
         let image = tpl.image(koff, packet);
         let segment = self.segments.len() as u32;
         let (sh, w) = (&mut self.shadow, &mut self.w);
-        if state {
-            for (first, from, to) in STATE_RUNS {
-                sh.write_tagged(w, first, &image[from..to], full, |_, _| {});
-            }
+        for (first, from, to) in STATE_RUNS {
+            sh.write_tagged(w, first, &image[from..to], full, |_, _| {});
         }
         let (mut lo, mut hi) = (None, None);
         let (lo_pointer, hi_pointer) = (&mut self.lo_pointer, &mut self.hi_pointer);

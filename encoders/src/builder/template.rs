@@ -149,6 +149,12 @@ impl Template {
         wide | narrow as u64 == 0
     }
 
+    /// The register holding the kernarg pointer's low dword, if any.
+    pub fn lo_register(&self) -> Option<u16> {
+        self.lo
+            .map(|at| off::COMPUTE_USER_DATA_0 + (at - USER_AT) as u16)
+    }
+
     /// The register values with the kernarg block at `koff` and the
     /// dispatch packet (for a kernel that reads it) at `packet`.
     #[inline]
