@@ -162,11 +162,11 @@ impl IbBuilder {
         let id = self.sites.len() + r.count as usize;
         let koff = self.kernargs.push_fresh(kernarg);
         last.budget = Some(left - 1);
+        // (`before` is the run's transition already: the run opened at
+        // its second dispatch.)
         last.koff = koff;
-        last.before = last.transition;
         self.pending = None;
         self.run.count += 1;
-        self.run.dwords += r.len as usize;
         Some(id as u32)
     }
 
@@ -254,7 +254,6 @@ impl IbBuilder {
         let len = self.tables.transitions[next.transition as usize].len as usize;
         if self.run.count > 0 && self.run.transition == next.transition {
             self.run.count += 1;
-            self.run.dwords += len;
         } else if last.transition == next.transition {
             // The second of a chain: the rest join it in a run.
             self.flush_run(None);
@@ -265,7 +264,6 @@ impl IbBuilder {
                 len: len as u32,
                 first_kernarg: koff,
                 count: 1,
-                dwords: len,
             };
         } else {
             self.flush_run(None);

@@ -235,7 +235,7 @@ impl IbBuilder {
     /// Dwords of the open segment, the open run's included.
     #[inline(always)]
     fn open_dwords(&self) -> usize {
-        self.w.len() + self.run.dwords
+        self.w.len() + self.run.count as usize * self.run.len as usize
     }
 
     /// Require `kind` between everything recorded so far and the next

@@ -33,8 +33,6 @@ pub(super) struct Run {
     pub len: u32,
     pub first_kernarg: u32,
     pub count: u32,
-    /// Dwords the run will write.
-    pub dwords: usize,
 }
 
 impl IbBuilder {
@@ -86,13 +84,18 @@ impl IbBuilder {
         }
         let (len, stride) = (x.len, x.kernarg_stride);
         let (kernel, kernarg_len) = (x.kernel, x.kernarg_len);
-        let dispatch = at + x.dispatch_at;
-        self.sites.extend((0..run.count).map(|i| DispatchSite {
-            segment,
-            dispatch_dword: dispatch + i * len,
-            kernarg_offset: run.first_kernarg.wrapping_add(i * stride),
-            kernarg_len,
-            kernel,
+        let (mut dispatch, mut offset) = (at + x.dispatch_at, run.first_kernarg);
+        self.sites.extend((0..run.count).map(|_| {
+            let site = DispatchSite {
+                segment,
+                dispatch_dword: dispatch,
+                kernarg_offset: offset,
+                kernarg_len,
+                kernel,
+            };
+            dispatch = dispatch.wrapping_add(len);
+            offset = offset.wrapping_add(stride);
+            site
         }));
     }
 }
