@@ -283,7 +283,7 @@ impl GraphExec {
         }
         let replay = l.multi.replay().map_err(Error::sched)?;
         drop(launched);
-        replay.wait(REPLAY_TIMEOUT).map_err(Error::sched)
+        replay.wait_or_abandon(REPLAY_TIMEOUT).map_err(Error::sched)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {

@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use relaunch_device::codeobj::kernargs::{pack, Geometry};
 use relaunch_device::codeobj::KernelInfo;
+use relaunch_encoders::kernarg_pack::{pack, Geometry};
 
 use crate::error::{Error, Result};
 

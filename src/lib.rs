@@ -36,7 +36,7 @@ pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use relaunch_device::codeobj::certify::{Certificate, ReadCache};
-pub use relaunch_device::codeobj::kernargs::{pack as pack_kernargs, Geometry};
+pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 

@@ -166,10 +166,11 @@ impl Module {
                 names.join(", ")
             ))
         })?;
-        if !info.verdict.accepted() {
+        let verdict = relaunch_encoders::verdict::kernel_verdict(info);
+        if !verdict.accepted() {
             return Err(Error::record(format!(
-                "kernel {} cannot run on the direct PM4 path: {}",
-                info.name, info.verdict
+                "kernel {} cannot run on the direct PM4 path: {verdict}",
+                info.name
             )));
         }
         let symbol = self

@@ -173,8 +173,20 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Waits up to `timeout`; on a timeout the replay keeps running (wait
+    /// again, or give it up with [`Replay::wait_or_abandon`]).
     pub fn wait(&self, timeout: Duration) -> Result<()> {
         self.completion.wait(timeout).map_err(Error::sched)
+    }
+
+    /// Waits up to `timeout` and treats a replay still running then as hung
+    /// (the timeout contract, docs/architecture.md): its queue is stopped,
+    /// so it changes no memory after this returns (what it was writing may
+    /// be partial), and the IB's next replay runs on a new queue.
+    pub fn wait_or_abandon(&self, timeout: Duration) -> Result<()> {
+        self.completion
+            .wait_or_abandon(timeout)
+            .map_err(Error::sched)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
@@ -261,9 +273,15 @@ fn check_owner(gpu: &Gpu, builder: &Pm4Builder) -> Result<()> {
 }
 
 impl Pm4Ib {
-    /// Submits and waits for completion.
+    /// Submits and waits for completion, up to [`REPLAY_TIMEOUT`]; a replay
+    /// still running then is abandoned ([`Replay::wait_or_abandon`]).
     pub fn replay(&self) -> Result<()> {
-        self.replay_async()?.wait(REPLAY_TIMEOUT)
+        self.replay_within(REPLAY_TIMEOUT)
+    }
+
+    /// [`Pm4Ib::replay`] with a hang timeout of the caller's choosing.
+    pub fn replay_within(&self, timeout: Duration) -> Result<()> {
+        self.replay_async()?.wait_or_abandon(timeout)
     }
 
     /// Submits now; wait on the returned replay before reading results.
@@ -321,7 +339,7 @@ impl Pm4MultiIb {
         self.multi
             .replay()
             .map_err(Error::sched)?
-            .wait(REPLAY_TIMEOUT)
+            .wait_or_abandon(REPLAY_TIMEOUT)
             .map_err(Error::sched)
     }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use relaunch::device::codeobj::CodeObject;
+use relaunch::encoders::Pm4Verdict;
 
 const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 const KERNELS: [&str; 8] = [
@@ -38,7 +39,8 @@ fn every_decode_kernel_is_accepted_on_every_target() {
             let k = object
                 .kernel(name)
                 .unwrap_or_else(|| panic!("{target}: no kernel {name}"));
-            assert!(k.verdict.accepted(), "{target} {name}: {}", k.verdict);
+            let verdict = k.pm4_verdict();
+            assert!(verdict.accepted(), "{target} {name}: {verdict}");
             assert_eq!(k.private_segment_size, 0, "{target} {name}: scratch");
             assert!(
                 k.args.iter().all(|a| !a.value_kind.is_hidden()),

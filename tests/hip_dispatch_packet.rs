@@ -9,6 +9,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
+use relaunch::encoders::Pm4Verdict;
 use relaunch::sim::twins::{register_twin, KernelFault, Workgroup};
 use relaunch::{Geometry, Gpu};
 

@@ -1,15 +1,17 @@
 //! relaunch-device: everything about one machine's AMD GPUs.
 //!
-//! Owns: GPU target names and families ([`target`]), AMDGPU code objects
-//! ([`codeobj`]: ELF, metadata, kernel descriptors, PM4 acceptance), the HSA
-//! runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
+//! Owns: AMDGPU code objects ([`codeobj`]: ELF, metadata, kernel
+//! descriptors as read, certification; targets, families and the descriptor
+//! layout are `relaunch-facts`', re-exported as [`target`] and
+//! [`codeobj::descriptor`]), the HSA runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
 //! over `relaunch-hsa-sys`'s function table) and device identity
 //! ([`identity`]: selectors, host manifest, deny list, sysfs) and
 //! per-architecture kernel bundles ([`bundle`]: `.kpack` archives, their
 //! manifests, verification).
 //! Refuses: anything outside RDNA1-4, code objects it cannot read completely,
-//! denied devices. Must not depend on the encoders, graph, scheduler or the
-//! simulated device: they all sit above it.
+//! denied devices. Must not depend on the encoders (which own the PM4
+//! verdict), graph, scheduler or the simulated device: they all sit above
+//! it.
 
 pub mod bundle;
 pub mod codeobj;

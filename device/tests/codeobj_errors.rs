@@ -193,15 +193,13 @@ fn descriptor_damage() {
             ..
         }
     ));
-    // Code entry moved off its 256-byte boundary: readable, but refused.
+    // Code entry moved off its 256-byte boundary: readable (the encoders'
+    // verdict refuses it, see its MisalignedCodeEntry test).
     let mut c = b.clone();
     let entry = rd64(&b, 0x510);
     wr64(&mut c, 0x510, entry + 4);
     let o = CodeObject::parse(&c).unwrap();
-    assert_eq!(
-        o.kernels()[0].pm4_verdict().to_string(),
-        "refused: code entry 0x1604 is not 256-byte aligned"
-    );
+    assert_eq!(o.kernels()[0].code_entry_offset, 0x1604);
     // A kernarg alignment that is not a power of two.
     let key = b"\xb6.kernarg_segment_align";
     let at = b.windows(key.len()).position(|w| w == key).unwrap() + key.len();

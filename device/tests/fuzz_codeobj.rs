@@ -148,7 +148,6 @@ fn read_and_check(bytes: &[u8], target: Option<&str>) {
             .load_segments()
             .iter()
             .any(|s| s.contains(k.code_entry_offset)));
-        let _ = k.pm4_verdict().to_string();
     }
 }
 

@@ -385,6 +385,11 @@ unsafe extern "C" fn queue_destroy(q: *mut sys::Queue) -> sys::Status {
     unsafe { std::alloc::dealloc(fq.ring as *mut u8, fq.layout) };
     sys::HSA_STATUS_SUCCESS
 }
+/// The scripted queue has no processor to stop: inactivation is accepted
+/// and nothing runs on it afterwards anyway.
+extern "C" fn queue_inactivate(_: *mut sys::Queue) -> sys::Status {
+    sys::HSA_STATUS_SUCCESS
+}
 pub fn indices() -> (Arc<AtomicU64>, Arc<AtomicU64>) {
     with(|s| {
         let q = s.queue.as_ref().unwrap();
@@ -545,6 +550,7 @@ pub fn table() -> sys::HsaApi {
         signal_wait_scacquire: signal_wait,
         queue_create,
         queue_destroy,
+        queue_inactivate,
         queue_load_read_index_scacquire: load_read,
         queue_load_write_index_relaxed: load_write,
         queue_add_write_index_scacq_screl: add_write,

@@ -1,18 +1,16 @@
 //! What one dispatch programs: the kernel's fixed state (checked once per
 //! kernel) and the per-launch values (checked every dispatch).
 
-use relaunch_device::codeobj::verdict::{descriptor_refusals, user_sgpr_padding};
 use relaunch_device::codeobj::KernelDescriptor;
-use relaunch_device::Family;
+use relaunch_facts::sgprs::{user_sgpr_padding, DeliveredSgprs};
+use relaunch_facts::{Family, Limits};
 
 use crate::error::EncodeError;
 use crate::regs::{
     INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_FORCE_START_AT_000, INIT_ORDER_MODE,
     LDS_GRANULE_BYTES, RSRC2_LDS_SIZE,
 };
-
-/// Most work-items one workgroup may have on RDNA1-4.
-pub const MAX_BLOCK_WORK_ITEMS: u64 = 1024;
+use crate::verdict::descriptor_refusals;
 /// Most work-items one grid may have (HSA's GRID_MAX_SIZE on RDNA1-4; each
 /// dimension is a 32-bit count, GRID_MAX_DIM). Every product of grid or
 /// workgroup counts downstream (the hardware's, the simulator's) then fits
@@ -26,9 +24,6 @@ pub fn grid_work_items(grid: [u32; 3]) -> Option<u64> {
         .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)))
         .filter(|&n| n <= MAX_GRID_WORK_ITEMS)
 }
-
-/// Most LDS bytes one workgroup may use on RDNA1-4.
-pub const MAX_LDS_BYTES: u64 = 64 * 1024;
 
 /// COMPUTE_RESOURCE_LIMITS relaunch programs: 0 = no waves-per-SH limit, no
 /// workgroups-per-CU limit, no lock threshold, default SIMD placement. This
@@ -64,7 +59,8 @@ pub(crate) struct Prepared {
     pub rsrc2_base: u32,
     pub rsrc3: u32,
     pub initiator: u32,
-    /// 4 zero dwords for the private segment buffer first (gfx10/11).
+    /// The delivered user SGPRs (`DeliveredSgprs`), in order: 4 zero dwords
+    /// for the private segment buffer first (families that have one).
     pub private_segment_dwords: u8,
     /// The kernel reads its dispatch packet: the builder writes one per
     /// dispatch and delivers its address after the private segment buffer.
@@ -75,11 +71,13 @@ pub(crate) struct Prepared {
     pub padding_dwords: u8,
     pub kernarg_size: u32,
     pub static_lds: u32,
+    /// The target's workgroup limits, checked per launch.
+    pub limits: Limits,
 }
 
 impl Prepared {
-    /// Check the kernel against `family` and derive its fixed state.
-    pub fn new(code: &KernelCode<'_>, family: Family) -> Result<Self, EncodeError> {
+    /// Check the kernel against `family` and `limits` and derive its fixed state.
+    pub fn new(code: &KernelCode<'_>, family: Family, limits: Limits) -> Result<Self, EncodeError> {
         if code.family != family {
             return Err(EncodeError::FamilyMismatch {
                 symbol: code.symbol.to_string(),
@@ -88,7 +86,7 @@ impl Prepared {
             });
         }
         let kd = &code.descriptor;
-        let reasons = descriptor_refusals(kd, family);
+        let reasons = descriptor_refusals(kd, family, &limits);
         if !reasons.is_empty() {
             return Err(EncodeError::Refused {
                 symbol: code.symbol.to_string(),
@@ -108,13 +106,13 @@ impl Prepared {
                 entry,
             });
         }
+        let sgprs = DeliveredSgprs::of(kd, family.user_sgprs());
         let mut initiator = INIT_COMPUTE_SHADER_EN.place(1)
             | INIT_FORCE_START_AT_000.place(1)
             | INIT_ORDER_MODE.place(1);
         if kd.wave32() {
             initiator |= INIT_CS_W32_EN.place(1);
         }
-        let psb = kd.wants_private_segment_buffer() && family != Family::Gfx12;
         Ok(Prepared {
             kd_address: code.kd_address,
             pgm: [(entry >> 8) as u32, (entry >> 40) as u32],
@@ -126,13 +124,14 @@ impl Prepared {
                 | crate::regs::rsrc2_trap_bits(family, true),
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
-            private_segment_dwords: if psb { 4 } else { 0 },
-            dispatch_ptr: kd.wants_dispatch_ptr(),
-            kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+            private_segment_dwords: sgprs.private_segment_dwords,
+            dispatch_ptr: sgprs.dispatch_ptr,
+            kernarg_ptr: sgprs.kernarg_ptr,
             // Accepted descriptors keep RSRC2's count within 16, so it fits.
             padding_dwords: user_sgpr_padding(kd) as u8,
             kernarg_size: kd.kernarg_size,
             static_lds: kd.group_segment_fixed_size,
+            limits,
         })
     }
 
@@ -180,10 +179,11 @@ pub(crate) fn check_launch(
         });
     }
     let work_items = block[0] as u64 * block[1] as u64 * block[2] as u64;
-    if work_items > MAX_BLOCK_WORK_ITEMS {
+    if work_items > u64::from(p.limits.max_workgroup_items) {
         return Err(EncodeError::BlockTooLarge {
             symbol: symbol.to_string(),
             work_items,
+            limit: p.limits.max_workgroup_items,
         });
     }
     let mut groups = [0u32; 3];
@@ -199,10 +199,11 @@ pub(crate) fn check_launch(
         groups[axis] = grid[axis] / block[axis];
     }
     let lds = p.static_lds as u64 + dynamic_group_bytes as u64;
-    if lds > MAX_LDS_BYTES {
+    if lds > u64::from(p.limits.max_lds_bytes) {
         return Err(EncodeError::LdsTooLarge {
             symbol: symbol.to_string(),
             bytes: lds,
+            limit: p.limits.max_lds_bytes,
         });
     }
     let granules = lds.div_ceil(LDS_GRANULE_BYTES as u64) as u32;

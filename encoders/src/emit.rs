@@ -1,7 +1,7 @@
 //! Emitters for each type-3 packet relaunch writes, through the counted
 //! writer. Field placement uses the declarations in `packet` and `regs`.
 
-use crate::packet::{event_cntl, ib_control, op, type3, MAX_IB_DWORDS};
+use crate::packet::{event_cntl, op, type3, MAX_IB_DWORDS};
 use crate::writer::DwordWriter;
 
 /// SET_SH_REG header + offset + values, for `values.len()` consecutive
@@ -123,11 +123,8 @@ pub fn copy_data(w: &mut DwordWriter, control: u32, src: u64, dst: u64) {
     ]);
 }
 
-/// INDIRECT_BUFFER control dword for `dwords` (1..=1,048,575), VALID set,
-/// cache policy LRU (0).
-pub const fn ib_control_word(dwords: u32) -> u32 {
-    ib_control::IB_SIZE.place(dwords) | ib_control::VALID.place(1)
-}
+/// INDIRECT_BUFFER control dword (IB_SIZE, VALID; cache policy LRU).
+pub use crate::packet::ib_control_word;
 
 /// INDIRECT_BUFFER to `address` (4-byte aligned) of `dwords` dwords.
 pub fn indirect_buffer(w: &mut DwordWriter, address: u64, dwords: u32) {

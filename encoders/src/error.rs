@@ -1,6 +1,6 @@
 //! The crate's error types: what was wrong and what to do about it.
 
-use relaunch_device::codeobj::Refusal;
+use crate::verdict::Refusal;
 use relaunch_device::Family;
 
 /// Why a dispatch, boundary or finish was refused by the encoder.
@@ -45,13 +45,21 @@ pub enum EncodeError {
         crate::dispatch::MAX_GRID_WORK_ITEMS
     )]
     GridTooLarge { symbol: String, grid: [u32; 3] },
-    #[error("kernel {symbol}: block of {work_items} work-items exceeds the limit of 1024")]
-    BlockTooLarge { symbol: String, work_items: u64 },
+    #[error("kernel {symbol}: block of {work_items} work-items exceeds the limit of {limit}")]
+    BlockTooLarge {
+        symbol: String,
+        work_items: u64,
+        limit: u32,
+    },
     #[error(
-        "kernel {symbol}: {bytes} bytes of LDS (static + dynamic group segment) exceed the 65536 bytes \
+        "kernel {symbol}: {bytes} bytes of LDS (static + dynamic group segment) exceed the {limit} bytes \
          one workgroup may use"
     )]
-    LdsTooLarge { symbol: String, bytes: u64 },
+    LdsTooLarge {
+        symbol: String,
+        bytes: u64,
+        limit: u32,
+    },
     #[error(
         "kernel {symbol}: code entry {entry:#x} is not 256-byte aligned; \
          COMPUTE_PGM_LO cannot address it (is kd_address the descriptor's GPU address?)"
@@ -95,12 +103,6 @@ pub enum EncodeError {
          address below 2^48"
     )]
     BadStreamWord { what: &'static str, address: u64 },
-    #[error("IB address {address:#x} is not 4-byte aligned")]
-    MisalignedIb { address: u64 },
-    #[error(
-        "IB of {dwords} dwords is outside 1..=1048575, the INDIRECT_BUFFER size field's range"
-    )]
-    IbSize { dwords: u64 },
 }
 
 fn join(reasons: &[Refusal]) -> String {

@@ -1,13 +1,18 @@
 //! relaunch-encoders: PM4 for RDNA compute queues.
 //!
-//! Owns: the type-3 packet writer, per-family register tables (read by both
-//! the encoder and the decoder), stateful SH-register elision, boundaries,
-//! IB segmentation, the vendor AQL PM4-IB packet and the decoder. Refuses:
-//! kernels whose descriptor the direct PM4 path cannot honour, launches the
-//! hardware cannot express, and families that do not match the kernel.
-//! Must not depend on the graph, scheduler, HSA runtime or simulator.
+//! Owns: the PM4 verdict (which kernels the direct path runs, [`verdict`]),
+//! kernarg packing for it ([`kernarg_pack`]), the type-3 packet writer,
+//! stateful SH-register elision, boundaries, IB segmentation and the
+//! decoder. The register and packet tables, field layouts and the vendor
+//! AQL PM4-IB packet are facts from `relaunch-facts`, re-exported here as
+//! [`regs`], [`packet`], [`field`] and [`aql`] where users found them.
+//! Refuses: kernels whose descriptor the direct PM4 path cannot honour,
+//! launches the hardware cannot express, and families that do not match
+//! the kernel. Must not depend on the graph, scheduler, HSA runtime or
+//! simulator.
 
-pub mod aql;
+pub use relaunch_facts::{aql, field, packet, regs};
+
 pub mod boundary;
 pub mod builder;
 pub mod decode;
@@ -16,13 +21,12 @@ pub mod dispatch_packet;
 pub mod elide;
 pub mod emit;
 pub mod error;
-pub mod field;
 pub mod ib;
 mod kernarg;
-pub mod packet;
-pub mod regs;
+pub mod kernarg_pack;
 pub mod stream_order;
 pub mod timestamp;
+pub mod verdict;
 pub mod writer;
 
 pub use boundary::BoundaryKind;
@@ -32,5 +36,7 @@ pub use dispatch::{KernelCode, Launch};
 pub use error::{DecodeError, EncodeError};
 pub use field::Field;
 pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
+pub use kernarg_pack::{pack as pack_kernargs, Geometry, KernargError};
 pub use regs::{table, Class, Register, RegisterTable};
 pub use stream_order::StreamWords;
+pub use verdict::{Pm4Verdict, Refusal, Verdict};

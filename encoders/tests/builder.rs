@@ -4,8 +4,8 @@ mod common;
 
 use common::*;
 use relaunch_device::codeobj::descriptor::properties as p;
-use relaunch_device::codeobj::Refusal;
 use relaunch_device::Family;
+use relaunch_encoders::Refusal;
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, Launch, PatchError};
 
 const L: Launch = Launch {

@@ -8,11 +8,13 @@ mod common;
 use std::path::PathBuf;
 
 use common::replay;
-use relaunch_device::codeobj::verdict::{descriptor_refusals, user_sgpr_padding};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
 use relaunch_device::Family;
 use relaunch_encoders::dispatch_packet::DispatchPacketImage;
+use relaunch_encoders::verdict::{descriptor_refusals, Pm4Verdict};
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_facts::sgprs::user_sgpr_padding;
+use relaunch_facts::Limits;
 
 const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 /// Where the code object is pretended to be loaded (256-byte aligned).
@@ -123,7 +125,7 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
                     // Descriptor-level refusals (scratch, dispatch ptr) are the
                     // encoder's too; metadata-level ones (printf) are the
                     // loader's, which never hands such a kernel over.
-                    if !descriptor_refusals(&k.descriptor, code.family).is_empty() {
+                    if !descriptor_refusals(&k.descriptor, code.family, &Limits::RDNA).is_empty() {
                         let mut b = IbBuilder::new(code.family, EncodeOptions::default());
                         let kernarg = vec![0; k.descriptor.kernarg_size as usize];
                         let e = b.dispatch(&code, &LAUNCH, &kernarg, k.kernarg_align);

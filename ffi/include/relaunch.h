@@ -847,7 +847,10 @@ int32_t rl_pm4_finalize(const struct RlGpu *gpu,
 
 /**
  * Submits the IB and waits for it to complete (results are then visible
- * to the host; patching kernargs next is race-free).
+ * to the host; patching kernargs next is race-free). A replay still
+ * running after 60 s is abandoned: the call fails, the replay's queue is
+ * stopped (it changes no memory after the call returns; what it was
+ * writing may be partial) and the next replay runs on a new queue.
  */
 int32_t rl_pm4_replay(struct RlPm4Ib *ib);
 
@@ -860,7 +863,9 @@ int32_t rl_pm4_replay_async(struct RlPm4Ib *ib);
 
 /**
  * Waits for every replay submitted with `rl_pm4_replay_async` on this IB
- * (each up to 60 s). Returns the first failure after waiting for all.
+ * (each up to 60 s; one still running then is abandoned: its queue is
+ * stopped and the IB's next replay runs on a new one). Returns the first
+ * failure after waiting for all.
  */
 int32_t rl_pm4_wait(struct RlPm4Ib *ib);
 

@@ -243,12 +243,15 @@ pub(crate) fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
 }
 
 /// Submits the IB and waits for it to complete (results are then visible
-/// to the host; patching kernargs next is race-free).
+/// to the host; patching kernargs next is race-free). A replay still
+/// running after 60 s is abandoned: the call fails, the replay's queue is
+/// stopped (it changes no memory after the call returns; what it was
+/// writing may be partial) and the next replay runs on a new queue.
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
     status("rl_pm4_replay", || {
         let replay = ib_obj(ib)?.ib.lock().replay_async()?;
-        replay.wait(REPLAY_TIMEOUT)
+        replay.wait_or_abandon(REPLAY_TIMEOUT)
     })
 }
 
@@ -272,7 +275,9 @@ pub extern "C" fn rl_pm4_replay_async(ib: *mut RlPm4Ib) -> i32 {
 }
 
 /// Waits for every replay submitted with `rl_pm4_replay_async` on this IB
-/// (each up to 60 s). Returns the first failure after waiting for all.
+/// (each up to 60 s; one still running then is abandoned: its queue is
+/// stopped and the IB's next replay runs on a new one). Returns the first
+/// failure after waiting for all.
 #[no_mangle]
 pub extern "C" fn rl_pm4_wait(ib: *mut RlPm4Ib) -> i32 {
     status("rl_pm4_wait", || {
@@ -280,7 +285,7 @@ pub extern "C" fn rl_pm4_wait(ib: *mut RlPm4Ib) -> i32 {
         let pending: Vec<Replay> = obj.pending.lock().drain(..).collect();
         let mut first = None;
         for (i, replay) in pending.iter().enumerate() {
-            if let Err(e) = replay.wait(REPLAY_TIMEOUT) {
+            if let Err(e) = replay.wait_or_abandon(REPLAY_TIMEOUT) {
                 first.get_or_insert(e.context(format!("async replay {i}")));
             }
         }

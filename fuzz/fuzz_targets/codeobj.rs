@@ -4,7 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use relaunch_device::codeobj::{kernargs, metadata, CodeObject, Geometry};
+use relaunch_device::codeobj::{metadata, CodeObject};
+use relaunch_encoders::kernarg_pack::{self, Geometry};
+use relaunch_encoders::Pm4Verdict;
 
 fuzz_target!(|data: &[u8]| {
     // The metadata decoder alone too: a note is msgpack from the file.
@@ -34,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
                 dynamic_group_bytes: word(4),
             };
             let explicit = &data[..data.len().min(kernel.kernarg_size as usize)];
-            let _ = kernargs::pack(kernel, explicit, &geometry);
+            let _ = kernarg_pack::pack(kernel, explicit, &geometry);
         }
     }
 });

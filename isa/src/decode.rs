@@ -3,8 +3,8 @@
 use crate::format::Format;
 use crate::operand::{self, null_code, Field, Operand, Role};
 use crate::table::{self, Dst, Op, INDIRECT, LIT, W32, W64};
-use crate::tables::{gfx10, gfx11, gfx12};
 use crate::{Decoded, Family, Isa};
+use relaunch_facts::isa::{gfx10, gfx11, gfx12};
 
 /// The modifier word a VOP instruction carries after its base encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,42 +4,24 @@
 //! Owns: telling each encoding format apart, the length of every
 //! instruction (literal constants, DPP/SDWA words, MIMG NSA dwords), the
 //! mnemonic as LLVM spells it, typed operands and the registers an
-//! instruction writes. The opcode tables (`tables/`) are generated from
-//! LLVM's disassembler by `tools/gen_tables.py`, one per family. An encoding
-//! the tables do not hold decodes to [`Decoded::Unknown`], never to a guess.
-//! Must not depend on any other relaunch crate: it is the bottom of the
-//! certifier (`relaunch-device`) and of the simulator's interpreter.
+//! instruction writes. The opcode tables are facts: they live in
+//! `relaunch-facts` (`facts/src/isa/`, generated from LLVM's disassembler
+//! by `facts/tools/gen_tables.py`, one per family); this crate reads them.
+//! An encoding the tables do not hold decodes to [`Decoded::Unknown`],
+//! never to a guess. Must not depend on any relaunch crate but
+//! `relaunch-facts`: it is the bottom of the certifier (`relaunch-device`)
+//! and of the simulator's interpreter.
 
 mod decode;
 pub mod format;
 pub mod operand;
-pub mod table;
-mod tables;
 
 pub use decode::{decode, Instruction, Modifier};
 pub use format::Format;
 pub use operand::{Field, Operand, Role, Special};
-
-/// An instruction-set family: one table of encodings each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    /// gfx10.1 and gfx10.3 (RDNA1, RDNA2).
-    Gfx10,
-    /// gfx11 (RDNA3, RDNA3.5).
-    Gfx11,
-    /// gfx12 (RDNA4).
-    Gfx12,
-}
-
-/// A subtarget whose opcode set differs from its family's other one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Subtarget {
-    Gfx101,
-    Gfx103,
-    Gfx110,
-    Gfx115,
-    Gfx120,
-}
+/// The families and subtargets are the facts crate's (one enum each).
+pub use relaunch_facts::isa::{table, Subtarget};
+pub use relaunch_facts::Family;
 
 /// What the decoder decodes for: family, subtarget and wave size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,35 +34,19 @@ pub struct Isa {
 }
 
 impl Isa {
-    /// From an LLVM processor name (`gfx1030`) and the wave size.
+    /// From an LLVM processor name (`gfx1030`) and the wave size; `None`
+    /// for a processor without a facts row.
     pub fn from_processor(processor: &str, wave64: bool) -> Option<Isa> {
-        let digits = processor.strip_prefix("gfx")?;
-        let (family, sub) = match digits.get(..3)? {
-            "101" => (Family::Gfx10, Subtarget::Gfx101),
-            "103" => (Family::Gfx10, Subtarget::Gfx103),
-            "110" => (Family::Gfx11, Subtarget::Gfx110),
-            "115" => (Family::Gfx11, Subtarget::Gfx115),
-            "120" => (Family::Gfx12, Subtarget::Gfx120),
-            _ => return None,
-        };
-        if digits.len() != 4 {
-            return None;
-        }
+        let row = relaunch_facts::TargetFacts::lookup(processor)?;
         Some(Isa {
-            family,
-            sub,
+            family: row.family,
+            sub: row.subtarget,
             wave64,
         })
     }
 
     pub(crate) fn sub(&self) -> table::Sub {
-        match self.sub {
-            Subtarget::Gfx101 => table::G101,
-            Subtarget::Gfx103 => table::G103,
-            Subtarget::Gfx110 => table::G110,
-            Subtarget::Gfx115 => table::G115,
-            Subtarget::Gfx120 => table::ALL,
-        }
+        self.sub.rows()
     }
 
     /// SGPRs of a lane mask (VCC-like destinations).

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use relaunch_facts::Limits;
+
 use crate::error::RecordError;
 use crate::store::Store;
 
@@ -17,10 +19,12 @@ pub const MAX_ACCESSES_PER_NODE: usize = 1024;
 pub const MAX_NODES: usize = 1 << 24;
 /// Most buffers in one graph.
 pub const MAX_BUFFERS: usize = 1 << 20;
-/// Largest workgroup (work-items) an RDNA compute dispatch can have.
-pub const MAX_BLOCK_ITEMS: u64 = 1024;
-/// Largest dynamic group (LDS) allocation per workgroup on RDNA (bytes).
-pub const MAX_DYNAMIC_GROUP_BYTES: u32 = 64 * 1024;
+/// Largest workgroup (work-items) any supported target allows: a graph is
+/// recorded before it meets a GPU; the encoder checks the target's own.
+pub const MAX_BLOCK_ITEMS: u64 = Limits::ANY_TARGET.max_workgroup_items as u64;
+/// Largest dynamic group (LDS) allocation per workgroup any supported
+/// target allows (bytes); the encoder checks the target's own.
+pub const MAX_DYNAMIC_GROUP_BYTES: u32 = Limits::ANY_TARGET.max_lds_bytes;
 
 /// Handle of a buffer declared with [`Graph::buffer`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -79,6 +79,19 @@ pub trait CompletionWatch: Send + Sync + 'static {
     /// Blocks until the replay finishes or fails, or `timeout` passes (an
     /// error saying what was waited for and what was seen).
     fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError>;
+    /// Gives up on a replay that did not finish in time: its queue is
+    /// stopped (work in flight discarded, nothing more changes memory) and
+    /// replaced by the next submit; the replay and every one queued behind
+    /// it then report that they were abandoned. `Ok(false)` when the replay
+    /// had settled (finished or failed) by then. Backends that cannot stop
+    /// their queue say so.
+    fn abandon(&self, ticket: Ticket) -> Result<bool, BackendError> {
+        Err(WatchError::CannotAbandon {
+            epoch: ticket.epoch,
+            seq: ticket.seq,
+        }
+        .into())
+    }
 }
 
 /// Writes an installed IB's kernargs from the thread that owns its
@@ -155,6 +168,8 @@ pub enum WatchError {
         faulted: u64,
         cause: String,
     },
+    #[error("replay {seq} of queue generation {epoch} cannot be abandoned: this backend cannot stop its queue, so the replay keeps running")]
+    CannotAbandon { epoch: u32, seq: u64 },
     #[error("replay ticket {seq} of queue generation {epoch} was never issued (current generation {current}, {issued} replays issued)")]
     NeverIssued {
         epoch: u32,

@@ -177,6 +177,41 @@ impl<W: CompletionWatch> Completion<W> {
             .map_err(|cause| self.failed(cause))
     }
 
+    /// Waits up to `timeout`, and gives the replay up if it has not
+    /// finished by then (the timeout contract): its queue is stopped, so the
+    /// replay makes no more changes to memory once this returns (what it
+    /// wrote before may be partial), every replay queued behind it on that
+    /// queue is abandoned too, and the lane's next replay runs on a new
+    /// queue. For a caller that treats a timeout as a hang; [`Self::wait`]
+    /// leaves the replay running.
+    pub fn wait_or_abandon(&self, timeout: Duration) -> Result<(), SchedError> {
+        let waited = self.wait(timeout);
+        let timed_out = match &waited {
+            Err(SchedError::Backend { cause, .. }) => matches!(
+                cause.downcast_ref::<crate::hsa_backend::HsaBackendError>(),
+                Some(crate::hsa_backend::HsaBackendError::Timeout { .. })
+            ),
+            Err(SchedError::Timeout { .. }) => true,
+            _ => false,
+        };
+        if !timed_out {
+            return waited;
+        }
+        let Some(Ok(ticket)) = self.ticket() else {
+            return waited;
+        };
+        match self.watch.abandon(ticket) {
+            Ok(true) => Err(SchedError::Abandoned {
+                actor: self.actor,
+                waited_ms: timeout.as_millis(),
+                cause: waited.err().map(|e| e.to_string()).unwrap_or_default(),
+            }),
+            // Settled just now: report what it did.
+            Ok(false) => self.wait(Duration::ZERO),
+            Err(cause) => Err(self.failed(cause)),
+        }
+    }
+
     fn failed(&self, cause: crate::error::BackendError) -> SchedError {
         SchedError::Backend {
             actor: self.actor,

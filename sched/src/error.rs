@@ -94,6 +94,14 @@ pub enum SchedError {
         what: &'static str,
         waited_ms: u128,
     },
+    /// A replay did not finish in time and was given up: its queue was
+    /// stopped and will be replaced (see `Completion::wait_or_abandon`).
+    #[error("queue actor {actor}: the replay did not finish within {waited_ms} ms and was abandoned: its queue was stopped (work in flight discarded; memory it was writing may be partially written) and the lane's next replay runs on a new queue ({cause})")]
+    Abandoned {
+        actor: usize,
+        waited_ms: u128,
+        cause: String,
+    },
     /// The operating system refused to start an actor thread.
     #[error("could not start the thread of queue actor {actor}: {message}")]
     Spawn { actor: usize, message: String },

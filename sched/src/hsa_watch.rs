@@ -294,4 +294,27 @@ impl CompletionWatch for HsaWatch {
             let _ = slot.wait_below(1, left.min(SLICE), "replay completion");
         }
     }
+
+    /// Inactivates the queue of the ticket's generation (ROCr destroys the
+    /// hardware queue: work in flight is discarded, so the replay changes no
+    /// memory after this returns) and leaves it reporting a fault, so the
+    /// next submit retires this generation and replaces the queue. Under
+    /// the live lock: no submit publishes on the queue meanwhile.
+    fn abandon(&self, ticket: Ticket) -> Result<bool, BackendError> {
+        if self.poll(ticket).is_ok_and(|done| done.is_none()) {
+            let live = self.live.lock();
+            // Settled meanwhile, or already replaced: nothing to stop.
+            if ticket.epoch != live.epoch || live.done(&self.signals, ticket.seq) {
+                return Ok(false);
+            }
+            live.queue.abandon()?;
+            tracing::warn!(
+                epoch = ticket.epoch,
+                seq = ticket.seq,
+                "replay abandoned after a timeout; its queue is inactivated and will be replaced"
+            );
+            return Ok(true);
+        }
+        Ok(false)
+    }
 }

@@ -36,4 +36,4 @@ pub use backend::{CompletionWatch, IbLayout, KernargWriter, QueueBackend, Ticket
 pub use completion::Completion;
 pub use error::{BackendError, SchedError};
 pub use handle::IbHandle;
-pub use policy::{queue_count, QueuePolicy};
+pub use policy::{queue_count, queue_count_of, QueuePolicy};

@@ -1,13 +1,18 @@
 //! How many hardware queues a multi-lane IB uses on a device: a pure
-//! function of the GPU target, the policy and the plan's independent width.
+//! function of the GPU target's facts row, the policy and the plan's
+//! independent width.
+
+use relaunch_facts::target::GfxTarget;
+use relaunch_facts::TargetFacts;
 
 use crate::error::SchedError;
 
 /// The caller's choice of queue count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueuePolicy {
-    /// Per target: 2 on gfx1100 and gfx12*, 4 on other gfx11*, 1 on gfx10*
-    /// and anything unknown.
+    /// Per target, from its facts row (`auto_queue_width`: 2 on gfx1100
+    /// and gfx12xx, 4 on other gfx11xx, 1 on gfx10xx); 1 on a target
+    /// without a row.
     #[default]
     Auto,
     /// Exactly this many (1-4), still capped by the independent width.
@@ -36,26 +41,40 @@ impl QueuePolicy {
 }
 
 /// The automatic width for a target such as `gfx1100` or `gfx1201:xnack-`
-/// (a full `amdgcn-amd-amdhsa--` id works too). Why these numbers: gfx1100
-/// boards measured best with two queues (more contend for the same
-/// front end), other RDNA3 parts have the scheduler headroom for four,
-/// RDNA4 behaves like gfx1100, and RDNA1/2 gain nothing from a second queue.
+/// (a full `amdgcn-amd-amdhsa--` id works too): its facts row's
+/// `auto_queue_width` (why those numbers: see the row), 1 when the name
+/// does not parse or has no row.
 pub fn auto_width(target: &str) -> usize {
-    let id = target.rsplit("--").next().unwrap_or(target);
-    let processor = id.split(':').next().unwrap_or("").trim();
-    match processor {
-        "gfx1100" => 2,
-        p if p.starts_with("gfx12") => 2,
-        p if p.starts_with("gfx11") => 4,
-        _ => 1,
-    }
+    let row = GfxTarget::parse(target).ok().and_then(|t| t.facts().ok());
+    auto_width_of(row)
+}
+
+/// [`auto_width`] for a facts row already looked up (`None`: unknown).
+pub fn auto_width_of(target: Option<&TargetFacts>) -> usize {
+    target.map_or(1, |row| {
+        usize::from(row.auto_queue_width).clamp(1, MAX_QUEUES)
+    })
 }
 
 /// Queues to use: the policy's count, never more than `independent_width`
 /// (lanes that can run at once) and never fewer than 1.
 pub fn queue_count(target: &str, policy: QueuePolicy, independent_width: usize) -> usize {
+    let auto = || auto_width(target);
+    count(auto, policy, independent_width)
+}
+
+/// [`queue_count`] for a facts row already looked up.
+pub fn queue_count_of(
+    target: Option<&TargetFacts>,
+    policy: QueuePolicy,
+    independent_width: usize,
+) -> usize {
+    count(|| auto_width_of(target), policy, independent_width)
+}
+
+fn count(auto: impl FnOnce() -> usize, policy: QueuePolicy, independent_width: usize) -> usize {
     let wanted = match policy {
-        QueuePolicy::Auto => auto_width(target),
+        QueuePolicy::Auto => auto(),
         QueuePolicy::Fixed(n) => (n as usize).clamp(1, MAX_QUEUES),
     };
     wanted.min(independent_width).max(1)

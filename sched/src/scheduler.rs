@@ -378,11 +378,25 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
     /// Waits for every lane (each up to `timeout` from the call); every
     /// failing lane is named in the error.
     pub fn wait(&self, timeout: Duration) -> Result<(), SchedError> {
+        self.wait_each(timeout, Completion::wait)
+    }
+
+    /// [`Self::wait`], abandoning every lane that has not finished in time
+    /// ([`Completion::wait_or_abandon`]); the other lanes are unaffected.
+    pub fn wait_or_abandon(&self, timeout: Duration) -> Result<(), SchedError> {
+        self.wait_each(timeout, Completion::wait_or_abandon)
+    }
+
+    fn wait_each(
+        &self,
+        timeout: Duration,
+        wait: impl Fn(&Completion<W>, Duration) -> Result<(), SchedError>,
+    ) -> Result<(), SchedError> {
         let start = std::time::Instant::now();
         let mut failures = Vec::new();
         for (lane, c) in &self.parts {
             let left = timeout.saturating_sub(start.elapsed());
-            if let Err(source) = c.wait(left) {
+            if let Err(source) = wait(c, left) {
                 failures.push(SchedError::Lane {
                     lane: *lane,
                     actor: c.actor(),

@@ -74,6 +74,7 @@ export! {
         agent: Agent, size: u32, queue_type: u32, callback: Option<QueueErrorCallback>, data: *mut c_void,
         private_segment_size: u32, group_segment_size: u32, queue: *mut *mut Queue) -> Status;
     hsa_queue_destroy => queue_destroy(queue: *mut Queue) -> Status;
+    hsa_queue_inactivate => queue_inactivate(queue: *mut Queue) -> Status;
     hsa_queue_load_read_index_scacquire => queue_load_read_index_scacquire(queue: *const Queue) -> u64;
     hsa_queue_load_write_index_relaxed => queue_load_write_index_relaxed(queue: *const Queue) -> u64;
     hsa_queue_add_write_index_scacq_screl => queue_add_write_index_scacq_screl(

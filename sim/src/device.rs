@@ -9,6 +9,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use relaunch_device::codeobj::{CodeObject, KernelDescriptor};
 use relaunch_device::target::{Family, GfxTarget};
+use relaunch_facts::{CacheModel, TargetFacts};
 
 use crate::memory::{DeviceMemory, MemKind, MemoryError, VmFault};
 use crate::ordering::{InFlight, Violation};
@@ -148,6 +149,8 @@ pub struct SimDevice {
     config: SimConfig,
     target: GfxTarget,
     family: Family,
+    /// The target's facts row (limits, user-SGPR layout, cache model).
+    facts: TargetFacts,
     /// Device memory; shared by every simulated GPU of one HSA system.
     pub memory: Arc<DeviceMemory>,
     /// Signals; shared like the memory.
@@ -182,7 +185,40 @@ impl SimDevice {
             reason,
         };
         let target = GfxTarget::parse(&config.target).map_err(|e| refuse(e.to_string()))?;
-        let family = target.family().map_err(|e| refuse(e.to_string()))?;
+        let facts = *target.facts().map_err(|e| refuse(e.to_string()))?;
+        Self::build(config, memory, signals, target, facts)
+    }
+
+    /// A device whose target is described by `facts` instead of its row in
+    /// `relaunch-facts`: for checking a new or altered row end to end before
+    /// it is added there. `config.target` must still parse as a target name.
+    pub fn with_facts(config: SimConfig, facts: TargetFacts) -> Result<Arc<Self>, SimError> {
+        let target = GfxTarget::parse(&config.target).map_err(|e| SimError::Target {
+            target: config.target.clone(),
+            reason: e.to_string(),
+        })?;
+        let memory = Arc::new(DeviceMemory::new(config.memory_limit));
+        Self::build(
+            config,
+            memory,
+            Arc::new(SignalTable::default()),
+            target,
+            facts,
+        )
+    }
+
+    fn build(
+        config: SimConfig,
+        memory: Arc<DeviceMemory>,
+        signals: Arc<SignalTable>,
+        target: GfxTarget,
+        facts: TargetFacts,
+    ) -> Result<Arc<Self>, SimError> {
+        // The coherence checks (`ordering/`) model exactly this hierarchy.
+        match facts.cache {
+            CacheModel::Gcr => {}
+        }
+        let family = facts.family;
         if config.test_kernel_twins {
             crate::twins::register_test_kernel_twins();
         }
@@ -197,6 +233,7 @@ impl SimDevice {
             fault_handlers: crate::fault::Handlers::default(),
             target,
             family,
+            facts,
             config,
         }))
     }
@@ -209,6 +246,10 @@ impl SimDevice {
     }
     pub fn family(&self) -> Family {
         self.family
+    }
+    /// The target's facts row.
+    pub fn facts(&self) -> &TargetFacts {
+        &self.facts
     }
 
     pub(crate) fn next_queue_id(&self) -> u64 {

@@ -2,12 +2,23 @@
 //! Handles are small non-zero integers into a table, so a stale or foreign
 //! handle is an error rather than a wild pointer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::ordering::clock::{self, VectorClock};
+
+/// Doorbell writes remembered for the packets they cover (a bound: a queue
+/// that falls this far behind its doorbell uses the oldest kept).
+const RINGS_KEPT: usize = 4096;
+
+/// How long a processor that picked a packet up before its doorbell was
+/// written waits for that write (to learn what the host knew when it
+/// submitted) before it assumes the host's clock of now.
+const RING_WAIT: Duration = Duration::from_millis(100);
 
 /// Comparison a waiter is waiting for (values of `hsa_signal_condition_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +58,8 @@ impl Condition {
 pub struct StoreStamp {
     at_ns: AtomicU64,
     stores: AtomicU64,
+    /// (value written, the writer's clock) per doorbell write, oldest first.
+    rings: Mutex<VecDeque<(i64, VectorClock)>>,
 }
 
 impl StoreStamp {
@@ -54,6 +67,42 @@ impl StoreStamp {
     pub fn epoch() -> Instant {
         static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
         *EPOCH.get_or_init(Instant::now)
+    }
+
+    /// Remember what the writer knew when it wrote `value` (before the
+    /// value becomes visible, so a processor that sees it finds the entry).
+    fn ring(&self, value: i64) {
+        let mut rings = self.rings.lock();
+        rings.push_back((value, clock::current()));
+        if rings.len() > RINGS_KEPT {
+            rings.pop_front();
+        }
+    }
+
+    /// What the host knew when it wrote the first doorbell value that
+    /// covers packet `id` (HSA: the producer writes the packet id, or a
+    /// later one, after publishing the packet). Writes for earlier packets
+    /// are dropped. A packet picked up before its doorbell waits for it up
+    /// to [`RING_WAIT`], then takes the host's clock of now (which only
+    /// orders more, never less).
+    pub fn covering(&self, id: u64) -> VectorClock {
+        let id = id.min(i64::MAX as u64) as i64;
+        let deadline = Instant::now() + RING_WAIT;
+        loop {
+            {
+                let mut rings = self.rings.lock();
+                while rings.front().is_some_and(|r| r.0 < id) {
+                    rings.pop_front();
+                }
+                if let Some((_, c)) = rings.front() {
+                    return c.clone();
+                }
+            }
+            if Instant::now() >= deadline {
+                return clock::host();
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
     }
 
     fn record(&self) {
@@ -76,7 +125,9 @@ impl StoreStamp {
 #[derive(Debug, Default)]
 pub struct SimSignal {
     value: AtomicI64,
-    lock: Mutex<()>,
+    /// Every clock released into the signal (see `ordering::clock`); also
+    /// the lock the condition variable waits with.
+    lock: Mutex<VectorClock>,
     changed: Condvar,
     /// Set for doorbells: stores are timestamped.
     stamp: Option<Arc<StoreStamp>>,
@@ -86,38 +137,71 @@ impl SimSignal {
     pub fn new(initial: i64) -> Self {
         SimSignal {
             value: AtomicI64::new(initial),
-            lock: Mutex::new(()),
+            lock: Mutex::new(VectorClock::default()),
             changed: Condvar::new(),
             stamp: None,
         }
     }
 
+    /// Load (an acquire: the caller learns what every releaser knew). A
+    /// doorbell's loads acquire nothing: the processor takes what the host
+    /// knew per packet (`StoreStamp::covering`).
     pub fn load(&self) -> i64 {
-        self.value.load(Ordering::Acquire)
+        if self.stamp.is_some() {
+            return self.value.load(Ordering::Acquire);
+        }
+        let known = self.lock.lock();
+        let value = self.value.load(Ordering::Acquire);
+        clock::acquire(&known);
+        value
     }
 
-    /// Store and wake waiters. The value (and a doorbell's stamp) is
-    /// written before the lock is taken: that lock only orders the wake-up
-    /// against a waiter that is between its check and its sleep (it holds
-    /// the lock then, so it either sees the new value or is asleep when we
-    /// notify), and a store must not wait for a waiter's bookkeeping.
+    /// Store and wake waiters (a release: the caller's clock goes into the
+    /// signal before the value is visible). A doorbell's value is written
+    /// before the lock is taken: that lock only orders the wake-up against a
+    /// waiter that is between its check and its sleep (it holds the lock
+    /// then, so it either sees the new value or is asleep when we notify),
+    /// and a doorbell write must not wait for a waiter's bookkeeping.
     pub fn store(&self, value: i64) {
-        self.value.store(value, Ordering::Release);
         if let Some(stamp) = &self.stamp {
+            stamp.ring(value);
+            self.value.store(value, Ordering::Release);
             stamp.record();
+            let _guard = self.lock.lock();
+            self.changed.notify_all();
+            return;
         }
-        let _guard = self.lock.lock();
+        let mut known = self.lock.lock();
+        known.join(&clock::current());
+        self.value.store(value, Ordering::Release);
         self.changed.notify_all();
     }
 
     /// Store without waking waiters (`hsa_signal_silent_store_relaxed`).
     pub fn silent_store(&self, value: i64) {
+        if let Some(stamp) = &self.stamp {
+            stamp.ring(value);
+            self.value.store(value, Ordering::Release);
+            return;
+        }
+        let mut known = self.lock.lock();
+        known.join(&clock::current());
         self.value.store(value, Ordering::Release);
+    }
+
+    /// For a doorbell: what the host knew when it submitted packet `id`
+    /// (see [`StoreStamp::covering`]); the host's clock for other signals.
+    pub fn covering(&self, id: u64) -> VectorClock {
+        match &self.stamp {
+            Some(stamp) => stamp.covering(id),
+            None => clock::host(),
+        }
     }
 
     /// Subtract and wake waiters; returns the new value.
     pub fn subtract(&self, delta: i64) -> i64 {
-        let _guard = self.lock.lock();
+        let mut known = self.lock.lock();
+        known.join(&clock::current());
         let new = self.value.fetch_sub(delta, Ordering::AcqRel) - delta;
         self.changed.notify_all();
         new
@@ -131,11 +215,17 @@ impl SimSignal {
         loop {
             let value = self.value.load(Ordering::Acquire);
             if condition.holds(value, compare) {
+                if self.stamp.is_none() {
+                    clock::acquire(&guard);
+                }
                 return value;
             }
             match deadline {
                 Some(d) => {
                     if self.changed.wait_until(&mut guard, d).timed_out() {
+                        if self.stamp.is_none() {
+                            clock::acquire(&guard);
+                        }
                         return self.value.load(Ordering::Acquire);
                     }
                 }

@@ -1,25 +1,31 @@
 //! A kernel twin that never returns must not make destroying its queue
 //! (and so freeing the GPU) block forever (#15 item 11, bounded joins).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use relaunch_sim::testkit::{linear, Rig};
 use relaunch_sim::twins::register_twin;
 
 static RELEASE: AtomicBool = AtomicBool::new(false);
+/// What the twin's store after its release did: 0 not yet, 1 landed,
+/// 2 refused.
+static LATE_STORE: AtomicU8 = AtomicU8::new(0);
 
 #[test]
 fn destroying_a_queue_stuck_in_a_twin_returns_within_the_bound() {
     let rig = Rig::new("gfx1100", "counter", 0);
     // Registered after the rig (which installs the built-in twins).
-    register_twin("counter", |_wg| {
+    register_twin("counter", |wg| {
+        let at = wg.arg_u64(0)?;
         // "Never" returns: until the test lets it go, at most a minute.
         let start = Instant::now();
         while !RELEASE.load(Ordering::Acquire) && start.elapsed() < Duration::from_secs(60) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        Ok(())
+        let landed = wg.store_u32(at, 99);
+        LATE_STORE.store(if landed.is_ok() { 1 } else { 2 }, Ordering::Release);
+        landed
     });
     let c = rig.alloc(4);
     let lane = rig.lane();
@@ -35,4 +41,15 @@ fn destroying_a_queue_stuck_in_a_twin_returns_within_the_bound() {
         took < relaunch_sim::queue::DESTROY_JOIN_LIMIT + Duration::from_secs(3),
         "destroy blocked {took:?}"
     );
+    // The destroyed queue's work is discarded: the late store is refused.
+    let start = Instant::now();
+    while LATE_STORE.load(Ordering::Acquire) == 0 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        LATE_STORE.load(Ordering::Acquire),
+        2,
+        "the late store landed"
+    );
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 0);
 }

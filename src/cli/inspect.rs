@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_encoders::Pm4Verdict;
 
 use super::Failure;
 

@@ -136,6 +136,10 @@ hsa_api! {
         fn(agent: Agent, size: u32, queue_type: u32, callback: Option<QueueErrorCallback>, data: *mut c_void,
            private_segment_size: u32, group_segment_size: u32, queue: *mut *mut Queue) -> Status;
     queue_destroy = "hsa_queue_destroy": fn(queue: *mut Queue) -> Status;
+    /// Stops the queue: ROCr destroys the hardware queue (work in flight is
+    /// discarded, later packets are ignored) and keeps the ring allocated
+    /// until `hsa_queue_destroy`.
+    queue_inactivate = "hsa_queue_inactivate": fn(queue: *mut Queue) -> Status;
     queue_load_read_index_scacquire = "hsa_queue_load_read_index_scacquire": fn(queue: *const Queue) -> u64;
     queue_load_write_index_relaxed = "hsa_queue_load_write_index_relaxed": fn(queue: *const Queue) -> u64;
     /// Reserves `value` slots; returns the previous write index (the packet id).

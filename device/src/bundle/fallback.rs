@@ -12,20 +12,12 @@
 //! directory is named in the error (so the user knows why it was not used)
 //! and never loaded.
 
-use crate::target::{family_of, Family};
+use crate::target::TargetFacts;
 
-/// The generic target whose code `processor` could run, by LLVM's table,
-/// or `None` outside RDNA.
+/// The generic target whose code `processor` could run, by LLVM's table
+/// (its facts row), or `None` outside RDNA.
 pub fn generic_of(processor: &str) -> Option<&'static str> {
-    let number = u32::from_str_radix(processor.strip_prefix("gfx")?, 16).ok()?;
-    Some(match family_of(processor)? {
-        Family::Gfx10 => match number {
-            0x1010..=0x1013 => "gfx10-1-generic",
-            _ => "gfx10-3-generic",
-        },
-        Family::Gfx11 => "gfx11-generic",
-        Family::Gfx12 => "gfx12-generic",
-    })
+    TargetFacts::lookup(processor).map(|row| row.generic_target)
 }
 
 /// Directories a device with `processor` may load from, in order. Today

@@ -1,5 +1,7 @@
 //! One kernel of a code object: its metadata joined with its descriptor
-//! bytes, checked against each other, with the PM4 verdict.
+//! bytes, checked against each other. Whether the direct PM4 path runs it
+//! is the encoders' verdict (`relaunch_encoders::verdict`), computed from
+//! this.
 
 use std::collections::HashMap;
 
@@ -8,11 +10,8 @@ use super::descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_BYTES};
 use super::elf::Elf;
 use super::error::CodeObjectError as E;
 use super::metadata::{KernelMetadata, RegisterUse};
-use super::verdict::{kernel_verdict, Refusal, Verdict};
 use crate::target::GfxTarget;
 
-/// COMPUTE_PGM_LO holds the entry address >> 8.
-const CODE_ENTRY_ALIGN: u64 = 256;
 /// Largest kernarg alignment accepted (real kernels ask for 8 or 16).
 const MAX_KERNARG_ALIGN: u32 = 4096;
 
@@ -42,15 +41,9 @@ pub struct KernelInfo {
     pub max_flat_workgroup_size: Option<u32>,
     /// Register counts and spills from the metadata.
     pub registers: RegisterUse,
-    pub verdict: Verdict,
 }
 
 impl KernelInfo {
-    /// Can the direct PM4 path run this kernel, and if not, every reason.
-    pub fn pm4_verdict(&self) -> &Verdict {
-        &self.verdict
-    }
-
     /// Arguments the caller supplies (not hidden), in kernarg order.
     pub fn explicit_args(&self) -> impl Iterator<Item = &KernelArg> {
         self.args.iter().filter(|a| !a.value_kind.is_hidden())
@@ -149,16 +142,6 @@ pub(crate) fn build(
         )));
     }
 
-    let mut verdict = kernel_verdict(&descriptor, target, &md.args);
-    if md.uses_dynamic_stack && !descriptor.uses_dynamic_stack() {
-        // The metadata knows more than the descriptor bit: still refuse.
-        verdict.refusals.push(Refusal::DynamicStack);
-    }
-    if entry % CODE_ENTRY_ALIGN != 0 {
-        verdict
-            .refusals
-            .push(Refusal::MisalignedCodeEntry { offset: entry });
-    }
     Ok(KernelInfo {
         name: md.name,
         symbol: md.symbol,
@@ -175,6 +158,5 @@ pub(crate) fn build(
         uses_dynamic_stack: md.uses_dynamic_stack || descriptor.uses_dynamic_stack(),
         max_flat_workgroup_size: md.max_flat_workgroup_size,
         registers: md.registers,
-        verdict,
     })
 }

@@ -1,10 +1,10 @@
-//! AMDGPU HSA code objects: ELF container, metadata note, kernel descriptors
-//! and the PM4 acceptance verdict.
+//! AMDGPU HSA code objects: ELF container, metadata note, kernel descriptors.
 //!
 //! Owns: reading code object V4/V5 ELF files and clang offload bundles into
-//! [`CodeObject`] / [`KernelInfo`], and deciding per kernel whether the
-//! direct PM4 path can run it ([`Verdict`]), and packing a kernel's kernarg
-//! segment with the hidden arguments a launch determines ([`kernargs`]). Refuses: other ELF classes,
+//! [`CodeObject`] / [`KernelInfo`] (the descriptor layout itself is a fact,
+//! `relaunch_facts::descriptor`, re-exported as [`descriptor`]), and the
+//! certifier ([`certify`]). Whether the direct PM4 path runs a kernel (the
+//! verdict) and packing its kernargs are the encoders'. Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
 //! compressed bundles that do not decompress to exactly their declared size
 //! (at most [`compressed::MAX_UNCOMPRESSED_BYTES`]); each with its own
@@ -20,18 +20,14 @@ pub mod compressed;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
-pub mod kernargs;
 pub mod kernel;
 pub mod metadata;
 pub mod object;
-pub mod verdict;
 
 pub use args::{ArgFill, Axis, KernelArg, ValueKind};
 pub use certify::{Certificate, ReadCache};
 pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;
-pub use kernargs::{Geometry, KernargError};
 pub use kernel::KernelInfo;
 pub use object::CodeObject;
-pub use verdict::{Refusal, Verdict};

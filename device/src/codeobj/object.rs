@@ -8,40 +8,10 @@ use super::kernel::{self, KernelInfo};
 use super::metadata::{self, NOTE_OWNER, NT_AMDGPU_METADATA};
 use crate::target::GfxTarget;
 
-/// EF_AMDGPU_MACH (e_flags bits 7:0) values of RDNA targets and two CDNA
-/// ones, as LLVM 19 writes them. Used to cross-check the metadata target;
-/// an unlisted value is not an error (the metadata stays authoritative).
-const MACH: &[(u32, &str)] = &[
-    (0x033, "gfx1010"),
-    (0x034, "gfx1011"),
-    (0x035, "gfx1012"),
-    (0x042, "gfx1013"),
-    (0x036, "gfx1030"),
-    (0x037, "gfx1031"),
-    (0x038, "gfx1032"),
-    (0x039, "gfx1033"),
-    (0x03e, "gfx1034"),
-    (0x03d, "gfx1035"),
-    (0x045, "gfx1036"),
-    (0x041, "gfx1100"),
-    (0x046, "gfx1101"),
-    (0x047, "gfx1102"),
-    (0x044, "gfx1103"),
-    (0x043, "gfx1150"),
-    (0x04a, "gfx1151"),
-    (0x055, "gfx1152"),
-    (0x048, "gfx1200"),
-    (0x04e, "gfx1201"),
-    (0x03f, "gfx90a"),
-    (0x04c, "gfx942"),
-];
-const EF_AMDGPU_MACH: u32 = 0xff;
-
-/// The processor named by an ELF e_flags value, when it is one we know.
-pub fn processor_from_flags(e_flags: u32) -> Option<&'static str> {
-    let mach = e_flags & EF_AMDGPU_MACH;
-    MACH.iter().find(|(m, _)| *m == mach).map(|(_, name)| *name)
-}
+/// The processor named by an ELF e_flags value, when it is one the facts
+/// rows know (used to cross-check the metadata target; an unlisted value is
+/// not an error, the metadata stays authoritative).
+pub use relaunch_facts::rows::processor_from_elf_flags as processor_from_flags;
 
 /// A code object read completely: every kernel with its descriptor,
 /// arguments and PM4 verdict, plus the loadable image description.

@@ -30,10 +30,7 @@ pub use executable::{descriptor_symbol_name, Executable, KernelSymbol};
 pub use fault::GpuFault;
 pub use kernarg::{place_block, KernargArena, KernargBlock, KERNARG_MAX_ALIGN, KERNARG_MIN_ALIGN};
 pub use memory::{AllocFlags, Allocation, PoolInfo};
-pub use packet::{
-    pm4_ib_packet, AqlPacket, AQL_COMPLETION_SIGNAL_WORD, PM4_IB_DW_COUNT_REMAIN, PM4_IB_HEADER,
-    PM4_IB_MAX_DWORDS, PM4_IB_VALID, PM4_INDIRECT_BUFFER_HEADER,
-};
+pub use packet::{pm4_ib_packet, AqlPacket, AQL_COMPLETION_SIGNAL_WORD};
 pub use queue::AqlQueue;
 pub use runtime::{Runtime, INIT_TIMEOUT};
 pub use signal::Signal;

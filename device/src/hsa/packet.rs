@@ -2,18 +2,10 @@
 //! the 16 little-endian dwords the packet processor reads. Dword 0 (header |
 //! setup/format << 16) is published last by the queue.
 
+use relaunch_facts::aql;
 use relaunch_hsa_sys as sys;
 
 use super::HsaError;
-
-/// PM4 INDIRECT_BUFFER header (type 3, count 2, opcode 0x3F).
-pub const PM4_INDIRECT_BUFFER_HEADER: u32 = 0xC002_3F00;
-/// INDIRECT_BUFFER control: VALID bit.
-pub const PM4_IB_VALID: u32 = 1 << 23;
-/// Largest IB size in dwords (20-bit field).
-pub const PM4_IB_MAX_DWORDS: u32 = 0xF_FFFF;
-/// Dwords of the vendor packet after the 4-dword PM4 command.
-pub const PM4_IB_DW_COUNT_REMAIN: u32 = 10;
 
 /// Dwords 14 and 15 of every AQL packet: its completion signal handle
 /// (HSA: `completion_signal` at byte offset 56 in all packet formats).
@@ -27,48 +19,35 @@ pub enum AqlPacket {
     Pm4Ib(sys::AmdPm4IbPacket),
 }
 
-/// Header of a vendor PM4-IB packet: BARRIER set (the IB starts after all
-/// earlier packets finish) and system-scope acquire and release fences.
-pub const PM4_IB_HEADER: u16 = sys::packet_header(
-    sys::HSA_PACKET_TYPE_VENDOR_SPECIFIC,
-    true,
-    sys::HSA_FENCE_SCOPE_SYSTEM,
-    sys::HSA_FENCE_SCOPE_SYSTEM,
-);
-
-/// Builds the vendor packet running the IB of `dwords` dwords at `ib_addr`.
+/// Builds the vendor packet running the IB of `dwords` dwords at `ib_addr`
+/// (the layout is the facts crate's one builder, [`relaunch_facts::aql`]),
+/// with system-scope acquire and release fences.
 pub fn pm4_ib_packet(
     ib_addr: u64,
     dwords: u32,
     completion: sys::Signal,
 ) -> Result<sys::AmdPm4IbPacket, HsaError> {
-    if ib_addr % 4 != 0 || ib_addr == 0 {
-        return Err(HsaError::Invalid {
+    let pm4_ib = aql::indirect_buffer_command(ib_addr, u64::from(dwords)).map_err(|e| match e {
+        aql::IbError::Address { address } => HsaError::Invalid {
             what: "indirect buffer address",
-            problem: format!("{ib_addr:#x} is not a non-zero, 4-byte aligned address"),
-        });
-    }
-    if dwords == 0 || dwords > PM4_IB_MAX_DWORDS {
-        return Err(HsaError::Invalid {
+            problem: format!("{address:#x} is not a non-zero, 4-byte aligned address"),
+        },
+        aql::IbError::Size { dwords } => HsaError::Invalid {
             what: "indirect buffer size",
             problem: format!(
-                "{dwords} dwords; an IB holds 1..={PM4_IB_MAX_DWORDS} dwords, split it"
+                "{dwords} dwords; an IB holds 1..={} dwords, split it",
+                relaunch_facts::packet::MAX_IB_DWORDS
             ),
-        });
-    }
+        },
+    })?;
     Ok(sys::AmdPm4IbPacket {
         header: sys::AmdVendorPacketHeader {
-            header: PM4_IB_HEADER,
-            amd_format: sys::AMD_AQL_FORMAT_PM4_IB,
+            header: aql::SYSTEM_HEADER,
+            amd_format: aql::AMD_FORMAT_PM4_IB as u8,
             reserved: 0,
         },
-        pm4_ib: [
-            PM4_INDIRECT_BUFFER_HEADER,
-            ib_addr as u32,
-            (ib_addr >> 32) as u32,
-            dwords | PM4_IB_VALID,
-        ],
-        dw_count_remain: PM4_IB_DW_COUNT_REMAIN,
+        pm4_ib,
+        dw_count_remain: aql::DW_COUNT_REMAIN,
         reserved: [0; 8],
         completion_signal: completion,
     })
@@ -237,8 +216,9 @@ mod tests {
             .contains("4-byte aligned"));
         assert!(pm4_ib_packet(0, 4, s).is_err());
         assert!(pm4_ib_packet(0x1000, 0, s).is_err());
-        let err = pm4_ib_packet(0x1000, PM4_IB_MAX_DWORDS + 1, s).unwrap_err();
+        let max = relaunch_facts::packet::MAX_IB_DWORDS;
+        let err = pm4_ib_packet(0x1000, max + 1, s).unwrap_err();
         assert!(err.to_string().contains("1..=1048575 dwords"), "{err}");
-        assert!(pm4_ib_packet(0x1000, PM4_IB_MAX_DWORDS, s).is_ok());
+        assert!(pm4_ib_packet(0x1000, max, s).is_ok());
     }
 }

@@ -30,6 +30,10 @@ struct ErrorSlot {
     status: AtomicU32,
 }
 
+/// The error slot's value for a queue relaunch abandoned (not an HSA
+/// status: the runtime's own codes are far below it).
+const ABANDONED: u32 = u32::MAX;
+
 unsafe extern "C" fn on_queue_error(
     status: sys::Status,
     _source: *mut sys::Queue,
@@ -236,12 +240,42 @@ impl AqlQueue {
         if status == 0 {
             return Ok(());
         }
+        let message = match status {
+            ABANDONED => "abandoned after a replay on it timed out (hsa_queue_inactivate: \
+                          its work in flight was discarded)"
+                .to_string(),
+            _ => self.inner.describe(status),
+        };
         Err(HsaError::QueueFault {
             queue_id: self.id,
             status,
-            message: self.inner.describe(status),
+            message,
             during: during.to_string(),
         })
+    }
+
+    /// Gives the queue up after work on it did not finish in time: it is
+    /// inactivated (ROCr destroys the hardware queue, so the work in flight
+    /// is discarded and makes no more changes to memory; packets written
+    /// later are ignored) and reports a queue fault from now on, so its
+    /// owner replaces it. Every producer handle sees it. The ring stays
+    /// allocated until the last handle is dropped. Idempotent.
+    pub fn abandon(&self) -> Result<(), HsaError> {
+        // Keep a runtime error that came first: it says more.
+        let _ =
+            self.error
+                .status
+                .compare_exchange(0, ABANDONED, Ordering::AcqRel, Ordering::Acquire);
+        // SAFETY: live queue of a live runtime (this handle keeps both).
+        let status = unsafe { (self.inner.api().queue_inactivate)(self.queue.as_ptr()) };
+        match status {
+            sys::HSA_STATUS_SUCCESS => Ok(()),
+            _ => Err(HsaError::Call {
+                call: "hsa_queue_inactivate",
+                status,
+                message: self.inner.describe(status),
+            }),
+        }
     }
 
     /// True when this queue's GPU is lost (a memory fault was reported).

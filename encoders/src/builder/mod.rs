@@ -20,7 +20,7 @@ mod run;
 mod template;
 
 use relaunch_device::codeobj::KernelDescriptor;
-use relaunch_device::Family;
+use relaunch_facts::{Family, Limits, TargetFacts};
 
 use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORDS};
 use crate::dispatch::{KernelCode, Launch, Prepared};
@@ -76,6 +76,8 @@ pub struct IbBuilder {
     /// A name for the IB in dumps and logs (e.g. `lane1`); not encoded.
     label: Option<String>,
     family: Family,
+    /// Workgroup limits launches are checked against (the target's).
+    limits: Limits,
     opts: EncodeOptions,
     limit: usize,
     w: DwordWriter,
@@ -138,9 +140,16 @@ impl IbBuilder {
         self.label.as_deref()
     }
 
-    /// A builder for `family`. `RELAUNCH_PM4_FULL_STATE=1` forces full state.
+    /// A builder for `family`, checking launches against the limits every
+    /// target of the family allows. `RELAUNCH_PM4_FULL_STATE=1` forces full
+    /// state.
     pub fn new(family: Family, opts: EncodeOptions) -> Self {
-        Self::with_stream(family, opts, None)
+        Self::with_stream(family, Limits::of_family(family), opts, None)
+    }
+
+    /// A builder for one target: its family, and its own limits.
+    pub fn for_target(target: &TargetFacts, opts: EncodeOptions) -> Self {
+        Self::with_stream(target.family, target.limits, opts, None)
     }
 
     /// A builder whose IB is ordered with another queue's work through
@@ -152,10 +161,20 @@ impl IbBuilder {
         words: StreamWords,
     ) -> Result<Self, EncodeError> {
         crate::stream_order::check(words)?;
-        Ok(Self::with_stream(family, opts, Some(words)))
+        Ok(Self::with_stream(
+            family,
+            Limits::of_family(family),
+            opts,
+            Some(words),
+        ))
     }
 
-    fn with_stream(family: Family, mut opts: EncodeOptions, stream: Option<StreamWords>) -> Self {
+    fn with_stream(
+        family: Family,
+        limits: Limits,
+        mut opts: EncodeOptions,
+        stream: Option<StreamWords>,
+    ) -> Self {
         if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
             opts.full_state = true;
         }
@@ -174,6 +193,7 @@ impl IbBuilder {
         IbBuilder {
             label: None,
             family,
+            limits,
             opts,
             limit,
             w,

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use relaunch_device::codeobj::KernelDescriptor;
-use relaunch_device::Family;
+use relaunch_facts::Family;
 
 use crate::boundary::BoundaryKind;
 use crate::dispatch::{KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE};

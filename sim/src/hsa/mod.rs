@@ -288,6 +288,7 @@ pub fn api() -> HsaApi {
         signal_wait_scacquire: queues::signal_wait,
         queue_create: queues::queue_create,
         queue_destroy: queues::queue_destroy,
+        queue_inactivate: queues::queue_inactivate,
         queue_load_read_index_scacquire: queues::load_read_index,
         queue_load_write_index_relaxed: queues::load_write_index,
         queue_add_write_index_scacq_screl: queues::add_write_index,

@@ -227,6 +227,25 @@ pub(super) extern "C" fn queue_destroy(queue: *mut sys::Queue) -> Status {
     })
 }
 
+pub(super) extern "C" fn queue_inactivate(queue: *mut sys::Queue) -> Status {
+    guard(|| {
+        let s = system().read();
+        if let Err(st) = initialized(&s) {
+            return st;
+        }
+        match s.queues.get(&(queue as usize)) {
+            Some(e) => {
+                e.queue.inactivate();
+                sys::HSA_STATUS_SUCCESS
+            }
+            None => fail(
+                sys::HSA_STATUS_ERROR_INVALID_QUEUE,
+                format!("hsa_queue_inactivate: {queue:p} is not a live simulated queue"),
+            ),
+        }
+    })
+}
+
 /// Run `f` on the queue behind `queue`; 0 (and a last-error message) when
 /// it is not a live simulated queue.
 fn with_queue(queue: *const sys::Queue, f: impl FnOnce(&SimQueue) -> u64) -> u64 {

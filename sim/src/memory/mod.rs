@@ -85,6 +85,8 @@ pub enum FaultCause {
     NotGpuAccessible { base: u64 },
     /// The CP fetched an IB from memory allocated without the executable flag.
     NotExecutable { base: u64 },
+    /// The queue running this work was inactivated: its work was discarded.
+    QueueInactive,
 }
 
 /// A simulated GPU page fault.
@@ -120,7 +122,32 @@ fn describe_cause(cause: &FaultCause, addr: u64) -> String {
             "the allocation at {base:#x} holds an IB but was allocated without \
              HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG"
         ),
+        FaultCause::QueueInactive => "the queue running this work was inactivated (abandoned \
+                                      after a timeout): its work is discarded"
+            .to_string(),
     }
+}
+
+thread_local! {
+    /// On a queue's processor thread: the queue's inactivation flag.
+    static INACTIVATION: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Called by a queue's processor thread first: once `flag` is set (the
+/// queue was inactivated), every memory access this thread makes is
+/// refused, so work still running when its queue was given up (a twin that
+/// had not returned) changes nothing more.
+pub fn bind_inactivation(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
+}
+
+fn thread_inactivated() -> bool {
+    INACTIVATION.with(|f| {
+        f.borrow()
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Acquire))
+    })
 }
 
 /// Errors of allocation and free (not faults: the caller asked for something wrong).
@@ -357,6 +384,9 @@ impl DeviceMemory {
             access,
             cause,
         };
+        if thread_inactivated() {
+            return Err(fault(FaultCause::QueueInactive));
+        }
         if let Some((&base, block)) = blocks.range(..=addr).next_back() {
             let end = base + block.len as u64;
             if addr < end {

@@ -31,16 +31,20 @@
 //!   while its signal stays above zero (the segments of a long IB share one
 //!   signal armed at their count) carry over to the queue's next packet,
 //!   which runs after it (BARRIER bit) and may release them.
-//! - **Across queues** (`cross_queue`): packets of different queues whose
-//!   executions overlap in time must not conflict (one writes what the other
-//!   reads or writes); lanes never share memory they write.
+//! - **Across queues** (`cross_queue`, `clock`): packets of different
+//!   queues that no synchronisation the simulator saw orders (completion
+//!   signals, barrier packets, host waits, doorbells, memory waits; tracked
+//!   as vector clocks) must not conflict (one writes what the other reads or
+//!   writes), whether or not they happened to run at the same time; lanes
+//!   never share memory they write.
 //!
 //! What it refuses to model: GL2 invalidation for coarse-grained memory
-//! written by the host; ordering between queues established by means other
-//! than completion (the check uses the real execution windows); a completion
+//! written by the host; ordering between host threads (the host is one
+//! agent, see `clock`); a completion
 //! signal shared by several queues (only the queue whose packet brings it to
 //! zero is held to the release rule).
 
+pub mod clock;
 mod cross_queue;
 
 use std::collections::VecDeque;
@@ -50,7 +54,7 @@ use relaunch_encoders::packet::gcr;
 
 use crate::trace::{AccessTrace, RangeSet};
 
-pub use cross_queue::InFlight;
+pub use cross_queue::{InFlight, Start};
 
 /// How many recent writers are remembered to name the culprit of a violation.
 const WRITER_HISTORY: usize = 4096;

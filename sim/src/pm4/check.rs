@@ -1,25 +1,24 @@
 //! The DISPATCH_DIRECT check: the SH state an IB programmed must be exactly
 //! what the kernel descriptor at COMPUTE_PGM asks for (RSRC1/2/3, user SGPR
 //! count and contents, LDS, wave32, block and grid dims). Register facts
-//! (offsets, fields) come from the encoders' tables.
+//! (offsets, fields), the user-SGPR layout and the target's limits come
+//! from `relaunch-facts`; what the direct path accepts is the encoders'
+//! verdict.
 
 use std::sync::Arc;
 
-use relaunch_device::codeobj::verdict::{delivered_user_sgprs, descriptor_refusals, MAX_LDS_BYTES};
-use relaunch_device::codeobj::Verdict;
-use relaunch_device::target::Family;
 use relaunch_encoders::regs::{
     off, table, INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_PARTIAL_TG_EN,
     INIT_USE_THREAD_DIMENSIONS, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, RSRC2_USER_SGPR,
 };
+use relaunch_encoders::verdict::{descriptor_refusals, Verdict};
+use relaunch_facts::sgprs::DeliveredSgprs;
+use relaunch_facts::Family;
 
 use super::Pm4ErrorKind;
 use crate::device::{KernelEntry, SimDevice};
 use crate::memory::Access;
 use crate::twins::DispatchContext;
-
-/// Most work-items in one workgroup on RDNA.
-const MAX_BLOCK_THREADS: u32 = 1024;
 
 /// The SH register file of one IB (SET_SH_REG offsets 0..0x400).
 pub(crate) struct ShFile {
@@ -93,7 +92,9 @@ pub(crate) fn dispatch_state(
     groups: [u32; 3],
     initiator: u32,
 ) -> Result<Checked, Pm4ErrorKind> {
-    let family = device.family();
+    let facts = device.facts();
+    let family = facts.family;
+    let limits = facts.limits;
     let lo = need(regs, family, off::COMPUTE_PGM_LO)?;
     let hi = need(regs, family, off::COMPUTE_PGM_HI)?;
     super::strict::pgm_hi(hi).map_err(|reason| StateError::Invalid {
@@ -117,7 +118,7 @@ pub(crate) fn dispatch_state(
         kernel: name.clone(),
         reason,
     };
-    let refusals = descriptor_refusals(&kd, family);
+    let refusals = descriptor_refusals(&kd, family, &limits);
     if !refusals.is_empty() {
         let verdict = Verdict {
             refusals,
@@ -176,11 +177,11 @@ pub(crate) fn dispatch_state(
         return Err(mismatch(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2, what).into());
     }
     let lds_bytes = RSRC2_LDS_SIZE.get(rsrc2) * LDS_GRANULE_BYTES;
-    if lds_bytes < kd.group_segment_fixed_size || lds_bytes > MAX_LDS_BYTES {
+    if lds_bytes < kd.group_segment_fixed_size || lds_bytes > limits.max_lds_bytes {
         return Err(invalid(format!(
             "RSRC2 LDS_SIZE gives {lds_bytes} bytes; the kernel's static group segment is {} \
-             bytes and a workgroup may use at most {MAX_LDS_BYTES}",
-            kd.group_segment_fixed_size
+             bytes and a workgroup may use at most {}",
+            kd.group_segment_fixed_size, limits.max_lds_bytes
         ))
         .into());
     }
@@ -197,13 +198,14 @@ pub(crate) fn dispatch_state(
 
     // User SGPRs: [4 zero dwords of private segment buffer], [the dispatch
     // packet's address], then the kernarg pointer.
-    let count = delivered_user_sgprs(&kd, family);
+    let sgprs = DeliveredSgprs::of(&kd, facts.user_sgprs);
+    let count = sgprs.count();
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
         user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
     }
     let mut next = 0;
-    if kd.wants_private_segment_buffer() && family != Family::Gfx12 {
+    if sgprs.private_segment_dwords != 0 {
         if let Some(i) = user[..4].iter().position(|&v| v != 0) {
             return Err(invalid(format!(
                 "COMPUTE_USER_DATA_{i} is {:#x}: the private segment buffer SGPRs must be zero \
@@ -214,13 +216,13 @@ pub(crate) fn dispatch_state(
         }
         next = 4;
     }
-    let dispatch_ptr = if kd.wants_dispatch_ptr() {
+    let dispatch_ptr = if sgprs.dispatch_ptr {
         next += 2;
         Some(u64::from(user[next - 2]) | (u64::from(user[next - 1]) << 32))
     } else {
         None
     };
-    let (kernarg_ptr, kernarg_size) = if kd.wants_kernarg_segment_ptr() {
+    let (kernarg_ptr, kernarg_size) = if sgprs.kernarg_ptr {
         let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
         let size = kd.kernarg_size as usize;
         if size > 0 {
@@ -274,9 +276,10 @@ pub(crate) fn dispatch_state(
         }
     }
     let threads = block.iter().map(|&b| u64::from(b)).product::<u64>();
-    if threads > u64::from(MAX_BLOCK_THREADS) {
+    if threads > u64::from(limits.max_workgroup_items) {
         return Err(invalid(format!(
-            "block {block:?} has {threads} work-items (max 1024)"
+            "block {block:?} has {threads} work-items (max {})",
+            limits.max_workgroup_items
         ))
         .into());
     }

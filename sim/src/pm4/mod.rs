@@ -269,6 +269,8 @@ impl IbRun<'_> {
                 // may or may not have run, later ones see it. Running the
                 // group first is one valid interleaving.
                 self.flush()?;
+                // Another queue or the host may wait on this word.
+                crate::ordering::clock::release_to_memory();
                 self.cp_write(address, &bytes, index, dword)
             }
             Packet::WaitRegMem {
@@ -289,7 +291,10 @@ impl IbRun<'_> {
                     mask,
                     poll_interval,
                 )
-                .map_err(|k| self.error(index, dword, None, k))
+                .map_err(|k| self.error(index, dword, None, k))?;
+                // Whoever wrote the word happened before what follows.
+                crate::ordering::clock::acquire_from_memory();
+                Ok(())
             }
             other => unsupported(self, other.name().to_string()),
         }
@@ -427,6 +432,7 @@ impl IbRun<'_> {
                 Event::Release(ops, write) => {
                     self.model.release(*ops);
                     if let Some((addr, bytes, packet, dword)) = write {
+                        crate::ordering::clock::release_to_memory();
                         self.cp_write(*addr, bytes, *packet, *dword)?;
                     }
                 }

@@ -101,6 +101,10 @@ struct Shared {
     write_index: AtomicU64,
     stop: AtomicBool,
     dead: AtomicBool,
+    /// Set by `hsa_queue_inactivate`: the processor's memory accesses are
+    /// refused from then on (work in flight is discarded) and nothing is
+    /// reported or signalled.
+    inactive: Arc<AtomicBool>,
     errors: Mutex<Vec<QueueError>>,
     faults: Mutex<FaultPlan>,
     callback: Option<ErrorCallback>,
@@ -164,6 +168,7 @@ impl SimQueue {
             write_index: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             dead: AtomicBool::new(false),
+            inactive: Arc::new(AtomicBool::new(false)),
             errors: Mutex::new(Vec::new()),
             faults: Mutex::new(FaultPlan::default()),
             callback,
@@ -254,6 +259,24 @@ impl SimQueue {
         self.shared.dead.load(Ordering::Acquire)
     }
 
+    /// `hsa_queue_inactivate`: stop the queue now without waiting for it.
+    /// As ROCr does (it destroys the hardware queue), work in flight is
+    /// discarded: a packet still running (a twin that has not returned)
+    /// has every later memory access refused, and is neither reported nor
+    /// signalled; packets written later are ignored. The ring stays until
+    /// `destroy`. Idempotent.
+    pub fn inactivate(&self) {
+        self.shared.inactive.store(true, Ordering::Release);
+        self.shared.dead.store(true, Ordering::Release);
+        self.doorbell_signal.store(i64::MIN);
+        tracing::debug!(queue = self.id, "sim queue inactivated");
+    }
+
+    /// True once the queue was inactivated.
+    pub fn is_inactive(&self) -> bool {
+        self.shared.inactive.load(Ordering::Acquire)
+    }
+
     /// Stop the processor and free the ring and doorbell. Idempotent.
     pub fn destroy(&self) {
         let Some(thread) = self.thread.lock().take() else {
@@ -261,17 +284,22 @@ impl SimQueue {
         };
         self.shared.stop.store(true, Ordering::Release);
         self.doorbell_signal.store(i64::MIN);
-        if !join_bounded(thread, DESTROY_JOIN_LIMIT) {
+        if self.is_inactive() {
+            // Its processor can no longer touch memory (see `inactivate`):
+            // nothing to wait for, even if a twin it runs never returns.
+            drop(thread);
+        } else if !join_bounded(thread, DESTROY_JOIN_LIMIT) {
             // A kernel (twin) that never returns keeps the processor
             // busy: abandon it rather than block the caller (and so
-            // `hsa_queue_destroy`, `rl_gpu_free`) forever. Its ring stays
-            // allocated, since the thread may still read it.
+            // `hsa_queue_destroy`, `rl_gpu_free`) forever. Like ROCr's destroy (the hardware queue goes, work in flight
+            // with it): the packet's later accesses are refused, so the
+            // ring can be freed under it.
+            self.shared.inactive.store(true, Ordering::Release);
             tracing::error!(
                 queue = self.id,
                 limit = ?DESTROY_JOIN_LIMIT,
-                "sim packet processor still running a packet at queue destroy; abandoned"
+                "sim packet processor still running a packet at queue destroy; its work is discarded"
             );
-            return;
         }
         let _ = self.device.memory.free(self.ring);
         self.device.signals.destroy(self.doorbell);
@@ -326,6 +354,8 @@ impl Processor {
     }
 
     fn run(self) {
+        crate::ordering::clock::enter_queue();
+        crate::memory::bind_inactivation(Arc::clone(&self.shared.inactive));
         let mut rd = 0u64;
         // When the last packet finished (None: idle since long enough).
         let mut active: Option<Instant> = None;
@@ -467,6 +497,10 @@ impl Processor {
             self.fail(id, kind, status, msg);
             return false;
         }
+        if self.shared.inactive.load(Ordering::Acquire) {
+            // Inactivated while it ran: discarded, never signalled.
+            return false;
+        }
         // Consume: poison the body, then invalidate the header, then advance.
         let _ = self.device.memory.write(slot + 4, &[POISON; 60]);
         let _ = self.device.memory.store_u32_release(slot, CONSUMED);
@@ -500,6 +534,7 @@ impl Processor {
             FaultCause::NotExecutable { .. } => sys::HSA_AMD_MEMORY_FAULT_NX,
             FaultCause::NotGpuAccessible { .. } => sys::HSA_AMD_MEMORY_FAULT_HOST_ONLY,
             FaultCause::Unmapped
+            | FaultCause::QueueInactive
             | FaultCause::Freed { .. }
             | FaultCause::PastEnd { .. }
             | FaultCause::Misaligned { .. } => sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
@@ -508,6 +543,15 @@ impl Processor {
     }
 
     fn fail(&self, packet: u64, kind: QueueErrorKind, status: Status, message: String) {
+        if self.shared.inactive.load(Ordering::Acquire) {
+            // Inactivated: the work was discarded, nobody is told.
+            tracing::debug!(
+                queue = self.id,
+                packet,
+                "sim: discarded work of an inactivated queue"
+            );
+            return;
+        }
         let err = QueueError {
             kind,
             status,
@@ -544,14 +588,17 @@ impl Processor {
             queue: self.id,
             aql_packet: id,
         };
+        // What the host knew when it submitted this packet happened before it.
+        let submitted = self.doorbell.covering(id);
         let mut violations = match &slot.packet {
             Packet::BarrierAnd { deps } => {
+                crate::ordering::clock::acquire(&submitted);
                 self.barrier(deps)?;
                 Vec::new()
             }
             _ => {
                 let flight = &self.device.in_flight;
-                let start = flight.begin(self.id, id);
+                let start = flight.begin(&submitted);
                 let carried = self.carry.borrow().clone();
                 match self.run_work(at, slot, &carried, host_observes) {
                     Ok(end) => {

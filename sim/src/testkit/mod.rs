@@ -4,7 +4,7 @@
 //! Owns: loading a fixture from `tests/kernels/build` onto a fresh device
 //! ([`Rig`]), kernarg segments packed from the kernel's metadata and the
 //! launch geometry ([`Rig::kernargs`], built on
-//! `relaunch_device::codeobj::kernargs::pack`), encoding and placing IBs,
+//! `relaunch_encoders::kernarg_pack::pack`), encoding and placing IBs,
 //! running them directly ([`Rig::run`]) or through an AQL queue ([`Lane`]),
 //! and the two workloads most tests use (counter, produce/consume).
 //! Refuses nothing quietly: every helper panics with what went wrong, since
@@ -15,8 +15,8 @@ mod lane;
 
 use std::sync::{Arc, OnceLock};
 
-use relaunch_device::codeobj::kernargs::{pack, Geometry};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_encoders::kernarg_pack::{pack, Geometry};
 use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch};
 
 pub use lane::Lane;

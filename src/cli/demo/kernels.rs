@@ -6,6 +6,7 @@
 //! is refused with the argument that differs, not run with wrong pointers.
 
 use relaunch::device::codeobj::args::ArgFill;
+use relaunch::encoders::Pm4Verdict;
 use relaunch::Module;
 
 /// Targets with a committed decode code object.
@@ -141,10 +142,11 @@ pub fn check(module: &Module) -> Result<(), String> {
         let info = module
             .kernel_info(layout.symbol)
             .ok_or_else(|| format!("the code object has no kernel {:?}", layout.symbol))?;
-        if !info.verdict.accepted() {
+        let verdict = info.pm4_verdict();
+        if !verdict.accepted() {
             return Err(format!(
-                "kernel {} cannot run on the direct PM4 path: {}",
-                layout.symbol, info.verdict
+                "kernel {} cannot run on the direct PM4 path: {verdict}",
+                layout.symbol
             ));
         }
         let explicit: Vec<(&str, u32, u32)> = info

@@ -218,6 +218,12 @@ pub mod ib_control {
 /// Most dwords one INDIRECT_BUFFER can point at (IB_SIZE is 20 bits).
 pub const MAX_IB_DWORDS: u32 = (1 << 20) - 1;
 
+/// INDIRECT_BUFFER control dword for an IB of `dwords` dwords: IB_SIZE and
+/// VALID (callers check the size against [`MAX_IB_DWORDS`]).
+pub const fn ib_control_word(dwords: u32) -> u32 {
+    ib_control::IB_SIZE.place(dwords) | ib_control::VALID.place(1)
+}
+
 /// Fields the header check compares with `nvd.h`, as `(group, field)`.
 pub fn checked_fields() -> Vec<(&'static str, Field)> {
     let mut out = Vec::new();

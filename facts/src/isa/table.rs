@@ -1,4 +1,5 @@
-//! The shape of the generated opcode tables (`tables/gfx*.rs`).
+//! The shape of the generated opcode tables (`gfx*.rs` beside this file),
+//! and the subtargets whose opcode sets differ within a family.
 
 /// What the destination field of an instruction writes, per LLVM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +35,34 @@ pub const G103: Sub = 0b10;
 pub const G110: Sub = 0b01;
 pub const G115: Sub = 0b10;
 
+/// A subtarget whose opcode set differs from its family's other one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subtarget {
+    /// gfx1010-gfx1013.
+    Gfx101,
+    /// gfx1030-gfx1036.
+    Gfx103,
+    /// gfx1100-gfx1103.
+    Gfx110,
+    /// gfx1150-gfx1153 (adds scalar float ALU ops).
+    Gfx115,
+    /// gfx1200, gfx1201.
+    Gfx120,
+}
+
+impl Subtarget {
+    /// The table rows this subtarget decodes ([`Op::sub`] bits).
+    pub const fn rows(self) -> Sub {
+        match self {
+            Subtarget::Gfx101 => G101,
+            Subtarget::Gfx103 => G103,
+            Subtarget::Gfx110 => G110,
+            Subtarget::Gfx115 => G115,
+            Subtarget::Gfx120 => ALL,
+        }
+    }
+}
+
 /// One opcode of one format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
@@ -47,14 +76,7 @@ pub struct Op {
     pub sub: Sub,
 }
 
-pub(crate) const fn op(
-    code: u16,
-    name: &'static str,
-    dst: Dst,
-    sdst: Dst,
-    flags: Flags,
-    sub: Sub,
-) -> Op {
+pub const fn op(code: u16, name: &'static str, dst: Dst, sdst: Dst, flags: Flags, sub: Sub) -> Op {
     Op {
         code,
         name,
@@ -66,7 +88,7 @@ pub(crate) const fn op(
 }
 
 /// The row for `code` in a table sorted by code, for subtarget `sub`.
-pub(crate) fn find(table: &'static [Op], code: u16, sub: Sub) -> Option<&'static Op> {
+pub fn find(table: &'static [Op], code: u16, sub: Sub) -> Option<&'static Op> {
     let start = table.partition_point(|o| o.code < code);
     table[start..]
         .iter()

@@ -2,6 +2,7 @@
 //! encoder sets are named constants; the per-register arrays list every field
 //! of the registers relaunch decodes in detail.
 
+use crate::family::Family;
 use crate::field::Field;
 
 const fn f(name: &'static str, lo: u8, hi: u8) -> Field {
@@ -142,14 +143,20 @@ pub const RSRC2_TRAP_PRESENT: Field = b("TRAP_PRESENT", 6);
 /// code object leaves TRAP_PRESENT 0 by contract, so the direct PM4 path
 /// sets it itself to give replayed kernels the handler they have under
 /// HIP. gfx12 has no such bit.
-pub const fn rsrc2_trap_bits(family: relaunch_device::Family, trap_handler: bool) -> u32 {
+pub const fn rsrc2_trap_bits(family: Family, trap_handler: bool) -> u32 {
     match family {
-        relaunch_device::Family::Gfx10 | relaunch_device::Family::Gfx11 => {
-            RSRC2_TRAP_PRESENT.place(trap_handler as u32)
-        }
-        relaunch_device::Family::Gfx12 => 0,
+        Family::Gfx10 | Family::Gfx11 => RSRC2_TRAP_PRESENT.place(trap_handler as u32),
+        Family::Gfx12 => 0,
     }
 }
+
+pub const RSRC2_TGID_X_EN: Field = b("TGID_X_EN", 7);
+pub const RSRC2_TGID_Y_EN: Field = b("TGID_Y_EN", 8);
+pub const RSRC2_TGID_Z_EN: Field = b("TGID_Z_EN", 9);
+pub const RSRC2_TG_SIZE_EN: Field = b("TG_SIZE_EN", 10);
+pub const RSRC2_TIDIG_COMP_CNT: Field = f("TIDIG_COMP_CNT", 11, 12);
+pub const RSRC2_EXCP_EN_MSB: Field = f("EXCP_EN_MSB", 13, 14);
+pub const RSRC2_EXCP_EN: Field = f("EXCP_EN", 24, 30);
 
 /// LDS allocation in 512-byte granules for compute on gfx10-12.
 pub const RSRC2_LDS_SIZE: Field = f("LDS_SIZE", 15, 23);
@@ -159,27 +166,27 @@ pub static RSRC2_GFX10: [Field; 11] = [
     RSRC2_SCRATCH_EN,
     RSRC2_USER_SGPR,
     RSRC2_TRAP_PRESENT,
-    b("TGID_X_EN", 7),
-    b("TGID_Y_EN", 8),
-    b("TGID_Z_EN", 9),
-    b("TG_SIZE_EN", 10),
-    f("TIDIG_COMP_CNT", 11, 12),
-    f("EXCP_EN_MSB", 13, 14),
+    RSRC2_TGID_X_EN,
+    RSRC2_TGID_Y_EN,
+    RSRC2_TGID_Z_EN,
+    RSRC2_TG_SIZE_EN,
+    RSRC2_TIDIG_COMP_CNT,
+    RSRC2_EXCP_EN_MSB,
     RSRC2_LDS_SIZE,
-    f("EXCP_EN", 24, 30),
+    RSRC2_EXCP_EN,
 ];
 pub static RSRC2_GFX12: [Field; 12] = [
     RSRC2_SCRATCH_EN,
     RSRC2_USER_SGPR,
     b("DYNAMIC_VGPR", 6),
-    b("TGID_X_EN", 7),
-    b("TGID_Y_EN", 8),
-    b("TGID_Z_EN", 9),
-    b("TG_SIZE_EN", 10),
-    f("TIDIG_COMP_CNT", 11, 12),
-    f("EXCP_EN_MSB", 13, 14),
+    RSRC2_TGID_X_EN,
+    RSRC2_TGID_Y_EN,
+    RSRC2_TGID_Z_EN,
+    RSRC2_TG_SIZE_EN,
+    RSRC2_TIDIG_COMP_CNT,
+    RSRC2_EXCP_EN_MSB,
     RSRC2_LDS_SIZE,
-    f("EXCP_EN", 24, 30),
+    RSRC2_EXCP_EN,
     b("WGP_TAKEOVER", 31),
 ];
 

@@ -1,11 +1,10 @@
 //! The vendor-specific AQL packet that runs one PM4 IB on a public ROCr AQL
 //! queue (layout of `hsa_ext_amd_aql_pm4_packet_t`, see PM4.md "Submitting
-//! an IB"). The header word is kept apart: the submitter writes the body,
-//! then publishes the header with release ordering, then rings the doorbell.
+//! an IB"): built here once, for the device's queues and the tests alike.
+//! The header word is kept apart: the submitter writes the body, then
+//! publishes the header with release ordering, then rings the doorbell.
 
-use crate::emit::ib_control_word;
-use crate::error::EncodeError;
-use crate::packet::{op, type3, MAX_IB_DWORDS};
+use crate::packet::{ib_control_word, op, type3, MAX_IB_DWORDS};
 
 /// AQL packet type VENDOR_SPECIFIC.
 pub const PACKET_TYPE_VENDOR_SPECIFIC: u16 = 0;
@@ -17,7 +16,8 @@ pub const HEADER_ACQUIRE_SCOPE_SHIFT: u16 = 9;
 pub const HEADER_RELEASE_SCOPE_SHIFT: u16 = 11;
 /// AMD vendor packet format PM4_IB (bytes 2-3).
 pub const AMD_FORMAT_PM4_IB: u16 = 1;
-/// `dw_count_remain` value for a PM4-IB packet.
+/// `dw_count_remain` value for a PM4-IB packet (dwords after the 4-dword
+/// PM4 command).
 pub const DW_COUNT_REMAIN: u32 = 10;
 
 /// HSA fence scope for the header's acquire and release fields.
@@ -26,6 +26,48 @@ pub enum FenceScope {
     None = 0,
     Agent = 1,
     System = 2,
+}
+
+/// The 16-bit AQL header of a PM4-IB packet: VENDOR_SPECIFIC with BARRIER
+/// set (the IB starts after all earlier packets finish).
+pub const fn header(acquire: FenceScope, release: FenceScope) -> u16 {
+    PACKET_TYPE_VENDOR_SPECIFIC
+        | HEADER_BARRIER
+        | (acquire as u16) << HEADER_ACQUIRE_SCOPE_SHIFT
+        | (release as u16) << HEADER_RELEASE_SCOPE_SHIFT
+}
+
+/// The header relaunch submits with: system-scope acquire and release.
+pub const SYSTEM_HEADER: u16 = header(FenceScope::System, FenceScope::System);
+
+/// An IB the packet cannot point at.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IbError {
+    #[error("indirect buffer address {address:#x} is not a non-zero, 4-byte aligned address")]
+    Address { address: u64 },
+    #[error(
+        "indirect buffer of {dwords} dwords; an IB holds 1..={MAX_IB_DWORDS} dwords, split it"
+    )]
+    Size { dwords: u64 },
+}
+
+/// The packet's 4-dword PM4 command: INDIRECT_BUFFER to `ib_address` of
+/// `ib_dwords` dwords, checked.
+pub fn indirect_buffer_command(ib_address: u64, ib_dwords: u64) -> Result<[u32; 4], IbError> {
+    if ib_address % 4 != 0 || ib_address == 0 {
+        return Err(IbError::Address {
+            address: ib_address,
+        });
+    }
+    if ib_dwords == 0 || ib_dwords > u64::from(MAX_IB_DWORDS) {
+        return Err(IbError::Size { dwords: ib_dwords });
+    }
+    Ok([
+        type3(op::INDIRECT_BUFFER, 3, false),
+        ib_address as u32,
+        (ib_address >> 32) as u32,
+        ib_control_word(ib_dwords as u32),
+    ])
 }
 
 /// A PM4-IB AQL packet: the 32-bit header word (AQL header | format << 16)
@@ -44,35 +86,15 @@ impl Pm4IbPacket {
         completion_signal: u64,
         acquire: FenceScope,
         release: FenceScope,
-    ) -> Result<Self, EncodeError> {
-        if ib_address % 4 != 0 {
-            return Err(EncodeError::MisalignedIb {
-                address: ib_address,
-            });
-        }
-        if ib_dwords == 0 || ib_dwords > MAX_IB_DWORDS as usize {
-            return Err(EncodeError::IbSize {
-                dwords: ib_dwords as u64,
-            });
-        }
-        let header = PACKET_TYPE_VENDOR_SPECIFIC
-            | HEADER_BARRIER
-            | (acquire as u16) << HEADER_ACQUIRE_SCOPE_SHIFT
-            | (release as u16) << HEADER_RELEASE_SCOPE_SHIFT;
+    ) -> Result<Self, IbError> {
+        let command = indirect_buffer_command(ib_address, ib_dwords as u64)?;
         let mut body = [0u8; 60];
-        let words = [
-            type3(op::INDIRECT_BUFFER, 3, false),
-            ib_address as u32,
-            (ib_address >> 32) as u32,
-            ib_control_word(ib_dwords as u32),
-            DW_COUNT_REMAIN,
-        ];
-        for (i, w) in words.iter().enumerate() {
+        for (i, w) in command.iter().chain(&[DW_COUNT_REMAIN]).enumerate() {
             body[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
         }
         body[52..60].copy_from_slice(&completion_signal.to_le_bytes());
         Ok(Pm4IbPacket {
-            header_word: header as u32 | (AMD_FORMAT_PM4_IB as u32) << 16,
+            header_word: header(acquire, release) as u32 | (AMD_FORMAT_PM4_IB as u32) << 16,
             body,
         })
     }
@@ -102,6 +124,7 @@ mod tests {
         .unwrap();
         // VENDOR_SPECIFIC, BARRIER, acquire/release system; format 1.
         assert_eq!(p.header_word, 0x0001_1500);
+        assert_eq!(SYSTEM_HEADER, 0x1500);
         let b = p.to_bytes();
         let dw = |i: usize| u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap());
         assert_eq!(
@@ -130,17 +153,19 @@ mod tests {
     #[test]
     fn refuses_bad_ib() {
         let s = FenceScope::System;
+        let err = Pm4IbPacket::new(0x1002, 4, 0, s, s).unwrap_err();
+        assert!(err.to_string().contains("4-byte aligned"), "{err}");
         assert!(matches!(
-            Pm4IbPacket::new(0x1002, 4, 0, s, s),
-            Err(EncodeError::MisalignedIb { .. })
+            Pm4IbPacket::new(0, 4, 0, s, s),
+            Err(IbError::Address { address: 0 })
         ));
         assert!(matches!(
             Pm4IbPacket::new(0x1000, 0, 0, s, s),
-            Err(EncodeError::IbSize { .. })
+            Err(IbError::Size { dwords: 0 })
         ));
-        assert!(matches!(
-            Pm4IbPacket::new(0x1000, 1 << 20, 0, s, s),
-            Err(EncodeError::IbSize { dwords: 1048576 })
-        ));
+        let err = Pm4IbPacket::new(0x1000, 1 << 20, 0, s, s).unwrap_err();
+        assert_eq!(err, IbError::Size { dwords: 1048576 });
+        assert!(err.to_string().contains("1..=1048575 dwords"), "{err}");
+        assert!(indirect_buffer_command(0x1000, u64::from(MAX_IB_DWORDS)).is_ok());
     }
 }

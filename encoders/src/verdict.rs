@@ -1,19 +1,20 @@
 //! The PM4 acceptance verdict: can the direct PM4 path run this kernel with
 //! exactly the state the hardware would get from a full AQL dispatch? Every
 //! reason for refusal is collected, never only the first (PM4.md,
-//! "Acceptance for the direct PM4 path").
+//! "Acceptance for the direct PM4 path"). This is the encoder's policy: the
+//! code-object reader (`relaunch-device`) only reports what a kernel asks
+//! for; which SGPRs are delivered and the target's limits are facts
+//! (`relaunch-facts`).
 
 use std::fmt;
 
-use super::args::{ArgFill, KernelArg};
-use super::descriptor::{rsrc2, KernelDescriptor};
-use crate::target::{Family, GfxTarget};
+use relaunch_device::codeobj::{ArgFill, KernelArg, KernelDescriptor, KernelInfo};
+use relaunch_facts::family::MAX_USER_SGPRS;
+use relaunch_facts::sgprs::{enabled_user_sgprs, user_sgpr_padding};
+use relaunch_facts::{Family, Limits};
 
-/// Largest LDS allocation one workgroup may use on RDNA1-4.
-pub const MAX_LDS_BYTES: u32 = 64 * 1024;
-
-/// Most user SGPRs COMPUTE_USER_DATA_0..15 can deliver.
-pub const MAX_USER_SGPRS: u32 = 16;
+/// COMPUTE_PGM_LO holds the entry address >> 8.
+const CODE_ENTRY_ALIGN: u64 = 256;
 
 /// One reason the direct PM4 path refuses a kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -40,8 +41,8 @@ pub enum Refusal {
     /// take (`delivered`: their total, which is what the encoder delivers
     /// when none of them is refused), beyond explained padding.
     UserSgprMismatch { rsrc2: u32, delivered: u32 },
-    /// Static LDS beyond what one workgroup may use.
-    LdsTooLarge { bytes: u32 },
+    /// Static LDS beyond what one workgroup may use on the target.
+    LdsTooLarge { bytes: u32, limit: u32 },
     /// The kernel's target is outside RDNA1-4.
     UnsupportedTarget { target: String },
     /// A hidden argument the library cannot fill honestly.
@@ -81,8 +82,8 @@ impl fmt::Display for Refusal {
                 f,
                 "user SGPR count mismatch (RSRC2 says {rsrc2}, the enabled user SGPRs take {delivered})"
             ),
-            Refusal::LdsTooLarge { bytes } => {
-                write!(f, "LDS {bytes} bytes exceeds {MAX_LDS_BYTES}")
+            Refusal::LdsTooLarge { bytes, limit } => {
+                write!(f, "LDS {bytes} bytes exceeds {limit}")
             }
             Refusal::UnsupportedTarget { target } => {
                 write!(f, "unsupported target family ({target})")
@@ -103,81 +104,6 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// The user SGPRs the PM4 encoder delivers for this descriptor, in order:
-/// four zero dwords for the private segment buffer (gfx10/11 only, when
-/// asked), the address of the synthesized dispatch packet (two dwords, when
-/// asked: see [`synthesizes_dispatch_packet`]), then the kernarg pointer
-/// (two dwords, when asked).
-pub fn delivered_user_sgprs(kd: &KernelDescriptor, family: Family) -> u32 {
-    let mut count = 0;
-    if kd.wants_private_segment_buffer() && family != Family::Gfx12 {
-        count += 4;
-    }
-    if kd.wants_dispatch_ptr() {
-        count += 2;
-    }
-    if kd.wants_kernarg_segment_ptr() {
-        count += 2;
-    }
-    count
-}
-
-/// User SGPRs every enabled `kernel_code_properties` bit takes, refused
-/// or not (AMDGPUUsage, "Initial Kernel Execution State"): private segment
-/// buffer 4, dispatch ptr 2, queue ptr 2, kernarg ptr 2, dispatch id 2,
-/// flat scratch init 2, private segment size 1. Equals
-/// [`delivered_user_sgprs`] whenever no refused SGPR is asked for.
-pub fn enabled_user_sgprs(kd: &KernelDescriptor) -> u32 {
-    [
-        (kd.wants_private_segment_buffer(), 4),
-        (kd.wants_dispatch_ptr(), 2),
-        (kd.wants_queue_ptr(), 2),
-        (kd.wants_kernarg_segment_ptr(), 2),
-        (kd.wants_dispatch_id(), 2),
-        (kd.wants_flat_scratch_init(), 2),
-        (kd.wants_private_segment_size(), 1),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, n)| n)
-    .sum()
-}
-
-/// Workgroup system SGPRs RSRC2 enables (TGID_X/Y/Z, TG_SIZE). The
-/// scratch wave offset SGPR is left out on purpose: see [`user_sgpr_padding`].
-fn workgroup_sgpr_count(kd: &KernelDescriptor) -> u32 {
-    const TG_SIZE_EN: u32 = 1 << 10;
-    [
-        rsrc2::TGID_X_EN,
-        rsrc2::TGID_Y_EN,
-        rsrc2::TGID_Z_EN,
-        TG_SIZE_EN,
-    ]
-    .iter()
-    .filter(|&&bit| kd.compute_pgm_rsrc2 & bit != 0)
-    .count() as u32
-}
-
-/// User SGPRs RSRC2 declares beyond the enabled ones, carrying nothing.
-///
-/// gfx1100 and gfx1102 need at least 16 user + system SGPRs initialised
-/// (LLVM's "user SGPR init 16" hardware bug workaround), so clang raises the
-/// RSRC2 count until user + workgroup-id/info SGPRs = 16; the scratch wave
-/// offset is not counted, since the compiler pads before it knows whether
-/// the kernel uses scratch. The kernel never reads the extra SGPRs; the
-/// encoder writes zeros to their USER_DATA registers. Any other surplus is
-/// not explained and stays a mismatch (fail closed).
-pub fn user_sgpr_padding(kd: &KernelDescriptor) -> u32 {
-    let count = kd.user_sgpr_count();
-    let enabled = enabled_user_sgprs(kd);
-    let padded_to_16 = count + workgroup_sgpr_count(kd) == MAX_USER_SGPRS;
-    if count > enabled && padded_to_16 && kd.kernarg_preload == 0 {
-        count - enabled
-    } else {
-        0
-    }
-}
-
 /// True when the kernel reads its AQL dispatch packet (code object v4 HIP
 /// kernels read blockDim and gridDim there; v5 ones their grid size): the
 /// PM4 path then writes a `hsa_kernel_dispatch_packet_t` image per dispatch
@@ -188,10 +114,17 @@ pub fn synthesizes_dispatch_packet(kd: &KernelDescriptor) -> bool {
     kd.wants_dispatch_ptr()
 }
 
-/// Every refusal that follows from the descriptor alone on `family`.
-/// Metadata-level refusals (hidden arguments, target) are added by the
-/// code-object reader.
-pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal> {
+/// Every refusal that follows from the descriptor alone for a target of
+/// `family` with `limits`. Metadata-level refusals (hidden arguments,
+/// target, code entry) are added by [`kernel_verdict`].
+pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family, limits: &Limits) -> Vec<Refusal> {
+    refusals_on(kd, Some(family), limits)
+}
+
+/// The descriptor's refusals; `family` is `None` for an unsupported target,
+/// whose SGPR layout is unknown: then only the reasons that hold on any
+/// target are given.
+fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -> Vec<Refusal> {
     let mut out = Vec::new();
     if kd.private_segment_fixed_size != 0 || kd.scratch_enabled() {
         out.push(Refusal::Scratch {
@@ -213,7 +146,8 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal
     if kd.wants_private_segment_size() {
         out.push(Refusal::PrivateSegmentSize);
     }
-    if kd.wants_private_segment_buffer() && family == Family::Gfx12 {
+    let psb_missing = family.is_some_and(|f| !f.user_sgprs().private_segment_buffer);
+    if kd.wants_private_segment_buffer() && psb_missing {
         out.push(Refusal::PrivateSegmentBufferOnGfx12);
     }
     if kd.kernarg_preload != 0 {
@@ -226,16 +160,17 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family) -> Vec<Refusal
         out.push(Refusal::TooManyUserSgprs { count });
     } else {
         let enabled = enabled_user_sgprs(kd);
-        if count != enabled + user_sgpr_padding(kd) {
+        if family.is_some() && count != enabled + user_sgpr_padding(kd) {
             out.push(Refusal::UserSgprMismatch {
                 rsrc2: count,
                 delivered: enabled,
             });
         }
     }
-    if kd.group_segment_fixed_size > MAX_LDS_BYTES {
+    if kd.group_segment_fixed_size > limits.max_lds_bytes {
         out.push(Refusal::LdsTooLarge {
             bytes: kd.group_segment_fixed_size,
+            limit: limits.max_lds_bytes,
         });
     }
     out
@@ -264,35 +199,51 @@ pub fn argument_refusals(args: &[KernelArg]) -> Vec<Refusal> {
         .collect()
 }
 
-/// The whole verdict for a kernel built for `target`: descriptor refusals
-/// (family-dependent ones only when the family is supported), an
-/// unsupported-target refusal, and the argument refusals.
-pub fn kernel_verdict(kd: &KernelDescriptor, target: &GfxTarget, args: &[KernelArg]) -> Verdict {
-    let mut refusals = match target.family() {
-        Ok(family) => descriptor_refusals(kd, family),
+/// The whole verdict for one kernel as the code-object reader read it:
+/// descriptor refusals on its target (family-dependent ones only when the
+/// target is supported, else an unsupported-target refusal first), what
+/// the metadata adds (a dynamic stack the descriptor bit missed, a code
+/// entry COMPUTE_PGM cannot address), then the argument refusals.
+pub fn kernel_verdict(info: &KernelInfo) -> Verdict {
+    let kd = &info.descriptor;
+    let mut refusals = match info.target.facts() {
+        Ok(row) => refusals_on(kd, Some(row.family), &row.limits),
         Err(_) => {
-            // Without a family the SGPR layout is unknown: keep only the
-            // reasons that hold on any target.
-            let mut r = descriptor_refusals(kd, Family::Gfx11);
-            r.retain(|x| {
-                !matches!(
-                    x,
-                    Refusal::UserSgprMismatch { .. } | Refusal::PrivateSegmentBufferOnGfx12
-                )
-            });
+            let mut r = refusals_on(kd, None, &Limits::ANY_TARGET);
             r.insert(
                 0,
                 Refusal::UnsupportedTarget {
-                    target: target.to_string(),
+                    target: info.target.to_string(),
                 },
             );
             r
         }
     };
-    refusals.extend(argument_refusals(args));
+    refusals.extend(argument_refusals(&info.args));
+    if info.uses_dynamic_stack && !kd.uses_dynamic_stack() {
+        // The metadata knows more than the descriptor bit: still refuse.
+        refusals.push(Refusal::DynamicStack);
+    }
+    if info.code_entry_offset % CODE_ENTRY_ALIGN != 0 {
+        refusals.push(Refusal::MisalignedCodeEntry {
+            offset: info.code_entry_offset,
+        });
+    }
     Verdict {
         refusals,
         dispatch_packet: synthesizes_dispatch_packet(kd),
+    }
+}
+
+/// `info.pm4_verdict()`: the verdict of a kernel the reader returned.
+pub trait Pm4Verdict {
+    /// Can the direct PM4 path run this kernel, and if not, every reason.
+    fn pm4_verdict(&self) -> Verdict;
+}
+
+impl Pm4Verdict for KernelInfo {
+    fn pm4_verdict(&self) -> Verdict {
+        kernel_verdict(self)
     }
 }
 
@@ -334,7 +285,33 @@ impl fmt::Display for Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codeobj::descriptor::{properties as p, rsrc2};
+    use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
+    use relaunch_device::codeobj::{KernelArg, ValueKind};
+    use relaunch_device::GfxTarget;
+    use relaunch_facts::sgprs::delivered_user_sgprs;
+
+    const RDNA: Limits = Limits::RDNA;
+
+    /// `kd` as the reader would return it for `target`.
+    fn info(kd: KernelDescriptor, target: &str, args: Vec<KernelArg>) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            target: GfxTarget::parse(target).unwrap(),
+            descriptor: kd,
+            kd_vaddr: 0,
+            code_entry_offset: 0,
+            kernarg_size: kd.kernarg_size,
+            kernarg_align: 8,
+            args,
+            group_segment_size: kd.group_segment_fixed_size,
+            private_segment_size: kd.private_segment_fixed_size,
+            wavefront_size: kd.wavefront_size(),
+            uses_dynamic_stack: kd.uses_dynamic_stack(),
+            max_flat_workgroup_size: None,
+            registers: Default::default(),
+        }
+    }
 
     fn kd(props: u16, user_sgprs: u32) -> KernelDescriptor {
         KernelDescriptor {
@@ -354,15 +331,15 @@ mod tests {
     fn kernarg_only_kernel_is_accepted_everywhere() {
         let k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 2);
         for fam in [Family::Gfx10, Family::Gfx11, Family::Gfx12] {
-            assert!(descriptor_refusals(&k, fam).is_empty());
+            assert!(descriptor_refusals(&k, fam, &RDNA).is_empty());
         }
     }
 
     #[test]
     fn private_segment_buffer_counts_on_gfx10_11_only() {
         let k = kd(p::PRIVATE_SEGMENT_BUFFER | p::KERNARG_SEGMENT_PTR, 6);
-        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
-        let refusals = descriptor_refusals(&k, Family::Gfx12);
+        assert!(descriptor_refusals(&k, Family::Gfx11, &RDNA).is_empty());
+        let refusals = descriptor_refusals(&k, Family::Gfx12, &RDNA);
         assert!(refusals.contains(&Refusal::PrivateSegmentBufferOnGfx12));
     }
 
@@ -374,7 +351,7 @@ mod tests {
         );
         k.private_segment_fixed_size = 16;
         let v = Verdict {
-            refusals: descriptor_refusals(&k, Family::Gfx11),
+            refusals: descriptor_refusals(&k, Family::Gfx11, &RDNA),
             dispatch_packet: true,
         };
         let text = v.to_string();
@@ -390,11 +367,11 @@ mod tests {
         let mut k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 15);
         k.compute_pgm_rsrc2 |= rsrc2::TGID_X_EN;
         assert_eq!(user_sgpr_padding(&k), 13);
-        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
+        assert!(descriptor_refusals(&k, Family::Gfx11, &RDNA).is_empty());
         k.compute_pgm_rsrc2 &= !rsrc2::TGID_X_EN;
         assert_eq!(user_sgpr_padding(&k), 0);
         assert_eq!(
-            descriptor_refusals(&k, Family::Gfx11),
+            descriptor_refusals(&k, Family::Gfx11, &RDNA),
             vec![Refusal::UserSgprMismatch {
                 rsrc2: 15,
                 delivered: 2
@@ -409,7 +386,7 @@ mod tests {
             8,
         );
         assert_eq!(
-            descriptor_refusals(&k, Family::Gfx10),
+            descriptor_refusals(&k, Family::Gfx10, &RDNA),
             vec![Refusal::QueuePtr]
         );
     }
@@ -423,18 +400,17 @@ mod tests {
             15,
         );
         k.compute_pgm_rsrc2 |= rsrc2::TGID_X_EN;
-        assert!(descriptor_refusals(&k, Family::Gfx11).is_empty());
-        assert_eq!(delivered_user_sgprs(&k, Family::Gfx11), 4);
+        assert!(descriptor_refusals(&k, Family::Gfx11, &RDNA).is_empty());
+        assert_eq!(delivered_user_sgprs(&k, Family::Gfx11.user_sgprs()), 4);
         assert_eq!(user_sgpr_padding(&k), 11);
-        let v = kernel_verdict(&k, &GfxTarget::parse("gfx1100").unwrap(), &[]);
+        let v = kernel_verdict(&info(k, "gfx1100", vec![]));
         assert_eq!(v.to_string(), "accepted (dispatch packet synthesized)");
         let k = kd(p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR, 4);
-        assert!(descriptor_refusals(&k, Family::Gfx12).is_empty());
+        assert!(descriptor_refusals(&k, Family::Gfx12, &RDNA).is_empty());
     }
 
     #[test]
     fn kernel_verdict_adds_target_and_argument_reasons() {
-        use crate::codeobj::args::{KernelArg, ValueKind};
         let arg = |offset, kind: &str| KernelArg {
             offset,
             size: 8,
@@ -451,13 +427,23 @@ mod tests {
             arg(24, "hidden_hostcall_buffer"),
         ];
         let k = kd(p::KERNARG_SEGMENT_PTR | p::WAVEFRONT_SIZE32, 2);
-        let v = kernel_verdict(&k, &GfxTarget::parse("gfx1100").unwrap(), &args);
+        let v = kernel_verdict(&info(k, "gfx1100", args.to_vec()));
         assert_eq!(
             v.to_string(),
             "refused: unsupported argument kind image at offset 8, \
              unfillable hidden argument hidden_hostcall_buffer at offset 24"
         );
-        let v = kernel_verdict(&k, &GfxTarget::parse("gfx90a").unwrap(), &args[..1]);
+        let v = info(k, "gfx90a", args[..1].to_vec()).pm4_verdict();
         assert_eq!(v.to_string(), "refused: unsupported target family (gfx90a)");
+        let mut misaligned = info(k, "gfx1100", vec![]);
+        misaligned.code_entry_offset = 0x1040;
+        misaligned.uses_dynamic_stack = true;
+        assert_eq!(
+            misaligned.pm4_verdict().refusals,
+            vec![
+                Refusal::DynamicStack,
+                Refusal::MisalignedCodeEntry { offset: 0x1040 }
+            ]
+        );
     }
 }

@@ -2,10 +2,12 @@
 //! hidden argument the direct PM4 path can fill honestly (block counts,
 //! group sizes, remainders, grid dims, dynamic LDS size, zero global
 //! offsets) and `__local` pointer offsets, at the offsets the metadata
-//! declares. Kinds with no honest value were refused by the verdict.
+//! declares. Kinds with no honest value were refused by the verdict, and a
+//! kernel the verdict refuses is not packed at all.
 
-use super::args::{ArgFill, Axis};
-use super::kernel::KernelInfo;
+use relaunch_device::codeobj::{ArgFill, Axis, KernelInfo};
+
+use crate::verdict::kernel_verdict;
 
 /// Why a kernarg segment could not be packed; the message names the kernel.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,10 +30,11 @@ pub struct Geometry {
 pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result<Vec<u8>> {
     // A refused kernel cannot run on the PM4 path; its descriptor may be
     // exactly what makes the values below meaningless (or overflow).
-    if !kernel.verdict.accepted() {
+    let verdict = kernel_verdict(kernel);
+    if !verdict.accepted() {
         return Err(KernargError(format!(
-            "{}: the PM4 verdict refused this kernel ({}); its kernargs are not packed",
-            kernel.name, kernel.verdict
+            "{}: the PM4 verdict refused this kernel ({verdict}); its kernargs are not packed",
+            kernel.name
         )));
     }
     let size = kernel.kernarg_size as usize;
@@ -135,14 +138,14 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codeobj::args::{KernelArg, ValueKind};
-    use crate::codeobj::descriptor::{properties, KernelDescriptor};
-    use crate::codeobj::verdict::{Refusal, Verdict};
-    use crate::target::GfxTarget;
+    use relaunch_device::codeobj::descriptor::{properties, rsrc2, KernelDescriptor};
+    use relaunch_device::codeobj::{KernelArg, ValueKind};
+    use relaunch_device::GfxTarget;
 
     /// A kernel with one `__local` pointer at offset 0 and `lds` bytes of
-    /// static LDS, as a crafted descriptor may declare it.
-    fn kernel(lds: u32, verdict: Verdict) -> KernelInfo {
+    /// static LDS in its descriptor and `md_lds` in its metadata, as a
+    /// crafted code object may declare them.
+    fn kernel(lds: u32, md_lds: u32) -> KernelInfo {
         KernelInfo {
             name: "crafted".into(),
             symbol: "crafted.kd".into(),
@@ -154,7 +157,7 @@ mod tests {
                 kernel_code_entry_byte_offset: 0,
                 compute_pgm_rsrc3: 0,
                 compute_pgm_rsrc1: 0,
-                compute_pgm_rsrc2: 0,
+                compute_pgm_rsrc2: 2 << rsrc2::USER_SGPR_SHIFT,
                 kernel_code_properties: properties::KERNARG_SEGMENT_PTR,
                 kernarg_preload: 0,
             },
@@ -171,13 +174,12 @@ mod tests {
                 address_space: Some("local".into()),
                 pointee_align: Some(256),
             }],
-            group_segment_size: lds,
+            group_segment_size: md_lds,
             private_segment_size: 0,
             wavefront_size: 32,
             uses_dynamic_stack: false,
             max_flat_workgroup_size: None,
             registers: Default::default(),
-            verdict,
         }
     }
 
@@ -189,24 +191,19 @@ mod tests {
 
     #[test]
     fn static_lds_near_4gib_does_not_wrap_the_dynamic_offset() {
-        // Accepted verdict (as if the metadata and descriptor disagreed):
-        // the arithmetic itself must refuse, not wrap to offset 0.
-        let k = kernel(u32::MAX - 7, Verdict::default());
+        // Accepted descriptor, metadata disagreeing (the reader refuses
+        // that, but a hand-built KernelInfo can): the arithmetic itself
+        // must refuse, not wrap to offset 0.
+        let k = kernel(0, u32::MAX - 7);
         let err = pack(&k, &[], &GEOMETRY).unwrap_err().to_string();
         assert!(err.contains("overflows"), "{err}");
-        let ok = pack(&kernel(100, Verdict::default()), &[], &GEOMETRY).unwrap();
+        let ok = pack(&kernel(100, 100), &[], &GEOMETRY).unwrap();
         assert_eq!(u64::from_le_bytes(ok[..8].try_into().unwrap()), 256);
     }
 
     #[test]
     fn kernels_the_verdict_refused_are_not_packed() {
-        let refused = Verdict {
-            refusals: vec![Refusal::LdsTooLarge {
-                bytes: u32::MAX - 7,
-            }],
-            dispatch_packet: false,
-        };
-        let err = pack(&kernel(u32::MAX - 7, refused), &[], &GEOMETRY)
+        let err = pack(&kernel(u32::MAX - 7, u32::MAX - 7), &[], &GEOMETRY)
             .unwrap_err()
             .to_string();
         assert!(err.contains("verdict refused"), "{err}");

@@ -1,21 +1,19 @@
-//! Print every fact the encoder relies on (register tables, opcodes, event
+//! Print every PM4 fact relaunch relies on (register tables, opcodes, event
 //! types, packet fields) as JSON, for `scripts/check-registers` to compare
 //! with the kernel headers.
 
-use relaunch_device::Family;
-use relaunch_encoders::packet::{checked_fields, event, ib_control, OPCODES};
-use relaunch_encoders::regs::{
-    table, GC_BASE_SEG0, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, SH_REG_START,
-};
+use relaunch_facts::packet::{checked_fields, event, ib_control, OPCODES};
+use relaunch_facts::regs::{table, GC_BASE_SEG0, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, SH_REG_START};
+use relaunch_facts::Family;
 use serde_json::{json, Value};
 
-fn field_json(f: &relaunch_encoders::Field) -> Value {
+fn field_json(f: &relaunch_facts::Field) -> Value {
     json!({ "name": f.name, "lo": f.lo, "hi": f.hi })
 }
 
 fn main() {
     let mut families = serde_json::Map::new();
-    for family in [Family::Gfx10, Family::Gfx11, Family::Gfx12] {
+    for family in Family::ALL {
         let regs: Vec<Value> = table(family)
             .iter()
             .map(|r| {

@@ -4,14 +4,13 @@
 //! register) for gfx10, gfx11 and gfx12, and the offsets the encoder programs.
 //! The encoder, the decoder and the simulated device all read these tables;
 //! `scripts/check-registers` compares them with the kernel headers.
-//! Must not import anything above this crate.
 
-mod fields;
+pub mod fields;
 mod tables;
 
 use std::sync::OnceLock;
 
-use relaunch_device::Family;
+use crate::family::Family;
 
 pub use fields::*;
 

@@ -1,0 +1,35 @@
+//! relaunch-facts: what relaunch knows about AMD GPUs, declared once.
+//!
+//! Owns: the supported targets and one facts row per target ([`rows`]:
+//! family, wave sizes, limits, cache model, automatic queue width, ELF
+//! machine id), target-name parsing ([`target`]), the families and their
+//! shared facts ([`family`]: user-SGPR layout), which user SGPRs a kernel
+//! is given ([`sgprs`]), the PM4 register tables with their fields
+//! ([`regs`], [`field`]) and packet facts ([`packet`]), the kernel
+//! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
+//! AQL packet ([`aql`]), and the machine-code encoding tables ([`isa`])
+//! the decoder in `relaunch-isa` reads.
+//!
+//! Holds facts, not policy: what the direct PM4 path accepts is the
+//! encoders' verdict, how many queues to use is the scheduler's. Facts come
+//! from public sources (LLVM's AMDGPUUsage and disassembler, the Linux
+//! amdgpu headers; `scripts/check-registers` compares the register tables
+//! with the headers). Must not depend on any other relaunch crate: it is
+//! the bottom of the workspace.
+
+pub mod aql;
+pub mod descriptor;
+pub mod family;
+pub mod field;
+pub mod isa;
+pub mod packet;
+pub mod regs;
+pub mod rows;
+pub mod sgprs;
+pub mod target;
+
+pub use descriptor::KernelDescriptor;
+pub use family::Family;
+pub use field::Field;
+pub use rows::{CacheModel, Limits, TargetFacts, WaveSizes};
+pub use target::{FeatureSetting, GfxTarget, TargetError};

@@ -1,0 +1,97 @@
+//! Which user SGPRs a kernel is given, from its descriptor and its family's
+//! layout rules (AMDGPUUsage, "Initial Kernel Execution State"). The
+//! encoder writes them, the verdict counts them, the simulator checks them:
+//! all three read these functions.
+
+use crate::descriptor::{rsrc2, KernelDescriptor};
+use crate::family::{UserSgprRules, MAX_USER_SGPRS};
+
+/// The user SGPRs the PM4 encoder delivers for `kd`, in order: four zero
+/// dwords for the private segment buffer (when asked, on families that have
+/// one), the address of the synthesized dispatch packet (two dwords, when
+/// asked), then the kernarg pointer (two dwords, when asked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeliveredSgprs {
+    /// 4 when the private segment buffer is delivered (as zeros), else 0.
+    pub private_segment_dwords: u8,
+    pub dispatch_ptr: bool,
+    pub kernarg_ptr: bool,
+}
+
+impl DeliveredSgprs {
+    pub fn of(kd: &KernelDescriptor, rules: UserSgprRules) -> Self {
+        let psb = kd.wants_private_segment_buffer() && rules.private_segment_buffer;
+        DeliveredSgprs {
+            private_segment_dwords: if psb { 4 } else { 0 },
+            dispatch_ptr: kd.wants_dispatch_ptr(),
+            kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+        }
+    }
+
+    /// Their total in dwords.
+    pub const fn count(self) -> u32 {
+        self.private_segment_dwords as u32
+            + if self.dispatch_ptr { 2 } else { 0 }
+            + if self.kernarg_ptr { 2 } else { 0 }
+    }
+}
+
+/// The number of user SGPRs [`DeliveredSgprs::of`] gives.
+pub fn delivered_user_sgprs(kd: &KernelDescriptor, rules: UserSgprRules) -> u32 {
+    DeliveredSgprs::of(kd, rules).count()
+}
+
+/// User SGPRs every enabled `kernel_code_properties` bit takes, refused
+/// or not: private segment buffer 4, dispatch ptr 2, queue ptr 2, kernarg
+/// ptr 2, dispatch id 2, flat scratch init 2, private segment size 1.
+/// Equals [`delivered_user_sgprs`] whenever no refused SGPR is asked for.
+pub fn enabled_user_sgprs(kd: &KernelDescriptor) -> u32 {
+    [
+        (kd.wants_private_segment_buffer(), 4),
+        (kd.wants_dispatch_ptr(), 2),
+        (kd.wants_queue_ptr(), 2),
+        (kd.wants_kernarg_segment_ptr(), 2),
+        (kd.wants_dispatch_id(), 2),
+        (kd.wants_flat_scratch_init(), 2),
+        (kd.wants_private_segment_size(), 1),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, n)| n)
+    .sum()
+}
+
+/// Workgroup system SGPRs RSRC2 enables (TGID_X/Y/Z, TG_SIZE). The
+/// scratch wave offset SGPR is left out on purpose: see [`user_sgpr_padding`].
+fn workgroup_sgpr_count(kd: &KernelDescriptor) -> u32 {
+    [
+        rsrc2::TGID_X_EN,
+        rsrc2::TGID_Y_EN,
+        rsrc2::TGID_Z_EN,
+        rsrc2::TG_SIZE_EN,
+    ]
+    .iter()
+    .filter(|&&bit| kd.compute_pgm_rsrc2 & bit != 0)
+    .count() as u32
+}
+
+/// User SGPRs RSRC2 declares beyond the enabled ones, carrying nothing.
+///
+/// gfx1100 and gfx1102 need at least 16 user + system SGPRs initialised
+/// (LLVM's "user SGPR init 16" hardware bug workaround), so clang raises the
+/// RSRC2 count until user + workgroup-id/info SGPRs = 16; the scratch wave
+/// offset is not counted, since the compiler pads before it knows whether
+/// the kernel uses scratch. The rule is accepted on every target (a kernel
+/// never reads the extra SGPRs; the encoder writes zeros to their USER_DATA
+/// registers). Any other surplus is not explained and stays a mismatch
+/// (fail closed).
+pub fn user_sgpr_padding(kd: &KernelDescriptor) -> u32 {
+    let count = kd.user_sgpr_count();
+    let enabled = enabled_user_sgprs(kd);
+    let padded_to_16 = count + workgroup_sgpr_count(kd) == MAX_USER_SGPRS;
+    if count > enabled && padded_to_16 && kd.kernarg_preload == 0 {
+        count - enabled
+    } else {
+        0
+    }
+}

@@ -1,0 +1,187 @@
+//! Happens-before between the simulated device's queues and the host, as
+//! vector clocks, so the cross-queue race check does not depend on timing.
+//!
+//! Agents: every queue's packet processor is one agent (its thread carries
+//! its clock), and the host is one more: its threads hand work to each other
+//! in ways the simulator cannot see (channels, mutexes), so they share one
+//! clock. Each packet a queue executes gets an *epoch* (the queue's own
+//! component, advanced at the packet's start). An edge exists where the
+//! simulator sees a synchronisation:
+//! - a signal operation releases the caller's clock into the signal
+//!   (stores, subtractions: a completion signal, a host store) and a load or
+//!   wait acquires the signal's clock into the caller;
+//! - a doorbell write releases the host's clock *for the packets it covers*
+//!   (the first write whose value reaches a packet's id), which the queue
+//!   acquires when it starts that packet, however early it picked it up;
+//! - a PM4 `WRITE_DATA` or `RELEASE_MEM` data write releases into the memory
+//!   clock, and a satisfied `WAIT_REG_MEM` acquires the memory clock joined
+//!   with the host's (a gate word may have been written by any host thread,
+//!   and the simulator cannot see plain host stores).
+//!
+//! Approximations, each in the direction of fewer reports (a race is never
+//! invented): the host is one agent; clocks acquired mid-packet apply to the
+//! whole packet; the memory clock is not per address.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+
+/// An agent: a queue's packet processor or the host.
+pub type Agent = u32;
+
+/// The host's agent id.
+pub const HOST: Agent = 0;
+
+/// A vector clock: for each agent, the latest epoch of it that is known to
+/// have happened before. Sorted by agent; small (one entry per queue that
+/// was ever synchronised with).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VectorClock {
+    entries: Vec<(Agent, u64)>,
+}
+
+impl VectorClock {
+    /// The epoch of `agent` this clock knows of (0: none).
+    pub fn get(&self, agent: Agent) -> u64 {
+        match self.entries.binary_search_by_key(&agent, |e| e.0) {
+            Ok(i) => self.entries[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    fn set(&mut self, agent: Agent, epoch: u64) {
+        match self.entries.binary_search_by_key(&agent, |e| e.0) {
+            Ok(i) => self.entries[i].1 = epoch,
+            Err(i) => self.entries.insert(i, (agent, epoch)),
+        }
+    }
+
+    /// Take the later epoch of every agent.
+    pub fn join(&mut self, other: &VectorClock) {
+        for &(agent, epoch) in &other.entries {
+            if epoch > self.get(agent) {
+                self.set(agent, epoch);
+            }
+        }
+    }
+
+    /// True when the packet of `agent` at `epoch` happened before whatever
+    /// holds this clock.
+    pub fn knows(&self, agent: Agent, epoch: u64) -> bool {
+        self.get(agent) >= epoch
+    }
+}
+
+static NEXT_AGENT: AtomicU32 = AtomicU32::new(HOST + 1);
+static HOST_CLOCK: Mutex<VectorClock> = Mutex::new(VectorClock {
+    entries: Vec::new(),
+});
+static MEMORY_CLOCK: Mutex<VectorClock> = Mutex::new(VectorClock {
+    entries: Vec::new(),
+});
+
+struct QueueAgent {
+    agent: Agent,
+    clock: VectorClock,
+}
+
+thread_local! {
+    /// Set on a queue's packet-processor thread; `None` on host threads.
+    static QUEUE_AGENT: RefCell<Option<QueueAgent>> = const { RefCell::new(None) };
+}
+
+/// Make the calling thread a queue agent (a packet processor calls this
+/// first). Its clock starts empty: every packet acquires what the host knew
+/// when it submitted it, and the moment this thread happens to start must
+/// not order anything.
+pub fn enter_queue() -> Agent {
+    let agent = NEXT_AGENT.fetch_add(1, Ordering::Relaxed);
+    let clock = VectorClock::default();
+    QUEUE_AGENT.with(|q| *q.borrow_mut() = Some(QueueAgent { agent, clock }));
+    agent
+}
+
+/// The calling agent's clock (the host's on a host thread).
+pub fn current() -> VectorClock {
+    QUEUE_AGENT.with(|q| match &*q.borrow() {
+        Some(a) => a.clock.clone(),
+        None => HOST_CLOCK.lock().clone(),
+    })
+}
+
+/// The host's clock.
+pub fn host() -> VectorClock {
+    HOST_CLOCK.lock().clone()
+}
+
+/// Join `other` into the calling agent's clock (an acquire).
+pub fn acquire(other: &VectorClock) {
+    QUEUE_AGENT.with(|q| match &mut *q.borrow_mut() {
+        Some(a) => a.clock.join(other),
+        None => HOST_CLOCK.lock().join(other),
+    })
+}
+
+/// A queue agent starts a packet: acquire `submitted` (what the host knew
+/// when it made the packet visible), advance the agent's own epoch and
+/// return (agent, epoch). On a thread that is not a queue agent (unit tests
+/// driving the executor directly) the packet counts as the host's.
+pub fn begin_packet(submitted: &VectorClock) -> (Agent, u64) {
+    QUEUE_AGENT.with(|q| match &mut *q.borrow_mut() {
+        Some(a) => {
+            a.clock.join(submitted);
+            let epoch = a.clock.get(a.agent) + 1;
+            a.clock.set(a.agent, epoch);
+            (a.agent, epoch)
+        }
+        None => (HOST, 0),
+    })
+}
+
+/// A PM4 data write that others may wait on: publish the agent's clock.
+pub fn release_to_memory() {
+    let mine = current();
+    MEMORY_CLOCK.lock().join(&mine);
+}
+
+/// A satisfied wait on memory: the word's writer may have been a queue (the
+/// memory clock) or any host thread (the host clock).
+pub fn acquire_from_memory() {
+    let mut seen = MEMORY_CLOCK.lock().clone();
+    seen.join(&HOST_CLOCK.lock());
+    acquire(&seen);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_takes_the_later_epoch_per_agent() {
+        let mut a = VectorClock::default();
+        a.set(3, 5);
+        a.set(1, 2);
+        let mut b = VectorClock::default();
+        b.set(1, 4);
+        b.set(7, 1);
+        a.join(&b);
+        assert_eq!((a.get(1), a.get(3), a.get(7), a.get(9)), (4, 5, 1, 0));
+        assert!(a.knows(3, 5) && !a.knows(3, 6) && a.knows(9, 0));
+    }
+
+    #[test]
+    fn a_queue_agent_advances_its_epoch_per_packet_and_acquires_the_submission() {
+        std::thread::spawn(|| {
+            let me = enter_queue();
+            let mut host = VectorClock::default();
+            host.set(1000, 3);
+            assert_eq!(begin_packet(&host), (me, 1));
+            assert_eq!(begin_packet(&VectorClock::default()), (me, 2));
+            let now = current();
+            assert_eq!((now.get(me), now.get(1000)), (2, 3));
+        })
+        .join()
+        .unwrap();
+    }
+}
