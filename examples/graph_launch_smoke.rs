@@ -8,7 +8,7 @@
 //! else sim:gfx1201. The kernel takes the counter's address as its only
 //! explicit argument; relaunch fills any hidden arguments.
 
-use relaunch::lanes::{Access, GraphOptions};
+use relaunch::{Access, GraphOptions};
 use relaunch::{Error, Gpu, Graph, NodeSpec};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

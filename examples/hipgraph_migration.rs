@@ -12,10 +12,10 @@
 //! hipGraphLaunch                    GraphExec::launch(&gpu) / launch_mock()
 //! hipGraphExecKernelNodeSetParams   GraphExec::set_node_kernargs
 
-use relaunch::lanes::{Access, GraphOptions, KernelNode, Mode};
 use relaunch::Graph;
+use relaunch::{Access, GraphOptions, KernelNode, Mode};
 
-fn access(buffer: relaunch::lanes::BufferId, offset: u64, len: u64, write: bool) -> Access {
+fn access(buffer: relaunch::BufferId, offset: u64, len: u64, write: bool) -> Access {
     Access {
         buffer,
         offset,

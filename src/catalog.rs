@@ -67,10 +67,9 @@ impl Catalog {
             }
         }
         if let Some(e) = last {
-            return Err(Error::record(format!(
-                "catalog {} (arch {processor}): {e}",
-                root.display()
-            )));
+            return Err(
+                Error::from(e).context(format!("catalog {} (arch {processor})", root.display()))
+            );
         }
         Err(Error::record(missing_arch(&root, &processor)))
     }
@@ -159,8 +158,8 @@ impl Catalog {
     }
 
     fn fail(&self, e: relaunch_device::bundle::BundleError) -> Error {
-        Error::record(format!(
-            "catalog {} (arch {}): {e}; nothing was loaded",
+        Error::from(e).hint("nothing was loaded").context(format!(
+            "catalog {} (arch {})",
             self.inner.root.display(),
             self.arch()
         ))

@@ -32,17 +32,15 @@ pub struct HostDevices {
 /// Lists the host's GPUs (see the module docs). `RELAUNCH_SYSFS_ROOT`
 /// points at a fixture tree, which is then the only source.
 pub fn host_devices() -> Result<HostDevices> {
-    let context = HostContext::from_env().map_err(Error::device)?;
-    let sysfs = context.inventory(None).map_err(Error::device)?;
+    let context = HostContext::from_env()?;
+    let sysfs = context.inventory(None)?;
     let mut runtime_problem = None;
     let inventory: Inventory =
         if sysfs.is_empty() || std::env::var_os("RELAUNCH_SYSFS_ROOT").is_some() {
             sysfs
         } else {
             match Runtime::open_system(None) {
-                Ok(runtime) => context
-                    .inventory(Some(crate::runtime_agent_facts(&runtime)))
-                    .map_err(Error::device)?,
+                Ok(runtime) => context.inventory(Some(crate::runtime_agent_facts(&runtime)))?,
                 Err(e) => {
                     runtime_problem = Some(e.to_string());
                     sysfs
@@ -54,7 +52,7 @@ pub fn host_devices() -> Result<HostDevices> {
         .iter()
         .map(|identity| {
             let denied = device_deny_match(identity, &context.manifest)
-                .map_err(|e| Error::device(format!("deny list: {e}")))?
+                .map_err(|e| Error::from(e).context("deny list"))?
                 .cloned();
             Ok(ListedDevice {
                 identity: identity.clone(),

@@ -1,8 +1,22 @@
-//! The facade's one error type. Each variant is a class the C ABI maps to
-//! an `RL_ERR_*` code and Python to an exception; the message says what
-//! was wrong and what to do.
+//! The facade's one error type: an enum of the typed errors of the crates
+//! underneath (kept typed, so a caller can look inside a `CompileError`'s
+//! hazard list), the facade's own refusals, and context around either.
+//! [`Error::class`] derives the class the C ABI maps to an `RL_ERR_*` code
+//! and Python to an exception; the message says what was wrong and what
+//! to do.
 
 use std::fmt;
+
+use relaunch_device::bundle::BundleError;
+use relaunch_device::codeobj::CodeObjectError;
+use relaunch_device::hsa::HsaError;
+use relaunch_device::identity::IdentityError;
+use relaunch_device::TargetError;
+use relaunch_encoders::kernarg_pack::KernargError;
+use relaunch_encoders::EncodeError;
+use relaunch_lanes::{CompileError, PatchError, RecordError};
+use relaunch_sched::scheduler::{LaneFailure, LowerLaneError};
+use relaunch_sched::SchedError;
 
 /// Error classes, stable across the C and Python front ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,77 +62,245 @@ impl ErrorClass {
     }
 }
 
-/// A failure of a facade call: its class and a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    class: ErrorClass,
-    message: String,
+/// The failure of one lane while lowering a graph's plan into IBs; the
+/// facade's kernel resolver fails with facade errors.
+pub type LaneLoweringError = LaneFailure<LowerLaneError<Error>>;
+
+/// A failure of a facade call. Where one crate error type reaches the
+/// facade through operations of different classes (an HSA error while
+/// opening a device, loading a module or copying memory; a scheduler error
+/// while creating queues, installing, replaying or patching), the variant
+/// names the operation and the class follows from it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A graph-authoring call was refused (an unknown buffer or node handle
+    /// is a handle error, as the seed's C ABI classes it; the rest record).
+    #[error(transparent)]
+    Graph(#[from] RecordError),
+    /// `instantiate` refused the graph (e.g. its unordered hazards).
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    /// Lowering a lane of the plan into its IB failed (compile class).
+    #[error(transparent)]
+    Lowering(Box<LaneLoweringError>),
+    /// A kernarg patch of a compiled plan was refused (record class).
+    #[error(transparent)]
+    PlanPatch(#[from] PatchError),
+    /// The encoder refused a dispatch being recorded (record class).
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+    /// Kernargs could not be packed for a kernel (record class).
+    #[error(transparent)]
+    Kernargs(#[from] KernargError),
+    /// A code object could not be read (record class).
+    #[error(transparent)]
+    CodeObject(#[from] CodeObjectError),
+    /// A bundle tree or archive was refused (record class).
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// Device selection, the host manifest or the deny list refused.
+    #[error(transparent)]
+    Identity(#[from] IdentityError),
+    /// A GPU target name was malformed or of no supported family.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The simulator refused a simulated device.
+    #[error(transparent)]
+    Sim(#[from] relaunch_sim::SimError),
+    /// The HSA runtime library could not be loaded (device class).
+    #[error(transparent)]
+    Library(#[from] relaunch_hsa_sys::LoadError),
+    /// An HSA call opening or using the device (runtime, pools, memory,
+    /// queues) failed (device class).
+    #[error(transparent)]
+    Device(#[from] HsaError),
+    /// Loading a code object into the runtime, or finding a kernel symbol
+    /// in it, failed (record class).
+    #[error(transparent)]
+    Load(HsaError),
+    /// A copy to or from device memory failed (replay class; device lost
+    /// when the GPU is lost).
+    #[error(transparent)]
+    Copy(HsaError),
+    /// Creating the queue actors failed (device class).
+    #[error(transparent)]
+    Queues(SchedError),
+    /// Installing an IB on its queue actor failed (compile class).
+    #[error(transparent)]
+    Install(SchedError),
+    /// A replay failed (replay class; device lost when the GPU is lost).
+    #[error(transparent)]
+    Replay(SchedError),
+    /// A kernarg patch of an installed IB was refused or not applied
+    /// (record class, whatever the scheduler's reason: the seed's C ABI
+    /// classes patch failures as record errors).
+    #[error(transparent)]
+    Patch(SchedError),
+    /// A refusal of the facade itself or of a front end (a NULL argument,
+    /// a foreign handle, a builder with no dispatches, ...).
+    #[error("{message}")]
+    Refused { class: ErrorClass, message: String },
+    /// Another error with what to do about it after its message.
+    #[error("{source}; {hint}")]
+    Hint {
+        #[source]
+        source: Box<Error>,
+        hint: String,
+    },
+    /// Another error with what was being done in front of its message.
+    #[error("{context}: {source}")]
+    Context {
+        context: String,
+        #[source]
+        source: Box<Error>,
+    },
+}
+
+impl From<LaneLoweringError> for Error {
+    fn from(e: LaneLoweringError) -> Self {
+        Error::Lowering(Box::new(e))
+    }
 }
 
 impl Error {
+    /// A refusal of class `class` saying `message`.
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
-        Error {
+        Error::Refused {
             class,
             message: message.into(),
         }
     }
 
+    /// The class the front ends report (C `RL_ERR_*`, Python exception).
     pub fn class(&self) -> ErrorClass {
-        self.class
+        use relaunch_lanes::RecordError as R;
+        match self {
+            Error::Graph(R::UnknownBuffer { .. } | R::UnknownNode { .. }) => ErrorClass::Handle,
+            Error::Graph(_) => ErrorClass::Record,
+            Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
+            Error::PlanPatch(_)
+            | Error::Encode(_)
+            | Error::Kernargs(_)
+            | Error::CodeObject(_)
+            | Error::Bundle(_)
+            | Error::Load(_)
+            | Error::Patch(_) => ErrorClass::Record,
+            Error::Identity(_)
+            | Error::Target(_)
+            | Error::Sim(_)
+            | Error::Library(_)
+            | Error::Device(_)
+            | Error::Queues(_) => ErrorClass::Device,
+            Error::Copy(e) if e.lost_address().is_some() => ErrorClass::DeviceLost,
+            Error::Copy(_) => ErrorClass::Replay,
+            Error::Replay(e) if e.is_device_lost() => ErrorClass::DeviceLost,
+            Error::Replay(_) => ErrorClass::Replay,
+            Error::Refused { class, .. } => *class,
+            Error::Context { source, .. } | Error::Hint { source, .. } => source.class(),
+        }
     }
 
-    pub fn message(&self) -> &str {
-        &self.message
+    /// The message (what was wrong and what to do), as `Display` shows it.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+
+    /// The error this one wraps when it is context around another.
+    pub fn innermost(&self) -> &Error {
+        match self {
+            Error::Context { source, .. } | Error::Hint { source, .. } => source.innermost(),
+            other => other,
+        }
     }
 
     /// The same error with `context: ` in front of its message.
     pub fn context(self, context: impl fmt::Display) -> Self {
-        Error {
-            class: self.class,
-            message: format!("{context}: {}", self.message),
+        Error::Context {
+            context: context.to_string(),
+            source: Box::new(self),
         }
     }
 
-    pub(crate) fn device(e: impl fmt::Display) -> Self {
-        Error::new(ErrorClass::Device, e.to_string())
+    /// The same error with `; hint` after its message.
+    pub fn hint(self, hint: impl fmt::Display) -> Self {
+        Error::Hint {
+            source: Box::new(self),
+            hint: hint.to_string(),
+        }
     }
-    pub(crate) fn record(e: impl fmt::Display) -> Self {
-        Error::new(ErrorClass::Record, e.to_string())
+
+    pub(crate) fn device(message: impl Into<String>) -> Self {
+        Error::new(ErrorClass::Device, message)
     }
-    pub(crate) fn compile(e: impl fmt::Display) -> Self {
-        Error::new(ErrorClass::Compile, e.to_string())
+    pub(crate) fn record(message: impl Into<String>) -> Self {
+        Error::new(ErrorClass::Record, message)
     }
-    /// A replay's scheduler error: `DeviceLost` when the GPU is lost.
-    pub(crate) fn sched(e: relaunch_sched::SchedError) -> Self {
-        let class = if e.is_device_lost() {
-            ErrorClass::DeviceLost
-        } else {
-            ErrorClass::Replay
-        };
-        Error::new(class, e.to_string())
+    pub(crate) fn compile(message: impl Into<String>) -> Self {
+        Error::new(ErrorClass::Compile, message)
     }
-    /// An HSA-layer error of a device operation: `DeviceLost` when the
-    /// GPU is lost, else `fallback`.
-    pub(crate) fn hsa(e: relaunch_device::hsa::HsaError, fallback: ErrorClass) -> Self {
-        let class = if e.lost_address().is_some() {
-            ErrorClass::DeviceLost
-        } else {
-            fallback
-        };
-        Error::new(class, e.to_string())
-    }
-    pub(crate) fn handle(e: impl fmt::Display) -> Self {
-        Error::new(ErrorClass::Handle, e.to_string())
+    pub(crate) fn handle(message: impl Into<String>) -> Self {
+        Error::new(ErrorClass::Handle, message)
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// `Result` with the facade's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use relaunch_lanes::{Access, KernelNode, NodeId};
+
+    #[test]
+    fn hazards_stay_typed_and_class_follows_the_variant() {
+        let mut g = crate::Graph::new(crate::default_graph_options());
+        let buf = g.buffer("x", 64).unwrap();
+        for name in ["a", "b"] {
+            g.kernel_named(KernelNode {
+                accesses: vec![Access::write(buf, 0, 64)],
+                ..KernelNode::named(name, [1, 1, 1], [1, 1, 1])
+            })
+            .unwrap();
+        }
+        let Err(err) = g.instantiate() else {
+            panic!("two unordered writers instantiated");
+        };
+        assert_eq!(err.class(), ErrorClass::Compile);
+        match &err {
+            Error::Compile(CompileError::Hazards { hazards, .. }) => {
+                assert_eq!(hazards.len(), 1);
+                assert_eq!(hazards[0].kind, relaunch_lanes::HazardKind::Waw);
+            }
+            other => panic!("not a typed hazard list: {other:?}"),
+        }
+        let wrapped = err.context("graph g");
+        assert_eq!(wrapped.class(), ErrorClass::Compile);
+        assert!(wrapped.message().starts_with("graph g: "), "{wrapped}");
+        assert!(matches!(wrapped.innermost(), Error::Compile(_)));
+    }
+
+    #[test]
+    fn unknown_graph_handles_are_handle_errors_and_the_rest_record_errors() {
+        let mut g = crate::Graph::new(crate::default_graph_options());
+        let err = g
+            .add_dependency(NodeId::from_raw(7), NodeId::from_raw(8))
+            .unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Handle);
+        let err = g.buffer("empty", 0).unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Record);
+        assert!(matches!(
+            err,
+            Error::Graph(RecordError::ZeroSizeBuffer { .. })
+        ));
+    }
+
+    #[test]
+    fn hints_and_refusals_keep_their_class() {
+        let e = Error::new(ErrorClass::Utf8, "bad")
+            .hint("fix it")
+            .context("arg");
+        assert_eq!(e.class(), ErrorClass::Utf8);
+        assert_eq!(e.message(), "arg: bad; fix it");
+    }
+}

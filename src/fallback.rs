@@ -29,7 +29,7 @@ pub(crate) fn system_runtime() -> Result<Option<Runtime>> {
             tracing::info!("no ROCm runtime library ({e}); using the simulator");
             return Ok(None);
         }
-        Err(e) => return Err(Error::device(e)),
+        Err(e) => return Err(e.into()),
     };
     // A library named in RELAUNCH_HSA_LIB is the user's choice: no fallback.
     if !named {
@@ -49,10 +49,12 @@ pub(crate) fn system_runtime() -> Result<Option<Runtime>> {
         }
     }
     Runtime::open(lib).map(Some).map_err(|e| {
-        Error::device(format!(
-            "ROCm is installed but no GPU can be used: {e}; pass --device sim:<target> \
-             (or RELAUNCH_DEVICE=sim:<target>) to use the simulator instead"
-        ))
+        Error::from(e)
+            .hint(
+                "pass --device sim:<target> (or RELAUNCH_DEVICE=sim:<target>) to use the \
+                 simulator instead",
+            )
+            .context("ROCm is installed but no GPU can be used")
     })
 }
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, HsaError, Runtime};
+use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime};
 use relaunch_device::identity::{
     self, AgentFacts, HostContext, IdentityError, Inventory, Resolved,
 };
@@ -65,10 +65,10 @@ impl Gpu {
     /// Opens the device a selector names (`uuid:`, `bdf:`, `slot:`,
     /// `name:`, `index:`, `@alias`, `sim:<target>`).
     pub fn open(selector: &str) -> Result<Gpu> {
-        let ctx = HostContext::from_env().map_err(Error::device)?;
+        let ctx = HostContext::from_env()?;
         // A sysfs-only pass tells a simulated request (also via an alias)
         // apart without touching the real runtime.
-        let sysfs = ctx.inventory(None).map_err(Error::device)?;
+        let sysfs = ctx.inventory(None)?;
         match ctx.resolve(selector, &sysfs) {
             Ok(Resolved::Sim(target)) => return Gpu::open_sim_in(&target, &ctx, selector),
             Ok(Resolved::Device(_)) => {}
@@ -76,12 +76,14 @@ impl Gpu {
             Err(IdentityError::NoMatch { .. } | IdentityError::NoSlotLabels { .. }) => {}
             // Malformed selectors, denied devices, alias problems, and
             // ambiguity stay errors whatever the runtime would say.
-            Err(e) => return Err(Error::device(e)),
+            Err(e) => return Err(e.into()),
         }
         let runtime = Runtime::open_system(None).map_err(|e| {
-            Error::device(format!(
-                "cannot open {selector:?}: {e}; on a machine without an AMD GPU use sim:<target>, e.g. {FALLBACK_SELECTOR}"
-            ))
+            Error::from(e)
+                .hint(format!(
+                    "on a machine without an AMD GPU use sim:<target>, e.g. {FALLBACK_SELECTOR}"
+                ))
+                .context(format!("cannot open {selector:?}"))
         })?;
         Gpu::open_on(runtime, &ctx, selector)
     }
@@ -100,9 +102,9 @@ impl Gpu {
         let Some(runtime) = crate::fallback::system_runtime()? else {
             return Gpu::open(FALLBACK_SELECTOR);
         };
-        let ctx = HostContext::from_env().map_err(Error::device)?;
+        let ctx = HostContext::from_env()?;
         let first = runtime.gpus().next().map(|g| g.name.clone());
-        let found = Gpu::resolve_on(&runtime, &ctx, "index:0").map_err(Error::device)?;
+        let found = Gpu::resolve_on(&runtime, &ctx, "index:0")?;
         Gpu::open_resolved(runtime, &ctx, "index:0", found).map_err(|e| {
             e.context(format!(
                 "the first GPU ({}) cannot be used by relaunch (it runs on RDNA GPUs, \
@@ -126,7 +128,7 @@ impl Gpu {
     /// Resolves `selector` among `runtime`'s GPU agents (joined with sysfs
     /// facts) and opens the one found.
     pub fn open_on(runtime: Runtime, ctx: &HostContext, selector: &str) -> Result<Gpu> {
-        let found = Gpu::resolve_on(&runtime, ctx, selector).map_err(Error::device)?;
+        let found = Gpu::resolve_on(&runtime, ctx, selector)?;
         Gpu::open_resolved(runtime, ctx, selector, found)
     }
 
@@ -167,7 +169,7 @@ impl Gpu {
     /// Opens the simulated device for `target` (in process). The host's
     /// deny list applies as it does to `open("sim:<target>")`.
     pub fn open_sim(target: &GfxTarget) -> Result<Gpu> {
-        let ctx = HostContext::from_env().map_err(Error::device)?;
+        let ctx = HostContext::from_env()?;
         Gpu::open_sim_in(target, &ctx, &format!("sim:{target}"))
     }
 
@@ -176,14 +178,13 @@ impl Gpu {
     /// PCI address and UUID), so a `bdf:`/`uuid:` entry naming it holds too.
     fn open_sim_in(target: &GfxTarget, ctx: &HostContext, selector: &str) -> Result<Gpu> {
         let manifest = &ctx.manifest;
-        identity::refuse_denied(&Resolved::Sim(target.clone()), manifest, selector, "")
-            .map_err(Error::device)?;
-        let family = target.family().map_err(Error::device)?;
+        identity::refuse_denied(&Resolved::Sim(target.clone()), manifest, selector, "")?;
+        let family = target.family()?;
         let name = target.processor().to_string();
         relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new(&name))
-            .map_err(|e| Error::device(format!("sim:{name}: {e}")))?;
+            .map_err(|e| Error::from(e).context(format!("sim:{name}")))?;
         let runtime = Runtime::open(Arc::new(relaunch_sim::hsa::loaded()))
-            .map_err(|e| Error::device(format!("sim:{name}: {e}")))?;
+            .map_err(|e| Error::from(e).context(format!("sim:{name}")))?;
         let agent = runtime
             .gpus()
             .find(|a| a.name == name)
@@ -197,10 +198,9 @@ impl Gpu {
             .filter(|(_, a)| a.name == name)
             .map(|(facts, _)| facts)
             .collect();
-        let boards = Inventory::from_agents(facts, &[], false).map_err(Error::device)?;
+        let boards = Inventory::from_agents(facts, &[], false)?;
         for board in boards.devices() {
-            identity::refuse_denied(&Resolved::Device(board.clone()), manifest, selector, "")
-                .map_err(Error::device)?;
+            identity::refuse_denied(&Resolved::Device(board.clone()), manifest, selector, "")?;
         }
         let describe = format!("{name} sim:{name} (simulated {family} device)");
         Gpu::from_agent(runtime, agent, describe, true)
@@ -212,8 +212,8 @@ impl Gpu {
         describe: String,
         simulated: bool,
     ) -> Result<Gpu> {
-        let target = GfxTarget::parse(&agent.name).map_err(Error::device)?;
-        let family = target.family().map_err(Error::device)?;
+        let target = GfxTarget::parse(&agent.name)?;
+        let family = target.family()?;
         Ok(Gpu {
             inner: Arc::new(GpuInner {
                 runtime,
@@ -260,24 +260,22 @@ impl Gpu {
     }
 
     /// The scheduler with `queues` queues (created once, then reused).
+    /// Callers ask for a count the queue policy gave
+    /// ([`Gpu::pm4_queue_count`]) or for one queue.
     pub(crate) fn scheduler(&self, queues: usize) -> Result<Arc<HsaScheduler>> {
-        let queues = queues.clamp(1, 4);
         let mut all = self.inner.schedulers.lock();
         if let Some(s) = all.get(&queues) {
             return Ok(Arc::clone(s));
         }
-        let backends = (0..queues)
-            .map(|_| {
-                HsaBackend::new(
-                    &self.inner.runtime,
-                    &self.inner.agent,
-                    HsaQueueOptions::default(),
-                )
-            })
-            .collect::<Result<Vec<_>, HsaError>>()
-            .map_err(|e| Error::device(format!("creating {queues} queue(s): {e}")))?;
-        let scheduler =
-            Arc::new(Scheduler::new(backends, ActorOptions::default()).map_err(Error::device)?);
+        let scheduler = Scheduler::open_hsa(
+            &self.inner.runtime,
+            &self.inner.agent,
+            queues,
+            HsaQueueOptions::default(),
+            ActorOptions::default(),
+        )
+        .map_err(|e| Error::Queues(e).context(format!("creating {queues} queue(s)")))?;
+        let scheduler = Arc::new(scheduler);
         all.insert(queues, Arc::clone(&scheduler));
         Ok(scheduler)
     }
@@ -293,19 +291,17 @@ impl Gpu {
             rt.host_fine_grained_pool()
         } else {
             rt.device_pool(&self.inner.agent)
-        }
-        .map_err(Error::device)?;
+        }?;
         let mut mem = rt
             .allocate(&pool, bytes, AllocFlags { executable: false })
-            .map_err(|e| Error::device(format!("allocating {bytes} bytes: {e}")))?;
+            .map_err(|e| Error::from(e).context(format!("allocating {bytes} bytes")))?;
         if host_visible {
-            mem.allow_access(&[&self.inner.agent])
-                .map_err(Error::device)?;
-            mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
+            mem.allow_access(&[&self.inner.agent])?;
+            mem.write(0, &vec![0; bytes])?;
         } else if mem.host_accessible() {
-            mem.write(0, &vec![0; bytes]).map_err(Error::device)?;
+            mem.write(0, &vec![0; bytes])?;
         } else {
-            mem.fill_zero().map_err(Error::device)?;
+            mem.fill_zero()?;
         }
         let addr = mem.addr();
         let held = Arc::new(crate::keepalive::Held {
@@ -349,8 +345,7 @@ impl DeviceBuffer {
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         let mem = self.mem.mem.lock();
         self.check_copy(&mem)?;
-        mem.read(offset, dst)
-            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+        mem.read(offset, dst).map_err(Error::Copy)
     }
 
     /// Copies `src` into the buffer at `offset` (device-local memory through
@@ -358,8 +353,7 @@ impl DeviceBuffer {
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         let mut mem = self.mem.mem.lock();
         self.check_copy(&mem)?;
-        mem.write(offset, src)
-            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+        mem.write(offset, src).map_err(Error::Copy)
     }
 
     /// A runtime copy would run on a lost GPU's stopped queues and hang.
@@ -371,7 +365,7 @@ impl DeviceBuffer {
         inner
             .runtime
             .check_device(&inner.agent, "before a copy to or from device memory")
-            .map_err(|e| Error::hsa(e, ErrorClass::Replay))
+            .map_err(Error::Copy)
     }
 
     /// The host address of the whole buffer when it is host-visible (for

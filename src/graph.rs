@@ -11,14 +11,14 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
 use relaunch_lanes::{
-    Access, BufferId, EncoderSink, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
+    Access, BufferId, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
 use relaunch_sched::hsa_backend::HsaWatch;
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiCompletion, MultiIb};
+use relaunch_sched::scheduler::{lower_plan, MultiCompletion, MultiIb};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::module::Module;
 use crate::pm4::REPLAY_TIMEOUT;
@@ -76,7 +76,7 @@ impl Graph {
     }
 
     pub fn buffer(&mut self, label: &str, size: u64) -> Result<BufferId> {
-        self.graph.buffer(label, size).map_err(record_error)
+        Ok(self.graph.buffer(label, size)?)
     }
 
     /// An authoring-only node (kernel by name): instantiates and mock
@@ -87,7 +87,7 @@ impl Graph {
                 "kernel_named takes a named kernel; use kernel() for module kernels",
             ));
         }
-        self.graph.kernel(node).map_err(record_error)
+        Ok(self.graph.kernel(node)?)
     }
 
     /// A node running `spec.symbol` from a loaded module. The kernel must
@@ -104,24 +104,21 @@ impl Graph {
             std::borrow::Cow::Owned(packed) => packed,
         };
         let id = spec.module.graph_id();
-        let node = self
-            .graph
-            .kernel(KernelNode {
-                kernel: KernelRef::Module {
-                    module: id,
-                    symbol: kernel.info.name.clone(),
-                },
-                grid: spec.grid,
-                block: spec.block,
-                dynamic_group_bytes: spec.dynamic_group_bytes,
-                kernarg,
-                accesses: spec.accesses,
-                deps: spec.deps,
-                // Proven VMEM-only consumers get the narrower boundary.
-                vmem_only: spec.module.read_cache(&kernel.info.name)
-                    == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
-            })
-            .map_err(record_error)?;
+        let node = self.graph.kernel(KernelNode {
+            kernel: KernelRef::Module {
+                module: id,
+                symbol: kernel.info.name.clone(),
+            },
+            grid: spec.grid,
+            block: spec.block,
+            dynamic_group_bytes: spec.dynamic_group_bytes,
+            kernarg,
+            accesses: spec.accesses,
+            deps: spec.deps,
+            // Proven VMEM-only consumers get the narrower boundary.
+            vmem_only: spec.module.read_cache(&kernel.info.name)
+                == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
+        })?;
         self.modules
             .entry(id)
             .or_insert_with(|| spec.module.clone());
@@ -129,7 +126,7 @@ impl Graph {
     }
 
     pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
-        self.graph.add_dependency(from, to).map_err(record_error)
+        Ok(self.graph.add_dependency(from, to)?)
     }
 
     /// The recorded graph (for inspection).
@@ -139,7 +136,7 @@ impl Graph {
 
     /// Checks hazards and compiles lanes and boundaries.
     pub fn instantiate(&self) -> Result<GraphExec> {
-        let plan = self.graph.instantiate().map_err(Error::compile)?;
+        let plan = self.graph.instantiate()?;
         Ok(GraphExec {
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
@@ -175,12 +172,12 @@ pub struct LaunchInFlight {
 impl LaunchInFlight {
     /// Waits for every lane (up to `timeout`); every failing lane is named.
     pub fn wait(&self, timeout: std::time::Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::sched)
+        self.completion.wait(timeout).map_err(Error::Replay)
     }
 
     /// True once every lane finished (an error when one failed).
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::sched)
+        self.completion.is_complete().map_err(Error::Replay)
     }
 }
 
@@ -260,7 +257,7 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let completion = l.multi.replay().map_err(Error::sched)?;
+        let completion = l.multi.replay().map_err(Error::Replay)?;
         Ok(LaunchInFlight { completion })
     }
 
@@ -281,9 +278,11 @@ impl GraphExec {
                 gpu.describe()
             )));
         }
-        let replay = l.multi.replay().map_err(Error::sched)?;
+        let replay = l.multi.replay().map_err(Error::Replay)?;
         drop(launched);
-        replay.wait_or_abandon(REPLAY_TIMEOUT).map_err(Error::sched)
+        replay
+            .wait_or_abandon(REPLAY_TIMEOUT)
+            .map_err(Error::Replay)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
@@ -300,29 +299,16 @@ impl GraphExec {
         let lanes = plan.lane_count();
         let family = gpu.family();
         let stream = self.stream.lock().clone();
-        let encoded = encode_lanes(lanes, |lane| {
-            let builder = match stream.as_ref().and_then(|w| w.get(lane)) {
-                Some(words) => {
-                    IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words)
-                        .map_err(|e| e.to_string())?
-                }
-                None => IbBuilder::new(family, EncodeOptions::default()),
-            };
-            let mut sink = EncoderSink::new(builder, |kernel: &KernelRef| self.resolve(kernel));
-            plan.lower_lane(lane, &mut sink)
-                .map_err(|e| e.to_string())?;
-            let mut builder = sink.into_builder();
-            builder.set_label(format!("lane{lane}"));
-            let work = builder.dwords() as u64;
-            Ok::<_, String>(LaneProgram {
-                program: builder,
-                work,
-            })
-        })
-        .map_err(Error::compile)?;
+        let builder = |lane: usize| match stream.as_ref().and_then(|w| w.get(lane)) {
+            Some(words) => IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words),
+            None => Ok(IbBuilder::new(family, EncodeOptions::default())),
+        };
+        let encoded = lower_plan(&plan, builder, |_| {
+            |kernel: &KernelRef| self.resolve(kernel)
+        })?;
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
-        let multi = scheduler.install(encoded).map_err(Error::compile)?;
+        let multi = scheduler.install(encoded).map_err(Error::Install)?;
         let mut kept = Vec::with_capacity(lanes);
         for lane in plan.lanes() {
             let mut k = crate::keepalive::KeptAlive::default();
@@ -349,17 +335,16 @@ impl GraphExec {
         }
     }
 
-    fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
+    fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel> {
         match kernel {
-            KernelRef::Named(name) => Err(format!(
+            KernelRef::Named(name) => Err(Error::compile(format!(
                 "kernel {name:?} is named only (authoring); record the node with a module to launch it"
-            )),
+            ))),
             KernelRef::Module { module, symbol } => {
-                let m = self
-                    .modules
-                    .get(module)
-                    .ok_or_else(|| format!("module {module} of kernel {symbol} is not known"))?;
-                let k = m.kernel(symbol).map_err(|e| e.to_string())?;
+                let m = self.modules.get(module).ok_or_else(|| {
+                    Error::compile(format!("module {module} of kernel {symbol} is not known"))
+                })?;
+                let k = m.kernel(symbol)?;
                 Ok(ResolvedKernel {
                     descriptor: k.info.descriptor,
                     kd_address: k.kd_address,
@@ -418,12 +403,11 @@ impl GraphExec {
         let at = plan
             .locate(node)
             .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
-        plan.set_node_kernargs(node, byte_offset, bytes)
-            .map_err(Error::record)?;
+        plan.set_node_kernargs(node, byte_offset, bytes)?;
         if let Some(l) = launched.as_mut() {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
-                .map_err(|e| Error::new(ErrorClass::Record, e.to_string()))?;
+                .map_err(Error::Patch)?;
             if let Some(kept) = l.kept.get_mut(at.lane) {
                 kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
             }
@@ -438,16 +422,5 @@ pub fn default_options() -> GraphOptions {
     GraphOptions {
         lanes: 4,
         ..GraphOptions::default()
-    }
-}
-
-/// A lanes recording refusal as a facade error: an unknown buffer or node
-/// handle is a handle error (as the seed's C ABI classes it), the rest
-/// are record errors.
-fn record_error(e: relaunch_lanes::RecordError) -> Error {
-    use relaunch_lanes::RecordError as R;
-    match e {
-        R::UnknownBuffer { .. } | R::UnknownNode { .. } => Error::handle(e),
-        other => Error::record(other),
     }
 }

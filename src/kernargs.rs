@@ -37,9 +37,7 @@ pub fn complete<'a>(
         return Ok(Cow::Borrowed(kernarg));
     }
     if kernarg.len() == explicit {
-        return pack(info, kernarg, geometry)
-            .map(Cow::Owned)
-            .map_err(Error::record);
+        return Ok(Cow::Owned(pack(info, kernarg, geometry)?));
     }
     Err(Error::record(format!(
         "kernel {}: {} kernarg bytes given; pass the whole {full}-byte segment (hidden \

@@ -7,9 +7,13 @@
 //! toc key from a verified per-architecture bundle tree: [`Catalog`]), records direct
 //! PM4 with [`Pm4Builder`] and installs it as a retained [`Pm4Ib`] (or a
 //! [`Pm4MultiIb`] over several queues). The pieces live in their own
-//! crates: [`device`] (code objects, the HSA seam, identity), [`encoders`]
-//! (PM4), [`lanes`] (the graph), [`sched`] (queue actors), [`sim`] (the
-//! simulated device, only reached through `sim:` selectors).
+//! crates (`relaunch-device`: code objects, the HSA seam, identity;
+//! `relaunch-encoders`: PM4; `relaunch-lanes`: the graph; `relaunch-sched`:
+//! queue actors; `relaunch-sim`: the simulated device, only reached through
+//! `sim:` selectors); this crate is the boundary the front ends use. It
+//! re-exports a curated set of their types (graph authoring, code objects,
+//! stream words, bundles, twins), not the crates, and its [`Error`] keeps
+//! their typed errors, with [`Error::class`] the class C and Python report.
 
 mod catalog;
 mod devices;
@@ -22,11 +26,12 @@ mod kernargs;
 pub mod manifest;
 mod module;
 mod pm4;
+mod profile;
 mod settle;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
-pub use error::{Error, ErrorClass, Result};
+pub use error::{Error, ErrorClass, LaneLoweringError, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
 pub use graph::{
     default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
@@ -35,13 +40,64 @@ pub use kernargs::explicit_kernarg_size;
 pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
-pub use relaunch_device::codeobj::certify::{Certificate, ReadCache};
-pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
+pub use profile::{DispatchTime, LaneTimes, Profiling, ReplayTimes};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 
-pub use relaunch_device as device;
-pub use relaunch_encoders as encoders;
-pub use relaunch_lanes as lanes;
-pub use relaunch_sched as sched;
-pub use relaunch_sim as sim;
+// The curated API of the crates underneath: what a front end (the CLI,
+// the C ABI, Python, the HIP interposer) needs to record graphs and load
+// code, and no more. Front ends use these paths, never the crates.
+
+// Graph authoring: buffers, nodes, their accesses and dependencies.
+pub use relaunch_lanes::graph::MAX_ACCESSES_PER_NODE;
+pub use relaunch_lanes::{
+    Access, BoundaryKind, BufferId, GraphOptions, KernelNode, KernelRef, MockEvent, MockRecorder,
+    Mode, NodeId, Plan,
+};
+// The typed refusals inside [`Error`] (hazards stay a list).
+pub use relaunch_lanes::{CompileError, Hazard, HazardKind, RecordError};
+
+// Code objects: reading them, their kernels, certification.
+pub use relaunch_device::codeobj::args::ArgFill;
+pub use relaunch_device::codeobj::certify::{certify, Certificate, ReadCache};
+pub use relaunch_device::codeobj::{CodeObject, CodeObjectError, KernelInfo};
+// Whether the direct PM4 path runs a kernel, and packing its kernargs.
+pub use relaunch_device::identity::Bdf;
+pub use relaunch_device::{Family, GfxTarget};
+pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
+pub use relaunch_encoders::{Pm4Verdict, Verdict};
+
+// Ordering an IB with another queue's work through two memory words.
+pub use relaunch_encoders::StreamWords;
+pub mod stream_order {
+    //! The values of the gate and done words of [`crate::StreamWords`].
+    pub use relaunch_encoders::stream_order::{DONE, GATE_OPEN, NOT_DONE};
+}
+
+pub mod extent {
+    //! How long a code object or offload bundle behind a bare pointer is
+    //! (HIP passes no size), within one set of limits.
+    pub use relaunch_device::codeobj::extent::{
+        bundle_extent, elf_extent, is_bundle, ExtentError, Read, BUNDLE_MAGIC, MAX_BUNDLE_BYTES,
+        MAX_BUNDLE_ENTRIES, MAX_BUNDLE_ID_BYTES, MAX_ELF_BYTES,
+    };
+}
+
+pub mod bundle {
+    //! Per-architecture bundle trees ([`crate::Catalog`] reads them) and
+    //! packing one.
+    pub use relaunch_device::bundle::{pack, ArchDir, BundleError, Compression};
+}
+
+pub mod twins {
+    //! Host-side twins of simulated kernels (the simulator runs them in
+    //! place of a kernel's machine code).
+    pub use relaunch_sim::twins::{register_twin, KernelFault, Workgroup};
+}
+
+/// Test support reached through the facade by the front ends' tests until
+/// it moves into `relaunch-testsupport`; not part of the API.
+#[doc(hidden)]
+pub mod sim {
+    pub use relaunch_sim::rig;
+}

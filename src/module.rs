@@ -74,7 +74,7 @@ impl Gpu {
     fn load(&self, bytes: &[u8], options: &LoadOptions, manifest: Option<&[u8]>) -> Result<Module> {
         let target = self.target().to_string();
         let code = CodeObject::from_bundle_or_elf(bytes, Some(&target))
-            .map_err(|e| Error::record(format!("loading module: {e}")))?;
+            .map_err(|e| Error::from(e).context("loading module"))?;
         if code.target().processor() != self.target().processor() {
             return Err(Error::record(format!(
                 "loading module: code object is for {}, this device is {}; build it for {} \
@@ -99,7 +99,7 @@ impl Gpu {
             .inner
             .runtime
             .load_executable(&self.inner.agent, code.bytes())
-            .map_err(|e| Error::record(format!("loading module: {e}")))?;
+            .map_err(|e| Error::Load(e).context("loading module"))?;
         Ok(Module {
             inner: Arc::new(ModuleInner {
                 gpu: self.clone(),
@@ -177,7 +177,7 @@ impl Module {
             .inner
             .executable
             .kernel(&info.name)
-            .map_err(|e| Error::record(format!("kernel {}: {e}", info.name)))?;
+            .map_err(|e| Error::Load(e).context(format!("kernel {}", info.name)))?;
         Ok(LoadedKernel {
             info: info.clone(),
             kd_address: symbol.kernel_object,
@@ -195,7 +195,7 @@ impl Module {
         let info = self
             .kernel_info(symbol)
             .ok_or_else(|| Error::record(format!("module has no kernel {symbol:?}")))?;
-        crate::pack_kernargs(info, explicit, geometry).map_err(Error::record)
+        Ok(crate::pack_kernargs(info, explicit, geometry)?)
     }
 
     /// relaunch's certificate for a kernel (None: unknown kernel, or

@@ -10,7 +10,7 @@ use relaunch_sched::hsa_backend::{HsaBackend, HsaWatch};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb};
 use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorClass, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::keepalive::KeptAlive;
 use crate::module::Module;
@@ -24,7 +24,7 @@ pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn refuse_inside_twin(what: &str) -> Result<()> {
     if relaunch_sim::twins::inside_twin() {
         return Err(Error::new(
-            crate::error::ErrorClass::Replay,
+            ErrorClass::Replay,
             format!(
                 "{what} called from inside a kernel twin: the twin runs on the queue thread the \
                  call would wait for (it would deadlock); replay or patch after the replay \
@@ -98,8 +98,7 @@ impl Pm4Builder {
         let kernarg = crate::kernargs::complete(&kernel.info, kernarg, &geometry)?;
         let id = self
             .builder
-            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)
-            .map_err(Error::record)?;
+            .dispatch(&code, &launch, &kernarg, kernel.info.kernarg_align)?;
         self.kept.record(
             &self.gpu.inner.allocations,
             id as usize,
@@ -153,6 +152,8 @@ pub struct Pm4Ib {
     _modules: Vec<Module>,
     dispatches: usize,
     dwords: usize,
+    /// Timestamp memory and the last times read, when finalized profiled.
+    profile: Option<crate::profile::Profiled>,
     /// The last replay submitted: dropping the IB while it runs hands the
     /// modules to `settle` until it settled (their code must outlive it).
     last: parking_lot::Mutex<Option<Completion<HsaWatch>>>,
@@ -176,7 +177,7 @@ impl Replay {
     /// Waits up to `timeout`; on a timeout the replay keeps running (wait
     /// again, or give it up with [`Replay::wait_or_abandon`]).
     pub fn wait(&self, timeout: Duration) -> Result<()> {
-        self.completion.wait(timeout).map_err(Error::sched)
+        self.completion.wait(timeout).map_err(Error::Replay)
     }
 
     /// Waits up to `timeout` and treats a replay still running then as hung
@@ -186,17 +187,37 @@ impl Replay {
     pub fn wait_or_abandon(&self, timeout: Duration) -> Result<()> {
         self.completion
             .wait_or_abandon(timeout)
-            .map_err(Error::sched)
+            .map_err(Error::Replay)
     }
 
     pub fn is_complete(&self) -> Result<bool> {
-        self.completion.is_complete().map_err(Error::sched)
+        self.completion.is_complete().map_err(Error::Replay)
     }
 }
 
 impl Gpu {
     /// Installs the builder's IB on this GPU's first queue.
     pub fn finalize(&self, builder: Pm4Builder) -> Result<Pm4Ib> {
+        self.finalize_with(builder, None)
+    }
+
+    /// `finalize` for an IB that times itself: `Pm4Ib::replay_profiled`
+    /// measures its GPU execution span (and, with
+    /// [`Profiling::Dispatches`](crate::Profiling), each dispatch). The
+    /// recording is the same; the timestamps are added here.
+    pub fn finalize_profiled(
+        &self,
+        builder: Pm4Builder,
+        profiling: crate::Profiling,
+    ) -> Result<Pm4Ib> {
+        self.finalize_with(builder, Some(profiling))
+    }
+
+    fn finalize_with(
+        &self,
+        builder: Pm4Builder,
+        profiling: Option<crate::Profiling>,
+    ) -> Result<Pm4Ib> {
         check_owner(self, &builder)?;
         if builder.dispatch_count() == 0 {
             return Err(Error::compile("the builder has no dispatches"));
@@ -208,7 +229,15 @@ impl Gpu {
         let dispatches = builder.dispatch_count();
         let mut program = builder.builder;
         program.set_label("lane0");
-        let handle = actor.install(program).map_err(Error::compile)?;
+        let profile = match profiling {
+            Some(p) => {
+                let slots = crate::profile::Slots::new(self, p, &[dispatches])?;
+                program.set_profile(Some(slots.profile(0)));
+                Some(crate::profile::Profiled::new(slots))
+            }
+            None => None,
+        };
+        let handle = actor.install(program).map_err(Error::Install)?;
         let dwords = handle.layout().dwords;
         Ok(Pm4Ib {
             handle,
@@ -218,6 +247,7 @@ impl Gpu {
             _modules: builder.modules,
             dispatches,
             dwords,
+            profile,
             last: parking_lot::Mutex::new(None),
         })
     }
@@ -229,6 +259,27 @@ impl Gpu {
         &self,
         builders: Vec<Pm4Builder>,
         policy: QueuePolicy,
+    ) -> Result<Pm4MultiIb> {
+        self.finalize_multi_with(builders, policy, None)
+    }
+
+    /// `finalize_multi` for lanes that time themselves:
+    /// `Pm4MultiIb::replay_profiled` measures the makespan from the
+    /// earliest lane start to the latest lane end.
+    pub fn finalize_multi_profiled(
+        &self,
+        builders: Vec<Pm4Builder>,
+        policy: QueuePolicy,
+        profiling: crate::Profiling,
+    ) -> Result<Pm4MultiIb> {
+        self.finalize_multi_with(builders, policy, Some(profiling))
+    }
+
+    fn finalize_multi_with(
+        &self,
+        builders: Vec<Pm4Builder>,
+        policy: QueuePolicy,
+        profiling: Option<crate::Profiling>,
     ) -> Result<Pm4MultiIb> {
         if builders.is_empty() {
             return Err(Error::compile("finalize_multi needs at least one builder"));
@@ -250,9 +301,19 @@ impl Gpu {
             program.set_label(format!("lane{lane}"));
             lanes.push(LaneProgram { program, work });
         }
+        let profile = match profiling {
+            Some(p) => {
+                let slots = crate::profile::Slots::new(self, p, &counts)?;
+                for (lane, l) in lanes.iter_mut().enumerate() {
+                    l.program.set_profile(Some(slots.profile(lane)));
+                }
+                Some(crate::profile::Profiled::new(slots))
+            }
+            None => None,
+        };
         let queues = self.pm4_queue_count(policy, lanes.len());
         let scheduler = self.scheduler(queues)?;
-        let multi = scheduler.install(lanes).map_err(Error::compile)?;
+        let multi = scheduler.install(lanes).map_err(Error::Install)?;
         Ok(Pm4MultiIb {
             multi,
             gpu: self.clone(),
@@ -260,6 +321,7 @@ impl Gpu {
             _scheduler: scheduler,
             _modules: modules,
             dispatches: counts,
+            profile,
         })
     }
 }
@@ -287,7 +349,7 @@ impl Pm4Ib {
     /// Submits now; wait on the returned replay before reading results.
     pub fn replay_async(&self) -> Result<Replay> {
         refuse_inside_twin("Pm4Ib replay")?;
-        let completion = self.handle.replay().map_err(Error::sched)?;
+        let completion = self.handle.replay().map_err(Error::Replay)?;
         *self.last.lock() = Some(completion.clone());
         Ok(Replay { completion })
     }
@@ -306,7 +368,7 @@ impl Pm4Ib {
         }
         self.handle
             .patch(index, byte_offset, bytes)
-            .map_err(Error::record)?;
+            .map_err(Error::Patch)?;
         self.kept
             .patch(&self.gpu.inner.allocations, index, byte_offset, bytes);
         Ok(())
@@ -319,6 +381,39 @@ impl Pm4Ib {
     pub fn dwords(&self) -> usize {
         self.dwords
     }
+
+    /// Replays, waits, and returns the GPU's own timing of this replay
+    /// (see `profile.rs`). Refused, without replaying, for an IB not
+    /// finalized with `finalize_profiled`.
+    pub fn replay_profiled(&mut self) -> Result<crate::ReplayTimes> {
+        let profile = self
+            .profile
+            .as_ref()
+            .ok_or_else(|| crate::profile::not_profiled("Pm4Ib replay_profiled"))?;
+        refuse_inside_twin("Pm4Ib replay_profiled")?;
+        // Earlier replays write the same slots: they finish first.
+        let earlier = self.last.lock().clone();
+        if let Some(earlier) = earlier {
+            earlier
+                .wait(REPLAY_TIMEOUT)
+                .map_err(|e| Error::Replay(e).context("an earlier replay of this IB"))?;
+        }
+        profile.start()?;
+        self.replay()?;
+        profile.finish()
+    }
+
+    /// How the IB was profiled (`None`: not finalized with profiling).
+    pub fn profiling(&self) -> Option<crate::Profiling> {
+        self.profile.as_ref().map(|p| p.profiling())
+    }
+
+    /// Per-dispatch times of the last profiled replay (µs from the IB's
+    /// start). Refused unless the IB was finalized with
+    /// `Profiling::Dispatches` and a profiled replay has completed.
+    pub fn dispatch_times(&self) -> Result<Vec<crate::DispatchTime>> {
+        crate::profile::dispatch_times(self.profile.as_ref(), 0)
+    }
 }
 
 /// Several retained IBs, one per lane, over one or more queues.
@@ -330,6 +425,8 @@ pub struct Pm4MultiIb {
     _scheduler: std::sync::Arc<HsaScheduler>,
     _modules: Vec<Module>,
     dispatches: Vec<usize>,
+    /// Timestamp memory and the last times read, when finalized profiled.
+    profile: Option<crate::profile::Profiled>,
 }
 
 impl Pm4MultiIb {
@@ -338,9 +435,9 @@ impl Pm4MultiIb {
         refuse_inside_twin("Pm4MultiIb replay")?;
         self.multi
             .replay()
-            .map_err(Error::sched)?
+            .map_err(Error::Replay)?
             .wait_or_abandon(REPLAY_TIMEOUT)
-            .map_err(Error::sched)
+            .map_err(Error::Replay)
     }
 
     pub fn set_kernargs(
@@ -367,7 +464,7 @@ impl Pm4MultiIb {
         }
         self.multi
             .set_kernargs(lane, dispatch, byte_offset, bytes)
-            .map_err(Error::record)?;
+            .map_err(Error::Patch)?;
         if let Some(kept) = self.kept.get_mut(lane) {
             kept.patch(&self.gpu.inner.allocations, dispatch, byte_offset, bytes);
         }
@@ -385,5 +482,37 @@ impl Pm4MultiIb {
 
     pub fn dispatch_count(&self, lane: usize) -> Option<usize> {
         self.dispatches.get(lane).copied()
+    }
+
+    /// Replays every lane, waits, and returns the GPU's own timing: the
+    /// makespan from the earliest lane start to the latest lane end, and
+    /// each lane's times from that origin. Refused, without replaying,
+    /// unless finalized with `finalize_multi_profiled`.
+    pub fn replay_profiled(&mut self) -> Result<crate::ReplayTimes> {
+        let profile = self
+            .profile
+            .as_ref()
+            .ok_or_else(|| crate::profile::not_profiled("Pm4MultiIb replay_profiled"))?;
+        refuse_inside_twin("Pm4MultiIb replay_profiled")?;
+        profile.start()?;
+        self.replay()?;
+        profile.finish()
+    }
+
+    /// How the lanes were profiled (`None`: not finalized with profiling).
+    pub fn profiling(&self) -> Option<crate::Profiling> {
+        self.profile.as_ref().map(|p| p.profiling())
+    }
+
+    /// Per-dispatch times of lane `lane` in the last profiled replay (µs
+    /// from the earliest lane's start).
+    pub fn dispatch_times(&self, lane: usize) -> Result<Vec<crate::DispatchTime>> {
+        if lane >= self.dispatches.len() {
+            return Err(Error::handle(format!(
+                "lane {lane} does not exist; the multi-IB has {} lanes",
+                self.dispatches.len()
+            )));
+        }
+        crate::profile::dispatch_times(self.profile.as_ref(), lane)
     }
 }

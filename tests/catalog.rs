@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use relaunch::device::bundle::pack::{self, Input};
-use relaunch::device::bundle::Compression;
+use relaunch::bundle::pack::{self, Input};
+use relaunch::bundle::Compression;
 use relaunch::Gpu;
 
 fn fixture(target: &str, name: &str) -> Vec<u8> {

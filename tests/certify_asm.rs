@@ -120,8 +120,8 @@ fn certification_can_be_turned_off_per_load() {
 }
 
 fn manifest(bytes: &[u8]) -> serde_json::Value {
-    let code = relaunch::device::codeobj::CodeObject::parse(bytes).unwrap();
-    let certs = relaunch::device::codeobj::certify::certify(&code);
+    let code = relaunch::CodeObject::parse(bytes).unwrap();
+    let certs = relaunch::certify(&code);
     relaunch::manifest::write(bytes, &code, &certs)
 }
 

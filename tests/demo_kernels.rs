@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use relaunch::device::codeobj::CodeObject;
-use relaunch::encoders::Pm4Verdict;
+use relaunch::CodeObject;
+use relaunch::Pm4Verdict;
 
 const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 const KERNELS: [&str; 8] = [

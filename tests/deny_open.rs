@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use relaunch::device::hsa::Runtime;
-use relaunch::device::identity::HostContext;
-use relaunch::device::GfxTarget;
+use relaunch::GfxTarget;
 use relaunch::{Gpu, Result};
+use relaunch_device::hsa::Runtime;
+use relaunch_device::identity::HostContext;
 
 /// The openers this test tries; `public_openers_are_all_tried` keeps the
 /// list complete.
@@ -53,8 +53,8 @@ fn every_opener_refuses_a_denied_device() {
 
     // The in-process simulator as an explicit runtime: its agents are
     // simulated boards, however they are selected.
-    relaunch::sim::hsa::add_gpu(relaunch::sim::SimConfig::new("gfx1100")).unwrap();
-    let runtime = Runtime::open(Arc::new(relaunch::sim::hsa::loaded())).unwrap();
+    relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new("gfx1100")).unwrap();
+    let runtime = Runtime::open(Arc::new(relaunch_sim::hsa::loaded())).unwrap();
     let ctx = HostContext::from_env().unwrap();
     for selector in ["sim:gfx1100", "name:gfx1100"] {
         expect_denied(

@@ -2,7 +2,7 @@
 //! instantiated into two lanes, launched with retained IBs on the simulated
 //! device, patched per launch, and checked exactly.
 
-use relaunch::lanes::{Access, GraphOptions, Mode};
+use relaunch::{Access, GraphOptions, Mode};
 use relaunch::{Geometry, Gpu, Graph, NodeSpec};
 
 const N: u32 = 64;
@@ -95,9 +95,9 @@ fn named_nodes_instantiate_but_refuse_to_launch() {
     let mut graph = Graph::new(GraphOptions::default());
     let act = graph.buffer("activations", 4096).unwrap();
     graph
-        .kernel_named(relaunch::lanes::KernelNode {
+        .kernel_named(relaunch::KernelNode {
             accesses: vec![Access::write(act, 0, 4096)],
-            ..relaunch::lanes::KernelNode::named("project", [32, 1, 1], [32, 1, 1])
+            ..relaunch::KernelNode::named("project", [32, 1, 1], [32, 1, 1])
         })
         .unwrap();
     let exec = graph.instantiate().unwrap();

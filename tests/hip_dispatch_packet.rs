@@ -9,8 +9,8 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use relaunch::encoders::Pm4Verdict;
-use relaunch::sim::twins::{register_twin, KernelFault, Workgroup};
+use relaunch::twins::{register_twin, KernelFault, Workgroup};
+use relaunch::Pm4Verdict;
 use relaunch::{Geometry, Gpu};
 
 /// The kernel, built now (None when clang-19 or the HIP headers are

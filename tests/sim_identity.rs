@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use relaunch::device::hsa::Runtime;
-use relaunch::device::identity::{HostContext, ManifestSources, SysfsRoot};
-use relaunch::sim::{SimConfig, SimPci};
 use relaunch::{ErrorClass, Gpu};
+use relaunch_device::hsa::Runtime;
+use relaunch_device::identity::{HostContext, ManifestSources, SysfsRoot};
+use relaunch_sim::{SimConfig, SimPci};
 
 fn board(target: &str, uuid: &str, bus: u8) -> SimConfig {
     SimConfig {
@@ -35,9 +35,9 @@ fn selectors_reach_simulated_boards_through_agent_info_and_sysfs() {
         board("gfx1010", "GPU-XX", 0x6e),
         board("gfx1030", "GPU-c7ff6b154d0128bc", 0x99),
     ] {
-        relaunch::sim::hsa::add_gpu(config).unwrap();
+        relaunch_sim::hsa::add_gpu(config).unwrap();
     }
-    let runtime = Runtime::open(Arc::new(relaunch::sim::hsa::loaded())).unwrap();
+    let runtime = Runtime::open(Arc::new(relaunch_sim::hsa::loaded())).unwrap();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let sources = ManifestSources {
         system: Some(root.join("manifests/devices.toml")),

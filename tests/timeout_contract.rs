@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use relaunch::sim::twins::{register_twin, registry};
 use relaunch::{Geometry, Gpu};
+use relaunch_sim::twins::{register_twin, registry};
 
 const N: u32 = 64;
 /// The scalar that makes the twin hang.
@@ -22,7 +22,7 @@ static RELEASE: AtomicBool = AtomicBool::new(false);
 static LATE_STORE: AtomicU8 = AtomicU8::new(0);
 
 fn live_allocations() -> usize {
-    relaunch::sim::hsa::memory().stats().live_allocations
+    relaunch_sim::hsa::memory().stats().live_allocations
 }
 
 #[test]

@@ -10,6 +10,7 @@ mod encode;
 mod instantiate;
 mod memory;
 mod patch;
+mod profile;
 mod report;
 mod simrig;
 mod submit;
@@ -49,6 +50,11 @@ const BENCHES: &[Bench] = &[
         name: "patch",
         about: "4-byte kernarg patch on an installed IB vs a checked copy",
         run: patch::run,
+    },
+    Bench {
+        name: "profile",
+        about: "extra IB dwords of profiled IBs: per IB, per dispatch",
+        run: profile::run,
     },
     Bench {
         name: "memory",

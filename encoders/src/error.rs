@@ -103,6 +103,21 @@ pub enum EncodeError {
          address below 2^48"
     )]
     BadStreamWord { what: &'static str, address: u64 },
+    #[error(
+        "timestamp slots at {address:#x}: a profiled IB needs a nonzero, 8-byte aligned address \
+         for its timestamp memory"
+    )]
+    BadTimestampSlots { address: u64 },
+    #[error(
+        "segment {segment} would hold {dwords} dwords with its timestamps, over the \
+         INDIRECT_BUFFER limit of {max}; record the IB with a smaller max_segment_dwords \
+         (or fewer dispatches) to profile it"
+    )]
+    ProfiledSegmentTooLong {
+        segment: usize,
+        dwords: usize,
+        max: u32,
+    },
 }
 
 fn join(reasons: &[Refusal]) -> String {

@@ -2,9 +2,10 @@
 //!
 //! Owns: the PM4 verdict (which kernels the direct path runs, [`verdict`]),
 //! kernarg packing for it ([`kernarg_pack`]), the type-3 packet writer,
-//! stateful SH-register elision, boundaries, IB segmentation and the
-//! decoder. The register and packet tables, field layouts and the vendor
-//! AQL PM4-IB packet are facts from `relaunch-facts`, re-exported here as
+//! stateful SH-register elision, boundaries, IB segmentation, timestamps
+//! spliced into profiled IBs ([`profile`]) and the decoder. The register
+//! and packet tables, field layouts and the vendor AQL PM4-IB packet are
+//! facts from `relaunch-facts`, re-exported here as
 //! [`regs`], [`packet`], [`field`] and [`aql`] where users found them.
 //! Refuses: kernels whose descriptor the direct PM4 path cannot honour,
 //! launches the hardware cannot express, and families that do not match
@@ -24,6 +25,7 @@ pub mod error;
 pub mod ib;
 mod kernarg;
 pub mod kernarg_pack;
+pub mod profile;
 pub mod stream_order;
 pub mod timestamp;
 pub mod verdict;
@@ -37,6 +39,7 @@ pub use error::{DecodeError, EncodeError};
 pub use field::Field;
 pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
 pub use kernarg_pack::{pack as pack_kernargs, Geometry, KernargError};
+pub use profile::Profile;
 pub use regs::{table, Class, Register, RegisterTable};
 pub use stream_order::StreamWords;
 pub use verdict::{Pm4Verdict, Refusal, Verdict};

@@ -32,6 +32,7 @@ impl Limits {
         let mut i = 0;
         while i < ROWS.len() {
             let r = &ROWS[i];
+            // A filter, not a per-family decision (const fn: no PartialEq).
             if r.family as u8 == family as u8 {
                 if r.limits.max_lds_bytes < out.max_lds_bytes {
                     out.max_lds_bytes = r.limits.max_lds_bytes;

@@ -901,8 +901,9 @@ void rl_pm4_ib_free(struct RlPm4Ib *ib);
 
 /**
  * `rl_pm4_finalize` for an IB whose `rl_pm4_replay_profiled` measures
- * the GPU execution span. NOT BUILT YET: refused with `RL_ERR_COMPILE`.
- * ALWAYS CONSUMES THE BUILDER, as `rl_pm4_finalize` does.
+ * its GPU execution span: the IB writes the GPU clock after its prologue
+ * and after its epilogue (16 more dwords). ALWAYS CONSUMES THE BUILDER,
+ * as `rl_pm4_finalize` does.
  *
  * # Safety
  * `out` is NULL or writable.
@@ -912,9 +913,22 @@ int32_t rl_pm4_finalize_profiled(const struct RlGpu *gpu,
                                  struct RlPm4Ib **out);
 
 /**
- * `rl_pm4_finalize_multi` with profiling (makespan from the earliest lane
- * start to the latest lane end). NOT BUILT YET: refused with
- * `RL_ERR_COMPILE`. ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+ * Extension: `rl_pm4_finalize_profiled` that also times every dispatch
+ * (a timestamp right before and right after each DISPATCH_DIRECT, 16 more
+ * dwords per dispatch); read them with `rl_pm4_ib_dispatch_times` after
+ * `rl_pm4_replay_profiled`. ALWAYS CONSUMES THE BUILDER.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+int32_t rl_pm4_finalize_profiled_dispatches(const struct RlGpu *gpu,
+                                            struct RlPm4Builder *builder,
+                                            struct RlPm4Ib **out);
+
+/**
+ * `rl_pm4_finalize_multi` for lanes that time themselves (each lane's IB
+ * writes the GPU clock after its prologue and after its epilogue).
+ * ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
  *
  * # Safety
  * `builders` is valid for `lane_count` reads; `out` is NULL or writable.
@@ -925,10 +939,26 @@ int32_t rl_pm4_finalize_multi_profiled(const struct RlGpu *gpu,
                                        struct RlPm4MultiIb **out);
 
 /**
- * Replays a profiled IB, waits, and writes its GPU execution span in
- * microseconds to `*out_gpu_us`. Only IBs from
- * `rl_pm4_finalize_profiled` (not built yet) can be measured; any other
- * IB is refused with `RL_ERR_REPLAY` and not replayed.
+ * Extension: `rl_pm4_finalize_multi_profiled` that also times every
+ * dispatch of every lane; read them per lane with
+ * `rl_pm4_multi_ib_dispatch_times` after `rl_pm4_replay_multi_profiled`.
+ * ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+ *
+ * # Safety
+ * `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+ */
+int32_t rl_pm4_finalize_multi_profiled_dispatches(const struct RlGpu *gpu,
+                                                  struct RlPm4Builder *const *builders,
+                                                  size_t lane_count,
+                                                  struct RlPm4MultiIb **out);
+
+/**
+ * Replays a profiled IB, waits, and writes its GPU execution span (from
+ * the IB's start timestamp to its end timestamp) in microseconds to
+ * `*out_gpu_us`. Waits first for replays of the IB still in flight (they
+ * write the same timestamps). An IB not from `rl_pm4_finalize_profiled*`
+ * is refused with `RL_ERR_REPLAY` and not replayed; `*out_gpu_us` is
+ * written only on success.
  *
  * # Safety
  * `out_gpu_us` is NULL or writable.
@@ -936,14 +966,50 @@ int32_t rl_pm4_finalize_multi_profiled(const struct RlGpu *gpu,
 int32_t rl_pm4_replay_profiled(struct RlPm4Ib *ib, double *out_gpu_us);
 
 /**
- * `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan in
- * microseconds. Only multi-IBs from `rl_pm4_finalize_multi_profiled`
- * (not built yet) can be measured; others are refused, not replayed.
+ * `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan (from
+ * the earliest lane start to the latest lane end) in microseconds. A
+ * multi-IB not from `rl_pm4_finalize_multi_profiled` is refused with
+ * `RL_ERR_REPLAY`, not replayed; `*out_gpu_us` is written only on success.
  *
  * # Safety
  * `out_gpu_us` is NULL or writable.
  */
 int32_t rl_pm4_replay_multi_profiled(struct RlPm4MultiIb *ib, double *out_gpu_us);
+
+/**
+ * Extension: per-dispatch times of the last `rl_pm4_replay_profiled` of
+ * an IB from `rl_pm4_finalize_profiled_dispatches`, in microseconds from
+ * the IB's start: `start_us[i]` is when everything before dispatch `i`
+ * had finished, `end_us[i]` when dispatch `i` had (ordered, inside the
+ * span). `count` is the arrays' length, at least
+ * `rl_pm4_ib_dispatch_count(ib)`; that many entries are written.
+ * `RL_ERR_REPLAY` when the IB does not time its dispatches or no profiled
+ * replay completed yet; `RL_ERR_RECORD` when `count` is too small
+ * (nothing is written on failure).
+ *
+ * # Safety
+ * `start_us` and `end_us` are NULL or writable for `count` doubles.
+ */
+int32_t rl_pm4_ib_dispatch_times(const struct RlPm4Ib *ib,
+                                 double *start_us,
+                                 double *end_us,
+                                 size_t count);
+
+/**
+ * Extension: `rl_pm4_ib_dispatch_times` for lane `lane` of a multi-IB
+ * from `rl_pm4_finalize_multi_profiled_dispatches`, in microseconds from
+ * the earliest lane's start. `count` is at least
+ * `rl_pm4_multi_ib_dispatch_count(ib, lane)`. `RL_ERR_HANDLE` for a lane
+ * past the count; otherwise the errors of `rl_pm4_ib_dispatch_times`.
+ *
+ * # Safety
+ * `start_us` and `end_us` are NULL or writable for `count` doubles.
+ */
+int32_t rl_pm4_multi_ib_dispatch_times(const struct RlPm4MultiIb *ib,
+                                       size_t lane,
+                                       double *start_us,
+                                       double *end_us,
+                                       size_t count);
 
 /**
  * Registers `callback` as the simulated device's kernel for `symbol`

@@ -107,8 +107,8 @@ mod tests {
     use std::path::{Path, PathBuf};
     use std::ptr::{null, null_mut};
 
-    use facade::device::bundle::pack::{self, Input};
-    use facade::device::bundle::Compression;
+    use facade::bundle::pack::{self, Input};
+    use facade::bundle::Compression;
 
     use crate::tests::{cstr, last_error, open_sim};
     use crate::*;

@@ -6,8 +6,8 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use facade::lanes::graph::MAX_ACCESSES_PER_NODE;
-use facade::lanes::{Access, BufferId, GraphOptions, KernelNode, Mode, NodeId};
+use facade::MAX_ACCESSES_PER_NODE;
+use facade::{Access, BufferId, GraphOptions, KernelNode, Mode, NodeId};
 use facade::{Error, Graph, GraphExec, NodeSpec};
 use parking_lot::Mutex;
 

@@ -9,7 +9,7 @@
 //! values and unbounded sizes, each with a status and a message; a panic
 //! never crosses the boundary (`RL_ERR_INTERNAL`).
 //! Must not import: the crates below the facade directly, except the
-//! simulator's twin registry (reached through `facade::sim`).
+//! simulator's twin registry (reached through `facade::twins`).
 //!
 //! Handles are not pointers to memory: they encode a registry slot, its
 //! generation and the object kind, so a freed or foreign handle is

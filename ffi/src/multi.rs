@@ -25,7 +25,7 @@ pub struct RlPm4MultiIb {
 
 pub(crate) struct MultiObj {
     /// Locked for patches (`&mut`) and replays.
-    multi: Mutex<Pm4MultiIb>,
+    pub(crate) multi: Mutex<Pm4MultiIb>,
     _gpu: Arc<GpuObj>,
 }
 
@@ -53,8 +53,34 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
     out: *mut *mut RlPm4MultiIb,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
+    unsafe {
+        finalize_multi_with(
+            "rl_pm4_finalize_multi",
+            gpu,
+            builders,
+            lane_count,
+            out,
+            None,
+        )
+    }
+}
+
+/// `rl_pm4_finalize_multi`, profiled or not (the profiled form:
+/// `profile.rs`).
+///
+/// # Safety
+/// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+pub(crate) unsafe fn finalize_multi_with(
+    call: &'static str,
+    gpu: *const RlGpu,
+    builders: *const *mut RlPm4Builder,
+    lane_count: usize,
+    out: *mut *mut RlPm4MultiIb,
+    profiling: Option<facade::Profiling>,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
     unsafe { clear(out) };
-    status("rl_pm4_finalize_multi", || {
+    status(call, || {
         // SAFETY: forwarded caller contract.
         let handles_in = unsafe { slice(builders, lane_count, "builders", RL_MAX_LANES) }?;
         if handles_in.is_empty() {
@@ -79,7 +105,12 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
         }
         let gpu = gpu_obj(gpu)?;
         non_null(out, "out")?;
-        let multi = gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?;
+        let multi = match profiling {
+            None => gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?,
+            Some(p) => gpu
+                .gpu
+                .finalize_multi_profiled(recordings, QueuePolicy::Auto, p)?,
+        };
         // SAFETY: forwarded caller contract.
         unsafe {
             handles::insert_into(

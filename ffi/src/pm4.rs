@@ -65,8 +65,9 @@ fn consumed() -> Error {
 }
 
 pub(crate) struct IbObj {
-    /// Locked for patches (`&mut`) and submissions, not for waits.
-    ib: Mutex<Pm4Ib>,
+    /// Locked for patches (`&mut`) and submissions, not for waits (a
+    /// profiled replay holds it throughout: its timestamps are its own).
+    pub(crate) ib: Mutex<Pm4Ib>,
     /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
     _gpu: Arc<GpuObj>,
     pending: Mutex<VecDeque<Replay>>,
@@ -216,14 +217,32 @@ pub unsafe extern "C" fn rl_pm4_finalize(
     out: *mut *mut RlPm4Ib,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
+    unsafe { finalize_with("rl_pm4_finalize", gpu, builder, out, None) }
+}
+
+/// `rl_pm4_finalize`, profiled or not (the profiled forms: `profile.rs`).
+///
+/// # Safety
+/// `out` is NULL or writable.
+pub(crate) unsafe fn finalize_with(
+    call: &'static str,
+    gpu: *const RlGpu,
+    builder: *mut RlPm4Builder,
+    out: *mut *mut RlPm4Ib,
+    profiling: Option<facade::Profiling>,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
     unsafe { clear(out) };
-    status("rl_pm4_finalize", || {
+    status(call, || {
         // Consume first, so every later failure still frees the builder.
         let b = handles::remove::<BuilderObj>(builder)?;
         let recording = b.take()?;
         let gpu = gpu_obj(gpu)?;
         non_null(out, "out")?;
-        let ib = gpu.gpu.finalize(recording)?;
+        let ib = match profiling {
+            None => gpu.gpu.finalize(recording)?,
+            Some(p) => gpu.gpu.finalize_profiled(recording, p)?,
+        };
         // SAFETY: forwarded caller contract.
         unsafe {
             handles::insert_into(

@@ -1,40 +1,24 @@
 //! Profiled replay (`rl_pm4_finalize_profiled`, `rl_pm4_replay_profiled`
-//! and the multi forms): the seed's four calls for measuring the GPU's
-//! own execution span. The timestamp packets that measurement needs are
-//! not built in relaunch yet, so each call refuses with its class and a
-//! message saying so (never a made-up span); the finalize forms still
-//! consume their builders, as their contract says.
+//! and the multi forms, from the seed), plus our per-dispatch extension
+//! (`rl_pm4_finalize_profiled_dispatches`, `rl_pm4_ib_dispatch_times` and
+//! their multi forms).
+//! The IB writes GPU timestamps itself (at its start and end on each
+//! queue, and around every dispatch when asked); the span is what the GPU
+//! measured, converted with the agent's timestamp frequency, never a host
+//! estimate.
 
-use facade::{Error, ErrorClass};
+use facade::{Error, ErrorClass, Profiling};
 
 use crate::gpu::RlGpu;
-use crate::handles;
-use crate::multi::{multi_obj, RlPm4MultiIb, RL_MAX_LANES};
-use crate::pm4::{ib_obj, BuilderObj, RlPm4Builder, RlPm4Ib};
+use crate::multi::{finalize_multi_with, multi_obj, RlPm4MultiIb};
+use crate::pm4::{finalize_with, ib_obj, RlPm4Builder, RlPm4Ib};
 use crate::status::status;
-use crate::util::{clear, non_null, slice};
-
-fn not_built(what: &str) -> Error {
-    Error::new(
-        ErrorClass::Compile,
-        format!(
-            "{what}: profiled IBs (GPU timestamps written by the IB itself) are not built in \
-             relaunch yet; finalize without profiling and time the replay on the host"
-        ),
-    )
-}
-
-fn not_profiled() -> Error {
-    Error::new(
-        ErrorClass::Replay,
-        "this IB was not finalized with profiling (profiled finalize is not built in relaunch \
-         yet), so it writes no timestamps to measure; nothing was replayed",
-    )
-}
+use crate::util::non_null;
 
 /// `rl_pm4_finalize` for an IB whose `rl_pm4_replay_profiled` measures
-/// the GPU execution span. NOT BUILT YET: refused with `RL_ERR_COMPILE`.
-/// ALWAYS CONSUMES THE BUILDER, as `rl_pm4_finalize` does.
+/// its GPU execution span: the IB writes the GPU clock after its prologue
+/// and after its epilogue (16 more dwords). ALWAYS CONSUMES THE BUILDER,
+/// as `rl_pm4_finalize` does.
 ///
 /// # Safety
 /// `out` is NULL or writable.
@@ -45,18 +29,45 @@ pub unsafe extern "C" fn rl_pm4_finalize_profiled(
     out: *mut *mut RlPm4Ib,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
-    unsafe { clear(out) };
-    status("rl_pm4_finalize_profiled", || {
-        handles::remove::<BuilderObj>(builder)?.take()?;
-        crate::gpu::gpu_obj(gpu)?;
-        non_null(out, "out")?;
-        Err(not_built("rl_pm4_finalize_profiled"))
-    })
+    unsafe {
+        finalize_with(
+            "rl_pm4_finalize_profiled",
+            gpu,
+            builder,
+            out,
+            Some(Profiling::Span),
+        )
+    }
 }
 
-/// `rl_pm4_finalize_multi` with profiling (makespan from the earliest lane
-/// start to the latest lane end). NOT BUILT YET: refused with
-/// `RL_ERR_COMPILE`. ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+/// Extension: `rl_pm4_finalize_profiled` that also times every dispatch
+/// (a timestamp right before and right after each DISPATCH_DIRECT, 16 more
+/// dwords per dispatch); read them with `rl_pm4_ib_dispatch_times` after
+/// `rl_pm4_replay_profiled`. ALWAYS CONSUMES THE BUILDER.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_finalize_profiled_dispatches(
+    gpu: *const RlGpu,
+    builder: *mut RlPm4Builder,
+    out: *mut *mut RlPm4Ib,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        finalize_with(
+            "rl_pm4_finalize_profiled_dispatches",
+            gpu,
+            builder,
+            out,
+            Some(Profiling::Dispatches),
+        )
+    }
+}
+
+/// `rl_pm4_finalize_multi` for lanes that time themselves (each lane's IB
+/// writes the GPU clock after its prologue and after its epilogue).
+/// ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
 ///
 /// # Safety
 /// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
@@ -68,40 +79,70 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled(
     out: *mut *mut RlPm4MultiIb,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
-    unsafe { clear(out) };
-    status("rl_pm4_finalize_multi_profiled", || {
-        // SAFETY: forwarded caller contract.
-        let handles_in = unsafe { slice(builders, lane_count, "builders", RL_MAX_LANES) }?;
-        for &h in handles_in {
-            if let Ok(b) = handles::remove::<BuilderObj>(h) {
-                let _ = b.take();
-            }
-        }
-        crate::gpu::gpu_obj(gpu)?;
-        non_null(out, "out")?;
-        Err(not_built("rl_pm4_finalize_multi_profiled"))
-    })
+    unsafe {
+        finalize_multi_with(
+            "rl_pm4_finalize_multi_profiled",
+            gpu,
+            builders,
+            lane_count,
+            out,
+            Some(Profiling::Span),
+        )
+    }
 }
 
-/// Replays a profiled IB, waits, and writes its GPU execution span in
-/// microseconds to `*out_gpu_us`. Only IBs from
-/// `rl_pm4_finalize_profiled` (not built yet) can be measured; any other
-/// IB is refused with `RL_ERR_REPLAY` and not replayed.
+/// Extension: `rl_pm4_finalize_multi_profiled` that also times every
+/// dispatch of every lane; read them per lane with
+/// `rl_pm4_multi_ib_dispatch_times` after `rl_pm4_replay_multi_profiled`.
+/// ALWAYS CONSUMES EVERY VALID BUILDER in `builders`.
+///
+/// # Safety
+/// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled_dispatches(
+    gpu: *const RlGpu,
+    builders: *const *mut RlPm4Builder,
+    lane_count: usize,
+    out: *mut *mut RlPm4MultiIb,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        finalize_multi_with(
+            "rl_pm4_finalize_multi_profiled_dispatches",
+            gpu,
+            builders,
+            lane_count,
+            out,
+            Some(Profiling::Dispatches),
+        )
+    }
+}
+
+/// Replays a profiled IB, waits, and writes its GPU execution span (from
+/// the IB's start timestamp to its end timestamp) in microseconds to
+/// `*out_gpu_us`. Waits first for replays of the IB still in flight (they
+/// write the same timestamps). An IB not from `rl_pm4_finalize_profiled*`
+/// is refused with `RL_ERR_REPLAY` and not replayed; `*out_gpu_us` is
+/// written only on success.
 ///
 /// # Safety
 /// `out_gpu_us` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_pm4_replay_profiled(ib: *mut RlPm4Ib, out_gpu_us: *mut f64) -> i32 {
     status("rl_pm4_replay_profiled", || {
-        ib_obj(ib)?;
+        let obj = ib_obj(ib)?;
         non_null(out_gpu_us, "out_gpu_us")?;
-        Err(not_profiled())
+        let times = obj.ib.lock().replay_profiled()?;
+        // SAFETY: checked non-null; the caller gives a writable double.
+        unsafe { out_gpu_us.write(times.gpu_us) };
+        Ok(())
     })
 }
 
-/// `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan in
-/// microseconds. Only multi-IBs from `rl_pm4_finalize_multi_profiled`
-/// (not built yet) can be measured; others are refused, not replayed.
+/// `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan (from
+/// the earliest lane start to the latest lane end) in microseconds. A
+/// multi-IB not from `rl_pm4_finalize_multi_profiled` is refused with
+/// `RL_ERR_REPLAY`, not replayed; `*out_gpu_us` is written only on success.
 ///
 /// # Safety
 /// `out_gpu_us` is NULL or writable.
@@ -111,8 +152,97 @@ pub unsafe extern "C" fn rl_pm4_replay_multi_profiled(
     out_gpu_us: *mut f64,
 ) -> i32 {
     status("rl_pm4_replay_multi_profiled", || {
-        multi_obj(ib)?;
+        let obj = multi_obj(ib)?;
         non_null(out_gpu_us, "out_gpu_us")?;
-        Err(not_profiled())
+        let times = obj.multi.lock().replay_profiled()?;
+        // SAFETY: checked non-null; the caller gives a writable double.
+        unsafe { out_gpu_us.write(times.gpu_us) };
+        Ok(())
     })
+}
+
+/// Extension: per-dispatch times of the last `rl_pm4_replay_profiled` of
+/// an IB from `rl_pm4_finalize_profiled_dispatches`, in microseconds from
+/// the IB's start: `start_us[i]` is when everything before dispatch `i`
+/// had finished, `end_us[i]` when dispatch `i` had (ordered, inside the
+/// span). `count` is the arrays' length, at least
+/// `rl_pm4_ib_dispatch_count(ib)`; that many entries are written.
+/// `RL_ERR_REPLAY` when the IB does not time its dispatches or no profiled
+/// replay completed yet; `RL_ERR_RECORD` when `count` is too small
+/// (nothing is written on failure).
+///
+/// # Safety
+/// `start_us` and `end_us` are NULL or writable for `count` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_ib_dispatch_times(
+    ib: *const RlPm4Ib,
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> i32 {
+    status("rl_pm4_ib_dispatch_times", || {
+        let obj = ib_obj(ib)?;
+        non_null(start_us, "start_us")?;
+        non_null(end_us, "end_us")?;
+        let times = obj.ib.lock().dispatch_times()?;
+        // SAFETY: forwarded caller contract.
+        unsafe { write_times(&times, start_us, end_us, count) }
+    })
+}
+
+/// Extension: `rl_pm4_ib_dispatch_times` for lane `lane` of a multi-IB
+/// from `rl_pm4_finalize_multi_profiled_dispatches`, in microseconds from
+/// the earliest lane's start. `count` is at least
+/// `rl_pm4_multi_ib_dispatch_count(ib, lane)`. `RL_ERR_HANDLE` for a lane
+/// past the count; otherwise the errors of `rl_pm4_ib_dispatch_times`.
+///
+/// # Safety
+/// `start_us` and `end_us` are NULL or writable for `count` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn rl_pm4_multi_ib_dispatch_times(
+    ib: *const RlPm4MultiIb,
+    lane: usize,
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> i32 {
+    status("rl_pm4_multi_ib_dispatch_times", || {
+        let obj = multi_obj(ib)?;
+        non_null(start_us, "start_us")?;
+        non_null(end_us, "end_us")?;
+        let times = obj.multi.lock().dispatch_times(lane)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { write_times(&times, start_us, end_us, count) }
+    })
+}
+
+/// Writes `times` to the two arrays, refusing arrays shorter than it.
+///
+/// # Safety
+/// `start_us` and `end_us` are non-null and writable for `count` doubles.
+unsafe fn write_times(
+    times: &[facade::DispatchTime],
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> Result<(), Error> {
+    if count < times.len() {
+        return Err(Error::new(
+            ErrorClass::Record,
+            format!(
+                "count {count} is too small: there are {} dispatches; pass arrays of at \
+                 least the dispatch count's doubles",
+                times.len()
+            ),
+        ));
+    }
+    for (i, t) in times.iter().enumerate() {
+        // SAFETY: both arrays are non-null and writable for `count`
+        // doubles (caller contract), and `i < times.len() <= count`.
+        unsafe {
+            start_us.add(i).write(t.start_us);
+            end_us.add(i).write(t.end_us);
+        }
+    }
+    Ok(())
 }

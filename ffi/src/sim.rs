@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void};
 
-use facade::sim::twins::{register_twin, KernelFault, Workgroup};
+use facade::twins::{register_twin, KernelFault, Workgroup};
 use facade::{Error, ErrorClass};
 
 use crate::status::{guard, status};

@@ -58,7 +58,7 @@ pub use graph::{
     Access, BufferId, BufferInfo, Graph, GraphOptions, KernelNode, KernelRef, Mode, NodeId,
     NodeView,
 };
-pub use lower::{EncoderSink, KernelResolver, ResolvedKernel};
+pub use lower::{EncoderSink, KernelResolver, ResolvedKernel, SinkError};
 pub use mock::{MockEvent, MockRecorder};
 pub use plan::{BoundaryCounts, GraphExec, LaneSink, NodeLocation, Plan, PlannedNode};
 pub use relaunch_encoders::BoundaryKind;

@@ -5,7 +5,7 @@
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
-use relaunch_encoders::{BoundaryKind, IbBuilder, KernelCode, Launch};
+use relaunch_encoders::{BoundaryKind, EncodeError, IbBuilder, KernelCode, Launch};
 
 use crate::boundary::BoundaryReason;
 use crate::graph::KernelRef;
@@ -23,13 +23,30 @@ pub struct ResolvedKernel {
 
 /// Maps a node's kernel reference to a loaded kernel.
 pub trait KernelResolver {
-    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, String>;
+    /// Why a kernel could not be resolved (the caller's own error type).
+    type Error: std::fmt::Display;
+    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, Self::Error>;
 }
 
-impl<F: FnMut(&KernelRef) -> Result<ResolvedKernel, String>> KernelResolver for F {
-    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, String> {
+impl<E, F> KernelResolver for F
+where
+    E: std::fmt::Display,
+    F: FnMut(&KernelRef) -> Result<ResolvedKernel, E>,
+{
+    type Error = E;
+    fn resolve(&mut self, kernel: &KernelRef) -> Result<ResolvedKernel, E> {
         self(kernel)
     }
+}
+
+/// Why `EncoderSink` could not lower a node: its kernel did not resolve
+/// (the resolver's error, shown as it is), or the encoder refused it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SinkError<E: std::fmt::Display> {
+    #[error("{0}")]
+    Resolve(E),
+    #[error("node {node}: {source}")]
+    Encode { node: u32, source: EncodeError },
 }
 
 /// Encodes one lane: boundaries and dispatches go straight to the builder.
@@ -70,10 +87,13 @@ fn symbol_of(kernel: &KernelRef) -> &str {
 }
 
 impl<R: KernelResolver> LaneSink for EncoderSink<R> {
-    type Error = String;
+    type Error = SinkError<R::Error>;
 
-    fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), String> {
-        let kernel = self.resolver.resolve(node.kernel)?;
+    fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), Self::Error> {
+        let kernel = self
+            .resolver
+            .resolve(node.kernel)
+            .map_err(SinkError::Resolve)?;
         let code = KernelCode {
             symbol: symbol_of(node.kernel),
             family: self.family,
@@ -88,10 +108,13 @@ impl<R: KernelResolver> LaneSink for EncoderSink<R> {
         self.builder
             .dispatch(&code, &launch, node.kernarg, kernel.kernarg_align)
             .map(|_| ())
-            .map_err(|e| format!("node {}: {e}", node.node.raw()))
+            .map_err(|source| SinkError::Encode {
+                node: node.node.raw(),
+                source,
+            })
     }
 
-    fn boundary(&mut self, kind: BoundaryKind, _: &BoundaryReason) -> Result<(), String> {
+    fn boundary(&mut self, kind: BoundaryKind, _: &BoundaryReason) -> Result<(), Self::Error> {
         // The builder emits a boundary lazily at the next dispatch and drops
         // one before the first dispatch; a plan never puts two boundaries in
         // a row, so each boundary after a dispatch costs exactly its words.

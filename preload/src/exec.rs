@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
-use relaunch::lanes::NodeId;
+use relaunch::NodeId;
 use relaunch::{Gpu, GraphExec};
 
 use crate::ordered::{InFlight, StreamOrder};

@@ -127,8 +127,8 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
             return unsafe { crate::registry::code_of_loaded_bundle(image as *const u8) };
         }
         // SAFETY: as above.
-        let bytes = unsafe { copy_image(image as *const u8) }?;
-        relaunch::device::codeobj::CodeObject::parse(&bytes).map_err(|e| e.to_string())
+        let bytes = unsafe { copy_image(image as *const u8) }.map_err(|e| e.to_string())?;
+        relaunch::CodeObject::parse(&bytes).map_err(|e| e.to_string())
     });
     if let Some(code) = code {
         file_module(handle, code, call);
@@ -137,19 +137,15 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
 
 /// A code object from bytes in memory: a plain ELF, or an offload bundle
 /// whose entry for the device is picked.
-fn code_of_image(bytes: &[u8]) -> Result<relaunch::device::codeobj::CodeObject, String> {
+fn code_of_image(bytes: &[u8]) -> Result<relaunch::CodeObject, String> {
     if crate::bundle::looks_like_bundle(bytes) {
         return crate::registry::code_of_bundle_bytes(bytes);
     }
-    relaunch::device::codeobj::CodeObject::parse(bytes).map_err(|e| e.to_string())
+    relaunch::CodeObject::parse(bytes).map_err(|e| e.to_string())
 }
 
 /// Files the shadow of module `handle`.
-fn file_module(
-    handle: usize,
-    code: Result<relaunch::device::codeobj::CodeObject, String>,
-    call: &str,
-) {
+fn file_module(handle: usize, code: Result<relaunch::CodeObject, String>, call: &str) {
     if let Err(why) = &code {
         tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
     }

@@ -27,8 +27,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
-use relaunch::encoders::stream_order::{DONE, GATE_OPEN, NOT_DONE};
-use relaunch::encoders::StreamWords;
+use relaunch::stream_order::{DONE, GATE_OPEN, NOT_DONE};
+use relaunch::StreamWords;
 use relaunch::{LaunchInFlight, REPLAY_TIMEOUT};
 
 use crate::exec::ShadowExec;

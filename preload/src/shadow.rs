@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch::device::codeobj::{CodeObject, KernelInfo};
-use relaunch::lanes::{Access, NodeId};
+use relaunch::{Access, NodeId};
+use relaunch::{CodeObject, KernelInfo};
 use relaunch::{Geometry, Gpu, NodeSpec};
 
 use crate::exec::ShadowExec;
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn every_hip_edge_is_an_rmw_boundary_and_chains_get_their_own_lanes() {
-        use relaunch::lanes::BoundaryKind;
+        use relaunch::BoundaryKind;
         let gpu = Gpu::open("sim:gfx1201").unwrap();
         let f = counter_function();
         let k = node_kernel(&f, [1; 3], [4, 1, 1], 0, &|_, _| Ok(vec![0; 8])).unwrap();

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Once};
 
 use parking_lot::Mutex;
-use relaunch::device::identity::Bdf;
+use relaunch::Bdf;
 use relaunch::Gpu;
 
 use crate::capture::Capture;

@@ -135,14 +135,17 @@ impl Gpu {
         self.alloc(py, size, false)
     }
 
-    /// Records `dispatches` into one retained IB and installs it.
+    /// Records `dispatches` into one retained IB and installs it
+    /// (`profile`: None, "span" or "dispatches", see `Pm4Ib.replay_profiled`).
+    #[pyo3(signature = (module, dispatches, profile = None))]
     fn build(
         &self,
         py: Python<'_>,
         module: &Bound<'_, Module>,
         dispatches: &Bound<'_, PyAny>,
+        profile: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Pm4Ib> {
-        build_ib(py, &self.gpu, &module.get().module, dispatches)
+        build_ib(py, &self.gpu, &module.get().module, dispatches, profile)
     }
 
     #[pyo3(signature = (width, policy = None))]

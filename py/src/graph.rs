@@ -6,10 +6,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use facade::lanes::{
+use facade::NodeSpec;
+use facade::{
     Access, BufferId, GraphOptions, KernelNode, KernelRef, MockEvent, Mode, NodeId, Plan,
 };
-use facade::NodeSpec;
 use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

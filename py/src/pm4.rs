@@ -61,7 +61,9 @@ pub fn build_ib(
     gpu: &facade::Gpu,
     module: &facade::Module,
     dispatches: &Bound<'_, PyAny>,
+    profile: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Pm4Ib> {
+    let profiling = profiling(profile)?;
     if dispatches.is_instance_of::<pyo3::types::PyString>()
         || dispatches.is_instance_of::<pyo3::types::PyBytes>()
     {
@@ -103,7 +105,10 @@ pub fn build_ib(
                 )
                 .map_err(at)?;
             }
-            gpu.finalize(b)
+            match profiling {
+                None => gpu.finalize(b),
+                Some(p) => gpu.finalize_profiled(b, p),
+            }
         })
     })?;
     Ok(Pm4Ib {
@@ -111,6 +116,21 @@ pub fn build_ib(
         dwords: ib.dwords(),
         ib: Mutex::new(ib),
     })
+}
+
+/// `Gpu.build`'s `profile`: None, "span" or "dispatches".
+fn profiling(profile: Option<&Bound<'_, PyAny>>) -> PyResult<Option<facade::Profiling>> {
+    let Some(p) = profile.filter(|p| !p.is_none()) else {
+        return Ok(None);
+    };
+    match text(p, "profile")?.as_str() {
+        "span" => Ok(Some(facade::Profiling::Span)),
+        "dispatches" => Ok(Some(facade::Profiling::Dispatches)),
+        other => Err(PyValueError::new_err(format!(
+            "profile {other:?} is not a profiling mode; use None, \"span\" (the IB's GPU \
+             execution span) or \"dispatches\" (also every dispatch's start and end)"
+        ))),
+    }
 }
 
 /// A retained IB installed on one queue of its GPU.
@@ -154,6 +174,30 @@ impl Pm4Ib {
                 #[allow(unused_mut)]
                 let mut ib = self.ib.lock();
                 ib.set_kernargs(index, offset, &data)
+            })
+        })
+    }
+
+    /// Replays, waits, and returns the GPU execution span in microseconds,
+    /// measured by the IB's own timestamps (IBs built with `profile`).
+    fn replay_profiled(&self, py: Python<'_>) -> PyResult<f64> {
+        call("Pm4Ib.replay_profiled", || {
+            facade::refuse_inside_twin("Pm4Ib.replay_profiled")
+        })?;
+        py.detach(|| {
+            call("Pm4Ib.replay_profiled", || {
+                self.ib.lock().replay_profiled().map(|t| t.gpu_us)
+            })
+        })
+    }
+
+    /// `(start_us, end_us)` of every dispatch in the last profiled replay,
+    /// from the IB's start (IBs built with `profile="dispatches"`).
+    fn dispatch_times(&self, py: Python<'_>) -> PyResult<Vec<(f64, f64)>> {
+        py.detach(|| {
+            call("Pm4Ib.dispatch_times", || {
+                let times = self.ib.lock().dispatch_times()?;
+                Ok(times.iter().map(|t| (t.start_us, t.end_us)).collect())
             })
         })
     }

@@ -13,7 +13,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use facade::sim::twins::{register_twin, KernelFault, Workgroup as SimWorkgroup};
+use facade::twins::{register_twin, KernelFault, Workgroup as SimWorkgroup};
 use parking_lot::Mutex;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

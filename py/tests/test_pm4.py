@@ -218,3 +218,33 @@ def test_an_ib_keeps_alive_the_buffers_its_kernargs_point_into(gpu, counter, cou
     ib.set_kernargs(0, struct.pack("<Q", other.address()))
     ib.replay()
     assert other.read_u32(0) == 1
+
+
+def test_profiled_replay_measures_the_gpu_span_and_each_dispatch(gpu, counter, counter_twin):
+    buf = gpu.alloc(16)
+    args = counter_args(counter, buf)
+    one = gpu.build(counter, [("counter", 1, 1, 0, args, True)], profile="span")
+    many = gpu.build(counter, [("counter", 1, 1, 0, args, True)] * 8, profile="dispatches")
+    span_one = one.replay_profiled()
+    span_many = many.replay_profiled()
+    assert buf.read_u32(0) == 9
+    assert span_one > 0.0
+    assert span_many > span_one
+    times = many.dispatch_times()
+    assert len(times) == 8
+    previous = 0.0
+    for start, end in times:
+        assert previous <= start < end <= span_many
+        previous = end
+    with pytest.raises(rl.ReplayError, match="per-dispatch profiling"):
+        one.dispatch_times()
+
+
+def test_profiled_replay_of_an_unprofiled_ib_is_refused(gpu, counter, counter_twin):
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf))])
+    with pytest.raises(rl.ReplayError, match="without profiling"):
+        ib.replay_profiled()
+    assert buf.read_u32(0) == 0, "nothing was replayed"
+    with pytest.raises(ValueError, match="profiling mode"):
+        gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf))], profile="ticks")

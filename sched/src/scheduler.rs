@@ -12,9 +12,8 @@
 use std::time::Duration;
 
 use rayon::prelude::*;
-use relaunch_device::Family;
-use relaunch_encoders::{EncodeOptions, IbBuilder};
-use relaunch_lanes::{EncoderSink, KernelResolver, Plan};
+use relaunch_encoders::{EncodeError, IbBuilder};
+use relaunch_lanes::{EncoderSink, KernelResolver, LowerError, Plan, SinkError};
 
 use crate::actor::{Actor, ActorOptions, Claimed};
 use crate::backend::{Published, QueueBackend};
@@ -61,24 +60,39 @@ where
     Ok(out)
 }
 
-/// Lowers every lane of `plan` into an `IbBuilder` (in parallel when there
-/// are several), with `resolver(lane)` mapping its nodes' kernels. Work is
+/// Why one lane could not be lowered: its builder could not be made (a
+/// stream-ordered builder refusing its words), or lowering the lane into
+/// it failed (the sink's error, e.g. a kernel that did not resolve).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LowerLaneError<E: std::fmt::Display> {
+    #[error("{0}")]
+    Builder(EncodeError),
+    #[error("{0}")]
+    Lower(LowerError<SinkError<E>>),
+}
+
+/// The one lowering of a plan into IBs: every lane into the `IbBuilder`
+/// that `builder(lane)` makes (labelled `lane<N>`), in parallel when there
+/// are several, with `resolver(lane)` mapping its nodes' kernels. Work is
 /// estimated as the lane's dwords.
-pub fn lower_plan<R, F>(
+pub fn lower_plan<R, F, B>(
     plan: &Plan,
-    family: Family,
-    opts: EncodeOptions,
+    builder: B,
     resolver: F,
-) -> Result<Vec<LaneProgram<IbBuilder>>, LaneFailure<String>>
+) -> Result<Vec<LaneProgram<IbBuilder>>, LaneFailure<LowerLaneError<R::Error>>>
 where
     R: KernelResolver,
+    R::Error: Send,
     F: Fn(usize) -> R + Sync,
+    B: Fn(usize) -> Result<IbBuilder, EncodeError> + Sync,
 {
     encode_lanes(plan.lane_count(), |lane| {
-        let mut sink = EncoderSink::new(IbBuilder::new(family, opts), resolver(lane));
+        let builder = builder(lane).map_err(LowerLaneError::Builder)?;
+        let mut sink = EncoderSink::new(builder, resolver(lane));
         plan.lower_lane(lane, &mut sink)
-            .map_err(|err| err.to_string())?;
-        let program = sink.into_builder();
+            .map_err(LowerLaneError::Lower)?;
+        let mut program = sink.into_builder();
+        program.set_label(format!("lane{lane}"));
         Ok(LaneProgram {
             work: program.dwords() as u64,
             program,

@@ -195,7 +195,14 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
     let plan = g.instantiate().unwrap();
     assert_eq!(plan.lane_count(), LANES);
     let (descriptor, kd_address) = (sim.descriptor, sim.sym.kernel_object);
-    let lanes = lower_plan(&plan, sim.device.family(), EncodeOptions::default(), |_| {
+    let family = sim.device.family();
+    let builder = |_| {
+        Ok(relaunch_encoders::IbBuilder::new(
+            family,
+            EncodeOptions::default(),
+        ))
+    };
+    let lanes = lower_plan(&plan, builder, |_| {
         move |kernel: &KernelRef| match kernel {
             KernelRef::Module { symbol, .. } if symbol == "counter" => Ok(ResolvedKernel {
                 descriptor,

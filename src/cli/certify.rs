@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use relaunch::device::codeobj::certify::{certify, Certificate};
-use relaunch::device::codeobj::CodeObject;
+use relaunch::CodeObject;
+use relaunch::{certify, Certificate};
 
 use super::Failure;
 

@@ -10,8 +10,10 @@ use crate::target::{FeatureSetting, GfxTarget};
 
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 use super::compressed::COMPRESSED_MAGIC;
-const MAX_ENTRIES: u64 = 1024;
-const MAX_ID_BYTES: u64 = 1024;
+/// Most entries a bundle may list (real ones hold one per target).
+pub const MAX_ENTRIES: u64 = 1024;
+/// Longest entry id (real ones are under 64 bytes).
+pub const MAX_ID_BYTES: u64 = 1024;
 
 /// One entry of a bundle, borrowing the bundle bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

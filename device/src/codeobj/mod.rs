@@ -4,7 +4,8 @@
 //! [`CodeObject`] / [`KernelInfo`] (the descriptor layout itself is a fact,
 //! `relaunch_facts::descriptor`, re-exported as [`descriptor`]), and the
 //! certifier ([`certify`]). Whether the direct PM4 path runs a kernel (the
-//! verdict) and packing its kernargs are the encoders'. Refuses: other ELF classes,
+//! verdict) and packing its kernargs are the encoders'. The length of an image
+//! known only by where it starts ([`extent`], within the readers' limits). Refuses: other ELF classes,
 //! machines, OS ABIs and code object versions, damaged or oversized tables,
 //! compressed bundles that do not decompress to exactly their declared size
 //! (at most [`compressed::MAX_UNCOMPRESSED_BYTES`]); each with its own
@@ -20,6 +21,7 @@ pub mod compressed;
 pub mod descriptor;
 pub mod elf;
 pub mod error;
+pub mod extent;
 pub mod kernel;
 pub mod metadata;
 pub mod object;

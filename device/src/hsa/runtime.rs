@@ -193,6 +193,13 @@ impl Runtime {
         })
     }
 
+    /// Ticks per second of the GPU clock counter
+    /// (`HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY`, never 0): what converts the
+    /// timestamps a profiled IB writes to time.
+    pub fn timestamp_frequency(&self) -> u64 {
+        self.inner.timestamp_hz
+    }
+
     /// The runtime's build identifier (`HSA_AMD_SYSTEM_INFO_BUILD_VERSION`,
     /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. What
     /// depends on the version (the executable flag of

@@ -120,6 +120,8 @@ pub struct IbBuilder {
     /// (dispatch, image offset) of synthesized dispatch packets, whose
     /// `kernarg_address` holds an offset from the base until `finish`.
     packets: Vec<(DispatchId, u32)>,
+    /// Timestamps `finish` splices in (`profile.rs`); recording ignores it.
+    profile: Option<crate::profile::Profile>,
 }
 
 /// Where `emit_dispatch` wrote a dispatch's placeholders and packet.
@@ -133,6 +135,13 @@ impl IbBuilder {
     /// Names the IB for dumps and logs (e.g. its lane); not encoded.
     pub fn set_label(&mut self, label: impl Into<String>) {
         self.label = Some(label.into());
+    }
+
+    /// Makes `finish` splice `profile`'s timestamps into the IB (see
+    /// `profile.rs`); may be set any time before `finish`, recording does
+    /// not depend on it. `None` (the default) encodes no timestamps.
+    pub fn set_profile(&mut self, profile: Option<crate::profile::Profile>) {
+        self.profile = profile;
     }
 
     /// The name given with [`IbBuilder::set_label`].
@@ -219,6 +228,7 @@ impl IbBuilder {
             hi_pointer: Vec::new(),
             packets: Vec::new(),
             stream,
+            profile: None,
         }
     }
 
@@ -561,7 +571,7 @@ impl IbBuilder {
             kernarg_bytes = image.len(),
             "pm4 ib finished"
         );
-        Ok(EncodedIb {
+        let mut ib = EncodedIb {
             family: self.family,
             segments: self.segments,
             kernarg_image: image,
@@ -570,7 +580,11 @@ impl IbBuilder {
             dispatch_packets: self.packets,
             kernels: self.kernels,
             kernargs_shared: self.opts.kernargs_immutable,
-        })
+        };
+        if let Some(profile) = self.profile {
+            crate::profile::splice(&mut ib, profile, self.stream.is_some())?;
+        }
+        Ok(ib)
     }
 
     fn push_segment(&mut self) {

@@ -6,8 +6,8 @@ use super::{cstr, fixture, last_error, open_sim};
 use crate::*;
 
 fn manifest(code: &[u8]) -> serde_json::Value {
-    let co = facade::device::codeobj::CodeObject::parse(code).unwrap();
-    let certs = facade::device::codeobj::certify::certify(&co);
+    let co = facade::CodeObject::parse(code).unwrap();
+    let certs = facade::certify(&co);
     facade::manifest::write(code, &co, &certs)
 }
 

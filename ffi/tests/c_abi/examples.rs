@@ -82,8 +82,8 @@ fn gpu_smoke_refuses_a_malformed_manifest_and_takes_a_bound_one() {
 
     // relaunch's own manifest for these bytes is accepted.
     let bytes = std::fs::read(&counter).unwrap();
-    let co = facade::device::codeobj::CodeObject::parse(&bytes).unwrap();
-    let certs = facade::device::codeobj::certify::certify(&co);
+    let co = facade::CodeObject::parse(&bytes).unwrap();
+    let certs = facade::certify(&co);
     let good = facade::manifest::write(&bytes, &co, &certs);
     std::fs::write(&manifest, good.to_string()).unwrap();
     let text = run_ok(

@@ -154,6 +154,58 @@ static void last_error_is_stable(const struct RlGpu *gpu, const struct RlModule 
     EXPECT(strcmp(rl_last_error(), copy) == 0, "the text changed: %s", rl_last_error());
 }
 
+/* Profiled replay: the IB's own timestamps give a span > 0 that grows
+ * with its dispatches; per-dispatch times (relaunch's extension) are
+ * ordered and inside the span. */
+static void profiled(const struct RlGpu *gpu, const struct RlModule *counter,
+                     uint64_t counter_addr) {
+    uint8_t kernarg[8];
+    memcpy(kernarg, &counter_addr, sizeof kernarg);
+    double span[2] = {-1.0, -1.0};
+    const int dispatches[2] = {1, 8};
+    uint32_t before = read_u32(gpu, counter_addr);
+    for (int k = 0; k < 2; k++) {
+        struct RlPm4Builder *p = rl_pm4_builder_new(gpu);
+        for (int d = 0; d < dispatches[k]; d++) {
+            OK(rl_pm4_wait_rmw(p, SEED_NULL, SEED_NULL));
+            OK(rl_pm4_dispatch(p, counter, "counter", 1, 1, 1, 1, 1, 1, 0, kernarg,
+                               sizeof kernarg));
+        }
+        struct RlPm4Ib *pib = SEED_NULL;
+        OK(rl_pm4_finalize_profiled(gpu, p, &pib));
+        EXPECT(rl_pm4_replay_profiled(pib, SEED_NULL) == RL_ERR_NULL, "NULL out_gpu_us");
+        OK(rl_pm4_replay_profiled(pib, &span[k]));
+        double times[1];
+        EXPECT(rl_pm4_ib_dispatch_times(pib, times, times, 1) == RL_ERR_REPLAY,
+               "a span-only IB has no per-dispatch times");
+        rl_pm4_ib_free(pib);
+    }
+    EXPECT(read_u32(gpu, counter_addr) == before + 9, "the profiled IBs ran");
+    EXPECT(span[0] > 0.0, "span of 1 dispatch: %f us", span[0]);
+    EXPECT(span[1] > span[0], "8 dispatches (%f us) outlast 1 (%f us)", span[1], span[0]);
+
+    struct RlPm4Builder *p = rl_pm4_builder_new(gpu);
+    for (int d = 0; d < 4; d++) {
+        OK(rl_pm4_dispatch(p, counter, "counter", 1, 1, 1, 1, 1, 1, 0, kernarg, sizeof kernarg));
+        rl_pm4_wait_idle(p);
+    }
+    struct RlPm4Ib *pib = SEED_NULL;
+    OK(rl_pm4_finalize_profiled_dispatches(gpu, p, &pib));
+    double start[4], end[4], total = -1.0;
+    EXPECT(rl_pm4_ib_dispatch_times(pib, start, end, 4) == RL_ERR_REPLAY,
+           "no times before a profiled replay");
+    OK(rl_pm4_replay_profiled(pib, &total));
+    EXPECT(rl_pm4_ib_dispatch_times(pib, start, end, 3) == RL_ERR_RECORD, "count too small");
+    OK(rl_pm4_ib_dispatch_times(pib, start, end, 4));
+    double previous = 0.0;
+    for (int d = 0; d < 4; d++) {
+        EXPECT(previous <= start[d] && start[d] < end[d] && end[d] <= total,
+               "dispatch %d: %f..%f us in a %f us span", d, start[d], end[d], total);
+        previous = end[d];
+    }
+    rl_pm4_ib_free(pib);
+}
+
 static void direct_pm4(const struct RlGpu *gpu, const struct RlModule *counter,
                        const struct RlModule *add, uint64_t counter_addr, uint64_t acc_addr) {
     uint8_t kernarg[8];
@@ -206,17 +258,14 @@ static void direct_pm4(const struct RlGpu *gpu, const struct RlModule *counter,
     EXPECT(read_u32(gpu, acc_addr + 28) == 12, "acc[7] after the patch: %u",
            read_u32(gpu, acc_addr + 28));
 
-    /* Profiled replay: not built in relaunch yet, refused by class. */
+    /* An IB finalized without profiling is not measured (nor replayed). */
     double us = -1.0;
     EXPECT(rl_pm4_replay_profiled(ib, &us) == RL_ERR_REPLAY && us == -1.0,
            "an unprofiled IB is not measured");
+    EXPECT(read_u32(gpu, counter_addr) == 4, "nothing was replayed");
     rl_pm4_ib_free(ib);
 
-    struct RlPm4Builder *p = rl_pm4_builder_new(gpu);
-    OK(rl_pm4_dispatch(p, counter, "counter", 1, 1, 1, 1, 1, 1, 0, kernarg, sizeof kernarg));
-    struct RlPm4Ib *pib = SEED_NULL;
-    EXPECT(rl_pm4_finalize_profiled(gpu, p, &pib) == RL_ERR_COMPILE && pib == SEED_NULL,
-           "profiled finalize refused until built");
+    profiled(gpu, counter, counter_addr);
 
     struct RlPm4Builder *unused = rl_pm4_builder_new(gpu);
     rl_pm4_builder_free(unused);
@@ -252,15 +301,55 @@ static void multi_queue(const struct RlGpu *gpu, const struct RlModule *counter,
                read_u32(gpu, lane_addr[2]) == 1,
            "after the patch");
     double us = -1.0;
-    EXPECT(rl_pm4_replay_multi_profiled(multi, &us) == RL_ERR_REPLAY, "not profiled");
+    EXPECT(rl_pm4_replay_multi_profiled(multi, &us) == RL_ERR_REPLAY && us == -1.0,
+           "not profiled");
     rl_pm4_multi_ib_free(multi);
 
-    struct RlPm4Builder *one[1] = {rl_pm4_builder_new(gpu)};
-    OK(rl_pm4_dispatch(one[0], counter, "counter", 1, 1, 1, 1, 1, 1, 0,
-                       (const uint8_t *)&lane_addr[0], 8));
-    struct RlPm4MultiIb *pm = SEED_NULL;
-    EXPECT(rl_pm4_finalize_multi_profiled(gpu, one, 1, &pm) == RL_ERR_COMPILE && pm == SEED_NULL,
-           "profiled multi refused until built");
+    /* Profiled lanes: the makespan covers the longer lane. */
+    double lane_span[2] = {-1.0, -1.0};
+    for (int n = 1; n <= 2; n++) {
+        struct RlPm4Builder *two[2];
+        for (int i = 0; i < 2; i++) {
+            two[i] = rl_pm4_builder_new(gpu);
+            for (int d = 0; d < n * (i + 1); d++) {
+                if (d > 0) OK(rl_pm4_wait_rmw(two[i], SEED_NULL, SEED_NULL));
+                OK(rl_pm4_dispatch(two[i], counter, "counter", 1, 1, 1, 1, 1, 1, 0,
+                                   (const uint8_t *)&lane_addr[i], 8));
+            }
+        }
+        struct RlPm4MultiIb *pm = SEED_NULL;
+        OK(rl_pm4_finalize_multi_profiled(gpu, two, 2, &pm));
+        OK(rl_pm4_replay_multi_profiled(pm, &lane_span[n - 1]));
+        rl_pm4_multi_ib_free(pm);
+    }
+    EXPECT(lane_span[0] > 0.0 && lane_span[1] > lane_span[0], "makespans %f, %f us",
+           lane_span[0], lane_span[1]);
+
+    /* Per-dispatch times per lane (relaunch's extension), inside the
+     * makespan. */
+    struct RlPm4Builder *timed[2];
+    for (int i = 0; i < 2; i++) {
+        timed[i] = rl_pm4_builder_new(gpu);
+        for (int d = 0; d < i + 1; d++) {
+            if (d > 0) OK(rl_pm4_wait_rmw(timed[i], SEED_NULL, SEED_NULL));
+            OK(rl_pm4_dispatch(timed[i], counter, "counter", 1, 1, 1, 1, 1, 1, 0,
+                               (const uint8_t *)&lane_addr[i], 8));
+        }
+    }
+    struct RlPm4MultiIb *tm = SEED_NULL;
+    OK(rl_pm4_finalize_multi_profiled_dispatches(gpu, timed, 2, &tm));
+    double makespan = -1.0, start[2], end[2];
+    OK(rl_pm4_replay_multi_profiled(tm, &makespan));
+    for (uintptr_t lane = 0; lane < 2; lane++) {
+        OK(rl_pm4_multi_ib_dispatch_times(tm, lane, start, end, 2));
+        for (uintptr_t d = 0; d <= lane; d++) {
+            EXPECT(0.0 <= start[d] && start[d] < end[d] && end[d] <= makespan,
+                   "lane %u dispatch %u: %f..%f us of %f", (unsigned)lane, (unsigned)d,
+                   start[d], end[d], makespan);
+        }
+    }
+    EXPECT(rl_pm4_multi_ib_dispatch_times(tm, 2, start, end, 2) == RL_ERR_HANDLE, "no lane 2");
+    rl_pm4_multi_ib_free(tm);
 }
 
 static void graphs(const struct RlGpu *gpu, const struct RlModule *counter,

@@ -9,7 +9,7 @@ subclass of :class:`Error`.
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Optional, TypedDict, Union, final
+from typing import Literal, Optional, TypedDict, Union, final
 
 _Bytes = Union[bytes, bytearray, memoryview]
 _Dims = Union[int, tuple[int], tuple[int, int], tuple[int, int, int], Sequence[int]]
@@ -198,7 +198,12 @@ class Gpu:
             DeviceError: the allocation failed.
         """
 
-    def build(self, module: "Module", dispatches: Iterable[_Dispatch]) -> "Pm4Ib":
+    def build(
+        self,
+        module: "Module",
+        dispatches: Iterable[_Dispatch],
+        profile: Optional[Literal["span", "dispatches"]] = None,
+    ) -> "Pm4Ib":
         """Records dispatches into one retained PM4 IB and installs it.
 
         Arguments:
@@ -212,13 +217,19 @@ class Gpu:
                 kernarg bytes are the full segment
                 (:meth:`Module.pack_kernargs`) or exactly the explicit
                 arguments, whose hidden arguments relaunch then fills.
+            profile: None (no timestamps), ``"span"`` (the IB writes the
+                GPU clock after its prologue and after its epilogue, for
+                :meth:`Pm4Ib.replay_profiled`) or ``"dispatches"`` (also
+                before and after every dispatch, 16 more dwords each, for
+                :meth:`Pm4Ib.dispatch_times`).
 
         Raises:
             RecordError: unknown symbol, kernel refused by the PM4 verdict,
                 bad geometry (the message names the dispatch).
             CompileError: no dispatches, or the encoder refused the IB.
             HandleError: the module was loaded on another GPU.
-            TypeError, ValueError: a malformed tuple (the message names it).
+            TypeError, ValueError: a malformed tuple (the message names it),
+                or an unknown ``profile``.
         """
 
     def pm4_queue_count(self, width: int, policy: Union[str, int, None] = None) -> int:
@@ -394,6 +405,27 @@ class Pm4Ib:
         Raises:
             HandleError: no such dispatch.
             RecordError: bytes outside its kernarg block.
+        """
+
+    def replay_profiled(self) -> float:
+        """Replays, waits, and returns the GPU execution span in
+        microseconds, from the IB's own start and end timestamps (converted
+        with the agent's timestamp frequency).
+
+        Raises:
+            ReplayError: the IB was built without ``profile`` (nothing is
+                replayed), or the replay failed.
+        """
+
+    def dispatch_times(self) -> list[tuple[float, float]]:
+        """``(start_us, end_us)`` of every dispatch in the last
+        :meth:`replay_profiled`, in microseconds from the IB's start: the
+        start is when everything before the dispatch had finished, the end
+        when the dispatch had. Ordered and inside the span.
+
+        Raises:
+            ReplayError: the IB was not built with ``profile="dispatches"``,
+                or no profiled replay has completed yet.
         """
 
     @property

@@ -21,7 +21,14 @@ use super::{
 use crate::memory::{AllocOptions, MemKind, MemoryError, ALLOCATION_ALIGN};
 
 const HSA_AGENT_FEATURE_KERNEL_DISPATCH: u32 = 1;
-const TIMESTAMP_HZ: u64 = 1_000_000_000;
+/// The frequency of the clock timestamp packets read (and of the signal
+/// wait hints, which the queues take as nanoseconds): one value, so both
+/// convert right.
+const TIMESTAMP_HZ: u64 = crate::pm4::timestamp::TIMESTAMP_FREQUENCY_HZ;
+const _: () = assert!(
+    TIMESTAMP_HZ == 1_000_000_000,
+    "queues.rs reads wait hints as ns"
+);
 
 /// Most distinct detailed status strings kept (each lives for the process).
 const MAX_INTERNED: usize = 4096;

@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use relaunch_encoders::packet::release_data;
 use relaunch_encoders::timestamp::{DST_SEL_MEMORY, TIMESTAMP_BYTES};
 
-/// The modelled clock's frequency (what the simulated agent reports as its
-/// timestamp frequency): 100 MHz, one tick per 10 ns.
-pub const TIMESTAMP_FREQUENCY_HZ: u64 = 100_000_000;
+/// The modelled clock's frequency, which the simulated runtime reports as
+/// `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY` (so host conversions of its
+/// readings are right): 1 GHz, one tick per nanosecond.
+pub const TIMESTAMP_FREQUENCY_HZ: u64 = 1_000_000_000;
 /// Modelled fixed cost of one dispatch (2 us) and per workgroup (100 ns).
-const DISPATCH_TICKS: u64 = 200;
-const WORKGROUP_TICKS: u64 = 10;
+const DISPATCH_TICKS: u64 = 2_000;
+const WORKGROUP_TICKS: u64 = 100;
 
 static CLOCK: AtomicU64 = AtomicU64::new(1 << 20);
 

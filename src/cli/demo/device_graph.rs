@@ -4,11 +4,11 @@
 
 use std::cell::RefCell;
 
-use relaunch::lanes::reference::{
+use relaunch::{default_graph_options, DeviceBuffer, Geometry, Gpu, Graph, Module};
+use relaunch::{KernelRef, NodeId};
+use relaunch_lanes::reference::{
     decode_step, decode_step_with, DecodeGraph, OpKernel, OpKind, OpSite,
 };
-use relaunch::lanes::{KernelRef, NodeId};
-use relaunch::{default_graph_options, DeviceBuffer, Geometry, Gpu, Graph, Module};
 
 use super::kernels::{self, Value};
 use super::model::{self, Weights, CAPACITY, EPS, FFN, HEAD_DIM, HIDDEN, VOCAB};
@@ -25,7 +25,7 @@ pub struct DeviceGraph {
 }
 
 impl DeviceGraph {
-    pub fn buffer(&self, id: relaunch::lanes::BufferId) -> &DeviceBuffer {
+    pub fn buffer(&self, id: relaunch::BufferId) -> &DeviceBuffer {
         &self.memory[id.raw() as usize]
     }
 }
@@ -54,7 +54,7 @@ pub fn build(
         decode_step(&shape, options).map_err(|e| fail(format!("recording the graph: {e}")))?;
     let mut memory = Vec::with_capacity(probe.graph.buffer_count());
     for raw in 0..probe.graph.buffer_count() as u32 {
-        let id = relaunch::lanes::BufferId::from_raw(raw);
+        let id = relaunch::BufferId::from_raw(raw);
         let info = probe
             .graph
             .buffer_info(id)
@@ -64,7 +64,7 @@ pub fn build(
         let mem = gpu.alloc(size, true).map_err(Failure::from)?;
         memory.push(mem);
     }
-    let upload = |id: relaunch::lanes::BufferId, values: &[f32]| -> Result<(), Failure> {
+    let upload = |id: relaunch::BufferId, values: &[f32]| -> Result<(), Failure> {
         memory[id.raw() as usize]
             .write(0, &f32_bytes(values))
             .map_err(Failure::from)
@@ -85,7 +85,7 @@ pub fn build(
         op_kernel(module, &memory, site).unwrap_or_else(|e| {
             failure.borrow_mut().get_or_insert(e);
             // Recording goes on with a placeholder; the error is returned below.
-            relaunch::lanes::reference::default_kernel(site, &shape)
+            relaunch_lanes::reference::default_kernel(site, &shape)
         })
     })
     .map_err(|e| fail(format!("recording the graph: {e}")))?;

@@ -5,9 +5,9 @@
 //! checked against them first, so a code object built from other sources
 //! is refused with the argument that differs, not run with wrong pointers.
 
-use relaunch::device::codeobj::args::ArgFill;
-use relaunch::encoders::Pm4Verdict;
+use relaunch::ArgFill;
 use relaunch::Module;
+use relaunch::Pm4Verdict;
 
 /// Targets with a committed decode code object.
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the device buffers and the CPU oracle. Weights come from a seeded
 //! splitmix64 stream, so every run (and every device) sees the same model.
 
-use relaunch::lanes::reference::DecodeShape;
+use relaunch_lanes::reference::DecodeShape;
 
 /// Hidden width (elements).
 pub const HIDDEN: usize = 64;

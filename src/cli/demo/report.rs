@@ -5,8 +5,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use relaunch::lanes::Plan;
 use relaunch::GraphExec;
+use relaunch::Plan;
 
 use super::model::{CAPACITY, FFN, HEAD_DIM, HIDDEN, VOCAB};
 use super::oracle::StepOut;
@@ -45,8 +45,8 @@ pub fn plan(plan: &Plan) {
 /// Which boundary kind each consumer kernel got: `rmw_vmem` before kernels
 /// the certifier proved VMEM-only, `rmw` before the others.
 fn boundaries_by_consumer(plan: &Plan) {
-    use relaunch::encoders::BoundaryKind;
-    use relaunch::lanes::KernelRef;
+    use relaunch::BoundaryKind;
+    use relaunch::KernelRef;
     let mut by: std::collections::BTreeMap<(&'static str, String), usize> = Default::default();
     for lane in plan.lanes() {
         for n in lane {

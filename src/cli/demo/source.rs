@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use relaunch::device::bundle::{ArchDir, BundleError};
+use relaunch::bundle::{ArchDir, BundleError};
 use relaunch::{Catalog, Gpu, Module};
 
 use super::super::{bundled, Failure};

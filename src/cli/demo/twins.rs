@@ -7,7 +7,7 @@
 
 use std::sync::Once;
 
-use relaunch::sim::twins::{register_twin, KernelFault, Workgroup};
+use relaunch::twins::{register_twin, KernelFault, Workgroup};
 
 use super::math::{attend, attention_scale, dot, rms_inv, rope_cos_sin, rotate, sample, silu_mul};
 
