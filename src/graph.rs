@@ -125,6 +125,23 @@ impl Graph {
         Ok(node)
     }
 
+    /// A copy/fill node: `ops` run in order by the CP inside the IB
+    /// (`DMA_DATA`, see `docs/pm4.md`), at GPU addresses the device can
+    /// reach. `accesses` and `deps` order it like a kernel node; a
+    /// relaunch allocation it touches is kept alive by the launched graph.
+    pub fn transfer(
+        &mut self,
+        ops: Vec<relaunch_encoders::DmaOp>,
+        accesses: Vec<Access>,
+        deps: Vec<NodeId>,
+    ) -> Result<NodeId> {
+        Ok(self.graph.kernel(KernelNode {
+            accesses,
+            deps,
+            ..KernelNode::transfer(ops)
+        })?)
+    }
+
     pub fn add_dependency(&mut self, from: NodeId, to: NodeId) -> Result<()> {
         Ok(self.graph.add_dependency(from, to)?)
     }
@@ -313,6 +330,9 @@ impl GraphExec {
         for lane in plan.lanes() {
             let mut k = crate::keepalive::KeptAlive::default();
             for (index, node) in lane.iter().enumerate() {
+                if let KernelRef::Transfer(ops) = node.kernel {
+                    k.record_transfer(&gpu.inner.allocations, ops);
+                }
                 if let Some(info) = self.kernel_info(node.kernel) {
                     k.record(&gpu.inner.allocations, index, info, node.kernarg);
                 }
@@ -330,7 +350,7 @@ impl GraphExec {
     /// The metadata of a module kernel (its pointer slots for `keepalive`).
     fn kernel_info(&self, kernel: &KernelRef) -> Option<&relaunch_device::codeobj::KernelInfo> {
         match kernel {
-            KernelRef::Named(_) => None,
+            KernelRef::Named(_) | KernelRef::Transfer(_) => None,
             KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
         }
     }
@@ -340,6 +360,9 @@ impl GraphExec {
             KernelRef::Named(name) => Err(Error::compile(format!(
                 "kernel {name:?} is named only (authoring); record the node with a module to launch it"
             ))),
+            KernelRef::Transfer(_) => Err(Error::compile(
+                "a transfer node runs no kernel (it is lowered as DMA_DATA)",
+            )),
             KernelRef::Module { module, symbol } => {
                 let m = self.modules.get(module).ok_or_else(|| {
                     Error::compile(format!("module {module} of kernel {symbol} is not known"))

@@ -6,7 +6,9 @@
 //! what it finds, so dropping a `DeviceBuffer` (or a Python `Buffer`, or
 //! freeing a C buffer) whose address an IB still replays does not free the
 //! memory under it. Patching a pointer slot re-resolves what it holds.
-//! Pointers into memory relaunch did not allocate are left to the caller.
+//! Copy/fill nodes hold the allocations their source and destination lie
+//! in. Pointers into memory relaunch did not allocate are left to the
+//! caller.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -63,6 +65,9 @@ struct Slot {
 #[derive(Default)]
 pub(crate) struct KeptAlive {
     dispatches: Vec<Vec<Slot>>,
+    /// Allocations copy/fill nodes read or write (their addresses are
+    /// fixed at record time, never patched).
+    transfers: Vec<Arc<Held>>,
 }
 
 impl KeptAlive {
@@ -93,6 +98,22 @@ impl KeptAlive {
             self.dispatches.resize_with(index + 1, Vec::new);
         }
         self.dispatches[index] = slots;
+    }
+
+    /// A copy/fill node: hold every relaunch allocation its ops touch.
+    pub(crate) fn record_transfer(
+        &mut self,
+        registry: &Registry,
+        ops: &[relaunch_encoders::DmaOp],
+    ) {
+        for op in ops {
+            let src = op.src().map(|(a, _)| a);
+            for addr in std::iter::once(op.dst().0).chain(src) {
+                if let Some(held) = registry.find(addr) {
+                    self.transfers.push(held);
+                }
+            }
+        }
     }
 
     /// `bytes` were written at `byte_offset` of dispatch `index`'s

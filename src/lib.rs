@@ -66,6 +66,8 @@ pub use relaunch_device::identity::Bdf;
 pub use relaunch_device::{Family, GfxTarget};
 pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
 pub use relaunch_encoders::{Pm4Verdict, Verdict};
+// Copies and fills a graph runs inside the IB (CP DMA).
+pub use relaunch_encoders::dma::{DmaOp, MAX_DMA_PACKETS_PER_NODE};
 
 // Ordering an IB with another queue's work through two memory words.
 pub use relaunch_encoders::StreamWords;
@@ -93,11 +95,4 @@ pub mod twins {
     //! Host-side twins of simulated kernels (the simulator runs them in
     //! place of a kernel's machine code).
     pub use relaunch_sim::twins::{register_twin, KernelFault, Workgroup};
-}
-
-/// Test support reached through the facade by the front ends' tests until
-/// it moves into `relaunch-testsupport`; not part of the API.
-#[doc(hidden)]
-pub mod sim {
-    pub use relaunch_sim::rig;
 }

@@ -5,9 +5,7 @@
 
 use relaunch::{ErrorClass, Geometry, Gpu, Pm4Builder, Profiling, QueuePolicy};
 
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    relaunch::sim::rig::fixture(target, name).unwrap_or_else(|e| panic!("{e}"))
-}
+use relaunch_testsupport::fixture;
 
 const N: u32 = 64;
 

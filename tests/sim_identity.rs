@@ -70,7 +70,7 @@ fn selectors_reach_simulated_boards_through_agent_info_and_sysfs() {
 
     // The opened board really runs: the counter gate on the gfx1030 board.
     let gpu = open("slot:3").unwrap();
-    let bytes = relaunch::sim::rig::fixture("gfx1030", "counter").unwrap();
+    let bytes = relaunch_testsupport::fixture("gfx1030", "counter");
     let module = gpu.load_module(&bytes).unwrap();
     let counter = gpu.alloc(4, true).unwrap();
     let mut b = gpu.builder();

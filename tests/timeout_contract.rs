@@ -29,7 +29,7 @@ fn live_allocations() -> usize {
 fn a_timed_out_replay_is_abandoned_its_queue_replaced_and_nothing_leaks() {
     let baseline = live_allocations();
     let gpu = Gpu::open("sim:gfx1201").unwrap();
-    let fixture = relaunch::sim::rig::fixture("gfx1201", "add_scalar").unwrap();
+    let fixture = relaunch_testsupport::fixture("gfx1201", "add_scalar");
     let module = gpu.load_module(&fixture).unwrap();
     // add_scalar as before, except that a scalar of HANG hangs until
     // released, then tries one more store.

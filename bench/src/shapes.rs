@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 use std::hint::black_box;
 
-use relaunch_device::codeobj::descriptor::{properties, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::{
@@ -38,15 +37,9 @@ pub const COUNTER_LAUNCH: Launch = Launch {
 /// A counter-shaped descriptor; `rsrc1` tells kernels apart.
 pub fn counter_like(rsrc1: u32, entry: i64) -> KernelDescriptor {
     KernelDescriptor {
-        group_segment_fixed_size: 0,
-        private_segment_fixed_size: 0,
-        kernarg_size: 8,
         kernel_code_entry_byte_offset: entry,
-        compute_pgm_rsrc3: 0,
         compute_pgm_rsrc1: rsrc1,
-        compute_pgm_rsrc2: 0x80 | (2 << rsrc2::USER_SGPR_SHIFT),
-        kernel_code_properties: properties::KERNARG_SEGMENT_PTR | properties::WAVEFRONT_SIZE32,
-        kernarg_preload: 0,
+        ..relaunch_testsupport::counter_descriptor()
     }
 }
 
@@ -58,6 +51,7 @@ pub fn synthetic_kernels() -> impl FnMut(&KernelRef) -> Result<ResolvedKernel, S
         let name = match kernel {
             KernelRef::Named(name) => name.clone(),
             KernelRef::Module { symbol, .. } => symbol.clone(),
+            KernelRef::Transfer(_) => return Err("transfers run no kernel".to_string()),
         };
         let next = seen.len() as u64;
         Ok(*seen.entry(name).or_insert_with(|| ResolvedKernel {

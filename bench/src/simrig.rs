@@ -1,5 +1,5 @@
 //! The simulated gfx1201 as the submission and memory benchmarks see it:
-//! the simulator's rig (`relaunch_sim::rig::HsaRig`: its HSA table opened
+//! the test-support rig (`relaunch_testsupport::rig::HsaRig`: its HSA table opened
 //! through relaunch-device's `Runtime`, the real `counter` code object
 //! loaded, counter IBs built with the encoders' `IbBuilder`), with errors
 //! as the benchmarks' strings.
@@ -11,7 +11,7 @@ use relaunch_encoders::IbBuilder;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
 use relaunch_sched::ActorOptions;
-use relaunch_sim::rig::{self, HsaRig, PlacedIb};
+use relaunch_testsupport::rig::{self, HsaRig, PlacedIb};
 
 /// The target every submission benchmark runs on.
 pub const TARGET: &str = "gfx1201";

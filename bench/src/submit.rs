@@ -27,8 +27,8 @@ use relaunch_device::hsa::{AqlPacket, AqlQueue, Signal};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{ActorOptions, IbHandle};
-use relaunch_sim::rig::PlacedIb;
 use relaunch_sim::{hsa, SimQueue};
+use relaunch_testsupport::rig::PlacedIb;
 
 use crate::report::Report;
 use crate::simrig::{median, read_u32, SimRig};

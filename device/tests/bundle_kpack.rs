@@ -4,24 +4,15 @@
 //! and no read allocates more than its documented bound (a counting
 //! allocator measures the peak).
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use relaunch_device::bundle::{read_kpack, BundleError, Compression, Kpack, KpackWriter};
 use relaunch_testsupport::alloc::{peak_of, CountingAlloc};
+use relaunch_testsupport::fixture;
 use rmpv::Value;
 
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 fn archive(compression: Compression) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
     let mut w = KpackWriter::new("test", "gfx1100", &["gfx1100"], compression);

@@ -10,18 +10,13 @@ use relaunch_testsupport::alloc::{peak_during, CountingAlloc};
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
-fn fixture(path: &str) -> Vec<u8> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/build");
-    std::fs::read(root.join(path)).unwrap()
-}
-
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
 #[test]
 fn a_small_object_declaring_a_huge_segment_is_refused() {
-    let mut bytes = fixture("gfx1100/counter.co");
+    let mut bytes = relaunch_testsupport::fixture("gfx1100", "counter");
     assert!(bytes.len() < 64 << 10);
     CodeObject::from_bundle_or_elf(&bytes, None).unwrap();
     // The last program header that is PT_LOAD: grow its memsz to 200 MiB

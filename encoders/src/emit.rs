@@ -126,6 +126,21 @@ pub fn copy_data(w: &mut DwordWriter, control: u32, src: u64, dst: u64) {
 /// INDIRECT_BUFFER control dword (IB_SIZE, VALID; cache policy LRU).
 pub use crate::packet::ib_control_word;
 
+/// DMA_DATA (7 dwords): CONTROL, source (or fill data), destination,
+/// COMMAND | BYTE_COUNT (`packet::dma_data`, `packet::dma_command`).
+pub fn dma_data(w: &mut DwordWriter, control: u32, src: u64, dst: u64, command: u32) {
+    let mut r = w.reserve(7);
+    r.push(type3(op::DMA_DATA, 6, false));
+    r.extend(&[
+        control,
+        src as u32,
+        (src >> 32) as u32,
+        dst as u32,
+        (dst >> 32) as u32,
+        command,
+    ]);
+}
+
 /// INDIRECT_BUFFER to `address` (4-byte aligned) of `dwords` dwords.
 pub fn indirect_buffer(w: &mut DwordWriter, address: u64, dwords: u32) {
     debug_assert!(address % 4 == 0 && (1..=MAX_IB_DWORDS).contains(&dwords));

@@ -98,6 +98,10 @@ pub enum EncodeError {
     KernargCrosses4GiB { base: u64, bytes: u64 },
     #[error("no dispatches were recorded; an IB needs at least one dispatch")]
     Empty,
+    #[error("transfer {op:?} cannot be a DMA_DATA: {why}")]
+    BadTransfer { op: crate::dma::DmaOp, why: String },
+    #[error("a transfer node takes {packets} DMA_DATA packets; at most {max} are allowed (split the transfer or use fewer, longer rows)")]
+    TransferTooLong { packets: usize, max: usize },
     #[error(
         "stream-order {what} word at {address:#x}: it must be a non-zero, 4-byte aligned \
          address below 2^48"

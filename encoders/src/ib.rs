@@ -29,9 +29,14 @@ pub struct DispatchSite {
     /// Byte offset of the kernarg block in the image (= from the kernarg base).
     pub kernarg_offset: u32,
     pub kernarg_len: u32,
-    /// Index into `EncodedIb::kernels`.
+    /// Index into `EncodedIb::kernels`, or [`TRANSFER_KERNEL`] for a
+    /// copy/fill node (its `dispatch_dword` is then its first DMA_DATA).
     pub kernel: u32,
 }
+
+/// `DispatchSite::kernel` of a copy/fill node (`IbBuilder::transfer`):
+/// it runs no kernel.
+pub const TRANSFER_KERNEL: u32 = u32::MAX;
 
 /// A kernel referenced by the IB.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +104,10 @@ impl EncodedIb {
     /// The symbol of dispatch `id`'s kernel.
     pub fn symbol(&self, id: DispatchId) -> Option<&str> {
         let site = self.sites.get(id as usize)?;
-        Some(&self.kernels[site.kernel as usize].symbol)
+        match site.kernel {
+            TRANSFER_KERNEL => Some("DMA_DATA"),
+            k => Some(&self.kernels.get(k as usize)?.symbol),
+        }
     }
 
     /// Byte range of dispatch `id`'s kernarg block in the image.

@@ -2,8 +2,9 @@
 //!
 //! Owns: the PM4 verdict (which kernels the direct path runs, [`verdict`]),
 //! kernarg packing for it ([`kernarg_pack`]), the type-3 packet writer,
-//! stateful SH-register elision, boundaries, IB segmentation, timestamps
-//! spliced into profiled IBs ([`profile`]) and the decoder. The register
+//! stateful SH-register elision, boundaries, IB segmentation, CP DMA
+//! copies and fills ([`dma`]), timestamps spliced into profiled IBs
+//! ([`profile`]) and the decoder. The register
 //! and packet tables, field layouts and the vendor AQL PM4-IB packet are
 //! facts from `relaunch-facts`, re-exported here as
 //! [`regs`], [`packet`], [`field`] and [`aql`] where users found them.
@@ -19,6 +20,7 @@ pub mod builder;
 pub mod decode;
 pub mod dispatch;
 pub mod dispatch_packet;
+pub mod dma;
 pub mod elide;
 pub mod emit;
 pub mod error;
@@ -35,9 +37,13 @@ pub use boundary::BoundaryKind;
 pub use builder::{EncodeOptions, IbBuilder, FULL_STATE_ENV};
 pub use decode::{decode, decode_lenient, Packet};
 pub use dispatch::{KernelCode, Launch};
+pub use dma::DmaOp;
 pub use error::{DecodeError, EncodeError};
 pub use field::Field;
-pub use ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment};
+pub use ib::{
+    DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment,
+    TRANSFER_KERNEL,
+};
 pub use kernarg_pack::{pack as pack_kernargs, Geometry, KernargError};
 pub use profile::Profile;
 pub use regs::{table, Class, Register, RegisterTable};

@@ -15,12 +15,13 @@ pub mod op {
     pub const COPY_DATA: u8 = 0x40;
     pub const EVENT_WRITE: u8 = 0x46;
     pub const RELEASE_MEM: u8 = 0x49;
+    pub const DMA_DATA: u8 = 0x50;
     pub const ACQUIRE_MEM: u8 = 0x58;
     pub const SET_SH_REG: u8 = 0x76;
 }
 
 /// Every opcode the decoder knows, with its name (used by the header check).
-pub const OPCODES: [(u8, &str); 10] = [
+pub const OPCODES: [(u8, &str); 11] = [
     (op::NOP, "NOP"),
     (op::DISPATCH_DIRECT, "DISPATCH_DIRECT"),
     (op::WRITE_DATA, "WRITE_DATA"),
@@ -29,6 +30,7 @@ pub const OPCODES: [(u8, &str); 10] = [
     (op::COPY_DATA, "COPY_DATA"),
     (op::EVENT_WRITE, "EVENT_WRITE"),
     (op::RELEASE_MEM, "RELEASE_MEM"),
+    (op::DMA_DATA, "DMA_DATA"),
     (op::ACQUIRE_MEM, "ACQUIRE_MEM"),
     (op::SET_SH_REG, "SET_SH_REG"),
 ];
@@ -204,6 +206,50 @@ pub mod copy_data {
     pub static FIELDS: [Field; 5] = [SRC_SEL, DST_SEL, COUNT_SEL, WR_CONFIRM, ENGINE_SEL];
 }
 
+/// DMA_DATA body dword 1 (CONTROL; `nvd.h` PACKET3_DMA_DATA_*). The body is
+/// CONTROL, SRC_ADDR_LO (or the fill DATA), SRC_ADDR_HI, DST_ADDR_LO,
+/// DST_ADDR_HI, then COMMAND (`dma_command`).
+pub mod dma_data {
+    use crate::field::Field;
+    /// 0 = ME (the engine relaunch uses), 1 = PFP.
+    pub const ENGINE: Field = Field::bit("ENGINE", 0);
+    pub const SRC_CACHE_POLICY: Field = Field::new("SRC_CACHE_POLICY", 13, 14);
+    /// 0 = DST_ADDR using DAS, 1 = GDS, 3 = DST_ADDR using L2.
+    pub const DST_SEL: Field = Field::new("DST_SEL", 20, 21);
+    pub const DST_CACHE_POLICY: Field = Field::new("DST_CACHE_POLICY", 25, 26);
+    /// 0 = SRC_ADDR using SAS, 1 = GDS, 2 = DATA (fill), 3 = SRC_ADDR using L2.
+    pub const SRC_SEL: Field = Field::new("SRC_SEL", 29, 30);
+    /// The CP waits for the transfer to finish before the next packet.
+    pub const CP_SYNC: Field = Field::bit("CP_SYNC", 31);
+    pub static FIELDS: [Field; 6] = [
+        ENGINE,
+        SRC_CACHE_POLICY,
+        DST_SEL,
+        DST_CACHE_POLICY,
+        SRC_SEL,
+        CP_SYNC,
+    ];
+    /// DST_SEL / SRC_SEL: an address through the L2 cache.
+    pub const SEL_L2: u32 = 3;
+    /// SRC_SEL: the source dword is the fill value.
+    pub const SRC_SEL_DATA: u32 = 2;
+}
+
+/// DMA_DATA body dword 6 (COMMAND and BYTE_COUNT; on gfx10+ `nvd.h` gives
+/// COMMAND [31:26] | BYTE_COUNT [25:0]).
+pub mod dma_command {
+    use crate::field::Field;
+    pub const BYTE_COUNT: Field = Field::new("BYTE_COUNT", 0, 25);
+    /// Source / destination address space: 0 memory, 1 register.
+    pub const SAS: Field = Field::bit("SAS", 26);
+    pub const DAS: Field = Field::bit("DAS", 27);
+    /// Source / destination address increment: 0 increment, 1 fixed.
+    pub const SAIC: Field = Field::bit("SAIC", 28);
+    pub const DAIC: Field = Field::bit("DAIC", 29);
+    pub const RAW_WAIT: Field = Field::bit("RAW_WAIT", 30);
+    pub static FIELDS: [Field; 6] = [BYTE_COUNT, SAS, DAS, SAIC, DAIC, RAW_WAIT];
+}
+
 /// INDIRECT_BUFFER body dword 3 (control).
 pub mod ib_control {
     use crate::field::Field;
@@ -234,6 +280,8 @@ pub fn checked_fields() -> Vec<(&'static str, Field)> {
         ("RELEASE_MEM_DATA", &release_data::FIELDS[..]),
         ("WRITE_DATA", &write_data::FIELDS[..]),
         ("WAIT_REG_MEM", &wait_reg_mem::FIELDS[..]),
+        ("DMA_DATA_CNTL", &dma_data::FIELDS[..]),
+        ("DMA_DATA_COMMAND", &dma_command::FIELDS[..]),
         ("INDIRECT_BUFFER", &ib_control::FIELDS[..]),
     ] {
         out.extend(fields.iter().map(|f| (group, *f)));
@@ -257,6 +305,7 @@ mod tests {
         assert_eq!(type3(op::WAIT_REG_MEM, 6, false), 0xC005_3C00);
         assert_eq!(type3(op::COPY_DATA, 5, false), 0xC004_4000);
         assert_eq!(type3(op::NOP, 1, false), 0xC000_1000);
+        assert_eq!(type3(op::DMA_DATA, 6, false), 0xC005_5000);
     }
 
     #[test]

@@ -128,7 +128,7 @@ mod tests {
             .iter()
             .map(|a| Input {
                 name: "decode".to_string(),
-                bytes: facade::sim::rig::fixture(a, "decode").unwrap(),
+                bytes: relaunch_testsupport::fixture(a, "decode"),
             })
             .collect();
         let arches: Vec<String> = arches.iter().map(|a| a.to_string()).collect();

@@ -9,9 +9,9 @@ use libfuzzer_sys::fuzz_target;
 use relaunch_encoders::BoundaryKind;
 use relaunch_sim::ordering::IbLocation;
 use relaunch_sim::pm4::execute_ib;
-use relaunch_sim::testkit::{linear, Rig};
 use relaunch_sim::trace::RangeSet;
 use relaunch_sim::SimConfig;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 

@@ -11,16 +11,7 @@ use relaunch_isa::format::MemoryClass;
 use relaunch_isa::{decode, Decoded, Family, Format, Instruction, Isa, Operand, Role};
 
 fn tool(name: &str) -> Option<&str> {
-    let ok = Command::new(name).arg("--version").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is required when CI is set (apt-get install llvm-19)"
-        );
-        eprintln!("skipping: {name} not found");
-        return None;
-    }
-    Some(name)
+    relaunch_testsupport::require_tool(name, "apt-get install llvm-19").then_some(name)
 }
 
 fn repo() -> PathBuf {

@@ -12,6 +12,8 @@ pub enum RecordError {
     UnknownBuffer { buffer: u32, count: usize },
     #[error("unknown node handle {node}: the graph has {count} node(s); use a handle returned by kernel()")]
     UnknownNode { node: u32, count: usize },
+    #[error("transfer node refused: {why}")]
+    BadTransfer { why: String },
     #[error("buffer {label:?} has size 0: declare at least one byte")]
     ZeroSizeBuffer { label: String },
     #[error("{what} is empty: give it a name")]

@@ -11,7 +11,9 @@
 //! per lane:    u32 node_count, then per node in replay order:
 //!   boundary   u8  (0 none, 1 wait, 2 rmw_vmem, 3 rmw) placed before it
 //!   kernel     u8 tag; 0 = named: u32 len + UTF-8 name;
-//!              1 = module: u64 module identity, u32 len + UTF-8 symbol
+//!              1 = module: u64 module identity, u32 len + UTF-8 symbol;
+//!              2 = transfer: u32 op count, then per op u8 (0 copy, 1 fill),
+//!              u64 dst, u64 src (copy) or fill pattern, u64 bytes
 //!   grid       3 x u32 work-items; block 3 x u32 work-items
 //!   group      u32 dynamic group bytes
 //!   kernarg    u32 length of the kernarg block (its layout identity; the
@@ -30,6 +32,7 @@
 //! `schedule`); node handles only break ties between identical nodes.
 //! Buffers no node references, and labels, are not part of the plan.
 
+use relaunch_encoders::DmaOp;
 use sha2::{Digest, Sha256};
 
 use crate::graph::{KernelRef, Mode};
@@ -109,6 +112,24 @@ pub(crate) fn compute(plan: &Plan) -> [u8; 32] {
                     w.u8(1);
                     w.u64(*module);
                     w.str(symbol);
+                }
+                KernelRef::Transfer(ops) => {
+                    w.u8(2);
+                    w.u32(ops.len() as u32);
+                    for op in ops.iter() {
+                        let (kind, dst, src, bytes) = match *op {
+                            DmaOp::Copy { dst, src, bytes } => (0, dst, src, bytes),
+                            DmaOp::Fill {
+                                dst,
+                                pattern,
+                                bytes,
+                            } => (1, dst, u64::from(pattern), bytes),
+                        };
+                        w.u8(kind);
+                        w.u64(dst);
+                        w.u64(src);
+                        w.u64(bytes);
+                    }
                 }
             }
             let rec = &store.nodes[n as usize];

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use relaunch_encoders::dma::{DmaOp, MAX_DMA_PACKETS_PER_NODE};
 use relaunch_facts::Limits;
 
 use crate::error::RecordError;
@@ -122,6 +123,10 @@ pub enum KernelRef {
     /// by the caller; it enters the fingerprint, so it should identify the
     /// code object's content (e.g. a hash), not a process-local handle.
     Module { module: u64, symbol: String },
+    /// No kernel: copies and fills run by the CP (`DMA_DATA`), in order, at
+    /// GPU addresses (a graph's memcpy/memset node). Recorded with
+    /// [`KernelNode::transfer`]; its accesses order it like a kernel's.
+    Transfer(Arc<[DmaOp]>),
 }
 
 impl KernelRef {
@@ -130,6 +135,7 @@ impl KernelRef {
         match self {
             KernelRef::Named(name) => name,
             KernelRef::Module { symbol, .. } => symbol,
+            KernelRef::Transfer(_) => "DMA_DATA transfer",
         }
     }
 }
@@ -194,6 +200,15 @@ impl KernelNode {
                 symbol: symbol.to_string(),
             },
             ..KernelNode::named(symbol, grid, block)
+        }
+    }
+
+    /// A copy/fill node running `ops` in order (no kernel, no kernargs,
+    /// geometry 1x1x1); give it the accesses and deps its data needs.
+    pub fn transfer(ops: Vec<DmaOp>) -> Self {
+        KernelNode {
+            kernel: KernelRef::Transfer(ops.into()),
+            ..KernelNode::named("transfer", [1, 1, 1], [1, 1, 1])
         }
     }
 
@@ -404,6 +419,9 @@ impl Graph {
     fn check_node(&self, node: &KernelNode) -> Result<(), RecordError> {
         let name = node.kernel.display_name();
         check_name("kernel name", name)?;
+        if let KernelRef::Transfer(ops) = &node.kernel {
+            check_transfer(node, ops)?;
+        }
         if node.grid.contains(&0) || node.block.contains(&0) {
             return Err(RecordError::ZeroGeometry {
                 kernel: name.to_string(),
@@ -482,6 +500,37 @@ impl Graph {
         }
         Ok(())
     }
+}
+
+/// A transfer node is its ops alone: nothing a kernel would have, at most
+/// `MAX_DMA_PACKETS_PER_NODE` packets, each op one DMA_DATA can express.
+fn check_transfer(node: &KernelNode, ops: &[DmaOp]) -> Result<(), RecordError> {
+    let bad = |why: String| Err(RecordError::BadTransfer { why });
+    if ops.is_empty() {
+        return bad("it has no copy or fill".into());
+    }
+    if node.grid != [1, 1, 1]
+        || node.block != [1, 1, 1]
+        || node.dynamic_group_bytes != 0
+        || !node.kernarg.is_empty()
+        || node.vmem_only
+    {
+        return bad(
+            "a transfer has no geometry, group memory, kernargs or cache certificate".into(),
+        );
+    }
+    let packets: usize = ops.iter().map(DmaOp::packets).sum();
+    if packets > MAX_DMA_PACKETS_PER_NODE {
+        return bad(format!(
+            "it takes {packets} DMA_DATA packets, more than the {MAX_DMA_PACKETS_PER_NODE} allowed"
+        ));
+    }
+    for op in ops {
+        if let Err(e) = op.check() {
+            return bad(e.to_string());
+        }
+    }
+    Ok(())
 }
 
 fn check_name(what: &'static str, name: &str) -> Result<(), RecordError> {

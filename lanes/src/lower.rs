@@ -79,23 +79,29 @@ impl<R: KernelResolver> EncoderSink<R> {
     }
 }
 
-fn symbol_of(kernel: &KernelRef) -> &str {
-    match kernel {
-        KernelRef::Named(name) => name,
-        KernelRef::Module { symbol, .. } => symbol,
-    }
-}
-
 impl<R: KernelResolver> LaneSink for EncoderSink<R> {
     type Error = SinkError<R::Error>;
 
     fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), Self::Error> {
+        let symbol = match node.kernel {
+            KernelRef::Named(name) => name,
+            KernelRef::Module { symbol, .. } => symbol,
+            KernelRef::Transfer(ops) => {
+                // A copy/fill: the CP's DMA_DATA, no kernel to resolve.
+                return self.builder.transfer(ops).map(|_| ()).map_err(|source| {
+                    SinkError::Encode {
+                        node: node.node.raw(),
+                        source,
+                    }
+                });
+            }
+        };
         let kernel = self
             .resolver
             .resolve(node.kernel)
             .map_err(SinkError::Resolve)?;
         let code = KernelCode {
-            symbol: symbol_of(node.kernel),
+            symbol,
             family: self.family,
             descriptor: kernel.descriptor,
             kd_address: kernel.kd_address,

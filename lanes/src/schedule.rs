@@ -62,6 +62,16 @@ fn kernel_key(kernel: &KernelRef) -> u64 {
     let (tag, module, name) = match kernel {
         KernelRef::Named(name) => (0, 0, name.as_bytes()),
         KernelRef::Module { module, symbol } => (1, *module, symbol.as_bytes()),
+        KernelRef::Transfer(ops) => {
+            // Content: every op's addresses and length.
+            let mut h = mix(0xcbf2_9ce4_8422_2325, 2);
+            for op in ops.iter() {
+                let (dst, bytes) = op.dst();
+                let src = op.src().map_or(0, |(s, _)| s);
+                h = mix(mix(mix(h, dst), src), bytes);
+            }
+            return h;
+        }
     };
     let mut h = mix(mix(0xcbf2_9ce4_8422_2325, tag), module);
     for chunk in name.chunks(8) {

@@ -94,7 +94,7 @@ mod tests {
     }
 
     fn counter(t: &str) -> Vec<u8> {
-        relaunch::sim::rig::fixture(t, "counter").unwrap()
+        relaunch_testsupport::fixture(t, "counter")
     }
 
     const HOST: &str = "host-x86_64-unknown-linux-gnu-";

@@ -40,7 +40,7 @@ use crate::exports::forward;
 use crate::hip::HIP_SUCCESS;
 use crate::hip::{key, Dim3, Handle, HipError, KernelNodeParams};
 use crate::real;
-use crate::shadow::{NodeKernel, ShadowGraph};
+use crate::shadow::{NodeKernel, NodeWork, ShadowGraph};
 use crate::state::{with_state, State};
 
 /// `hipStreamCaptureStatusActive`.
@@ -60,12 +60,17 @@ impl Capture {
     /// visible to the interposer, and small integers never equal a real
     /// handle (a pointer).
     pub fn push(&mut self, kernel: Result<NodeKernel, String>) {
-        if let Err(why) = &kernel {
-            tracing::info!(reason = %why, "captured launch not replayable; its graph falls through");
+        self.push_work(kernel.map(NodeWork::Kernel));
+    }
+
+    /// Appends a captured launch, memset or memcpy (see [`Capture::push`]).
+    pub fn push_work(&mut self, work: Result<NodeWork, String>) {
+        if let Err(why) = &work {
+            tracing::info!(reason = %why, "captured work not replayable; its graph falls through");
         }
         let handle = self.graph.nodes.len() + 1;
         let deps: Vec<usize> = self.last.into_iter().collect();
-        self.graph.add_node(handle, kernel, &deps);
+        self.graph.add_work(handle, work, &deps);
         self.last = Some(handle);
     }
 
@@ -317,7 +322,7 @@ fn record_launch(stream: Handle, params: &KernelNodeParams, call: &'static str) 
     }
 }
 
-fn mark_all(s: &mut State, stream: Handle) {
+pub(crate) fn mark_all(s: &mut State, stream: Handle) {
     for c in s.captures.values_mut() {
         c.mark_unsupported(format!(
             "a kernel was launched on stream {stream:p}, which the real HIP reports as capturing \

@@ -25,15 +25,21 @@ impl ShadowGraph {
                 .get_or_insert_with(|| format!("a child graph is not replayable: {why}"));
             return;
         }
+        if !child.events.is_empty() {
+            self.unsupported.get_or_insert_with(|| {
+                "a child graph with event record or wait nodes is not flattened".into()
+            });
+            return;
+        }
         let entry = fresh_handle();
         self.ordering.add(entry);
         self.ordering.add(handle);
         let edges_before = self.edges.len() + self.ordering.edge_count();
         let mut map: HashMap<usize, usize> = HashMap::new();
-        for (h, kernel) in &child.nodes {
+        for (h, work) in &child.nodes {
             let new = fresh_handle();
             map.insert(*h, new);
-            self.add_node(new, kernel.clone(), &[]);
+            self.add_work(new, work.clone(), &[]);
         }
         for h in child.ordering.handles() {
             let new = fresh_handle();

@@ -7,11 +7,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+use relaunch::DmaOp;
 use relaunch::NodeId;
 use relaunch::{Gpu, GraphExec};
 
 use crate::ordered::{InFlight, StreamOrder};
-use crate::shadow::{NodeKernel, ShadowGraph, ShadowModule};
+use crate::shadow::{NodeKernel, NodeWork, ShadowGraph, ShadowModule};
+
+/// An exec's kernel nodes (handle -> relaunch node, launch) and its
+/// memset/memcpy nodes (handle -> ops).
+pub(crate) type Transfers = (
+    HashMap<usize, (NodeId, NodeKernel)>,
+    HashMap<usize, Arc<[DmaOp]>>,
+);
 
 /// An executable graph replayed by relaunch.
 pub struct ShadowExec {
@@ -19,6 +27,9 @@ pub struct ShadowExec {
     pub gpu: Gpu,
     /// Node handle -> relaunch node and its current launch.
     pub(crate) nodes: Mutex<HashMap<usize, (NodeId, NodeKernel)>>,
+    /// Memset/memcpy node handle -> its ops (fixed: an update or patch
+    /// that changes them makes the exec fall back).
+    transfers: HashMap<usize, Arc<[DmaOp]>>,
     /// The instantiated graph's node handles in its node order, and its
     /// edges by position: what `hipGraphExecUpdate` pairs a graph against.
     order: Vec<usize>,
@@ -33,6 +44,9 @@ pub struct ShadowExec {
     pub(crate) stream_order: OnceLock<Result<StreamOrder, String>>,
     /// Stream-ordered launches not known to be finished.
     pub(crate) in_flight: InFlight,
+    /// Events the graph's record nodes record: recorded for real on the
+    /// launch stream after each replay (`events.rs`).
+    pub(crate) events: Vec<usize>,
 }
 
 impl Drop for ShadowExec {
@@ -48,7 +62,7 @@ impl ShadowExec {
     pub(crate) fn new(
         exec: GraphExec,
         gpu: Gpu,
-        nodes: HashMap<usize, (NodeId, NodeKernel)>,
+        (nodes, transfers): Transfers,
         (order, edges): (Vec<usize>, Vec<(usize, usize)>),
         modules: Vec<Arc<ShadowModule>>,
     ) -> Self {
@@ -56,13 +70,21 @@ impl ShadowExec {
             exec,
             gpu,
             nodes: Mutex::new(nodes),
+            transfers,
             order,
             edges,
             modules,
             fallen: Mutex::new(None),
             stream_order: OnceLock::new(),
             in_flight: InFlight::default(),
+            events: Vec::new(),
         }
+    }
+
+    /// The exec records `events` after each replay.
+    pub(crate) fn recording(mut self, events: Vec<usize>) -> Self {
+        self.events = events;
+        self
     }
 
     /// Why this exec no longer replays: it fell back, or one of its
@@ -127,11 +149,27 @@ impl ShadowExec {
         // Checked whole before anything is patched: all or nothing.
         let mut changed = Vec::new();
         for (i, (_, new)) in graph.nodes.iter().enumerate() {
+            if let Some(ops) = self.transfers.get(&self.order[i]) {
+                match new {
+                    Ok(NodeWork::Transfer(n)) if n == ops => continue,
+                    _ => {
+                        return self.fall_back(format!(
+                            "the update changes memset/memcpy node {i}; copies and fills are fixed \
+                             in the retained IB"
+                        ))
+                    }
+                }
+            }
             let Some((id, current)) = nodes.get(&self.order[i]) else {
                 return self.fall_back(format!("node {i} of the exec is unknown"));
             };
             match new {
-                Ok(k) if k.same_launch(current) => {
+                Ok(NodeWork::Transfer(_)) => {
+                    return self.fall_back(format!(
+                        "the update turns kernel node {i} into a memset/memcpy node"
+                    ))
+                }
+                Ok(NodeWork::Kernel(k)) if k.same_launch(current) => {
                     if k.kernarg != current.kernarg {
                         changed.push((self.order[i], *id, k.clone()));
                     }

@@ -442,7 +442,10 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
             crate::ordered::launch(&shadow, order, stream)
         });
         return match launched {
-            Some(Ok(rc)) => rc,
+            Some(Ok(rc)) => {
+                crate::events::record_after_replay(&shadow.events, stream);
+                rc
+            }
             Some(Err(e)) => {
                 tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
                 HIP_ERROR_LAUNCH_FAILURE
@@ -461,7 +464,10 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         return forward!(hipGraphLaunch(exec, stream));
     }
     match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
-        Some(Ok(())) => HIP_SUCCESS,
+        Some(Ok(())) => {
+            crate::events::record_after_replay(&shadow.events, stream);
+            HIP_SUCCESS
+        }
         // A memory fault lost the GPU for relaunch: the graph is HIP's from
         // now on (HIP reports the loss its own way).
         Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {

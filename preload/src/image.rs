@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn a_code_object_behind_a_pointer_is_copied_to_its_extent() {
-        let bytes = relaunch::sim::rig::fixture("gfx1201", "counter").expect("fixture");
+        let bytes = relaunch_testsupport::fixture("gfx1201", "counter");
         let mut padded = bytes.clone();
         padded.extend([0u8; 64]);
         // SAFETY: `padded` is a readable code object for the whole call.

@@ -4,7 +4,8 @@
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
 //! stream capture (`capture`), code-object images and
 //! offload bundles from a bare pointer (`image`, `bundle`), static
-//! registration of fat binaries and host stubs (`registry`), graph and
+//! registration of fat binaries and host stubs (`registry`), memset and
+//! memcpy nodes as CP DMA ops (`transfers`, `nodes`), graph and
 //! exec changes made behind the builders' backs (`mutate`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `exec`, `state`).
 //!
@@ -19,11 +20,13 @@ pub mod args;
 pub mod bundle;
 pub mod capture;
 pub mod child_graph;
+pub mod events;
 pub mod exec;
 pub mod exports;
 pub mod hip;
 pub mod image;
 pub mod mutate;
+pub mod mutate_nodes;
 pub mod nodes;
 pub mod ordered;
 pub mod ordering_nodes;
@@ -31,3 +34,4 @@ pub mod real;
 pub mod registry;
 pub mod shadow;
 pub mod state;
+pub mod transfers;

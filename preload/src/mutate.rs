@@ -39,7 +39,7 @@ fn give_up_graph(node: Handle, why: String, call: &'static str) {
 /// [`give_up_graph`] with the state locked. A node of no shadow graph may
 /// belong to a captured one (whose real node handles the shadow never
 /// saw): every captured graph gives up then, as any may hold it.
-fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
+pub(crate) fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
     if let Some((g, _)) = graph_of(s, node) {
         tracing::info!(reason = %why, "graph falls through");
         g.unsupported.get_or_insert(why);
@@ -55,7 +55,7 @@ fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
 }
 
 /// Makes exec `exec` fall through from now on.
-fn give_up_exec(exec: Handle, why: String, call: &'static str) {
+pub(crate) fn give_up_exec(exec: Handle, why: String, call: &'static str) {
     let shadow = with_state(call, |s| s.execs.get(&key(exec)).cloned()).flatten();
     if let Some(shadow) = shadow {
         guarded(call, || shadow.fall_back(why));
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn hipGraphKernelNodeSetParams(
             // SAFETY: `params` was valid for the real call.
             let kernel = unsafe { kernel_of(s, params) };
             match graph_of(s, node) {
-                Some((g, at)) => g.nodes[at].1 = kernel,
+                Some((g, at)) => g.nodes[at].1 = kernel.map(crate::shadow::NodeWork::Kernel),
                 None => give_up_graph_in(
                     s,
                     node,

@@ -136,6 +136,24 @@ real_functions! {
     hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
     hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
+    // Memory the memset/memcpy nodes may reach, and captured copies (nodes.rs).
+    hipMalloc: fn(*mut *mut c_void, usize) -> HipError;
+    hipFree: fn(*mut c_void) -> HipError;
+    hipMemcpyAsync: fn(*mut c_void, *const c_void, usize, i32, Handle) -> HipError;
+    hipMemsetAsync: fn(*mut c_void, i32, usize, Handle) -> HipError;
+    hipMemsetD32Async: fn(*mut c_void, i32, usize, Handle) -> HipError;
+    hipEventRecord: fn(Handle, Handle) -> HipError;
+    // Node changes that make a graph or exec fall through (mutate_nodes.rs).
+    hipGraphMemsetNodeSetParams: fn(Handle, *const c_void) -> HipError;
+    hipGraphMemcpyNodeSetParams: fn(Handle, *const c_void) -> HipError;
+    hipGraphMemcpyNodeSetParams1D: fn(Handle, *mut c_void, *const c_void, usize, i32) -> HipError;
+    hipGraphEventRecordNodeSetEvent: fn(Handle, Handle) -> HipError;
+    hipGraphEventWaitNodeSetEvent: fn(Handle, Handle) -> HipError;
+    hipGraphExecMemsetNodeSetParams: fn(Handle, Handle, *const c_void) -> HipError;
+    hipGraphExecMemcpyNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
+    hipGraphExecMemcpyNodeSetParams1D: fn(Handle, Handle, *mut c_void, *const c_void, usize, i32) -> HipError;
+    hipGraphExecEventRecordNodeSetEvent: fn(Handle, Handle, Handle) -> HipError;
+    hipGraphExecEventWaitNodeSetEvent: fn(Handle, Handle, Handle) -> HipError;
     // Stream-ordered replays (ordered.rs).
     hipHostMalloc: fn(*mut *mut c_void, usize, u32) -> HipError;
     hipHostFree: fn(*mut c_void) -> HipError;

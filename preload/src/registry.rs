@@ -406,7 +406,7 @@ mod tests {
     use crate::bundle::assemble;
 
     fn fixture(target: &str) -> Vec<u8> {
-        relaunch::sim::rig::fixture(target, "counter").expect("fixture")
+        relaunch_testsupport::fixture(target, "counter")
     }
 
     fn wrapped(bundle: &[u8], magic: u32) -> FatBinaryWrapper {

@@ -3,8 +3,9 @@
 //! graphs (kernel nodes with packed kernargs and edges), instantiated
 //! into executable graphs (`exec`).
 //!
-//! A graph is replayable only when every node is a supported kernel node
-//! and nothing was added behind our back (node/edge counts are checked
+//! A graph is replayable only when every node is a supported kernel,
+//! memset or memcpy node (or only orders others) and nothing was added
+//! behind our back (node/edge counts are checked
 //! against the real graph at instantiate). Anything else keeps the reason
 //! and the graph falls through to the real HIP.
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use relaunch::DmaOp;
 use relaunch::{Access, NodeId};
 use relaunch::{CodeObject, KernelInfo};
 use relaunch::{Geometry, Gpu, NodeSpec};
@@ -221,11 +223,19 @@ fn launch_of(
     })
 }
 
+/// What a node does: a kernel launch, or copies/fills the CP runs inside
+/// the IB (memset and memcpy nodes, `transfers.rs`).
+#[derive(Debug, Clone)]
+pub enum NodeWork {
+    Kernel(NodeKernel),
+    Transfer(Arc<[DmaOp]>),
+}
+
 /// A graph being built with `hipGraphCreate` / `hipGraphAdd*`.
 #[derive(Default, Clone)]
 pub struct ShadowGraph {
-    /// Node handle and its launch (or why it is not replayable), in order.
-    pub nodes: Vec<(usize, Result<NodeKernel, String>)>,
+    /// Node handle and its work (or why it is not replayable), in order.
+    pub nodes: Vec<(usize, Result<NodeWork, String>)>,
     pub index: HashMap<usize, usize>,
     /// Edges as node indices, without duplicates.
     pub edges: Vec<(usize, usize)>,
@@ -241,12 +251,23 @@ pub struct ShadowGraph {
     pub child_entries: HashMap<usize, usize>,
     /// (nodes, edges) flattening added that the real graph does not count.
     pub hidden: (usize, usize),
+    /// Event record and wait nodes (also ordering nodes, `events.rs`).
+    pub events: crate::events::EventNodes,
 }
 
 impl ShadowGraph {
     pub fn add_node(&mut self, handle: usize, kernel: Result<NodeKernel, String>, deps: &[usize]) {
+        self.add_work(handle, kernel.map(NodeWork::Kernel), deps);
+    }
+
+    /// A memset/memcpy node (its ops, or why it is not replayable).
+    pub fn add_transfer(&mut self, handle: usize, ops: Result<Vec<DmaOp>, String>, deps: &[usize]) {
+        self.add_work(handle, ops.map(|o| NodeWork::Transfer(o.into())), deps);
+    }
+
+    pub fn add_work(&mut self, handle: usize, work: Result<NodeWork, String>, deps: &[usize]) {
         let at = self.nodes.len();
-        self.nodes.push((handle, kernel));
+        self.nodes.push((handle, work));
         self.index.insert(handle, at);
         for &d in deps {
             self.add_edge(d, handle);
@@ -273,7 +294,12 @@ impl ShadowGraph {
     /// through ordering nodes, without duplicates.
     pub fn all_edges(&self) -> Result<Vec<(usize, usize)>, String> {
         let mut edges = self.edges.clone();
-        for (from, to) in self.ordering.implied_edges() {
+        // A wait on an event recorded in the graph orders after the record.
+        let mut ordering = self.ordering.clone();
+        for (record, wait) in self.event_edges()? {
+            ordering.add_edge(record, wait);
+        }
+        for (from, to) in ordering.implied_edges() {
             let (Some(&f), Some(&t)) = (self.index.get(&from), self.index.get(&to)) else {
                 return Err(format!(
                     "an edge names a node ({from:#x} -> {to:#x}) not added through a call this library follows"
@@ -342,7 +368,7 @@ impl ShadowGraph {
             return Err(why.clone());
         }
         if self.nodes.is_empty() {
-            return Err("the graph has no kernel nodes".into());
+            return Err("the graph has no kernel, memset or memcpy nodes".into());
         }
         for (_, k) in &self.nodes {
             k.as_ref().map_err(Clone::clone)?;
@@ -356,10 +382,11 @@ impl ShadowGraph {
             .map_err(|e| e.to_string())?;
         let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
         let mut nodes = HashMap::new();
+        let mut transfers = HashMap::new();
         let mut modules: Vec<Arc<ShadowModule>> = Vec::new();
         for &i in &order {
-            let (handle, kernel) = &self.nodes[i];
-            let kernel = kernel.as_ref().map_err(Clone::clone)?;
+            let (handle, work) = &self.nodes[i];
+            let work = work.as_ref().map_err(Clone::clone)?;
             let mut deps = Vec::new();
             let mut accesses = Vec::new();
             for (e, &(f, t)) in edges.iter().enumerate() {
@@ -372,6 +399,19 @@ impl ShadowGraph {
                     accesses.push(Access::write(dummy, at, 4));
                 }
             }
+            let kernel = match work {
+                NodeWork::Kernel(k) => k,
+                NodeWork::Transfer(ops) => {
+                    // The copy's own memory is HIP's, not declared: its
+                    // edges order it, as they do kernels.
+                    let id = g
+                        .transfer(ops.to_vec(), accesses, deps)
+                        .map_err(|e| e.to_string())?;
+                    ids[i] = Some(id);
+                    transfers.insert(*handle, Arc::clone(ops));
+                    continue;
+                }
+            };
             let module = kernel.function.module.on(gpu)?;
             if !modules
                 .iter()
@@ -399,10 +439,11 @@ impl ShadowGraph {
         Ok(ShadowExec::new(
             exec,
             gpu.clone(),
-            nodes,
+            (nodes, transfers),
             (order, edges),
             modules,
-        ))
+        )
+        .recording(self.events.recorded()))
     }
 }
 
@@ -410,7 +451,7 @@ impl ShadowGraph {
 /// (test support for this crate's unit tests).
 #[cfg(test)]
 pub(crate) fn counter_for(target: &str) -> Function {
-    let bytes = relaunch::sim::rig::fixture(target, "counter").expect("fixture");
+    let bytes = relaunch_testsupport::fixture(target, "counter");
     Function {
         module: Arc::new(ShadowModule::new(
             CodeObject::parse(&bytes).map_err(|e| e.to_string()),

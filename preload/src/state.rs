@@ -26,6 +26,9 @@ pub struct State {
     pub execs: HashMap<usize, Arc<ShadowExec>>,
     /// Stream -> the capture in progress on it.
     pub captures: HashMap<usize, Capture>,
+    /// Allocations HIP made (`hipMalloc`, `hipHostMalloc`): what a memset
+    /// or memcpy node may reach (`transfers.rs`).
+    pub memory: crate::transfers::MemoryMap,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));

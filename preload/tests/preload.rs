@@ -5,170 +5,13 @@
 //! visible, the fake's launch count unchanged) and the `extra`-form graph
 //! falls through (count + 1); without it, every launch reaches the fake.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-struct Built {
-    dir: PathBuf,
-    sim_hsa: PathBuf,
-    interposer: PathBuf,
-    app: PathBuf,
-}
-
-/// Builds the simulator's HSA cdylib and the interposer with cargo (where
-/// and how this test was built), and finds them in cargo's JSON messages.
-fn cargo_artifacts() -> (PathBuf, PathBuf) {
-    let files = relaunch_testsupport::cargo_build(&[
-        "-p",
-        "relaunch-sim",
-        "--example",
-        "hsa_runtime64",
-        "-p",
-        "relaunch-hipgraph",
-        "--lib",
-    ]);
-    (
-        relaunch_testsupport::artifact(&files, "libhsa_runtime64.so"),
-        relaunch_testsupport::artifact(&files, "librelaunch_hipgraph.so"),
-    )
-}
-
-fn cc(args: &[&str]) {
-    let out = Command::new("cc").args(args).output().expect("run cc");
-    assert!(
-        out.status.success(),
-        "cc {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// The test sources (`preload/tests`).
-fn here() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
-
-/// Compiles `source` (under `tests/`) strictly with the HIP test header
-/// into `dir/output`, with `extra` flags, linked against the fake
-/// `libamdhip64.so` in `dir` when `link_hip`.
-fn build_c(dir: &Path, output: &str, source: &str, extra: &[String], link_hip: bool) -> PathBuf {
-    let out = dir.join(output);
-    let mut args: Vec<String> = [
-        "-std=c11",
-        "-D_POSIX_C_SOURCE=200809L",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-    ]
-    .map(String::from)
-    .to_vec();
-    args.push(format!("-I{}", here().join("include").display()));
-    args.extend(extra.iter().cloned());
-    args.extend([
-        "-o".into(),
-        out.display().to_string(),
-        here().join(source).display().to_string(),
-    ]);
-    if link_hip {
-        args.extend([
-            format!("-L{}", dir.display()),
-            "-lamdhip64".into(),
-            format!("-Wl,-rpath,{}", dir.display()),
-        ]);
-    }
-    args.push("-ldl".into());
-    cc(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    out
-}
-
-/// Runs `program args` on the fake HIP over the simulator (with the
-/// interposer preloaded when `preload`) and returns its stdout lines.
-fn run(b: &Built, program: &Path, args: &[&Path], preload: bool) -> Vec<String> {
-    run_with(b, program, args, preload, &[]).0
-}
-
-/// [`run`] with environment changes after the defaults (`Some`: set,
-/// `None`: removed); also returns stderr.
-fn run_with(
-    b: &Built,
-    program: &Path,
-    args: &[&Path],
-    preload: bool,
-    env: &[(&str, Option<&str>)],
-) -> (Vec<String>, String) {
-    let mut cmd = Command::new(program);
-    cmd.env_remove("RELAUNCH_LOG")
-        .env_remove("FAKEHIP_PCI_BUS_ID");
-    cmd.args(args)
-        .current_dir(&b.dir)
-        .env("RELAUNCH_HSA_LIB", &b.sim_hsa)
-        .env("RELAUNCH_SIM_TARGETS", "gfx1201")
-        // The sim cdylib's gfx1201 agent, reached through the runtime the
-        // fake HIP also uses (a `sim:` selector would open a second,
-        // in-process simulator with its own memory).
-        .env("RELAUNCH_DEVICE", "name:gfx1201")
-        .env_remove("LD_PRELOAD");
-    if preload {
-        cmd.env("LD_PRELOAD", &b.interposer);
-    }
-    for (name, value) in env {
-        match value {
-            Some(v) => cmd.env(name, v),
-            None => cmd.env_remove(name),
-        };
-    }
-    let out = cmd.output().expect("run the app");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{} failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
-        program.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (stdout.lines().map(str::to_string).collect(), stderr)
-}
-
-/// The counter fixture the apps load.
-fn counter_co() -> PathBuf {
-    relaunch::sim::rig::fixture_path("gfx1201", "counter")
-}
-
-fn built() -> Option<&'static Built> {
-    static BUILT: OnceLock<Option<Built>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let have_cc = Command::new("cc")
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success());
-            if !have_cc {
-                // CI has a C compiler: there, skipping would hide a failure.
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "`cc` is missing under CI; the interposer tests need it"
-                );
-                println!("note: skipping: `cc` is not installed (CI installs it)");
-                return None;
-            }
-            let (sim_hsa, interposer) = cargo_artifacts();
-            let dir =
-                std::env::temp_dir().join(format!("relaunch-hipgraph-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("scratch directory");
-            let shared = ["-shared".to_string(), "-fPIC".to_string()];
-            build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &shared, false);
-            let app = build_c(&dir, "graph_counter", "app/graph_counter.c", &[], true);
-            Some(Built {
-                dir,
-                sim_hsa,
-                interposer,
-                app,
-            })
-        })
-        .as_ref()
-}
+use common::{build_c, built, counter_co, run, run_with, Built};
 
 /// Runs the graph app (with the interposer preloaded when `preload`).
 fn run_app(b: &Built, preload: bool) -> Vec<String> {
@@ -232,18 +75,14 @@ fn app_without_preload_runs_on_the_fake_alone() {
 #[test]
 fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
     let Some(b) = built() else { return };
-    let Ok(out) = Command::new("nm")
+    if !relaunch_testsupport::require_tool("nm", "install binutils") {
+        return;
+    }
+    let out = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(&b.interposer)
         .output()
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "`nm` is missing under CI; install binutils"
-        );
-        println!("note: skipping: `nm` is not installed");
-        return;
-    };
+        .expect("run nm");
     assert!(
         out.status.success(),
         "{}",
@@ -264,6 +103,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "__hipRegisterTexture",
             "__hipRegisterVar",
             "__hipUnregisterFatBinary",
+            "hipFree",
             "hipGraphAddChildGraphNode",
             "hipGraphAddDependencies",
             "hipGraphAddEmptyNode",
@@ -276,8 +116,15 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphAddMemsetNode",
             "hipGraphCreate",
             "hipGraphDestroy",
+            "hipGraphEventRecordNodeSetEvent",
+            "hipGraphEventWaitNodeSetEvent",
             "hipGraphExecDestroy",
+            "hipGraphExecEventRecordNodeSetEvent",
+            "hipGraphExecEventWaitNodeSetEvent",
             "hipGraphExecKernelNodeSetParams",
+            "hipGraphExecMemcpyNodeSetParams",
+            "hipGraphExecMemcpyNodeSetParams1D",
+            "hipGraphExecMemsetNodeSetParams",
             "hipGraphExecNodeSetParams",
             "hipGraphExecUpdate",
             "hipGraphInstantiate",
@@ -285,9 +132,18 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphKernelNodeSetAttribute",
             "hipGraphKernelNodeSetParams",
             "hipGraphLaunch",
+            "hipGraphMemcpyNodeSetParams",
+            "hipGraphMemcpyNodeSetParams1D",
+            "hipGraphMemsetNodeSetParams",
             "hipGraphNodeSetEnabled",
             "hipGraphNodeSetParams",
+            "hipHostFree",
+            "hipHostMalloc",
             "hipLaunchKernel",
+            "hipMalloc",
+            "hipMemcpyAsync",
+            "hipMemsetAsync",
+            "hipMemsetD32Async",
             "hipModuleGetFunction",
             "hipModuleGetGlobal",
             "hipModuleLaunchKernel",
@@ -405,11 +261,11 @@ fn static_app() -> Option<&'static PathBuf> {
             ])
             .arg(format!(
                 "-input={}",
-                relaunch::sim::rig::fixture_path("gfx1100", "counter").display()
+                relaunch_testsupport::fixture_path("gfx1100", "counter").display()
             ))
             .arg(format!(
                 "-input={}",
-                relaunch::sim::rig::fixture_path("gfx1201", "counter").display()
+                relaunch_testsupport::fixture_path("gfx1201", "counter").display()
             ))
             .arg(format!("-output={}", bundle.display()))
             .output()
@@ -574,7 +430,7 @@ fn a_compressed_bundle_replays_like_the_plain_code_object() {
         ])
         .arg(format!(
             "--input={}",
-            relaunch::sim::rig::fixture_path("gfx1100", "counter").display()
+            relaunch_testsupport::fixture_path("gfx1100", "counter").display()
         ))
         .arg(format!("--input={}", counter_co().display()))
         .arg(format!("--output={}", bundle.display()))
@@ -665,16 +521,14 @@ fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
 fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
     let Some(b) = built() else { return };
     let header = Path::new("/usr/include/hip/hip_runtime_api.h");
-    let have_cxx = Command::new("c++")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !header.exists() || !have_cxx {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI needs c++ and the HIP headers (Debian libamdhip64-dev; .ci/run installs them)"
+    if !relaunch_testsupport::require_tool("c++", "the HIP benchmark build needs it") {
+        return;
+    }
+    if !header.exists() {
+        relaunch_testsupport::missing(
+            &header.display().to_string(),
+            "Debian libamdhip64-dev; .ci/run installs it",
         );
-        println!("note: skipping: no c++ or no HIP headers (libamdhip64-dev)");
         return;
     }
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/hip/decode_hipgraph.cpp");
@@ -701,7 +555,7 @@ fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
         "c++ failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let decode = relaunch::sim::rig::fixture_path("gfx1201", "decode");
+    let decode = relaunch_testsupport::fixture_path("gfx1201", "decode");
     let (code, layers, seqs, tokens) = (
         decode.as_path(),
         Path::new("3"),

@@ -4,8 +4,8 @@
 //! the retained IBs installed on it, with operations kept in the order they
 //! were sent: `actor`), completions (`completion`), the backend vocabulary
 //! (`backend`) and its HSA implementation (`hsa_backend`, its completions
-//! in `hsa_watch`), an in-memory backend that really executes counter IBs
-//! (`testing`), the queue-width policy (`policy`) and the scheduler that
+//! in `hsa_watch`), the synchronisation primitives protocol code uses
+//! (`sync`: std, or loom under `--cfg loom`), the queue-width policy (`policy`) and the scheduler that
 //! maps lanes onto actors, fans a replay out and gathers it (`scheduler`). Refuses: patches outside a
 //! dispatch's kernarg block, operations on stopped actors or foreign IBs.
 //! Must not import: the simulator (it is just another HSA table), the
@@ -25,11 +25,14 @@ mod loom;
 pub mod policy;
 pub mod scheduler;
 mod slab;
-pub mod testing;
 mod track;
 
-#[cfg(all(test, loom))]
-mod loom_models;
+/// The primitives the actor protocols synchronise with: `std`'s, or under
+/// `--cfg loom` loom's, so a backend written against them (such as the
+/// test suite's counter backend) is explored by the same loom models.
+pub mod sync {
+    pub use crate::loom::{lock, thread, wait, wait_timeout, Arc, Condvar, Mutex, MutexGuard};
+}
 
 pub use actor::{Actor, ActorOptions};
 pub use backend::{CompletionWatch, IbLayout, KernargWriter, QueueBackend, Ticket, WatchError};

@@ -1,7 +1,7 @@
 //! The one door to synchronisation primitives for code loom must see.
 //!
 //! Under `--cfg loom` everything comes from `loom`, so the models in
-//! `loom_models` explore every interleaving of the mailbox, completion and
+//! `tests/loom.rs` explore every interleaving of the mailbox, completion and
 //! shutdown protocols; otherwise from `std`. Protocol code imports
 //! `crate::loom::*`, never `std::sync` (std's `Mutex`/`Condvar` are used
 //! rather than parking_lot's because their API matches loom's exactly).
@@ -9,16 +9,16 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 #[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
-pub(crate) use loom::thread;
+pub use loom::thread;
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::thread;
+pub use std::thread;
 
 #[cfg(not(loom))]
 pub(crate) use self::cell::{MutPtr, UnsafeCell};
@@ -62,21 +62,21 @@ mod cell {
 /// Locks `mutex`, taking the data even if a thread panicked while holding
 /// it: every critical section here leaves the state consistent before any
 /// call that could panic, so poisoning carries no information for us.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Waits on `cv`, with the same poisoning policy as [`lock`].
-pub(crate) fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+pub fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
     cv.wait(guard)
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Waits on `cv` for at most `timeout` (loom ignores the duration and
 /// treats it as a plain wait, which explores the same orders).
-pub(crate) fn wait_timeout<'a, T>(
+pub fn wait_timeout<'a, T>(
     cv: &Condvar,
     guard: MutexGuard<'a, T>,
     timeout: std::time::Duration,

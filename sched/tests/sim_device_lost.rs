@@ -17,8 +17,8 @@ use relaunch_device::hsa::Allocation;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{ActorOptions, SchedError};
-use relaunch_sim::rig::{read_u32, HsaRig};
 use relaunch_sim::{SimConfig, SimPci};
+use relaunch_testsupport::rig::{read_u32, HsaRig};
 
 const LANES: usize = 4;
 const DISPATCHES: usize = 64;

@@ -428,7 +428,7 @@ impl SimDevice {
 mod tests {
     use super::*;
 
-    use crate::testkit::fixture;
+    use relaunch_testsupport::fixture;
 
     #[test]
     fn refuses_non_rdna_targets() {

@@ -14,15 +14,9 @@ pub mod memory;
 pub mod ordering;
 pub mod pm4;
 pub mod queue;
-pub mod rig;
 pub mod signal;
 pub mod trace;
 pub mod twins;
-
-// The shared test rig: this crate's unit tests and, through the `test-kit`
-// feature (a dev-dependency on itself), its tests/*.rs.
-#[cfg(any(test, feature = "test-kit"))]
-pub mod testkit;
 
 pub use device::{KernelEntry, LoadedImage, SimConfig, SimDevice, SimError, SimPci};
 pub use queue::{ErrorCallback, FaultPlan, QueueError, QueueErrorKind, SimQueue};

@@ -4,8 +4,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use relaunch_sim::testkit::{linear, Rig};
 use relaunch_sim::twins::register_twin;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 static RELEASE: AtomicBool = AtomicBool::new(false);
 /// What the twin's store after its release did: 0 not yet, 1 landed,

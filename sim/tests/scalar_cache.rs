@@ -5,8 +5,8 @@
 //! kernel whose code is not VMEM-only would.
 
 use relaunch_encoders::BoundaryKind;
-use relaunch_sim::testkit::Rig;
 use relaunch_sim::twins::register_twin;
+use relaunch_testsupport::simkit::Rig;
 
 fn scalar_consumer() {
     // consume(uint *out, const uint *in): out[i] += in[i], with `in` read

@@ -55,7 +55,7 @@ mkdir -p "$out/gfx90a"
 compile gfx90a counter "$out/gfx90a/counter.co"
 echo "built $(find "$out" -name '*.co' | wc -l) code objects under $out"
 if [ -n "$bundles" ]; then
-    # Same command as tests/demo_bundle.rs checks the committed tree against.
+    # Same command as tests/it/demo_bundle.rs checks the committed tree against.
     if [ -n "${RELAUNCH:-}" ]; then
         relaunch=("$RELAUNCH")
     else

@@ -1,12 +1,24 @@
-//! Helpers for relaunch's integration tests: the workspace root, and nested
-//! `cargo build`s of artifacts a test needs but cargo does not build for it
-//! (cdylibs, examples), found through cargo's JSON messages; and a counting
-//! allocator for tests that bound allocations ([`alloc`]).
+//! Helpers for relaunch's tests and benchmarks, kept out of the shipped
+//! crates: the workspace root and its committed kernel fixtures
+//! ([`fixture`]), the check for external tools ([`require_tool`],
+//! [`missing`]), nested `cargo build`s of artifacts a test needs but cargo
+//! does not build for it (cdylibs, examples), a counting allocator
+//! ([`alloc`]); behind features, a hand-built kernel descriptor
+//! (`device`: [`counter_descriptor`]), simulator rigs (`sim`: `rig`,
+//! `simkit`) and an in-memory queue backend (`sched`: `counter`).
 //!
-//! Test code: failures panic with cargo's output. Must not depend on any
-//! relaunch crate.
+//! Test code: most helpers panic with what went wrong (`rig` returns
+//! errors, since the benchmarks report them). Without features it depends
+//! on no relaunch crate. A dev-dependency only (the benchmarks, which are
+//! not shipped, are the one normal user).
 
 pub mod alloc;
+#[cfg(feature = "sched")]
+pub mod counter;
+#[cfg(feature = "sim")]
+pub mod rig;
+#[cfg(feature = "sim")]
+pub mod simkit;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +34,63 @@ pub fn missing(what: &str, hint: &str) {
         "{what} is missing under CI ({hint}); a test must not pass without it"
     );
     println!("note: skipping: {what} is missing ({hint})");
+}
+
+/// True when `tool --version` runs and succeeds. Otherwise [`missing`]
+/// reports it (a failure under CI, a skip note elsewhere) and this returns
+/// false, so the caller returns: `if !require_tool("llvm-mc-19", "apt-get
+/// install llvm-19") { return; }`. `hint` says how to get the tool.
+pub fn require_tool(tool: &str, hint: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        missing(&format!("`{tool}`"), hint);
+    }
+    ok
+}
+
+/// `tests/kernels/build/<target>/<name>.co`: a committed kernel fixture
+/// (rebuilt by tests/kernels/build.sh).
+pub fn fixture_path(target: &str, name: &str) -> PathBuf {
+    workspace()
+        .join("tests/kernels/build")
+        .join(target)
+        .join(format!("{name}.co"))
+}
+
+/// The bytes of fixture `name` built for `target`; panics naming the file
+/// when it cannot be read.
+pub fn fixture(target: &str, name: &str) -> Vec<u8> {
+    let path = fixture_path(target, name);
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the fixture {}: {e} (tests/kernels/build.sh rebuilds them)",
+            path.display()
+        )
+    })
+}
+
+/// A kernarg-pointer-only wave32 kernel descriptor shaped like the
+/// `counter` fixture's: 8 kernarg bytes, 2 user SGPRs (the kernarg
+/// pointer), no LDS or scratch, code 0x40 bytes before the descriptor.
+/// Tests vary fields with struct update syntax.
+#[cfg(feature = "device")]
+pub fn counter_descriptor() -> relaunch_device::codeobj::KernelDescriptor {
+    use relaunch_device::codeobj::descriptor::{properties, rsrc2};
+    relaunch_device::codeobj::KernelDescriptor {
+        group_segment_fixed_size: 0,
+        private_segment_fixed_size: 0,
+        kernarg_size: 8,
+        kernel_code_entry_byte_offset: -0x40,
+        compute_pgm_rsrc3: 0,
+        compute_pgm_rsrc1: 0x60AF_0000,
+        // 0x80: TGID_X_EN; the user SGPR count in its field.
+        compute_pgm_rsrc2: 0x80 | (2 << rsrc2::USER_SGPR_SHIFT),
+        kernel_code_properties: properties::KERNARG_SEGMENT_PTR | properties::WAVEFRONT_SIZE32,
+        kernarg_preload: 0,
+    }
 }
 
 /// The workspace root (this crate's parent folder).

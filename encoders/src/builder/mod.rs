@@ -18,6 +18,7 @@ mod check;
 mod fast;
 mod run;
 mod template;
+mod transfer;
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::{Family, Limits, TargetFacts};
@@ -483,8 +484,7 @@ impl IbBuilder {
 
     /// Forget the previous dispatch (the shadow brought up to date), so the
     /// next one takes the general path: what an emitter of other packets
-    /// between dispatches calls before it writes.
-    #[allow(dead_code)] // no such emitter in the builder yet
+    /// between dispatches (`transfer.rs`) calls before it writes.
     fn end_repeat(&mut self) {
         self.flush_run(None);
         self.sync_shadow();

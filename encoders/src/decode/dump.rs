@@ -9,7 +9,8 @@ use super::{decode_at, sh_registers, Entry, LenientDecoder, Packet};
 use crate::error::DecodeError;
 use crate::field::describe;
 use crate::packet::{
-    copy_data, event, gcr, ib_control, release_cntl, release_data, wait_reg_mem, write_data,
+    copy_data, dma_command, dma_data, event, gcr, ib_control, release_cntl, release_data,
+    wait_reg_mem, write_data,
 };
 use crate::regs::table;
 
@@ -223,6 +224,17 @@ fn write_packet(out: &mut String, at: usize, h: u32, p: &Packet<'_>, family: Fam
         Packet::CopyData { control, src, dst } => {
             describe(control, &copy_data::FIELDS, &mut fields);
             let _ = writeln!(out, "  [{fields}] src={src:#x} dst={dst:#x}");
+        }
+        Packet::DmaData {
+            control,
+            src,
+            dst,
+            command,
+        } => {
+            describe(control, &dma_data::FIELDS, &mut fields);
+            let mut cmd = String::new();
+            describe(command, &dma_command::FIELDS, &mut cmd);
+            let _ = writeln!(out, "  [{fields}] src={src:#x} dst={dst:#x} [{cmd}]");
         }
     }
 }

@@ -78,6 +78,14 @@ pub enum Packet<'a> {
         src: u64,
         dst: u64,
     },
+    /// CP DMA (`packet::dma_data`, `packet::dma_command`). `src` is the
+    /// fill value in its low dword when SRC_SEL is DATA.
+    DmaData {
+        control: u32,
+        src: u64,
+        dst: u64,
+        command: u32,
+    },
 }
 
 impl Packet<'_> {
@@ -94,6 +102,7 @@ impl Packet<'_> {
             Packet::WaitRegMem { .. } => "WAIT_REG_MEM",
             Packet::IndirectBuffer { .. } => "INDIRECT_BUFFER",
             Packet::CopyData { .. } => "COPY_DATA",
+            Packet::DmaData { .. } => "DMA_DATA",
         }
     }
 
@@ -292,6 +301,17 @@ fn decode_at(
                 control: b[0],
                 src: u64_of(b[1], b[2]),
                 dst: u64_of(b[3], b[4]),
+            }
+        }
+        op::DMA_DATA => {
+            if body_len != 6 {
+                return Err(bad("DMA_DATA", "6"));
+            }
+            Packet::DmaData {
+                control: b[0],
+                src: u64_of(b[1], b[2]),
+                dst: u64_of(b[3], b[4]),
+                command: b[5],
             }
         }
         _ => {

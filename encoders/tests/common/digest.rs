@@ -1,5 +1,5 @@
 //! The one digest of an encoded IB the byte-identity tests compare
-//! (`encoders/tests/streams.rs`, and `bench/tests/shapes.rs`, which
+//! (`encoders/tests/it/streams.rs`, and `bench/tests/shapes.rs`, which
 //! includes this file by path): everything `finish` returns but the
 //! epilogue's words, whose cache-control value is not the encoder's hot
 //! path and may change on its own.

@@ -10,21 +10,11 @@ use relaunch_encoders::{EncodedIb, KernelCode, Packet};
 
 /// A kernarg-pointer-only kernel (like the counter kernel): 2 user SGPRs.
 pub fn counter_kd(wave32: bool) -> KernelDescriptor {
-    let mut props = p::KERNARG_SEGMENT_PTR;
-    if wave32 {
-        props |= p::WAVEFRONT_SIZE32;
+    let mut kd = relaunch_testsupport::counter_descriptor();
+    if !wave32 {
+        kd.kernel_code_properties &= !p::WAVEFRONT_SIZE32;
     }
-    KernelDescriptor {
-        group_segment_fixed_size: 0,
-        private_segment_fixed_size: 0,
-        kernarg_size: 8,
-        kernel_code_entry_byte_offset: -0x40,
-        compute_pgm_rsrc3: 0,
-        compute_pgm_rsrc1: 0x60AF_0000,
-        compute_pgm_rsrc2: 0x80 | (2 << rsrc2::USER_SGPR_SHIFT),
-        kernel_code_properties: props,
-        kernarg_preload: 0,
-    }
+    kd
 }
 
 /// A gfx10/11 kernel that also asks for the private segment buffer (6 SGPRs).

@@ -23,7 +23,7 @@ pub(crate) fn cstr(s: &str) -> CString {
 }
 
 pub(crate) fn fixture(name: &str) -> Vec<u8> {
-    facade::sim::rig::fixture("gfx1201", name).unwrap_or_else(|e| panic!("{e}"))
+    relaunch_testsupport::fixture("gfx1201", name)
 }
 
 pub(crate) fn open_sim() -> *mut RlGpu {

@@ -10,21 +10,6 @@ use crate::support::{check, ffi_dir, lib_dir, scratch, stdout};
 
 const VERSION: &str = "9.8.7";
 
-fn require(tool: &str, arg: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "`{tool}` is not installed (CI must install it)"
-        );
-        println!("note: skipping the SDK test: `{tool}` is not installed (CI installs it)");
-    }
-    ok
-}
-
 fn needed(elf: &Path) -> String {
     let out = Command::new("readelf")
         .arg("-d")
@@ -37,15 +22,8 @@ fn needed(elf: &Path) -> String {
 
 #[test]
 fn sdk_archive_unpacks_verifies_and_links_shared_and_static() {
-    for (tool, arg) in [
-        ("make", "--version"),
-        ("cc", "--version"),
-        ("pkg-config", "--version"),
-        ("sha256sum", "--version"),
-        ("tar", "--version"),
-        ("readelf", "--version"),
-    ] {
-        if !require(tool, arg) {
+    for tool in ["make", "cc", "pkg-config", "sha256sum", "tar", "readelf"] {
+        if !relaunch_testsupport::require_tool(tool, "needed by the SDK test") {
             return;
         }
     }

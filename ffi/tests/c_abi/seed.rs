@@ -15,18 +15,7 @@ const CERTIFICATION_DEFINES: &[&str] = &["-DRL_TEST_CERTIFICATION"];
 
 /// True when `tool` runs. Missing: a failure under CI, else a skip note.
 fn require(tool: &str, test: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: `{tool}` is not installed (CI must install it)"
-        );
-        println!("note: skipping {test}: `{tool}` is not installed (CI installs it)");
-    }
-    ok
+    relaunch_testsupport::require_tool(tool, &format!("needed by {test}"))
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -38,7 +38,7 @@ pub fn ffi_dir() -> PathBuf {
 }
 
 pub fn fixture(target: &str, name: &str) -> String {
-    let path = facade::sim::rig::fixture_path(target, name);
+    let path = relaunch_testsupport::fixture_path(target, name);
     assert!(path.is_file(), "missing fixture {path:?}");
     path.to_string_lossy().into_owned()
 }
@@ -46,14 +46,7 @@ pub fn fixture(target: &str, name: &str) -> String {
 /// True when `tool` runs; otherwise false with a skip note, or a failure
 /// under CI (which installs every tool these tests use).
 pub fn have(tool: &str, test: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        relaunch_testsupport::missing(&format!("`{tool}`"), &format!("needed by {test}"));
-    }
-    ok
+    relaunch_testsupport::require_tool(tool, &format!("needed by {test}"))
 }
 
 /// A fresh scratch directory for one test, removed when the test passes

@@ -281,6 +281,47 @@ hipError_t hipGraphAddHostNode(void **node, void *graph, void *const *deps, size
     return add_node(node, graph, deps, ndeps, &none);
 }
 
+/* Memset, memcpy and event nodes: recorded (counts only; the fake never
+ * runs graphs). */
+hipError_t hipGraphAddMemsetNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                                 const hipMemsetParams *params) {
+    if (!params || !params->dst) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+hipError_t hipGraphAddMemcpyNode(void **node, void *graph, void *const *deps, size_t ndeps,
+                                 const hipMemcpy3DParms *params) {
+    if (!params) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+hipError_t hipGraphAddMemcpyNode1D(void **node, void *graph, void *const *deps, size_t ndeps, void *dst,
+                                   const void *src, size_t count, int kind) {
+    (void)count; (void)kind;
+    if (!dst || !src) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+hipError_t hipGraphAddEventRecordNode(void **node, void *graph, void *const *deps, size_t ndeps, void *event) {
+    if (!event) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
+hipError_t hipGraphAddEventWaitNode(void **node, void *graph, void *const *deps, size_t ndeps, void *event) {
+    if (!event) return hipErrorInvalidValue;
+    hipKernelNodeParams none;
+    memset(&none, 0, sizeof none);
+    return add_node(node, graph, deps, ndeps, &none);
+}
+
 hipError_t hipGraphAddDependencies(void *graph, void *const *from, void *const *to, size_t count) {
     struct graph *g = graph;
     if (!g || (count && (!from || !to))) return hipErrorInvalidValue;
@@ -463,6 +504,12 @@ static hipError_t capture_append(struct capture *c, const hipKernelNodeParams *p
     c->ndeps = 1;
     c->deps[0] = n;
     return hipSuccess;
+}
+
+/* fakestream.h's async copies and fills on a capturing stream: a node. */
+static int fake_capture_transfer(void *stream) {
+    struct capture *c = capture_of(stream);
+    return c && capture_append(c, NULL) == hipSuccess;
 }
 
 /* Counted (the fake never runs kernels); on a capturing stream the launch

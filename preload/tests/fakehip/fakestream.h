@@ -20,7 +20,7 @@
 #define FAKE_WAIT_TIMEOUT_S 20
 #define FAKE_QUEUE 4096
 
-enum fake_op_kind { FAKE_WRITE32, FAKE_WRITE64, FAKE_WAIT32, FAKE_WAIT64, FAKE_COPY, FAKE_EVENT };
+enum fake_op_kind { FAKE_WRITE32, FAKE_WRITE64, FAKE_WAIT32, FAKE_WAIT64, FAKE_COPY, FAKE_FILL, FAKE_EVENT };
 
 struct fake_event_state { long recorded, reached; };
 
@@ -92,6 +92,9 @@ static void fake_run(struct fake_op *op) {
         break;
     }
     case FAKE_COPY: memmove(op->ptr, op->src, op->bytes); break;
+    case FAKE_FILL: /* value: the dword pattern; bytes a multiple of `flags` (1, 2 or 4) */
+        for (size_t i = 0; i < op->bytes; i += op->flags) memcpy((char *)op->ptr + i, &op->value, op->flags);
+        break;
     case FAKE_EVENT: __atomic_store_n(&op->event->reached, op->event_seq, __ATOMIC_SEQ_CST); break;
     }
 }
@@ -197,10 +200,30 @@ hipError_t hipStreamWaitValue64(void *stream, void *ptr, uint64_t value, unsigne
                                               .mask = mask});
 }
 
+/* Defined by fakehip.c: on a capturing stream, appends a (memset or
+ * memcpy) node to the capture and returns 1; else 0. */
+static int fake_capture_transfer(void *stream);
+
 hipError_t hipMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
     (void)kind;
     if (!dst || !src) return 1;
+    if (fake_capture_transfer(stream)) return 0;
     return fake_push(stream, (struct fake_op){.kind = FAKE_COPY, .ptr = dst, .src = src, .bytes = bytes});
+}
+
+/* Byte and dword fills, in stream order (or a node of the capture). */
+hipError_t hipMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
+    if (!dst) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    return fake_push(stream, (struct fake_op){.kind = FAKE_FILL, .ptr = dst, .bytes = bytes, .flags = 1,
+                                              .value = (uint8_t)value});
+}
+
+hipError_t hipMemsetD32Async(void *dst, int value, size_t count, void *stream) {
+    if (!dst) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    return fake_push(stream, (struct fake_op){.kind = FAKE_FILL, .ptr = dst, .bytes = 4 * count, .flags = 4,
+                                              .value = (uint32_t)value});
 }
 
 hipError_t hipDeviceSynchronize(void) {

@@ -90,6 +90,39 @@ hipError_t hipMemcpyAsync(void *, const void *, size_t, int, hipStream_t);
 hipError_t hipEventSynchronize(hipEvent_t);
 hipError_t hipDeviceSynchronize(void);
 hipError_t hipStreamDestroy(hipStream_t);
+hipError_t hipMemsetAsync(void *, int, size_t, hipStream_t);
+hipError_t hipMemsetD32Async(void *, int, size_t, hipStream_t);
+hipError_t hipHostMalloc(void **, size_t, unsigned int);
+hipError_t hipHostFree(void *);
+/* Memset, memcpy and event nodes (hip_runtime_api.h, driver_types.h). */
+typedef struct {
+    void *dst;
+    unsigned int elementSize;
+    size_t height, pitch;
+    unsigned int value;
+    size_t width;
+} hipMemsetParams;
+typedef struct { size_t x, y, z; } hipPos;
+typedef struct { size_t width, height, depth; } hipExtent;
+typedef struct { void *ptr; size_t pitch, xsize, ysize; } hipPitchedPtr;
+typedef struct {
+    void *srcArray;
+    hipPos srcPos;
+    hipPitchedPtr srcPtr;
+    void *dstArray;
+    hipPos dstPos;
+    hipPitchedPtr dstPtr;
+    hipExtent extent;
+    int kind; /* hipMemcpyKind */
+} hipMemcpy3DParms;
+hipError_t hipGraphAddMemsetNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                                 const hipMemsetParams *);
+hipError_t hipGraphAddMemcpyNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t,
+                                 const hipMemcpy3DParms *);
+hipError_t hipGraphAddMemcpyNode1D(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, void *,
+                                   const void *, size_t, int);
+hipError_t hipGraphAddEventRecordNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, hipEvent_t);
+hipError_t hipGraphAddEventWaitNode(hipGraphNode_t *, hipGraph_t, const hipGraphNode_t *, size_t, hipEvent_t);
 void fakehip_stream_hold(hipStream_t, int);
 long fakehip_stream_pending(hipStream_t);
 

@@ -2,14 +2,16 @@
 //! refuses unknown packets, bad counts, registers the family lacks and
 //! queue- or CP-owned registers), keep the SH register file, check the
 //! programmed state against the kernel descriptor at every DISPATCH_DIRECT
-//! (see `check`), run the twins of dispatches between two waits in a seeded
-//! random order, and feed everything to the ordering model.
+//! (see `check`), run the twins of dispatches (and the CP DMA transfers,
+//! `dma`) between two waits in a seeded random order, and feed everything
+//! to the ordering model.
 //!
 //! The register file starts empty at every IB: a retained IB must program
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
 mod dispatch_packet;
+mod dma;
 mod strict;
 pub(crate) use strict::ib_control as check_ib_control;
 pub mod timestamp;
@@ -108,9 +110,20 @@ struct Pending {
     ticks: u64,
 }
 
+/// A DMA_DATA waiting for its group, run among the dispatches (`dma`).
+struct PendingTransfer {
+    packet: usize,
+    dword: usize,
+    /// Index among the IB's transfers (reported in violations).
+    index: usize,
+    transfer: dma::Transfer,
+    trace: crate::trace::AccessTrace,
+}
+
 /// Program-ordered events since the last wait.
 enum Event {
     Dispatch(Box<Pending>),
+    Transfer(Box<PendingTransfer>),
     Acquire(CacheOps),
     /// RELEASE_MEM: cache ops plus an optional end-of-pipe data write.
     Release(CacheOps, Option<(u64, Vec<u8>, usize, usize)>),
@@ -142,6 +155,7 @@ pub fn execute_ib(
         model: OrderingModel::new(at),
         events: Vec::new(),
         dispatches: 0,
+        transfers: 0,
     };
     run.model.carry_in(carried);
     for (index, item) in Decoder::new(dwords, device.family()).enumerate() {
@@ -171,6 +185,7 @@ struct IbRun<'d> {
     model: OrderingModel,
     events: Vec<Event>,
     dispatches: usize,
+    transfers: usize,
 }
 
 impl IbRun<'_> {
@@ -296,6 +311,28 @@ impl IbRun<'_> {
                 crate::ordering::clock::acquire_from_memory();
                 Ok(())
             }
+            Packet::DmaData {
+                control,
+                src,
+                dst,
+                command,
+            } => {
+                let transfer = match dma::check(control, src, dst, command) {
+                    Ok(t) => t,
+                    Err(what) => return unsupported(self, what),
+                };
+                let n = self.transfers;
+                self.transfers += 1;
+                tracing::trace!(transfer = n, ?transfer, "sim DMA_DATA");
+                self.events.push(Event::Transfer(Box::new(PendingTransfer {
+                    packet: index,
+                    dword,
+                    index: n,
+                    transfer,
+                    trace: Default::default(),
+                })));
+                Ok(())
+            }
             other => unsupported(self, other.name().to_string()),
         }
     }
@@ -397,19 +434,27 @@ impl IbRun<'_> {
         let mut order: Vec<usize> = events
             .iter()
             .enumerate()
-            .filter(|(_, e)| matches!(e, Event::Dispatch(_)))
+            .filter(|(_, e)| matches!(e, Event::Dispatch(_) | Event::Transfer(_)))
             .map(|(i, _)| i)
             .collect();
         order.shuffle(&mut self.rng);
         for i in order {
-            if let Event::Dispatch(p) = &mut events[i] {
-                p.ctx.run(&self.device.memory, &p.twin).map_err(|fault| {
-                    let kind = Pm4ErrorKind::Kernel {
-                        kernel: p.kernel.symbol.clone(),
-                        fault,
-                    };
-                    self.error(p.packet, p.dword, Some(p.dispatch), kind)
-                })?;
+            match &mut events[i] {
+                Event::Dispatch(p) => {
+                    p.ctx.run(&self.device.memory, &p.twin).map_err(|fault| {
+                        let kind = Pm4ErrorKind::Kernel {
+                            kernel: p.kernel.symbol.clone(),
+                            fault,
+                        };
+                        self.error(p.packet, p.dword, Some(p.dispatch), kind)
+                    })?;
+                }
+                Event::Transfer(t) => {
+                    t.transfer
+                        .run(&self.device.memory, &mut t.trace)
+                        .map_err(|f| self.error(t.packet, t.dword, None, f.into()))?;
+                }
+                _ => {}
             }
         }
         for e in &events {
@@ -421,6 +466,15 @@ impl IbRun<'_> {
                         dispatch: p.dispatch,
                         kernel: &p.kernel.symbol,
                         trace: &p.ctx.trace,
+                    })
+                }
+                Event::Transfer(t) => {
+                    timestamp::advance(timestamp::transfer_ticks(t.transfer.bytes()));
+                    self.model.dispatch(DispatchRef {
+                        pm4_packet: t.packet,
+                        dispatch: t.index,
+                        kernel: t.transfer.name(),
+                        trace: &t.trace,
                     })
                 }
                 Event::Timestamp(ops, addr, packet, dword) => {
@@ -454,12 +508,3 @@ impl IbRun<'_> {
             .map_err(|f| self.error(packet, dword, None, f.into()))
     }
 }
-
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_dispatch_packet;
-#[cfg(test)]
-mod tests_stream_order;
-#[cfg(test)]
-mod timestamp_tests;

@@ -26,6 +26,12 @@ pub fn dispatch_ticks(groups: [u32; 3]) -> u64 {
     DISPATCH_TICKS.saturating_add(n.saturating_mul(WORKGROUP_TICKS))
 }
 
+/// Modelled ticks of a CP DMA transfer of `bytes` (one dispatch's fixed
+/// cost plus one workgroup's per KiB).
+pub fn transfer_ticks(bytes: u64) -> u64 {
+    DISPATCH_TICKS.saturating_add(bytes.div_ceil(1024).saturating_mul(WORKGROUP_TICKS))
+}
+
 /// Runs a dispatch on the clock.
 pub fn advance(ticks: u64) {
     CLOCK.fetch_add(ticks, Ordering::Relaxed);

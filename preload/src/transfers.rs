@@ -1,0 +1,475 @@
+//! Memset and memcpy nodes as relaunch copy/fill ops (`DMA_DATA` inside
+//! the IB): what HIP's node parameters (`hipMemsetParams`,
+//! `hipMemcpy3DParms`, the 1-D form) and captured `hipMemsetAsync` /
+//! `hipMemcpyAsync` calls ask for, checked against the memory the
+//! interposer saw HIP allocate. The CP reaches device memory (`hipMalloc`)
+//! and pinned host memory (`hipHostMalloc`); pageable host memory, or any
+//! pointer this library did not see allocated, makes the graph fall
+//! through with the reason.
+//!
+//! Layouts from the public HIP headers (`hip_runtime_api.h`,
+//! `driver_types.h`): `hipMemsetParams { void *dst; unsigned elementSize;
+//! size_t height, pitch; unsigned value; size_t width; }`, `hipPitchedPtr
+//! { void *ptr; size_t pitch, xsize, ysize; }`, `hipPos`/`hipExtent`
+//! (three `size_t`), `hipMemcpy3DParms { hipArray_t srcArray; hipPos
+//! srcPos; hipPitchedPtr srcPtr; hipArray_t dstArray; hipPos dstPos;
+//! hipPitchedPtr dstPtr; hipExtent extent; hipMemcpyKind kind; }`;
+//! `hipMemcpyKind`: HostToHost 0, HostToDevice 1, DeviceToHost 2,
+//! DeviceToDevice 3, Default 4.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+use relaunch::DmaOp;
+use relaunch::MAX_DMA_PACKETS_PER_NODE;
+
+/// What kind of memory an allocation HIP made is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    /// `hipMalloc`.
+    Device,
+    /// `hipHostMalloc`: pinned, GPU-accessible host memory.
+    PinnedHost,
+}
+
+/// The live allocations the interposer saw HIP make, by start address.
+#[derive(Debug, Default)]
+pub struct MemoryMap {
+    live: BTreeMap<u64, (u64, MemKind)>,
+}
+
+impl MemoryMap {
+    pub fn insert(&mut self, addr: u64, len: u64, kind: MemKind) {
+        if addr != 0 && len != 0 {
+            self.live.insert(addr, (len, kind));
+        }
+    }
+
+    pub fn remove(&mut self, addr: u64) {
+        self.live.remove(&addr);
+    }
+
+    /// The kind of the allocation holding all of `[addr, addr+len)`.
+    pub fn kind_of(&self, addr: u64, len: u64) -> Option<MemKind> {
+        let (&start, &(size, kind)) = self.live.range(..=addr).next_back()?;
+        let end = addr.checked_add(len)?;
+        (end <= start + size).then_some(kind)
+    }
+
+    /// Why the CP cannot reach `[addr, addr+len)` (`what` names the side),
+    /// or `Ok` when it is device or pinned host memory HIP allocated.
+    fn reachable(&self, what: &str, addr: u64, len: u64, kind: i32) -> Result<MemKind, String> {
+        if let Some(k) = self.kind_of(addr, len) {
+            return Ok(k);
+        }
+        let host_side = matches!(
+            (what, kind),
+            ("source", MEMCPY_HOST_TO_DEVICE | MEMCPY_HOST_TO_HOST)
+                | ("destination", MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST)
+        );
+        Err(if host_side {
+            format!(
+                "a {} copy's {what} {addr:#x} (+{len}) is pageable host memory (not from \
+                 hipHostMalloc): CP DMA inside the IB cannot reach it",
+                kind_name(kind)
+            )
+        } else {
+            format!(
+                "a {} copy's {what} {addr:#x} (+{len}) is not memory this library saw \
+                 allocated with hipMalloc or hipHostMalloc (pageable, or another allocator): \
+                 CP DMA inside the IB may not reach it",
+                kind_name(kind)
+            )
+        })
+    }
+}
+
+pub const MEMCPY_HOST_TO_HOST: i32 = 0;
+pub const MEMCPY_HOST_TO_DEVICE: i32 = 1;
+pub const MEMCPY_DEVICE_TO_HOST: i32 = 2;
+pub const MEMCPY_DEVICE_TO_DEVICE: i32 = 3;
+pub const MEMCPY_DEFAULT: i32 = 4;
+
+fn kind_name(kind: i32) -> String {
+    match kind {
+        MEMCPY_HOST_TO_HOST => "host-to-host".into(),
+        MEMCPY_HOST_TO_DEVICE => "host-to-device".into(),
+        MEMCPY_DEVICE_TO_HOST => "device-to-host".into(),
+        MEMCPY_DEVICE_TO_DEVICE => "device-to-device".into(),
+        MEMCPY_DEFAULT => "default-kind".into(),
+        other => format!("kind-{other}"),
+    }
+}
+
+/// `hipMemsetParams`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct MemsetParams {
+    pub dst: *mut c_void,
+    pub element_size: u32,
+    pub height: usize,
+    pub pitch: usize,
+    pub value: u32,
+    pub width: usize,
+}
+
+/// `hipPos` / `hipExtent` (x/width, y/height, z/depth).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Triple {
+    pub a: usize,
+    pub b: usize,
+    pub c: usize,
+}
+
+/// `hipPitchedPtr`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct PitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+/// `hipMemcpy3DParms`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Memcpy3DParams {
+    pub src_array: *mut c_void,
+    pub src_pos: Triple,
+    pub src_ptr: PitchedPtr,
+    pub dst_array: *mut c_void,
+    pub dst_pos: Triple,
+    pub dst_ptr: PitchedPtr,
+    pub extent: Triple,
+    pub kind: i32,
+}
+
+/// A 2-D memset (`height` rows of `width` elements, `pitch` bytes apart;
+/// `height` 1 is 1-D) as fills.
+pub fn memset_ops(mem: &MemoryMap, p: &MemsetParams) -> Result<Vec<DmaOp>, String> {
+    let pattern = match p.element_size {
+        1 => (p.value & 0xFF) * 0x0101_0101,
+        2 => (p.value & 0xFFFF) * 0x0001_0001,
+        4 => p.value,
+        other => {
+            return Err(format!(
+                "a memset of {other}-byte elements (HIP takes 1, 2 or 4)"
+            ))
+        }
+    };
+    let row = (p.width as u64)
+        .checked_mul(u64::from(p.element_size))
+        .ok_or("a memset row overflows 64 bits")?;
+    let rows = p.height as u64;
+    if row == 0 || rows == 0 {
+        return Err("a memset of nothing (zero width or height) is not replayed".into());
+    }
+    if rows > 1 && (p.pitch as u64) < row {
+        return Err(format!(
+            "a memset's pitch {} is shorter than its row of {row} bytes",
+            p.pitch
+        ));
+    }
+    let dst = p.dst as u64;
+    let pitch = if rows == 1 { row } else { p.pitch as u64 };
+    let span = pitch
+        .checked_mul(rows - 1)
+        .and_then(|s| s.checked_add(row))
+        .ok_or("a memset's extent overflows 64 bits")?;
+    mem.reachable("destination", dst, span, MEMCPY_DEVICE_TO_DEVICE)?;
+    if dst % 4 != 0 || row % 4 != 0 || (rows > 1 && pitch % 4 != 0) {
+        return Err(format!(
+            "a memset of {row}-byte rows at {dst:#x} (pitch {pitch}) is not in whole, aligned \
+             dwords; DMA_DATA fills whole dwords"
+        ));
+    }
+    let ops = rows_of(rows, |r| DmaOp::Fill {
+        dst: dst + r * pitch,
+        pattern,
+        bytes: row,
+    })?;
+    Ok(ops)
+}
+
+/// A 1-D copy of `bytes` from `src` to `dst`.
+pub fn copy_ops(
+    mem: &MemoryMap,
+    dst: u64,
+    src: u64,
+    bytes: u64,
+    kind: i32,
+) -> Result<Vec<DmaOp>, String> {
+    if !(MEMCPY_HOST_TO_HOST..=MEMCPY_DEFAULT).contains(&kind) {
+        return Err(format!("a memcpy of unknown kind {kind}"));
+    }
+    if bytes == 0 {
+        return Err("a memcpy of 0 bytes is not replayed".into());
+    }
+    mem.reachable("source", src, bytes, kind)?;
+    mem.reachable("destination", dst, bytes, kind)?;
+    Ok(vec![DmaOp::Copy { dst, src, bytes }])
+}
+
+/// A 3-D copy between pitched pointers (arrays are refused): one op per
+/// row, rows that continue each other on both sides merged.
+pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, String> {
+    if !p.src_array.is_null() || !p.dst_array.is_null() {
+        return Err("a memcpy node to or from a hipArray is not replayed".into());
+    }
+    if !(MEMCPY_HOST_TO_HOST..=MEMCPY_DEFAULT).contains(&p.kind) {
+        return Err(format!("a memcpy of unknown kind {}", p.kind));
+    }
+    let Triple {
+        a: width,
+        b: height,
+        c: depth,
+    } = p.extent;
+    let (width, height, depth) = (width as u64, height as u64, depth as u64);
+    if width == 0 || height == 0 || depth == 0 {
+        return Err("a memcpy of an empty extent is not replayed".into());
+    }
+    let side = |ptr: &PitchedPtr, pos: &Triple, what: &str| -> Result<(u64, u64, u64), String> {
+        let pitch = ptr.pitch as u64;
+        let slice = pitch
+            .checked_mul(ptr.ysize as u64)
+            .ok_or("a memcpy's slice overflows 64 bits")?;
+        if pitch < width.saturating_add(pos.a as u64)
+            || (depth > 1 && (ptr.ysize as u64) < height.saturating_add(pos.b as u64))
+        {
+            return Err(format!(
+                "a memcpy's {what} pitch {pitch} / rows {} do not hold the copied extent",
+                ptr.ysize
+            ));
+        }
+        let base = (ptr.ptr as u64)
+            .checked_add(pos.a as u64)
+            .and_then(|b| b.checked_add((pos.b as u64).checked_mul(pitch)?))
+            .and_then(|b| b.checked_add((pos.c as u64).checked_mul(slice)?))
+            .ok_or("a memcpy's start overflows 64 bits")?;
+        let last = (depth - 1)
+            .checked_mul(slice)
+            .and_then(|l| l.checked_add((height - 1).checked_mul(pitch)?))
+            .and_then(|l| l.checked_add(width))
+            .ok_or("a memcpy's extent overflows 64 bits")?;
+        mem.reachable(what, base, last, p.kind)?;
+        Ok((base, pitch, slice))
+    };
+    let (sb, sp, ss) = side(&p.src_ptr, &p.src_pos, "source")?;
+    let (db, dp, ds) = side(&p.dst_ptr, &p.dst_pos, "destination")?;
+    let mut ops: Vec<DmaOp> = Vec::new();
+    for z in 0..depth {
+        for y in 0..height {
+            let (src, dst) = (sb + z * ss + y * sp, db + z * ds + y * dp);
+            if let Some(DmaOp::Copy {
+                dst: pd,
+                src: ps,
+                bytes,
+            }) = ops.last_mut()
+            {
+                if *ps + *bytes == src && *pd + *bytes == dst {
+                    *bytes += width;
+                    continue;
+                }
+            }
+            if ops.len() == MAX_DMA_PACKETS_PER_NODE {
+                return Err(format!(
+                    "a memcpy of {} rows takes more than {MAX_DMA_PACKETS_PER_NODE} DMA_DATA packets",
+                    height * depth
+                ));
+            }
+            ops.push(DmaOp::Copy {
+                dst,
+                src,
+                bytes: width,
+            });
+        }
+    }
+    Ok(ops)
+}
+
+/// `rows` ops, contiguous ones merged, bounded by the packet limit.
+fn rows_of(rows: u64, op: impl Fn(u64) -> DmaOp) -> Result<Vec<DmaOp>, String> {
+    let mut ops: Vec<DmaOp> = Vec::new();
+    for r in 0..rows {
+        let next = op(r);
+        if let (
+            Some(DmaOp::Fill {
+                dst,
+                pattern,
+                bytes,
+            }),
+            DmaOp::Fill {
+                dst: nd,
+                pattern: np,
+                bytes: nb,
+            },
+        ) = (ops.last_mut(), next)
+        {
+            if *dst + *bytes == nd && *pattern == np {
+                *bytes += nb;
+                continue;
+            }
+        }
+        if ops.len() == MAX_DMA_PACKETS_PER_NODE {
+            return Err(format!(
+                "a memset of {rows} rows takes more than {MAX_DMA_PACKETS_PER_NODE} DMA_DATA packets"
+            ));
+        }
+        ops.push(next);
+    }
+    Ok(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mem() -> MemoryMap {
+        let mut m = MemoryMap::default();
+        m.insert(0x10_0000, 0x1_0000, MemKind::Device);
+        m.insert(0x20_0000, 0x1_0000, MemKind::PinnedHost);
+        m
+    }
+
+    #[test]
+    fn the_c_layouts_match_hips_headers() {
+        assert_eq!(std::mem::size_of::<MemsetParams>(), 48);
+        assert_eq!(std::mem::offset_of!(MemsetParams, value), 32);
+        assert_eq!(std::mem::offset_of!(Memcpy3DParams, src_ptr), 32);
+        assert_eq!(std::mem::offset_of!(Memcpy3DParams, dst_array), 64);
+        assert_eq!(std::mem::offset_of!(Memcpy3DParams, extent), 128);
+        assert_eq!(std::mem::offset_of!(Memcpy3DParams, kind), 152);
+        assert_eq!(std::mem::size_of::<Memcpy3DParams>(), 160);
+    }
+
+    #[test]
+    fn memsets_replicate_the_element_and_merge_contiguous_rows() {
+        let m = mem();
+        let p = MemsetParams {
+            dst: 0x10_0000 as *mut c_void,
+            element_size: 1,
+            height: 1,
+            pitch: 0,
+            value: 0x1AB,
+            width: 64,
+        };
+        assert_eq!(
+            memset_ops(&m, &p).unwrap(),
+            vec![DmaOp::Fill {
+                dst: 0x10_0000,
+                pattern: 0xABAB_ABAB,
+                bytes: 64
+            }]
+        );
+        let rows = MemsetParams {
+            element_size: 2,
+            height: 3,
+            pitch: 64,
+            value: 0x1234,
+            width: 8,
+            ..p
+        };
+        let ops = memset_ops(&m, &rows).unwrap();
+        assert_eq!(ops.len(), 3);
+        assert_eq!(
+            ops[2],
+            DmaOp::Fill {
+                dst: 0x10_0080,
+                pattern: 0x1234_1234,
+                bytes: 16
+            }
+        );
+        let packed = MemsetParams { pitch: 16, ..rows };
+        assert_eq!(memset_ops(&m, &packed).unwrap().len(), 1);
+        let odd = MemsetParams { width: 3, ..p };
+        assert!(memset_ops(&m, &odd).unwrap_err().contains("whole"));
+        let outside = MemsetParams {
+            dst: 0x30_0000 as *mut c_void,
+            ..p
+        };
+        assert!(memset_ops(&m, &outside)
+            .unwrap_err()
+            .contains("not memory this library saw"));
+    }
+
+    #[test]
+    fn pageable_host_memory_is_named_and_pinned_memory_copies() {
+        let m = mem();
+        let e = copy_ops(&m, 0x10_0000, 0x7000_0000, 16, MEMCPY_HOST_TO_DEVICE).unwrap_err();
+        assert!(
+            e.contains("host-to-device") && e.contains("pageable"),
+            "{e}"
+        );
+        let e = copy_ops(&m, 0x7000_0000, 0x10_0000, 16, MEMCPY_DEVICE_TO_HOST).unwrap_err();
+        assert!(
+            e.contains("device-to-host") && e.contains("pageable"),
+            "{e}"
+        );
+        assert_eq!(
+            copy_ops(&m, 0x20_0000, 0x10_0000, 16, MEMCPY_DEVICE_TO_HOST).unwrap(),
+            vec![DmaOp::Copy {
+                dst: 0x20_0000,
+                src: 0x10_0000,
+                bytes: 16
+            }]
+        );
+        assert!(copy_ops(&m, 0x10_0000, 0x10_8000, 0x9000, MEMCPY_DEVICE_TO_DEVICE).is_err());
+    }
+
+    #[test]
+    fn a_3d_copy_is_one_op_per_row_with_contiguous_rows_merged() {
+        let m = mem();
+        let pitched = |at: u64, pitch: usize| PitchedPtr {
+            ptr: at as *mut c_void,
+            pitch,
+            xsize: pitch,
+            ysize: 4,
+        };
+        let p = Memcpy3DParams {
+            src_array: std::ptr::null_mut(),
+            src_pos: Triple { a: 4, b: 1, c: 0 },
+            src_ptr: pitched(0x10_0000, 64),
+            dst_array: std::ptr::null_mut(),
+            dst_pos: Triple { a: 0, b: 0, c: 0 },
+            dst_ptr: pitched(0x10_8000, 16),
+            extent: Triple { a: 16, b: 2, c: 2 },
+            kind: MEMCPY_DEVICE_TO_DEVICE,
+        };
+        let ops = copy_3d_ops(&m, &p).unwrap();
+        assert_eq!(ops.len(), 4);
+        assert_eq!(
+            ops[0],
+            DmaOp::Copy {
+                dst: 0x10_8000,
+                src: 0x10_0000 + 64 + 4,
+                bytes: 16
+            }
+        );
+        // Second slice: src one slice (64 * 4) further, dst 16 * 4.
+        assert_eq!(
+            ops[2],
+            DmaOp::Copy {
+                dst: 0x10_8000 + 64,
+                src: 0x10_0000 + 256 + 64 + 4,
+                bytes: 16
+            }
+        );
+        let whole = Memcpy3DParams {
+            src_pos: Triple { a: 0, b: 0, c: 0 },
+            src_ptr: pitched(0x10_0000, 16),
+            ..p
+        };
+        assert_eq!(
+            copy_3d_ops(&m, &whole).unwrap().len(),
+            2,
+            "rows merge within a slice"
+        );
+        let array = Memcpy3DParams {
+            src_array: 0x1000 as *mut c_void,
+            ..p
+        };
+        assert!(copy_3d_ops(&m, &array).unwrap_err().contains("hipArray"));
+    }
+}

@@ -1,0 +1,59 @@
+//! Memset, memcpy and event nodes under the interposer (`app/graph_nodes.c`
+//! against the fake HIP's stream threads): the check program of a
+//! captured memset, kernel, device-to-device memcpy and two more kernels,
+//! launched 100 times interleaved with the app's own work on one stream;
+//! explicit 2-D memset / 3-D memcpy / event record and wait nodes; and the
+//! graphs that fall through with the reason (pageable host memory, a wait
+//! for an event recorded outside the graph).
+
+mod common;
+
+use common::{build_c, built, counter_co, run_with};
+
+#[test]
+fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
+    let Some(b) = built() else { return };
+    let app = build_c(&b.dir, "graph_nodes", "app/graph_nodes.c", &[], true);
+    let log = [("RELAUNCH_LOG", Some("info"))];
+    let (lines, stderr) = run_with(b, &app, &[&counter_co()], true, &log);
+    assert_eq!(
+        lines,
+        [
+            // Held stream: the launch returned with its three stream
+            // operations (done = 0, gate = 1, wait for done) queued and
+            // nothing run (x still holds the app's earlier 0x7f bytes);
+            // then x = 0 + 8, y = x + 8, acc = 8.
+            "capture pending=3 before=0 x_before=0x7f7f7f7f x=8 y=16 acc=8 launches=0",
+            // Each read-back saw exactly the launches before it, and y as
+            // the replay left it (16), not the app's memset after it.
+            "interleaved right=100 of 100 x=8 y=0 acc=808 own_kernels=100 launches=0",
+            // 4 rows of 16 bytes set (the 48-byte gaps untouched), rows 1
+            // and 2 copied into 32 bytes of n; both kernels ran once.
+            "explicit rows=64 gaps=192 copied=32 tail=0 k1=8 k2=8 launches=0",
+            "pageable launches=1",
+            "foreign k2=8 launches=2",
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("host-to-device") && stderr.contains("pageable host memory"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("which no node of the graph records"),
+        "{stderr}"
+    );
+    // Without the interposer every launch reaches the fake (which runs no
+    // graph): nothing is set or copied.
+    let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
+    assert_eq!(
+        lines,
+        [
+            "capture pending=0 before=0 x_before=0x7f7f7f7f x=2139062143 y=0 acc=0 launches=1",
+            "interleaved right=0 of 100 x=2139062143 y=0 acc=0 own_kernels=100 launches=101",
+            "explicit rows=0 gaps=192 copied=0 tail=0 k1=0 k2=0 launches=102",
+            "pageable launches=103",
+            "foreign k2=0 launches=104",
+        ]
+    );
+}

@@ -1,0 +1,13 @@
+//! The simulator's integration tests, one binary (one link) for all that
+//! can share a process. Tests that replace a kernel twin process-wide
+//! (`hung_twin`, `scalar_cache`) stay binaries of their own.
+
+mod cdylib;
+mod cross_queue;
+mod fuzz_inputs;
+mod hsa_runtime;
+mod pm4;
+mod pm4_dispatch_packet;
+mod pm4_stream_order;
+mod pm4_timestamp;
+mod replay;

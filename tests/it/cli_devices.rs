@@ -1,0 +1,98 @@
+//! `relaunch devices` on the fixture sysfs trees (RELAUNCH_SYSFS_ROOT), with
+//! a host manifest found by walking up from the working directory.
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name)
+}
+
+/// Run `relaunch devices` in `cwd` with home and XDG config pointed there.
+fn devices(root: &Path, cwd: &Path) -> (i32, String, String) {
+    common::run(
+        common::relaunch("devices")
+            .current_dir(cwd)
+            .env("RELAUNCH_SYSFS_ROOT", root)
+            .env("RELAUNCH_HOST", "hipx")
+            .env("HOME", cwd)
+            .env("XDG_CONFIG_HOME", cwd.join("xdg")),
+    )
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("relaunch-cli-devices-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".relaunch")).unwrap();
+    dir
+}
+
+#[test]
+fn lists_the_four_gpu_host_and_marks_the_denied_apu() {
+    let dir = scratch("hipx");
+    std::fs::write(
+        dir.join(".relaunch/devices.toml"),
+        "[host.hipx]\ndev0 = \"uuid:GPU-43390a851e296ee5\"\n\
+         deny = [\"bdf:0000:bf:00.0\"]  # Strix Halo APU: device reset takes the host down\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = devices(&fixture("hipx"), &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("host hipx: 4 GPU agent(s)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[1],
+        "  [0] gfx1100 0000:66:00.0 [uuid:GPU-43390a851e296ee5] card0 kfd_node=1 rocr#0(volatile)"
+    );
+    assert!(lines[2].starts_with(
+        "  [1] gfx1151 0000:bf:00.0 [bdf:0000:bf:00.0] card1 kfd_node=2 rocr#1(volatile)  DENIED by `bdf:0000:bf:00.0` ("
+    ), "{stdout}");
+    assert!(lines[2].ends_with("devices.toml:3): Strix Halo APU: device reset takes the host down"));
+    assert_eq!(
+        lines[4],
+        "  [3] gfx1030 0000:99:00.0 [uuid:GPU-c7ff6b154d0128bc] slot=3 card3 kfd_node=4 rocr#3(volatile)"
+    );
+    assert!(
+        stdout.contains("@dev0 = uuid:GPU-43390a851e296ee5"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_host_without_gpus_explains_the_simulated_device() {
+    let dir = scratch("nogpu");
+    let (code, stdout, stderr) = devices(&fixture("nogpu"), &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with("host hipx: no AMD GPU agents"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--device sim:gfx1201"), "{stdout}");
+}
+
+#[test]
+fn a_malformed_manifest_fails_naming_file_and_line() {
+    let dir = scratch("bad");
+    std::fs::write(
+        dir.join(".relaunch/devices.toml"),
+        "[host.hipx]\n\ndev0 = \"0\"\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = devices(&fixture("hipx"), &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(".relaunch/devices.toml:3: alias `dev0`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("no kind prefix"), "{stderr}");
+}

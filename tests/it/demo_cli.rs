@@ -1,0 +1,86 @@
+//! `relaunch demo` end to end on the simulated device: the reference
+//! decode step with real decode kernels (run as host twins), replayed token
+//! by token with the position patched, checked against the CPU oracle.
+
+use crate::common;
+
+fn demo(args: &[&str]) -> (i32, String, String) {
+    common::run(
+        common::relaunch("demo")
+            .args(args)
+            .env_remove("RELAUNCH_DEVICE"),
+    )
+}
+
+fn field<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in:\n{out}"))
+        .trim()
+}
+
+#[test]
+fn two_layers_verify_on_gfx12_and_gfx10() {
+    for (device, queues) in [("sim:gfx1201", "queues: 2"), ("sim:gfx1030", "queues: 1")] {
+        let (code, out, err) = demo(&["--device", device, "--layers", "2", "--tokens", "4"]);
+        assert_eq!(code, 0, "{device}: {out}{err}");
+        assert!(out.contains("verified: 4/4"), "{device}: {out}");
+        assert!(
+            out.contains("graph: 50 dispatches in 2 lanes"),
+            "{device}: {out}"
+        );
+        assert!(out.contains(queues), "{device}: {out}");
+        assert_eq!(field(&out, "tokens "), "4", "{device}");
+        assert_eq!(field(&out, "replays "), "4", "{device}");
+        assert_eq!(
+            field(&out, "dispatches "),
+            "200 (50 per replay)",
+            "{device}"
+        );
+        // The simulated twins follow the oracle's operation order exactly.
+        assert!(
+            field(&out, "max hidden error").ends_with("(bit-exact)"),
+            "{out}"
+        );
+        // Each lane: 25 dispatches, boundaries by kind; dwords per dispatch.
+        assert_eq!(out.matches("25 dispatches, ").count(), 2, "{out}");
+        assert!(out.contains("per dispatch)"), "{out}");
+        // Not a terminal: no progress line.
+        assert!(!out.contains("decoding:"), "{out}");
+        // Four sampled tokens per sequence.
+        let tokens = field(&out, "sequence 0 tokens:");
+        assert_eq!(tokens.split(' ').count(), 4, "{out}");
+    }
+}
+
+#[test]
+fn one_sequence_is_one_lane_and_longer_runs_are_refused() {
+    let (code, out, err) = demo(&[
+        "--device",
+        "sim:gfx1100",
+        "--layers",
+        "1",
+        "--sequences",
+        "1",
+        "--tokens",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("graph: 13 dispatches in 1 lane\n"), "{out}");
+    assert!(out.contains("verified: 3/3"), "{out}");
+
+    let (code, _, err) = demo(&["--device", "sim:gfx1201", "--tokens", "65"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("kv-cache capacity"), "{err}");
+}
+
+#[test]
+fn a_code_object_without_the_decode_kernels_is_refused() {
+    let counter = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/kernels/build/gfx1201/counter.co"
+    );
+    let (code, _, err) = demo(&["--device", "sim:gfx1201", "--code-object", counter]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no kernel \"rmsnorm\""), "{err}");
+}

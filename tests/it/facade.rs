@@ -1,0 +1,154 @@
+//! The Rust API end to end on the simulated device: modules, kernarg
+//! packing, retained IBs patched per token, multi-lane replays, errors.
+
+use relaunch::{Geometry, Gpu, QueuePolicy};
+use relaunch_testsupport::fixture;
+
+const N: u32 = 64;
+
+fn add_scalar_kernarg(gpu_module: &relaunch::Module, acc: u64, value: u32) -> Vec<u8> {
+    let mut explicit = acc.to_le_bytes().to_vec();
+    explicit.extend_from_slice(&value.to_le_bytes());
+    let geometry = Geometry {
+        grid: [N, 1, 1],
+        block: [32, 1, 1],
+        dynamic_group_bytes: 0,
+    };
+    gpu_module
+        .pack_kernargs("add_scalar", &explicit, &geometry)
+        .unwrap()
+}
+
+#[test]
+fn patching_one_value_per_token_matches_rebuilding_every_token() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    let module = gpu.load_module(&fixture("gfx1201", "add_scalar")).unwrap();
+    let patched = gpu.alloc(4 * N as usize, true).unwrap();
+    let rebuilt = gpu.alloc(4 * N as usize, true).unwrap();
+
+    let mut b = gpu.builder();
+    let kernarg = add_scalar_kernarg(&module, patched.address(), 0);
+    b.dispatch(&module, "add_scalar", [N, 1, 1], [32, 1, 1], 0, &kernarg)
+        .unwrap();
+    let mut ib = gpu.finalize(b).unwrap();
+    const T: u32 = 20;
+    for token in 1..=T {
+        ib.set_kernargs(0, 8, &token.to_le_bytes()).unwrap();
+        ib.replay().unwrap();
+
+        let mut b = gpu.builder();
+        let kernarg = add_scalar_kernarg(&module, rebuilt.address(), token);
+        b.dispatch(&module, "add_scalar", [N, 1, 1], [32, 1, 1], 0, &kernarg)
+            .unwrap();
+        gpu.finalize(b).unwrap().replay().unwrap();
+    }
+    let expected = T * (T + 1) / 2;
+    for i in 0..N as usize {
+        assert_eq!(patched.read_u32(4 * i).unwrap(), expected, "patched[{i}]");
+        assert_eq!(rebuilt.read_u32(4 * i).unwrap(), expected, "rebuilt[{i}]");
+    }
+}
+
+#[test]
+fn a_patch_sent_after_an_async_replay_lands_after_it() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    let module = gpu.load_module(&fixture("gfx1201", "add_scalar")).unwrap();
+    let acc = gpu.alloc(4 * N as usize, true).unwrap();
+    let mut b = gpu.builder();
+    b.dispatch(
+        &module,
+        "add_scalar",
+        [N, 1, 1],
+        [32, 1, 1],
+        0,
+        &add_scalar_kernarg(&module, acc.address(), 5),
+    )
+    .unwrap();
+    let mut ib = gpu.finalize(b).unwrap();
+    let first = ib.replay_async().unwrap();
+    ib.set_kernargs(0, 8, &7u32.to_le_bytes()).unwrap();
+    let second = ib.replay_async().unwrap();
+    first.wait(relaunch::REPLAY_TIMEOUT).unwrap();
+    second.wait(relaunch::REPLAY_TIMEOUT).unwrap();
+    assert_eq!(acc.read_u32(0).unwrap(), 12);
+}
+
+#[test]
+fn independent_builders_replay_as_lanes() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    let module = gpu.load_module(&fixture("gfx1201", "counter")).unwrap();
+    let counters: Vec<_> = (0..3).map(|_| gpu.alloc(4, true).unwrap()).collect();
+    let builders = counters
+        .iter()
+        .enumerate()
+        .map(|(lane, c)| {
+            let mut b = gpu.builder();
+            for i in 0..=lane {
+                if i > 0 {
+                    b.wait_rmw(None).unwrap();
+                }
+                b.dispatch(
+                    &module,
+                    "counter",
+                    [1, 1, 1],
+                    [1, 1, 1],
+                    0,
+                    &c.address().to_le_bytes(),
+                )
+                .unwrap();
+            }
+            b
+        })
+        .collect();
+    let multi = gpu.finalize_multi(builders, QueuePolicy::Auto).unwrap();
+    assert_eq!(multi.lane_count(), 3);
+    assert_eq!(multi.queues_used(), 2, "gfx12 Auto width is 2");
+    multi.replay().unwrap();
+    for (lane, c) in counters.iter().enumerate() {
+        assert_eq!(c.read_u32(0).unwrap(), lane as u32 + 1);
+    }
+}
+
+#[test]
+fn refusals_are_named() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    let err = gpu.load_module(&fixture("gfx1100", "counter")).unwrap_err();
+    assert!(err.message().contains("gfx1100"), "{err}");
+    let module = gpu.load_module(&fixture("gfx1201", "scratch_hog")).unwrap();
+    let err = module.kernel("scratch_hog").unwrap_err();
+    assert!(err.message().contains("scratch"), "{err}");
+    let err = module.kernel("nope").unwrap_err();
+    assert!(
+        err.message().contains("scratch_hog"),
+        "lists kernels: {err}"
+    );
+    let empty = gpu.builder();
+    assert!(gpu.finalize(empty).is_err());
+    let err = gpu
+        .load_module_certified(&fixture("gfx1201", "counter"), b"{}")
+        .unwrap_err();
+    assert_eq!(err.class(), relaunch::ErrorClass::Certification);
+}
+
+#[test]
+fn device_local_memory_is_zero_filled_through_the_device() {
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    // 10 bytes: whole dwords by hsa_amd_memory_fill, the tail by the host
+    // where it can reach, else refused.
+    for bytes in [4096, 64, 10] {
+        match gpu.alloc(bytes, false) {
+            Ok(buf) => {
+                assert_eq!(buf.len(), bytes);
+                let mut back = vec![0xAAu8; bytes];
+                if buf.read(0, &mut back).is_ok() {
+                    assert!(back.iter().all(|&b| b == 0), "{bytes}: {back:?}");
+                }
+            }
+            Err(e) => assert!(
+                bytes % 4 != 0 && e.message().contains("multiple of 4"),
+                "{e}"
+            ),
+        }
+    }
+    assert!(gpu.alloc(0, false).is_err());
+}

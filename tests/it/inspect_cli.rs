@@ -1,0 +1,137 @@
+//! `relaunch inspect` end to end: the real binary on the committed fixtures,
+//! on a bundle, and on damaged files (exit 2 with one line naming the damage).
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use crate::common;
+
+fn kernels() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/build")
+}
+
+fn inspect(args: &[&std::ffi::OsStr]) -> Output {
+    common::relaunch("inspect")
+        .args(args)
+        .output()
+        .expect("run relaunch")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("relaunch-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn counter_is_listed_and_accepted() {
+    let path = kernels().join("gfx1201/counter.co");
+    let out = inspect(&[path.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "code object V5, target gfx1201, 1 kernel",
+        "kernel counter (counter.kd)",
+        "kernarg:    8 bytes, align 8",
+        "wave size:  32",
+        "global_buffer",
+        "pm4: accepted",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}
+
+#[test]
+fn scratch_hog_is_refused_naming_scratch() {
+    let path = kernels().join("gfx1100/scratch_hog.co");
+    let out = inspect(&[path.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("pm4: refused: scratch (private_segment_fixed_size = 1028 bytes)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("private:    1028 bytes"), "{stdout}");
+}
+
+#[test]
+fn argument_table_lists_hidden_arguments() {
+    let path = kernels().join("gfx1030/lds_reverse.co");
+    let out = inspect(&[path.as_os_str()]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("     8    4  dynamic_shared_pointer     tmp uint*"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("   136    4  hidden_dynamic_lds_size"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bundle_entry_is_picked_by_target() {
+    let a = std::fs::read(kernels().join("gfx1030/counter.co")).unwrap();
+    let b = std::fs::read(kernels().join("gfx1201/axpy.co")).unwrap();
+    let ids = [
+        "hipv4-amdgcn-amd-amdhsa--gfx1030",
+        "hipv4-amdgcn-amd-amdhsa--gfx1201",
+    ];
+    let mut bundle = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    bundle.extend(2u64.to_le_bytes());
+    let mut offset = (bundle.len() + ids.iter().map(|i| 24 + i.len()).sum::<usize>()) as u64;
+    for (id, data) in ids.iter().zip([&a, &b]) {
+        bundle.extend(offset.to_le_bytes());
+        bundle.extend((data.len() as u64).to_le_bytes());
+        bundle.extend((id.len() as u64).to_le_bytes());
+        bundle.extend(id.as_bytes());
+        offset += data.len() as u64;
+    }
+    bundle.extend(&a);
+    bundle.extend(&b);
+    let path = scratch_file("two.hipfb", &bundle);
+    let out = inspect(&[path.as_os_str(), "--target".as_ref(), "gfx1201".as_ref()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("kernel axpy (axpy.kd)"));
+
+    let out = inspect(&[path.as_os_str(), "--target".as_ref(), "gfx1100".as_ref()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("no entry for target gfx1100; available: hipv4-amdgcn-amd-amdhsa--gfx1030"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn damaged_files_exit_2_with_one_line() {
+    let good = std::fs::read(kernels().join("gfx1151/counter.co")).unwrap();
+    let mut v6 = good.clone();
+    v6[8] = 4;
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        ("truncated.co", good[..30].to_vec(), "truncated ELF header"),
+        ("v6.co", v6, "unknown code object version"),
+        ("text.co", b"hello".to_vec(), "not an ELF file"),
+        ("empty.co", Vec::new(), "file is empty"),
+    ];
+    for (name, bytes, needle) in cases {
+        let path = scratch_file(name, &bytes);
+        let out = inspect(&[path.as_os_str()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let stderr = text(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(stderr.contains(needle), "{name}: {stderr}");
+        assert!(stderr.starts_with("relaunch: error: inspect: "), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    let missing = kernels().join("gfx1151/no_such.co");
+    let out = inspect(&[missing.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read"));
+}

@@ -1,0 +1,30 @@
+//! The facade's integration tests, one binary: each links the whole facade,
+//! so one link instead of one per file (CI builds on 2 cores). A test that
+//! changes process-wide state other tests see (environment variables, the
+//! simulator's set of boards, its process-wide GPU clock, its live
+//! allocation count) stays a binary of its own: `deny_open.rs`,
+//! `sim_identity.rs`, `profiled_replay.rs` (spans read the shared clock),
+//! `transfer_nodes.rs` (strict-mode failures on several simulated GPUs at
+//! once), `timeout_contract.rs` (counts live allocations). New test files go
+//! here as modules.
+
+mod common;
+
+mod bundle_cli;
+mod catalog;
+mod certify_asm;
+mod certify_cli;
+mod cli_devices;
+mod cli_limits;
+mod default_device;
+mod demo_bundle;
+mod demo_cli;
+mod demo_kernels;
+mod dump_ib_cli;
+mod examples;
+mod facade;
+mod graph_launch;
+mod hip_dispatch_packet;
+mod inspect_cli;
+mod keepalive;
+mod selftest_cli;

@@ -1,0 +1,246 @@
+//! A simulated device driven directly, without the HSA layer: what the
+//! simulator's own tests (and its fuzz target) run kernels on.
+//!
+//! Owns: loading a fixture onto a fresh device ([`Rig`]), kernarg segments
+//! packed from the kernel's metadata and the launch geometry
+//! ([`Rig::kernargs`], built on `relaunch_encoders::kernarg_pack::pack`),
+//! encoding and placing IBs, running them directly ([`Rig::run`]) or
+//! through an AQL queue ([`Lane`]), and the two workloads most tests use
+//! (counter, produce/consume). Refuses nothing quietly: every helper panics
+//! with what went wrong, since its callers are tests. Must not import
+//! lanes, sched or any front end.
+
+mod lane;
+
+use std::sync::{Arc, OnceLock};
+
+use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_encoders::kernarg_pack::{pack, Geometry};
+use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch};
+
+pub use lane::Lane;
+
+use relaunch_sim::device::{LoadedImage, SimConfig, SimDevice};
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::ordering::{IbLocation, Violation};
+use relaunch_sim::pm4::{execute_ib, Pm4Error};
+use relaunch_sim::trace::RangeSet;
+
+/// Every target the fixtures are built for.
+pub const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
+
+/// A one-dimensional launch without dynamic LDS.
+pub fn linear(grid: u32, block: u32) -> Launch {
+    Launch {
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        dynamic_group_bytes: 0,
+    }
+}
+
+/// One device with one fixture loaded; an AQL queue only when asked for.
+pub struct Rig {
+    pub dev: Arc<SimDevice>,
+    pub image: LoadedImage,
+    /// The fixture's parsed code object: kernel metadata for kernargs.
+    pub object: CodeObject,
+    /// Created on first use, so direct-execution tests start no thread.
+    lane: OnceLock<Lane>,
+}
+
+/// An IB placed in device memory with its kernarg block.
+pub struct PlacedIb {
+    pub ib: u64,
+    pub dwords: Vec<u32>,
+    pub kernargs: u64,
+}
+
+impl Rig {
+    /// `object` built for `target` on a device seeded with `seed`.
+    pub fn new(target: &str, object: &str, seed: u64) -> Rig {
+        let mut cfg = SimConfig::new(target);
+        cfg.seed = seed;
+        Rig::with_config(cfg, object)
+    }
+
+    pub fn with_config(cfg: SimConfig, object: &str) -> Rig {
+        let bytes = crate::fixture(&cfg.target, object);
+        let dev = SimDevice::new(cfg).unwrap();
+        // The rig stands for a process that handles VM faults (as relaunch
+        // does): the fault is kept in the queue's errors, the process lives.
+        dev.add_fault_handler(std::sync::Arc::new(|_| true));
+        let image = dev.load_code_object(&bytes).unwrap();
+        let object = CodeObject::parse(&bytes).unwrap();
+        Rig {
+            dev,
+            image,
+            object,
+            lane: OnceLock::new(),
+        }
+    }
+
+    /// The rig's own queue and completion signal (created on first use).
+    pub fn lane(&self) -> &Lane {
+        self.lane.get_or_init(|| Lane::new(&self.dev))
+    }
+
+    /// Another queue with its own completion signal on the same device.
+    pub fn new_lane(&self) -> Lane {
+        Lane::new(&self.dev)
+    }
+
+    /// The encoder's view of loaded kernel `symbol`.
+    pub fn code(&self, symbol: &str) -> KernelCode<'_> {
+        let k = self
+            .image
+            .kernels
+            .iter()
+            .find(|k| k.symbol == symbol)
+            .unwrap_or_else(|| panic!("no kernel {symbol}"));
+        KernelCode {
+            symbol: &k.symbol,
+            family: k.family,
+            descriptor: k.descriptor,
+            kd_address: k.kd_addr,
+        }
+    }
+
+    /// The metadata of kernel `symbol`.
+    pub fn kernel(&self, symbol: &str) -> &KernelInfo {
+        self.object
+            .kernel(symbol)
+            .unwrap_or_else(|| panic!("no kernel {symbol} in the fixture's metadata"))
+    }
+
+    /// The full kernarg segment of `symbol`: `explicit` at the front, every
+    /// hidden argument filled from `launch` as the metadata places it.
+    pub fn kernargs(&self, symbol: &str, explicit: &[u8], launch: &Launch) -> Vec<u8> {
+        let geometry = Geometry {
+            grid: launch.grid,
+            block: launch.block,
+            dynamic_group_bytes: launch.dynamic_group_bytes,
+        };
+        pack(self.kernel(symbol), explicit, &geometry).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Record one dispatch of `symbol` with its packed kernarg segment.
+    pub fn dispatch(&self, b: &mut IbBuilder, symbol: &str, launch: &Launch, explicit: &[u8]) {
+        let kernargs = self.kernargs(symbol, explicit, launch);
+        let align = self.kernel(symbol).kernarg_align;
+        b.dispatch(&self.code(symbol), launch, &kernargs, align)
+            .unwrap_or_else(|e| panic!("{symbol}: {e}"));
+    }
+
+    pub fn builder(&self) -> IbBuilder {
+        IbBuilder::new(self.dev.family(), EncodeOptions::default())
+    }
+
+    /// Device memory for kernel data.
+    pub fn alloc(&self, bytes: usize) -> u64 {
+        self.dev.memory.allocate(bytes, MemKind::Device).unwrap()
+    }
+
+    /// Finish into a fresh kernarg block holding the image; returns (ib, base).
+    pub fn finish(&self, b: IbBuilder) -> (EncodedIb, u64) {
+        let layout = b.kernarg_layout();
+        let base = self
+            .dev
+            .memory
+            .allocate(layout.bytes.max(1) as usize, MemKind::HostFineGrained)
+            .unwrap();
+        let ib = b.finish(base).unwrap();
+        self.dev.memory.write(base, &ib.kernarg_image).unwrap();
+        (ib, base)
+    }
+
+    /// Finish and return the dwords of the one segment (kernargs placed).
+    pub fn dwords(&self, b: IbBuilder) -> Vec<u32> {
+        let (ib, _) = self.finish(b);
+        assert_eq!(ib.segments.len(), 1);
+        ib.segments[0].dwords.clone()
+    }
+
+    /// Finish and place every segment in memory, in submission order.
+    pub fn place_all(&self, b: IbBuilder) -> Vec<PlacedIb> {
+        let (ib, kernargs) = self.finish(b);
+        ib.segments
+            .iter()
+            .map(|s| self.place_dwords(s.dwords.clone(), kernargs))
+            .collect()
+    }
+
+    /// Finish and place the (single) segment in memory.
+    pub fn place(&self, b: IbBuilder) -> PlacedIb {
+        let mut placed = self.place_all(b);
+        assert_eq!(placed.len(), 1);
+        placed.remove(0)
+    }
+
+    /// Copy `dwords` into fresh host memory the CP may fetch.
+    pub fn place_dwords(&self, dwords: Vec<u32>, kernargs: u64) -> PlacedIb {
+        let bytes: Vec<u8> = dwords.iter().flat_map(|d| d.to_le_bytes()).collect();
+        let ib = self
+            .dev
+            .memory
+            .allocate(bytes.len(), MemKind::HostFineGrained)
+            .unwrap();
+        self.dev.memory.write(ib, &bytes).unwrap();
+        PlacedIb {
+            ib,
+            dwords,
+            kernargs,
+        }
+    }
+
+    pub fn free(&self, ib: PlacedIb) {
+        self.dev.memory.free(ib.ib).unwrap();
+        self.dev.memory.free(ib.kernargs).unwrap();
+    }
+
+    /// Execute `dwords` as one IB without a queue; the violations found.
+    pub fn run(&self, dwords: &[u32]) -> Result<Vec<Violation>, Pm4Error> {
+        let at = IbLocation {
+            queue: 0,
+            aql_packet: 5,
+        };
+        execute_ib(&self.dev, at, dwords, &RangeSet::new(), true).map(|end| end.violations)
+    }
+
+    /// `n` dispatches of `counter` (one atomic add per work-item at
+    /// `counter`), each followed by `boundary`.
+    pub fn counter(
+        &self,
+        counter: u64,
+        n: usize,
+        boundary: Option<BoundaryKind>,
+        launch: &Launch,
+    ) -> IbBuilder {
+        let mut b = self.builder();
+        for _ in 0..n {
+            self.dispatch(&mut b, "counter", launch, &counter.to_le_bytes());
+            if let Some(k) = boundary {
+                b.boundary(k);
+            }
+        }
+        b
+    }
+
+    /// produce(buf, 3) then consume(out, buf) over 64 items in groups of
+    /// 32, `boundary` between; returns the builder, `buf` and `out`.
+    pub fn producer_consumer(&self, boundary: Option<BoundaryKind>) -> (IbBuilder, u64, u64) {
+        let buf = self.alloc(256);
+        let out = self.alloc(256);
+        let launch = linear(64, 32);
+        let mut b = self.builder();
+        let mut produce = buf.to_le_bytes().to_vec();
+        produce.extend(3u32.to_le_bytes());
+        self.dispatch(&mut b, "produce", &launch, &produce);
+        if let Some(k) = boundary {
+            b.boundary(k);
+        }
+        let mut consume = out.to_le_bytes().to_vec();
+        consume.extend(buf.to_le_bytes());
+        self.dispatch(&mut b, "consume", &launch, &consume);
+        (b, buf, out)
+    }
+}
