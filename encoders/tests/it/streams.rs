@@ -451,3 +451,67 @@ fn streams_decode_to_what_full_state_programs() {
         }
     }
 }
+
+/// A transfer node between two chains of the same dispatch (each kept as an
+/// open run): the chain before it is written first, ids stay in order, and
+/// what the dispatches after it program matches full state.
+#[test]
+fn a_transfer_ends_the_open_run() {
+    use relaunch_encoders::dma::DmaOp;
+    let launch = LAUNCHES[0];
+    let record = |full_state: bool| {
+        let opts = EncodeOptions {
+            full_state,
+            ..EncodeOptions::default()
+        };
+        let mut b = IbBuilder::new(Family::Gfx12, opts);
+        let kd = counter_kd(true);
+        let a = code("a", Family::Gfx12, kd, 0x7F00_0000_1040);
+        let mut ids = Vec::new();
+        for i in 0..12u64 {
+            if i == 6 {
+                let fill = DmaOp::Fill {
+                    dst: 0x1000_0000,
+                    pattern: 7,
+                    bytes: 64,
+                };
+                ids.push(b.transfer(&[fill]).unwrap());
+            }
+            b.boundary(BoundaryKind::Rmw);
+            ids.push(b.dispatch(&a, &launch, &i.to_le_bytes(), 8).unwrap());
+        }
+        assert_eq!(ids, (0..13).collect::<Vec<u32>>());
+        b.finish(0x7F20_0000_0000).unwrap()
+    };
+    let (ib, full) = (record(false), record(true));
+    let order = |ib: &EncodedIb| -> Vec<&'static str> {
+        ib.segments
+            .iter()
+            .flat_map(|s| Decoder::new(&s.dwords, ib.family))
+            .map(|p| p.expect("decodes").1)
+            .filter_map(|p| match p {
+                Packet::DispatchDirect { .. } => Some("dispatch"),
+                Packet::DmaData { .. } => Some("dma"),
+                _ => None,
+            })
+            .collect()
+    };
+    let want: Vec<&str> = (0..13)
+        .map(|i| if i == 6 { "dma" } else { "dispatch" })
+        .collect();
+    assert_eq!(order(&ib), want);
+    assert_eq!(ib.kernarg_image, full.kernarg_image);
+    let (seen, full_steps) = (steps(&ib), steps(&full));
+    assert_eq!(seen.len(), 12);
+    for (i, (s, w)) in seen.iter().zip(&full_steps).enumerate() {
+        for r in (0..0x50).filter(|&r| w.4[r]) {
+            assert_eq!(s.3[r], w.3[r], "dispatch {i} reg {:#x}", 0x200 + r);
+        }
+    }
+    for (a, b) in ib.sites.iter().zip(&full.sites) {
+        assert_eq!(
+            (a.kernarg_offset, a.kernarg_len, a.kernel),
+            (b.kernarg_offset, b.kernarg_len, b.kernel)
+        );
+    }
+}
