@@ -3,6 +3,10 @@
 //! each dispatch sees what the full-state encoding of the same stream gives
 //! it (dispatch by dispatch).
 
+#[path = "../../encoders/tests/common/digest.rs"]
+mod digest;
+
+use digest::digest_ib;
 use relaunch_bench::shapes::{Workload, FAMILY, KERNARG_BASE};
 use relaunch_encoders::decode::Decoder;
 use relaunch_encoders::{EncodeOptions, EncodedIb, Packet};
@@ -20,38 +24,10 @@ fn shapes() -> Vec<Workload> {
     ]
 }
 
-/// Digest of everything `finish` returns but the epilogue's words (their
-/// cache-control value is not the encoder's hot path and may change on its
-/// own): segments, sites, kernel table, kernarg image.
+/// The IB's digest (`encoders/tests/common/digest.rs`).
 fn digest(ib: &EncodedIb) -> String {
     let mut h = Sha256::new();
-    let last = ib.segments.len() - 1;
-    for (i, seg) in ib.segments.iter().enumerate() {
-        let end = seg.dwords.len() - if i == last { 10 } else { 0 };
-        h.update(seg.first_dispatch.to_le_bytes());
-        h.update(seg.dispatch_count.to_le_bytes());
-        h.update((end as u64).to_le_bytes());
-        for d in &seg.dwords[..end] {
-            h.update(d.to_le_bytes());
-        }
-    }
-    for s in &ib.sites {
-        for v in [
-            s.segment,
-            s.dispatch_dword,
-            s.kernarg_offset,
-            s.kernarg_len,
-            s.kernel,
-        ] {
-            h.update(v.to_le_bytes());
-        }
-    }
-    for k in &ib.kernels {
-        h.update(k.symbol.as_bytes());
-        h.update(k.kd_address.to_le_bytes());
-    }
-    h.update(&ib.kernarg_image);
-    h.update([ib.kernargs_shared as u8]);
+    digest_ib(&mut h, ib, 0);
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 

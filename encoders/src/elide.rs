@@ -46,26 +46,12 @@ impl ShShadow {
         self.values = [UNKNOWN; SHADOW_LEN];
     }
 
-    /// Record `value` for register `offset`, known to differ from what the
-    /// shadow held (the caller writes it).
-    #[inline(always)]
-    pub(crate) fn set(&mut self, offset: u16, value: u64) {
-        if let Some(slot) = self
-            .values
-            .get_mut(offset.wrapping_sub(SHADOW_FIRST) as usize)
-        {
-            *slot = value;
-        }
-    }
-
-    /// Record `value` for register `offset`; true when it differs from what
-    /// the shadow held (the caller then writes it).
+    /// Record `values` for consecutive registers from `first`, known to be
+    /// what the dwords written so far leave in them.
     #[inline]
-    pub(crate) fn replace(&mut self, offset: u16, value: u64) -> bool {
-        let slot = &mut self.values[(offset - SHADOW_FIRST) as usize];
-        let changed = *slot != value;
-        *slot = value;
-        changed
+    pub(crate) fn assign(&mut self, first: u16, values: &[u64]) {
+        let base = (first - SHADOW_FIRST) as usize;
+        self.values[base..base + values.len()].copy_from_slice(values);
     }
 
     /// Write plain `values` to consecutive registers from `first`, emitting

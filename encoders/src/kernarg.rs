@@ -132,6 +132,19 @@ fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
             *d = *s;
         }
         image.extend_from_slice(&chunk);
+    } else if let (Some(head), Some(tail)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
+        // 17..=32 bytes: the first and the last 16 (overlapping) cover the
+        // block; the 32-byte chunk's rest stays zero.
+        if bytes.len() <= 32 {
+            let mut chunk = [0u8; 32];
+            chunk[..16].copy_from_slice(head);
+            chunk[bytes.len() - 16..bytes.len()].copy_from_slice(tail);
+            image.extend_from_slice(&chunk);
+        } else {
+            image.extend_from_slice(bytes);
+            let padded = (image.len() + 15) & !15;
+            image.resize(padded, 0);
+        }
     } else {
         image.extend_from_slice(bytes);
         let padded = (image.len() + 15) & !15;

@@ -24,6 +24,11 @@ impl DwordWriter {
         }
     }
 
+    /// A writer appending to `dwords`.
+    pub fn from_vec(dwords: Vec<u32>) -> Self {
+        DwordWriter { buf: dwords }
+    }
+
     /// Make room for `total` dwords in all without reallocating.
     pub fn reserve_total(&mut self, total: usize) {
         self.buf.reserve(total.saturating_sub(self.buf.len()));
@@ -45,6 +50,17 @@ impl DwordWriter {
     #[inline(always)]
     pub fn put<const N: usize>(&mut self, words: &[u32; N]) {
         self.buf.extend_from_slice(words);
+    }
+
+    /// Append the first `len` of `words` (`len <= N`). The copy is of all
+    /// `N`, a fixed size the compiler writes as a few vector moves where a
+    /// variable-length one is a library call; the rest is dropped again.
+    #[inline(always)]
+    pub fn put_prefix<const N: usize>(&mut self, words: &[u32; N], len: usize) {
+        debug_assert!(len <= N);
+        let end = self.buf.len() + len;
+        self.buf.extend_from_slice(words);
+        self.buf.truncate(end);
     }
 
     /// Append `count` copies of `template`, dword `at` of copy `i` replaced
@@ -209,6 +225,15 @@ mod tests {
             [1, 2, 1, 2],
             "value past the template: copies only"
         );
+    }
+
+    #[test]
+    fn prefixes_keep_only_their_length() {
+        let mut w = DwordWriter::new();
+        w.put_prefix(&[1, 2, 3, 4], 2);
+        w.put_prefix(&[5, 6, 7, 8], 4);
+        w.put_prefix(&[9, 9, 9, 9], 0);
+        assert_eq!(w.as_slice(), [1, 2, 5, 6, 7, 8]);
     }
 
     #[test]

@@ -1,34 +1,43 @@
 //! `IbBuilder`: records dispatches and boundaries into PM4, then
 //! `finish(kernarg_base)` fills in the kernarg pointers and returns the
-//! segments. Every dword is written once, in recording order: the general
-//! path writes a dispatch's changed state as it is recorded; a dispatch
-//! repeating the previous one's kernel, launch and kernarg shape takes the
-//! fast path in `repeat.rs` (a few comparisons and its kernarg copy) and is
-//! written with the rest of its run when the run ends. Low kernarg-pointer
-//! dwords written before `finish` hold offsets from the base, which `finish`
-//! adds. Per-kernel checks run once per kernel.
+//! segments. Every dword is written once, in recording order. The general
+//! path checks a dispatch (each kernel once, each launch shape once: the
+//! result is a template, `template.rs`), writes the registers that changed
+//! and DISPATCH_DIRECT through the one emitter (`emit_dispatch`), and
+//! caches what it wrote as the transition from the previous dispatch's
+//! template. A dispatch whose transition is cached takes the fast path
+//! (`fast.rs`): its kernarg copy, a few comparisons and a copy of the
+//! transition's words; from the second of a chain of the same dispatch on,
+//! only a count in the open run (`run.rs`), whose words are written in one
+//! pass when it ends. A kernel that reads its dispatch packet, and full
+//! state, always take the general path. Low kernarg-pointer dwords written
+//! before `finish` hold offsets from the base, which `finish` adds (a run
+//! open at `finish` is written with the final pointers).
 
-mod repeat;
+mod check;
+mod fast;
+mod run;
+mod template;
 mod transfer;
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::{Family, Limits, TargetFacts};
 
 use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORDS};
-use crate::dispatch::{
-    check_launch, KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE,
-};
+use crate::dispatch::{KernelCode, Launch, Prepared};
 use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN, KERNARG_ADDRESS_OFFSET};
-use crate::elide::{ShShadow, TAG_KERNARG_HI, TAG_KERNARG_LO};
+use crate::elide::{ShShadow, TAG_KERNARG_HI};
 use crate::emit;
 use crate::error::EncodeError;
 use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, Segment};
-use crate::kernarg::KernargImage;
+use crate::kernarg::{KernargImage, MIN_KERNARG_ALIGN};
 use crate::packet::MAX_IB_DWORDS;
 use crate::regs::off;
 use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
-use repeat::{PatchRun, Repeat, Room};
+use fast::{Guesses, Last, NO_TRANSITION};
+use run::{PatchRun, Run};
+use template::{Next, TemplateId, Templates, STATE_RUNS, USER_AT};
 
 /// Environment variable that forces `full_state` when set to `1`.
 pub const FULL_STATE_ENV: &str = "RELAUNCH_PM4_FULL_STATE";
@@ -76,13 +85,13 @@ pub struct IbBuilder {
     segments: Vec<Segment>,
     segment_first_dispatch: u32,
     shadow: ShShadow,
-    /// (kernel, block, rsrc2) whose state registers the shadow holds.
-    last_state: Option<(u32, [u32; 3], u32)>,
-    /// The last checked (kernel, launch) and its derived values: a repeated
-    /// launch skips the checks and divisions.
-    last_launch: Option<(usize, Launch, LaunchState)>,
-    /// Set after a dispatch the fast path can repeat (see `repeat.rs`).
-    repeat: Option<Repeat>,
+    /// Every checked launch shape and cached transition.
+    tables: Templates,
+    guesses: Guesses,
+    /// The previous dispatch, while the next may take the fast path.
+    last: Option<Last>,
+    /// Fast-path dispatches not written yet (`run.rs`).
+    run: Run,
     pending: Option<BoundaryKind>,
     prepared: Vec<Prepared>,
     /// The descriptor each prepared kernel was checked with (identity only).
@@ -94,13 +103,16 @@ pub struct IbBuilder {
     last_symbol: (usize, usize),
     kernargs: KernargImage,
     sites: Vec<DispatchSite>,
+    /// Dispatches `reserve` announced in all (kernarg room is reserved by
+    /// the real block sizes as templates show them).
+    reserved: usize,
     /// Dword indexes (in their segment) of low kernarg-pointer dwords, which
     /// hold the block's offset until `finish` adds the base's low dword.
     lo_pointer: Vec<u32>,
     /// Where each closed segment's entries in `lo_pointer` end.
     lo_pointer_ends: Vec<usize>,
-    /// Runs of low kernarg-pointer dwords written by fast-path repeats,
-    /// also offsets until `finish`.
+    /// Runs of low kernarg-pointer dwords written by `flush_run`, also
+    /// offsets until `finish`.
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
@@ -111,6 +123,13 @@ pub struct IbBuilder {
     packets: Vec<(DispatchId, u32)>,
     /// Timestamps `finish` splices in (`profile.rs`); recording ignores it.
     profile: Option<crate::profile::Profile>,
+}
+
+/// Where `emit_dispatch` wrote a dispatch's placeholders and packet.
+struct Written {
+    lo: Option<usize>,
+    hi: Option<usize>,
+    dispatch: usize,
 }
 
 impl IbBuilder {
@@ -191,9 +210,10 @@ impl IbBuilder {
             segments: Vec::new(),
             segment_first_dispatch: 0,
             shadow: ShShadow::new(),
-            last_state: None,
-            last_launch: None,
-            repeat: None,
+            tables: Templates::default(),
+            guesses: Guesses::default(),
+            last: None,
+            run: Run::default(),
             pending: None,
             prepared: Vec::new(),
             descriptors: Vec::new(),
@@ -202,6 +222,7 @@ impl IbBuilder {
             last_symbol: (0, 0),
             kernargs: KernargImage::new(opts.kernargs_immutable),
             sites: Vec::new(),
+            reserved: 0,
             lo_pointer: Vec::new(),
             lo_pointer_ends: Vec::new(),
             lo_runs: Vec::new(),
@@ -212,14 +233,14 @@ impl IbBuilder {
         }
     }
 
-    /// Reserve room for `dispatches` more dispatches of the counter shape
-    /// (18 dwords, one 16-byte kernarg block each), so recording a chain of
-    /// known length does not regrow its buffers.
+    /// Reserve room for `dispatches` more dispatches, so recording a chain
+    /// of known length does not regrow its buffers: sites now, kernarg
+    /// bytes by the largest block the templates have shown (16 until one
+    /// shows more), IB dwords by the longest transition once one is cached.
     pub fn reserve(&mut self, dispatches: usize) {
-        // 18 per dispatch plus room for the first full state and the epilogue.
-        let dwords = self.w.len() + dispatches.saturating_mul(18) + MAX_DISPATCH_DWORDS + 64;
-        self.w.reserve_total(dwords.min(self.limit));
-        self.kernargs.reserve(dispatches.saturating_mul(16));
+        self.reserved = self.dispatch_count().saturating_add(dispatches);
+        let block = self.tables.max_stride.max(MIN_KERNARG_ALIGN) as usize;
+        self.kernargs.reserve(dispatches.saturating_mul(block));
         self.sites.reserve(dispatches);
     }
 
@@ -233,18 +254,20 @@ impl IbBuilder {
 
     /// Dispatches recorded so far.
     pub fn dispatch_count(&self) -> usize {
-        self.sites.len()
-            + self
-                .repeat
-                .as_ref()
-                .map_or(0, |r| r.pending_sites() as usize)
+        self.sites.len() + self.run.count as usize
     }
 
-    /// Dwords recorded so far (all segments, the current run included, no
+    /// Dwords recorded so far (all segments, the open run included, no
     /// epilogue yet).
     pub fn dwords(&self) -> usize {
-        let run = self.repeat.as_ref().map_or(0, |r| r.pending_dwords());
-        self.segments.iter().map(|s| s.dwords.len()).sum::<usize>() + self.w.len() + run
+        let closed: usize = self.segments.iter().map(|s| s.dwords.len()).sum();
+        closed + self.open_dwords()
+    }
+
+    /// Dwords of the open segment, the open run's included.
+    #[inline(always)]
+    fn open_dwords(&self) -> usize {
+        self.w.len() + self.run.count as usize * self.run.len as usize
     }
 
     /// Require `kind` between everything recorded so far and the next
@@ -278,14 +301,15 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        if let Some(id) = self.try_repeat(code, launch, kernarg, kernarg_align) {
+        if let Some(id) = self.try_fast(code, launch, kernarg, kernarg_align) {
             return Ok(id);
         }
         self.dispatch_general(code, launch, kernarg, kernarg_align)
     }
 
-    /// Every dispatch the fast path does not take: checks the kernel (once
-    /// per kernel) and the launch, and writes the state that changed.
+    /// Every dispatch the fast path does not take: finds or makes its
+    /// template (the checks), writes what changed, and caches that as the
+    /// transition from the previous dispatch where it may.
     #[inline(never)]
     fn dispatch_general(
         &mut self,
@@ -294,42 +318,37 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        self.end_repeat();
+        let before = self.last;
+        // Until a dispatch is recorded here, the next one looks here too.
+        if let Some(last) = &mut self.last {
+            last.budget = Some(0);
+        }
         let k = self.kernel_index(code)?;
-        let p = self.prepared[k];
-        let st = match self.last_launch {
-            Some((lk, ref ll, st)) if lk == k && ll == launch => st,
-            _ => {
-                let st = check_launch(&p, launch, code.symbol)?;
-                self.last_launch = Some((k, *launch, st));
-                st
+        let shape = (kernarg.len(), kernarg_align);
+        let (t, same) = match self.tables.find(k as u32, launch, shape) {
+            Some(t) => {
+                let same = self.tables.templates[t as usize].matches(code, launch, shape);
+                self.tables.remember_symbol(t, code);
+                (t, same)
             }
+            None => (self.new_template(k, code, launch, shape)?, false),
         };
-        if p.kernarg_ptr {
-            if kernarg.len() < p.kernarg_size as usize {
-                return Err(EncodeError::KernargTooShort {
-                    symbol: code.symbol.to_string(),
-                    need: p.kernarg_size,
-                    got: kernarg.len(),
-                });
-            }
-        } else if !kernarg.is_empty() {
-            return Err(EncodeError::KernargUnused {
-                symbol: code.symbol.to_string(),
-                got: kernarg.len(),
-            });
-        }
-        if !kernarg_align.is_power_of_two() || kernarg_align > 4096 {
-            return Err(EncodeError::BadKernargAlign {
-                symbol: code.symbol.to_string(),
-                align: kernarg_align,
-            });
-        }
-        let id = self.sites.len() as u32;
-        if self.sites.len() >= u32::MAX as usize {
+        // A repeat within its budget whose transition is not cached yet:
+        // where the segment is cut must not depend on the cache.
+        let kept_budget = match before {
+            Some(b) if same && b.template == t => match self.budget_left(&b) {
+                0 => None,
+                left => Some(left - 1),
+            },
+            _ => None,
+        };
+        let id = self.dispatch_count();
+        if id >= u32::MAX as usize {
             return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
         }
+        let id = id as u32;
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
+        let p = &self.prepared[k];
         let packet = if p.dispatch_ptr {
             let image =
                 DispatchPacketImage::for_launch(p.kd_address, launch, p.static_lds, koff.into());
@@ -342,106 +361,140 @@ impl IbBuilder {
             None
         };
 
-        if self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit {
+        // The run's words come before this dispatch's.
+        self.flush_run(None);
+        if kept_budget.is_none()
+            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
+        {
             self.close_segment();
+        } else {
+            self.sync_shadow();
         }
-        if let Some(b) = self.pending.take() {
+        let start = self.w.len();
+        let boundary = self.pending.take();
+        if let Some(b) = boundary {
             if id > 0 {
                 b.emit(&mut self.w);
             }
         }
-        let full = self.opts.full_state;
-        let segment = self.segments.len() as u32;
-        let key = (k as u32, launch.block, st.rsrc2);
-        if full || self.last_state != Some(key) {
-            self.write_state(&p, launch.block, st.rsrc2);
-            self.last_state = if full { None } else { Some(key) };
-        }
-        // USER_DATA: [private segment buffer zeros], [dispatch packet
-        // pointer], kernarg pointer (low dwords as offsets from the base,
-        // high dwords filled at finish), then the padding zeros RSRC2 declares.
-        let n = p.user_sgprs();
-        if n > 0 {
-            let mut user = [0u64; off::USER_DATA_COUNT as usize];
-            let mut at = p.private_segment_dwords as usize;
-            if let Some(packet) = packet {
-                user[at] = TAG_KERNARG_LO | packet as u64;
-                user[at + 1] = TAG_KERNARG_HI;
-                at += 2;
-            }
-            if p.kernarg_ptr {
-                user[at] = TAG_KERNARG_LO | koff as u64;
-                user[at + 1] = TAG_KERNARG_HI;
-            }
-            let (lo, hi) = (&mut self.lo_pointer, &mut self.hi_pointer);
-            self.shadow.write_tagged(
-                &mut self.w,
-                off::COMPUTE_USER_DATA_0,
-                &user[..n],
-                full,
-                |pos, tag| {
-                    if tag & TAG_KERNARG_HI != 0 {
-                        hi.push((segment, pos as u32));
-                    } else {
-                        lo.push(pos as u32);
-                    }
-                },
-            );
-        }
-        let dispatch_dword = self.w.len() as u32;
-        emit::dispatch_direct(&mut self.w, st.groups, p.initiator);
+        let written = self.emit_dispatch(t, koff, packet);
         debug_assert!(self.w.len() + EPILOGUE_DWORDS <= self.limit);
+        let tpl = &self.tables.templates[t as usize];
         self.sites.push(DispatchSite {
-            segment,
-            dispatch_dword,
+            segment: self.segments.len() as u32,
+            dispatch_dword: written.dispatch as u32,
             kernarg_offset: koff,
             kernarg_len: klen,
-            kernel: k as u32,
+            kernel: tpl.kernel,
         });
-        // The fast path repeats the kernarg pointer only; a dispatch packet
-        // per dispatch goes through here.
-        if p.kernarg_ptr && !full && !p.dispatch_ptr {
-            let room = Room {
-                dwords: (self.limit - EPILOGUE_DWORDS).saturating_sub(self.w.len()),
-                image_len: self.kernargs.len(),
-                dispatches: self.sites.len(),
-                segment,
-                fresh_image: !self.kernargs.immutable(),
-            };
-            let shape = (kernarg.len(), kernarg_align);
-            self.repeat = Some(Repeat::new(k as u32, code, launch, shape, &p, st, room));
+        let prev = self.last.take();
+        let p = &self.prepared[k];
+        // A dispatch packet is placed per dispatch, so such a dispatch is
+        // never a transition the fast path could repeat.
+        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr {
+            // Nothing the next dispatch could repeat without looking.
+            return Ok(id);
         }
+        let transition = match (prev, written.lo) {
+            (Some(p), Some(lo)) if self.tables.transition_allowed(p.template, t) => {
+                let step = (p.template, boundary, t);
+                let x = match self.tables.step(step.0, step.1, step.2) {
+                    Some(x) => x,
+                    None => {
+                        let hi = written.hi.map(|h| h - start);
+                        let words = &self.w.as_slice()[start..];
+                        let d = written.dispatch - start;
+                        let x = self.tables.add_transition(step, words, lo - start, hi, d);
+                        // IB room by the longest transition, for what
+                        // `reserve` announced (within the segment).
+                        let left = self.reserved.saturating_sub(self.sites.len());
+                        let longest = self.tables.longest as usize;
+                        let total = self.w.len().saturating_add(left.saturating_mul(longest));
+                        self.w.reserve_total(total.min(self.limit));
+                        x
+                    }
+                };
+                let next = Next {
+                    from: p.template,
+                    boundary,
+                    template: t,
+                    transition: x,
+                };
+                self.guesses.set(&p, next);
+                x
+            }
+            _ => NO_TRANSITION,
+        };
+        self.last = Some(Last {
+            template: t,
+            transition,
+            before: prev.map_or(NO_TRANSITION, |p| p.transition),
+            koff,
+            budget: kept_budget,
+        });
         Ok(id)
     }
 
-    /// Drop the fast path's template after writing out its current run.
-    fn end_repeat(&mut self) {
-        self.end_run(None);
-        self.repeat = None;
+    /// The one emitter of a dispatch: write template `t`'s registers with
+    /// its kernarg block at `koff` (and its dispatch packet at `packet`)
+    /// where the shadow says they changed (all of them in full state), then
+    /// DISPATCH_DIRECT. Low pointer dwords (offsets until `finish`) and high
+    /// ones (filled at `finish`) are noted for patching.
+    fn emit_dispatch(&mut self, t: TemplateId, koff: u32, packet: Option<u32>) -> Written {
+        let full = self.opts.full_state;
+        let tpl = &self.tables.templates[t as usize];
+        let image = tpl.image(koff, packet);
+        let segment = self.segments.len() as u32;
+        let (sh, w) = (&mut self.shadow, &mut self.w);
+        for (first, from, to) in STATE_RUNS {
+            sh.write_tagged(w, first, &image[from..to], full, |_, _| {});
+        }
+        let (mut lo, mut hi) = (None, None);
+        let (lo_pointer, hi_pointer) = (&mut self.lo_pointer, &mut self.hi_pointer);
+        let user = &image[USER_AT..USER_AT + tpl.user];
+        sh.write_tagged(w, off::COMPUTE_USER_DATA_0, user, full, |pos, tag| {
+            if tag & TAG_KERNARG_HI != 0 {
+                hi_pointer.push((segment, pos as u32));
+                hi = Some(pos);
+            } else {
+                lo_pointer.push(pos as u32);
+                lo = Some(pos);
+            }
+        });
+        let dispatch = w.len();
+        emit::dispatch_direct(w, tpl.st.groups, tpl.initiator);
+        Written { lo, hi, dispatch }
     }
 
-    /// The kernel's state registers for a launch with `block` and `rsrc2`,
-    /// each run written where the shadow says it changed.
-    fn write_state(&mut self, p: &Prepared, block: [u32; 3], rsrc2: u32) {
-        let full = self.opts.full_state;
-        let no_patch = |_: usize, _: u64| {};
-        let (sh, w) = (&mut self.shadow, &mut self.w);
-        let b = block.map(u64::from);
-        sh.write_tagged(w, off::COMPUTE_NUM_THREAD_X, &b, full, no_patch);
-        let pgm = p.pgm.map(u64::from);
-        sh.write_tagged(w, off::COMPUTE_PGM_LO, &pgm, full, no_patch);
-        let rsrc = [p.rsrc1 as u64, rsrc2 as u64];
-        sh.write_tagged(w, off::COMPUTE_PGM_RSRC1, &rsrc, full, no_patch);
-        let limits = [RESOURCE_LIMITS_VALUE as u64];
-        sh.write_tagged(w, off::COMPUTE_RESOURCE_LIMITS, &limits, full, no_patch);
-        let rsrc3 = [p.rsrc3 as u64];
-        sh.write_tagged(w, off::COMPUTE_PGM_RSRC3, &rsrc3, full, no_patch);
+    /// Bring the shadow up to date with the previous dispatch, whose words
+    /// the fast path copied without it. Every dispatch since the general
+    /// path last wrote programmed the same registers (transitions keep the
+    /// USER_DATA count), so the previous one's values are the shadow's.
+    fn sync_shadow(&mut self) {
+        if let Some(last) = self.last {
+            let t = &self.tables.templates[last.template as usize];
+            let image = t.image(last.koff, None);
+            for (first, from, to) in STATE_RUNS {
+                self.shadow.assign(first, &image[from..to]);
+            }
+            self.shadow
+                .assign(off::COMPUTE_USER_DATA_0, &image[USER_AT..USER_AT + t.user]);
+        }
+    }
+
+    /// Forget the previous dispatch (the shadow brought up to date), so the
+    /// next one takes the general path: what an emitter of other packets
+    /// between dispatches (`transfer.rs`) calls before it writes.
+    fn end_repeat(&mut self) {
+        self.flush_run(None);
+        self.sync_shadow();
+        self.last = None;
     }
 
     /// Close the last segment with the epilogue, fill in kernarg pointers for
     /// a kernarg block at `kernarg_base`, and return the IB.
     pub fn finish(mut self, kernarg_base: u64) -> Result<EncodedIb, EncodeError> {
-        if self.sites.is_empty() {
+        if self.dispatch_count() == 0 {
             return Err(EncodeError::Empty);
         }
         let layout = self.kernarg_layout();
@@ -469,9 +522,9 @@ impl IbBuilder {
         // cross a 4 GiB boundary (checked above: low pointer dwords exist only
         // where high ones do), so adding the base's low dword cannot carry.
         let base_lo = kernarg_base as u32;
-        // The last run is written now, with final pointers.
-        self.end_run(Some(base_lo));
-        self.repeat = None;
+        // The open run is written now, with final pointers.
+        self.flush_run(Some(kernarg_base));
+        self.last = None;
         self.pending = None;
         emit_epilogue(&mut self.w, self.family);
         if let Some(words) = self.stream {
@@ -549,46 +602,9 @@ impl IbBuilder {
     /// End the current segment (no epilogue: only the last one carries it)
     /// and start the next with the prologue and no remembered state.
     fn close_segment(&mut self) {
-        self.end_repeat();
+        self.last = None;
         self.push_segment();
         emit_prologue(&mut self.w);
         self.shadow.reset();
-        self.last_state = None;
-    }
-
-    fn kernel_index(&mut self, code: &KernelCode<'_>) -> Result<usize, EncodeError> {
-        let symbol = (code.symbol.as_ptr() as usize, code.symbol.len());
-        let same_code = |i: usize| {
-            self.prepared[i].kd_address == code.kd_address && self.descriptors[i] == code.descriptor
-        };
-        if code.family == self.family {
-            let last = self.last_kernel;
-            // kd_address identifies a loaded kernel for the IB's lifetime; the
-            // symbol text is compared unless it is the very same string.
-            if last < self.prepared.len()
-                && same_code(last)
-                && (symbol == self.last_symbol || self.kernels[last].symbol == code.symbol)
-            {
-                self.last_symbol = symbol;
-                return Ok(last);
-            }
-            let found = (0..self.prepared.len())
-                .find(|&i| same_code(i) && self.kernels[i].symbol == code.symbol);
-            if let Some(i) = found {
-                self.last_kernel = i;
-                self.last_symbol = symbol;
-                return Ok(i);
-            }
-        }
-        let p = Prepared::new(code, self.family, self.limits)?;
-        self.prepared.push(p);
-        self.descriptors.push(code.descriptor);
-        self.kernels.push(KernelInfo {
-            symbol: code.symbol.to_string(),
-            kd_address: code.kd_address,
-        });
-        self.last_kernel = self.prepared.len() - 1;
-        self.last_symbol = symbol;
-        Ok(self.last_kernel)
     }
 }

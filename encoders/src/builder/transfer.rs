@@ -33,7 +33,7 @@ impl IbBuilder {
                 max: MAX_DMA_PACKETS_PER_NODE,
             });
         }
-        if self.sites.len() >= u32::MAX as usize - 1 {
+        if self.dispatch_count() >= u32::MAX as usize - 1 {
             return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
         }
         self.end_repeat();

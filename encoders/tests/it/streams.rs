@@ -4,17 +4,28 @@
 //! dispatches, boundaries, every option and small segments) encode to the
 //! digests captured from the encoder before its per-kernel templates, and
 //! each dispatch of each stream, decoded back, sees what the full-state
-//! encoding of the same stream gives it.
+//! encoding of the same stream gives it. The extended streams add what the
+//! templates must get right: long chains of one dispatch, a kernel passed
+//! under another string, a kernel that reads its dispatch packet, and
+//! stream-ordered IBs.
 
 use crate::common;
+#[path = "../common/digest.rs"]
+mod digest;
+mod golden;
 
 use common::*;
+use digest::digest_ib;
+use golden::{GOLDEN, GOLDEN_EXTENDED};
 use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::decode::Decoder;
+use relaunch_encoders::stream_order::DONE_DWORDS;
 use relaunch_encoders::Packet;
-use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch};
+use relaunch_encoders::{
+    BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch, StreamWords,
+};
 use sha2::{Digest, Sha256};
 
 /// xorshift64*: the same streams on every machine.
@@ -33,7 +44,15 @@ impl Rng {
     }
 }
 
-fn kernels(family: Family) -> Vec<(&'static str, KernelDescriptor, u64)> {
+/// Which set of streams: the one main's digests were first captured for,
+/// or the extended one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Set {
+    Base,
+    Extended,
+}
+
+fn kernels(family: Family, set: Set) -> Vec<(&'static str, KernelDescriptor, u64)> {
     let a = counter_kd(true);
     let mut b = counter_kd(false);
     b.compute_pgm_rsrc1 = 0x1234;
@@ -58,7 +77,10 @@ fn kernels(family: Family) -> Vec<(&'static str, KernelDescriptor, u64)> {
     wide.kernarg_size = 24;
     let mut rsrc2_users = counter_kd(true);
     rsrc2_users.compute_pgm_rsrc2 = 0x80 | (2 << rsrc2::USER_SGPR_SHIFT) | 0x100;
-    vec![
+    let mut packet = counter_kd(true);
+    packet.kernel_code_properties |= p::DISPATCH_PTR;
+    packet.compute_pgm_rsrc2 = 0x80 | (4 << rsrc2::USER_SGPR_SHIFT);
+    let mut out = vec![
         ("a", a, 0x7F00_0000_1040),
         ("b", b, 0x7F00_0010_0040),
         ("c", c, 0x1_0000_0040),
@@ -67,7 +89,14 @@ fn kernels(family: Family) -> Vec<(&'static str, KernelDescriptor, u64)> {
         // The same code as "a" under another name: a kernel of its own.
         ("a_alias", a, 0x7F00_0000_1040),
         ("a2", rsrc2_users, 0x7F00_0040_0040),
-    ]
+    ];
+    if set == Set::Extended {
+        // Reads its dispatch packet (one synthesized per dispatch).
+        out.push(("packet", packet, 0x7F00_0050_0040));
+        // "a" again, passed as another string (see `encode`).
+        out.push(("a", a, 0x7F00_0000_1040));
+    }
+    out
 }
 
 const LAUNCHES: [Launch; 4] = [
@@ -108,9 +137,9 @@ enum Op {
 /// A stream of `len` ops: dispatches mostly repeat the previous one or
 /// return to one of the last few (as a decode step cycles its kernels);
 /// some are refused (short kernarg, bad alignment, zero grid).
-fn stream(family: Family, seed: u64, len: usize) -> Vec<Op> {
+fn stream(family: Family, set: Set, seed: u64, len: usize) -> Vec<Op> {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let ks = kernels(family);
+    let ks = kernels(family, set);
     let mut recent: Vec<(usize, Launch, usize, u32)> = Vec::new();
     let mut out = Vec::new();
     let mut counter = 0u64;
@@ -166,18 +195,64 @@ fn stream(family: Family, seed: u64, len: usize) -> Vec<Op> {
             kernarg,
             align,
         });
+        // Now and then a long chain of the same dispatch (runs, budgets
+        // spent inside a segment), with a boundary before each or none.
+        if set == Set::Extended && rng.below(24) == 0 {
+            let boundary =
+                [None, Some(BoundaryKind::Rmw), Some(BoundaryKind::Wait)][rng.below(3) as usize];
+            for _ in 0..20 + rng.below(60) {
+                if let Some(kind) = boundary {
+                    out.push(Op::Boundary(kind));
+                }
+                let mut kernarg: Vec<u8> = vec![0x5A; klen];
+                if rng.below(2) == 0 {
+                    counter += 1;
+                    kernarg = (0..klen)
+                        .map(|i| (counter >> (8 * (i % 8))) as u8)
+                        .collect();
+                }
+                out.push(Op::Dispatch {
+                    kernel,
+                    launch,
+                    kernarg,
+                    align,
+                });
+            }
+        }
     }
     out
 }
 
+/// One stream to encode.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    family: Family,
+    set: Set,
+    seed: u64,
+    opts: EncodeOptions,
+    /// Stream-ordered through these words (extended set only).
+    order: Option<StreamWords>,
+}
+
 /// The IB (none when every dispatch was refused) and each refusal's text.
-fn encode(family: Family, ops: &[Op], opts: EncodeOptions) -> (Option<EncodedIb>, Vec<String>) {
-    let ks = kernels(family);
+fn encode(case: &Case, ops: &[Op], opts: EncodeOptions) -> (Option<EncodedIb>, Vec<String>) {
+    let family = case.family;
+    let ks = kernels(family, case.set);
+    // In the extended set the last kernel's name is the same text as the
+    // first's at another address: the same kernel, found by comparing it.
+    let alias = String::from(ks[ks.len() - 1].0);
     let codes: Vec<KernelCode<'_>> = ks
         .iter()
-        .map(|&(symbol, kd, addr)| code(symbol, family, kd, addr))
+        .enumerate()
+        .map(|(i, &(symbol, kd, addr))| {
+            let aliased = case.set == Set::Extended && i == ks.len() - 1;
+            code(if aliased { &alias } else { symbol }, family, kd, addr)
+        })
         .collect();
-    let mut b = IbBuilder::new(family, opts);
+    let mut b = match case.order {
+        Some(words) => IbBuilder::new_stream_ordered(family, opts, words).expect("valid words"),
+        None => IbBuilder::new(family, opts),
+    };
     let mut refusals = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         match op {
@@ -202,41 +277,15 @@ fn encode(family: Family, ops: &[Op], opts: EncodeOptions) -> (Option<EncodedIb>
     (b.finish(0x7F20_0000_0000).ok(), refusals)
 }
 
-/// Everything `finish` returns but the epilogue's words (their cache
-/// control may change on its own), and the refusals.
-fn digest(ib: &Option<EncodedIb>, refusals: &[String]) -> String {
+/// The IB's digest (`common/digest.rs`) after the refusals, shortened.
+fn digest(case: &Case, ib: &Option<EncodedIb>, refusals: &[String]) -> String {
     let mut h = Sha256::new();
     for r in refusals {
         h.update(r.as_bytes());
     }
     if let Some(ib) = ib {
-        let last = ib.segments.len() - 1;
-        for (i, seg) in ib.segments.iter().enumerate() {
-            let end = seg.dwords.len() - if i == last { 10 } else { 0 };
-            h.update(seg.first_dispatch.to_le_bytes());
-            h.update(seg.dispatch_count.to_le_bytes());
-            h.update((end as u64).to_le_bytes());
-            for d in &seg.dwords[..end] {
-                h.update(d.to_le_bytes());
-            }
-        }
-        for s in &ib.sites {
-            for v in [
-                s.segment,
-                s.dispatch_dword,
-                s.kernarg_offset,
-                s.kernarg_len,
-                s.kernel,
-            ] {
-                h.update(v.to_le_bytes());
-            }
-        }
-        for k in &ib.kernels {
-            h.update(k.symbol.as_bytes());
-            h.update(k.kd_address.to_le_bytes());
-        }
-        h.update(&ib.kernarg_image);
-        h.update([ib.kernargs_shared as u8]);
+        let after = if case.order.is_some() { DONE_DWORDS } else { 0 };
+        digest_ib(&mut h, ib, after);
     }
     h.finalize()[..12]
         .iter()
@@ -244,121 +293,88 @@ fn digest(ib: &Option<EncodedIb>, refusals: &[String]) -> String {
         .collect()
 }
 
-/// (family, seed, options) of every stream, in `GOLDEN` order.
-fn cases() -> Vec<(Family, u64, EncodeOptions)> {
+/// Every option set a stream is encoded with.
+fn option_sets() -> Vec<EncodeOptions> {
+    [
+        (false, false, false),
+        (false, true, false),
+        (true, false, false),
+        (false, false, true),
+        (false, true, true),
+    ]
+    .map(|(full, immutable, small)| EncodeOptions {
+        full_state: full,
+        kernargs_immutable: immutable,
+        max_segment_dwords: if small { 256 } else { u32::MAX },
+    })
+    .to_vec()
+}
+
+/// Every stream of `set`, in its digests' order.
+fn cases(set: Set) -> Vec<Case> {
+    let seeds = match set {
+        Set::Base => 1..=4u64,
+        Set::Extended => 1..=8u64,
+    };
     let mut out = Vec::new();
     for family in [Family::Gfx10, Family::Gfx11, Family::Gfx12] {
-        for seed in 1..=4u64 {
-            for (full, immutable, small) in [
-                (false, false, false),
-                (false, true, false),
-                (true, false, false),
-                (false, false, true),
-                (false, true, true),
-            ] {
-                out.push((
+        for seed in seeds.clone() {
+            for opts in option_sets() {
+                let order = (set == Set::Extended && seed % 2 == 1).then_some(StreamWords {
+                    gate: 0x7F30_0000_0000,
+                    done: 0x7F30_0000_0040,
+                });
+                out.push(Case {
                     family,
+                    set,
                     seed,
-                    EncodeOptions {
-                        full_state: full,
-                        kernargs_immutable: immutable,
-                        max_segment_dwords: if small { 256 } else { u32::MAX },
-                    },
-                ));
+                    opts,
+                    order,
+                });
             }
         }
     }
     out
 }
 
-const STREAM_OPS: usize = 400;
+/// Ops per stream of `set`.
+fn stream_ops(set: Set) -> usize {
+    match set {
+        Set::Base => 400,
+        Set::Extended => 600,
+    }
+}
 
-/// Digests of `cases()`, captured from the encoder before the per-kernel
-/// templates (commit 4d34f41); gfx10/gfx11 recaptured when RSRC2 gained
-/// TRAP_PRESENT (#14: replayed kernels get the trap handler as under AQL),
-/// the only byte change since (gfx12, which has no such bit, is unchanged).
-#[rustfmt::skip]
-const GOLDEN: &[&str] = &[
-    "e4bdc2532a95181a2d513ff4",
-    "578c5b8b5a4398837a8f4580",
-    "0a2db827017cb98cc68bde99",
-    "021e3ceb8cec2b4f7ad13196",
-    "0b0a4835d98486bf927c4bd2",
-    "7feeed09eb8c7e3eaee6b463",
-    "93003d1722413bb09d51396b",
-    "0af728832884f6bb3481a6d1",
-    "aa777b2b20ae541b4c39471a",
-    "3b8743abb17b71b4d4c0cbef",
-    "801cf10e6e82e0d49fc83c7b",
-    "b3301b24ebcb6d0cc9dcea0a",
-    "b58cc8497f1faa0c07f31136",
-    "c86e0a01e57f137e1a3879a0",
-    "ced5b967f10ef941700ccfaf",
-    "121decc4ab272d2593097ab9",
-    "7502f2c7d0c472118e80bd96",
-    "0aeaba1d20aa420df0657fb4",
-    "eeeac4c943476a1d6ec118b3",
-    "8ee8319090e39f5d1adcf5e7",
-    "de48589374ef342e42ebc60a",
-    "967fddccdf493e57cb5ec15a",
-    "1016db9bebe75d928bd53197",
-    "d4ffd71b96c2882e049a2196",
-    "6f652715d55b42afb06ea533",
-    "fa2f13bfc31647a2e5c64542",
-    "5a5c670028da2892105d5f1b",
-    "29c5176b82a0fa22c2676a1e",
-    "58adf6ecb52151547b29a454",
-    "f9adc0c4bf9b731e1d994ca2",
-    "e82e8f13121ec7949655e8e7",
-    "9c72c021eb009743de48627e",
-    "6bf98f55fc856a322eca77f1",
-    "5d3437f399379813b8cfce2b",
-    "fa0c6990093ea26951593512",
-    "1636514621cbd00eafb8f674",
-    "7d90fc533d3299bc3ddc7027",
-    "a0434bcec2fdd76774e53835",
-    "72f78c10e676a7329d8e88c7",
-    "f5e5649a9c57d538baaf21d4",
-    "db4a76b7ae1bad970a931237",
-    "77b5737b3f1e899941be8837",
-    "6722d229459fce8d5aaad240",
-    "8f9b1cc0360d136d818ee372",
-    "1769ac0d97adc119ef0745d2",
-    "b487e017adaedb9811d81544",
-    "a5be50e9f14eb9a27de2f7ee",
-    "510a4e127d5d2f5da613d2c9",
-    "1eb5d98398f5c2cb49f30288",
-    "a84d1d00fde411a3cb824689",
-    "654005e0e668db23e42e41d1",
-    "d34c3e9705dbc7cb273f8a67",
-    "582f7cc6b9fdf6e3fd02266e",
-    "e81498d18ccf202bd088977d",
-    "dd933e3f81424d64cba0c389",
-    "e6c317bcb48fb209e3b9fbca",
-    "6c3b8e004dc61b674fc54ac4",
-    "8e52f50ad30db5446d53aed9",
-    "db73640098600d771700c456",
-    "84b976e8d59c6765a3055d0c",
-];
-
-#[test]
-fn streams_encode_to_the_golden_bytes() {
-    let got: Vec<String> = cases()
+fn check_golden(set: Set, golden: &[&str]) {
+    let cases = cases(set);
+    let got: Vec<String> = cases
         .iter()
-        .map(|&(family, seed, opts)| {
-            let (ib, refusals) = encode(family, &stream(family, seed, STREAM_OPS), opts);
-            digest(&ib, &refusals)
+        .map(|case| {
+            let ops = stream(case.family, set, case.seed, stream_ops(set));
+            let (ib, refusals) = encode(case, &ops, case.opts);
+            digest(case, &ib, &refusals)
         })
         .collect();
     if std::env::var_os("RELAUNCH_PRINT_DIGESTS").is_some() {
+        println!("{set:?}");
         for d in &got {
             println!("    \"{d}\",");
         }
     }
-    assert_eq!(got.len(), GOLDEN.len(), "one digest per case");
-    for (i, (d, want)) in got.iter().zip(GOLDEN).enumerate() {
-        assert_eq!(d, want, "case {i}: {:?}", cases()[i]);
+    assert_eq!(got.len(), golden.len(), "one digest per case");
+    for (i, (d, want)) in got.iter().zip(golden).enumerate() {
+        assert_eq!(d, want, "case {i}: {:?}", cases[i]);
     }
+}
+
+#[test]
+fn streams_encode_to_the_golden_bytes() {
+    check_golden(Set::Base, GOLDEN);
+}
+
+#[test]
+fn extended_streams_encode_to_the_golden_bytes() {
+    check_golden(Set::Extended, GOLDEN_EXTENDED);
 }
 
 /// Per dispatch: the packets other than SET_SH_REG since the previous one
@@ -398,18 +414,19 @@ fn steps(ib: &EncodedIb) -> Vec<Step> {
 
 #[test]
 fn streams_decode_to_what_full_state_programs() {
-    for (family, seed, opts) in cases() {
+    for case in cases(Set::Base).into_iter().chain(cases(Set::Extended)) {
+        let (family, seed, opts) = (case.family, case.seed, case.opts);
         if opts.full_state {
             continue;
         }
-        let ops = stream(family, seed, STREAM_OPS);
-        let (ib, refusals) = encode(family, &ops, opts);
+        let ops = stream(family, case.set, seed, stream_ops(case.set));
+        let (ib, refusals) = encode(&case, &ops, opts);
         let full_opts = EncodeOptions {
             full_state: true,
             ..opts
         };
-        let (full, full_refusals) = encode(family, &ops, full_opts);
-        let what = format!("{family} seed {seed} {opts:?}");
+        let (full, full_refusals) = encode(&case, &ops, full_opts);
+        let what = format!("{case:?}");
         assert_eq!(refusals, full_refusals, "{what}");
         let (Some(ib), Some(full)) = (ib, full) else {
             panic!("{what}: no dispatch recorded");
@@ -432,5 +449,69 @@ fn streams_decode_to_what_full_state_programs() {
                 "{what}: site {i}"
             );
         }
+    }
+}
+
+/// A transfer node between two chains of the same dispatch (each kept as an
+/// open run): the chain before it is written first, ids stay in order, and
+/// what the dispatches after it program matches full state.
+#[test]
+fn a_transfer_ends_the_open_run() {
+    use relaunch_encoders::dma::DmaOp;
+    let launch = LAUNCHES[0];
+    let record = |full_state: bool| {
+        let opts = EncodeOptions {
+            full_state,
+            ..EncodeOptions::default()
+        };
+        let mut b = IbBuilder::new(Family::Gfx12, opts);
+        let kd = counter_kd(true);
+        let a = code("a", Family::Gfx12, kd, 0x7F00_0000_1040);
+        let mut ids = Vec::new();
+        for i in 0..12u64 {
+            if i == 6 {
+                let fill = DmaOp::Fill {
+                    dst: 0x1000_0000,
+                    pattern: 7,
+                    bytes: 64,
+                };
+                ids.push(b.transfer(&[fill]).unwrap());
+            }
+            b.boundary(BoundaryKind::Rmw);
+            ids.push(b.dispatch(&a, &launch, &i.to_le_bytes(), 8).unwrap());
+        }
+        assert_eq!(ids, (0..13).collect::<Vec<u32>>());
+        b.finish(0x7F20_0000_0000).unwrap()
+    };
+    let (ib, full) = (record(false), record(true));
+    let order = |ib: &EncodedIb| -> Vec<&'static str> {
+        ib.segments
+            .iter()
+            .flat_map(|s| Decoder::new(&s.dwords, ib.family))
+            .map(|p| p.expect("decodes").1)
+            .filter_map(|p| match p {
+                Packet::DispatchDirect { .. } => Some("dispatch"),
+                Packet::DmaData { .. } => Some("dma"),
+                _ => None,
+            })
+            .collect()
+    };
+    let want: Vec<&str> = (0..13)
+        .map(|i| if i == 6 { "dma" } else { "dispatch" })
+        .collect();
+    assert_eq!(order(&ib), want);
+    assert_eq!(ib.kernarg_image, full.kernarg_image);
+    let (seen, full_steps) = (steps(&ib), steps(&full));
+    assert_eq!(seen.len(), 12);
+    for (i, (s, w)) in seen.iter().zip(&full_steps).enumerate() {
+        for r in (0..0x50).filter(|&r| w.4[r]) {
+            assert_eq!(s.3[r], w.3[r], "dispatch {i} reg {:#x}", 0x200 + r);
+        }
+    }
+    for (a, b) in ib.sites.iter().zip(&full.sites) {
+        assert_eq!(
+            (a.kernarg_offset, a.kernarg_len, a.kernel),
+            (b.kernarg_offset, b.kernarg_len, b.kernel)
+        );
     }
 }

@@ -1,0 +1,50 @@
+//! Encode one benchmark shape once, for profilers:
+//! `valgrind --tool=callgrind target/release/examples/encode-profile cycle12 100000`.
+//! Instructions per dispatch are the difference of two runs' totals over
+//! the difference of their dispatch counts (start-up cancels out), which
+//! does not depend on the machine's load.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+
+use relaunch_bench::shapes::Workload;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(name), Some(n)) = (
+        args.first(),
+        args.get(1).and_then(|n| n.parse::<u64>().ok()),
+    ) else {
+        eprintln!(
+            "usage: encode-profile serial|serial_same|independent|alternating|cycle12 <dispatches>"
+        );
+        return ExitCode::from(2);
+    };
+    let shape = match name.as_str() {
+        "serial" => Workload::serial(),
+        "serial_same" => Workload::serial_same(),
+        "independent" => Workload::independent(),
+        "alternating" => Workload::alternating(),
+        "cycle12" => match Workload::cycle12() {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("encode-profile: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        other => {
+            eprintln!("encode-profile: unknown shape {other:?}");
+            return ExitCode::from(2);
+        }
+    };
+    match shape.encode(n) {
+        Ok(ib) => {
+            black_box(ib);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("encode-profile: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

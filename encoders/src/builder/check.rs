@@ -1,0 +1,99 @@
+//! The checks, each made once: a kernel is prepared (`Prepared`) the first
+//! time the builder sees it, found again by its descriptor address,
+//! descriptor and symbol; a launch shape of a prepared kernel is checked and
+//! kept as a template (`template.rs`) the first time it is seen.
+
+use super::template::TemplateId;
+use super::IbBuilder;
+use crate::dispatch::{check_launch, KernelCode, Launch, Prepared};
+use crate::error::EncodeError;
+use crate::ib::KernelInfo;
+
+impl IbBuilder {
+    /// Check a launch of prepared kernel `k` with a kernarg shape and
+    /// remember it as a template.
+    pub(super) fn new_template(
+        &mut self,
+        k: usize,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        (len, align): (usize, u32),
+    ) -> Result<TemplateId, EncodeError> {
+        let p = self.prepared[k];
+        let st = check_launch(&p, launch, code.symbol)?;
+        if p.kernarg_ptr {
+            if len < p.kernarg_size as usize {
+                return Err(EncodeError::KernargTooShort {
+                    symbol: code.symbol.to_string(),
+                    need: p.kernarg_size,
+                    got: len,
+                });
+            }
+        } else if len != 0 {
+            return Err(EncodeError::KernargUnused {
+                symbol: code.symbol.to_string(),
+                got: len,
+            });
+        }
+        if !align.is_power_of_two() || align > 4096 {
+            return Err(EncodeError::BadKernargAlign {
+                symbol: code.symbol.to_string(),
+                align,
+            });
+        }
+        let fresh_image = !self.kernargs.immutable();
+        let shape = (len, align);
+        let t = self
+            .tables
+            .insert(k as u32, code, &p, launch, st, shape, fresh_image);
+        // Kernarg room by the largest block seen, for what `reserve`
+        // announced (a no-op while the capacity suffices).
+        let left = self.reserved.saturating_sub(self.dispatch_count());
+        let block = self.tables.max_stride as usize;
+        self.kernargs.reserve(left.saturating_mul(block));
+        Ok(t)
+    }
+
+    /// The prepared kernel `code` is, if it was prepared: kd_address
+    /// identifies a loaded kernel for the IB's lifetime; the descriptor is
+    /// compared too, and the symbol text unless it is the very same string.
+    pub(super) fn find_kernel(&mut self, code: &KernelCode<'_>) -> Option<usize> {
+        if code.family != self.family {
+            return None;
+        }
+        let symbol = (code.symbol.as_ptr() as usize, code.symbol.len());
+        let same_code = |i: usize| {
+            self.prepared[i].kd_address == code.kd_address && self.descriptors[i] == code.descriptor
+        };
+        let last = self.last_kernel;
+        if last < self.prepared.len()
+            && same_code(last)
+            && (symbol == self.last_symbol || self.kernels[last].symbol == code.symbol)
+        {
+            self.last_symbol = symbol;
+            return Some(last);
+        }
+        let found = (0..self.prepared.len())
+            .find(|&i| same_code(i) && self.kernels[i].symbol == code.symbol)?;
+        self.last_kernel = found;
+        self.last_symbol = symbol;
+        Some(found)
+    }
+
+    /// The prepared kernel `code` is, prepared (checked) now if it is new.
+    pub(super) fn kernel_index(&mut self, code: &KernelCode<'_>) -> Result<usize, EncodeError> {
+        if let Some(k) = self.find_kernel(code) {
+            return Ok(k);
+        }
+        let p = Prepared::new(code, self.family, self.limits)?;
+        self.prepared.push(p);
+        self.descriptors.push(code.descriptor);
+        self.kernels.push(KernelInfo {
+            symbol: code.symbol.to_string(),
+            kd_address: code.kd_address,
+        });
+        self.last_kernel = self.prepared.len() - 1;
+        self.last_symbol = (code.symbol.as_ptr() as usize, code.symbol.len());
+        Ok(self.last_kernel)
+    }
+}

@@ -1,0 +1,355 @@
+//! The fast path: a dispatch whose transition from the previous dispatch is
+//! cached (`template.rs`) is its kernarg copy, a few comparisons and a copy
+//! of the transition's words with the kernarg pointer's low dword (an
+//! offset until `finish`) put in. A repeat with a shared kernarg block
+//! (immutable image, or alignment above 16) goes through the one emitter.
+//!
+//! Which transition comes next is guessed from the last two (a decode
+//! step's rmsnorm is followed by one projection or the other depending on
+//! where in the layer it is), and the guess is checked whole: the previous
+//! dispatch's template, the pending boundary, and the caller's kernel,
+//! launch and kernarg shape against the template's identity. A wrong guess
+//! falls back to a look-up, and anything not cached to the general path.
+
+use super::run::Run;
+use super::template::{Next, TemplateId, TransitionId, SHORT};
+use super::IbBuilder;
+use crate::boundary::EPILOGUE_DWORDS;
+use crate::dispatch::{KernelCode, Launch};
+use crate::elide::TAG_KERNARG_LO;
+use crate::emit;
+use crate::ib::{DispatchId, DispatchSite};
+
+/// Most dwords a repeated dispatch writes: an RMW boundary (10), the low
+/// pointer dword's SET_SH_REG (3) and DISPATCH_DIRECT (5).
+pub(super) const MAX_REPEAT_DWORDS: usize = 10 + 3 + 5;
+/// `Last::transition` of a dispatch that took no cached transition.
+pub(super) const NO_TRANSITION: TransitionId = TransitionId::MAX;
+/// Slots of the table of guesses (direct-mapped on the last two
+/// transitions; a collision costs a look-up, never a wrong dispatch).
+const GUESS_SLOTS: usize = 512;
+
+/// The previous dispatch, while the registers it programmed are what the
+/// shadow holds (or will once `IbBuilder::sync_shadow` brings it up to
+/// date).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Last {
+    pub template: TemplateId,
+    /// The transition it took and the one before it (`NO_TRANSITION`).
+    pub transition: TransitionId,
+    pub before: TransitionId,
+    /// Its kernarg block's offset.
+    pub koff: u32,
+    /// Repeats of `template` (the same kernel, by the same symbol string,
+    /// launch and kernarg shape) that may follow before the general path
+    /// looks again. Segments are cut only where it looks (another template,
+    /// or the budget spent), so this is kept as it always was
+    /// (`repeat_budget`): the IB's bytes do not depend on what is cached.
+    /// `None` until the first repeat: nothing is written between a
+    /// dispatch and the next, so the room the budget counts from is the
+    /// room the builder has then.
+    pub budget: Option<u32>,
+}
+
+/// Repeats a template may take after a dispatch that leaves `room_dwords`
+/// in the segment, the image at `image_len` bytes and `dispatches`
+/// recorded: each repeat counted at its largest in the segment, in the
+/// kernarg image below 4 GiB and in dispatch ids.
+pub(super) fn repeat_budget(
+    room_dwords: usize,
+    image_len: usize,
+    dispatches: usize,
+    kernarg: (usize, u32),
+) -> u32 {
+    let (len, align) = kernarg;
+    // A block takes at most its length rounded up to 16 plus the
+    // alignment padding before it.
+    let block = (len.div_ceil(16) * 16 + align as usize).max(1);
+    let by_room = room_dwords / MAX_REPEAT_DWORDS;
+    let image_left = (u32::MAX as usize).saturating_sub(image_len);
+    // min(by_room, image_left / block) without dividing in the usual case.
+    let by_image = if by_room.saturating_mul(block) <= image_left {
+        by_room
+    } else {
+        image_left / block
+    };
+    let by_ids = (u32::MAX as usize - 1).saturating_sub(dispatches);
+    by_room.min(by_image).min(by_ids).min(u32::MAX as usize) as u32
+}
+
+/// Fibonacci hashing of the pair: every bit of both ids reaches the top
+/// bits, which pick the slot.
+#[inline(always)]
+fn guess_slot(before: TransitionId, transition: TransitionId) -> usize {
+    let pair = (before as u64) << 32 | transition as u64;
+    let h = pair.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - GUESS_SLOTS.trailing_zeros())) as usize
+}
+
+/// The guesses, allocated with the first transition.
+#[derive(Debug, Default)]
+pub(super) struct Guesses {
+    slots: Vec<Option<Next>>,
+}
+
+impl Guesses {
+    #[inline(always)]
+    fn get(&self, last: &Last) -> Option<Next> {
+        *self.slots.get(guess_slot(last.before, last.transition))?
+    }
+
+    pub fn set(&mut self, last: &Last, next: Next) {
+        if self.slots.is_empty() {
+            self.slots = vec![None; GUESS_SLOTS];
+        }
+        self.slots[guess_slot(last.before, last.transition)] = Some(next);
+    }
+}
+
+impl IbBuilder {
+    /// Record the dispatch on the fast path, or return `None` (having
+    /// changed nothing) when the general path must take it.
+    #[inline(always)]
+    pub(super) fn try_fast(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        kernarg: &[u8],
+        kernarg_align: u32,
+    ) -> Option<DispatchId> {
+        let shape = (kernarg.len(), kernarg_align);
+        if self.run.count > 0 {
+            if let Some(id) = self.continue_run(code, launch, kernarg, shape) {
+                return Some(id);
+            }
+        }
+        let last = self.last?;
+        if let Some(n) = self.guesses.get(&last) {
+            if n.from == last.template
+                && n.boundary == self.pending
+                && self.tables.templates[n.template as usize].matches(code, launch, shape)
+            {
+                return self.record_fast(last, n, n.template == last.template, kernarg);
+            }
+        }
+        let t = &self.tables.templates[last.template as usize];
+        if !t.fresh && t.matches(code, launch, shape) {
+            return self.repeat_shared(last, kernarg, kernarg_align);
+        }
+        self.look_up(last, code, launch, kernarg, kernarg_align)
+    }
+
+    /// One more of the open run: the same template after the same boundary
+    /// while its budget lasts (a run is of one template repeating: it opens
+    /// at the second dispatch taking a transition, which is then from that
+    /// template to itself).
+    #[inline(always)]
+    fn continue_run(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        kernarg: &[u8],
+        shape: (usize, u32),
+    ) -> Option<DispatchId> {
+        let r = self.run;
+        let last = self.last.as_mut()?;
+        let left = last.budget.filter(|&left| left > 0)?;
+        if self.pending != r.boundary
+            || !self.tables.templates[r.template as usize].matches(code, launch, shape)
+        {
+            return None;
+        }
+        let id = self.sites.len() + r.count as usize;
+        let koff = self.kernargs.push_fresh(kernarg);
+        last.budget = Some(left - 1);
+        // (`before` is the run's transition already: the run opened at
+        // its second dispatch.)
+        last.koff = koff;
+        self.pending = None;
+        self.run.count += 1;
+        Some(id as u32)
+    }
+
+    /// Repeats of `last`'s template left (counted now if not yet).
+    #[inline(always)]
+    pub(super) fn budget_left(&self, last: &Last) -> u32 {
+        match last.budget {
+            Some(left) => left,
+            None => self.count_budget(last),
+        }
+    }
+
+    /// `budget_left` at the first repeat: what the room allows now.
+    #[inline(never)]
+    fn count_budget(&self, last: &Last) -> u32 {
+        let t = &self.tables.templates[last.template as usize];
+        let room = (self.limit - EPILOGUE_DWORDS).saturating_sub(self.open_dwords());
+        let shape = (t.kernarg_len as usize, t.kernarg_align);
+        repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
+    }
+
+    /// The fast path when the guess was wrong: find the template and the
+    /// transition, or the repeat with a shared block.
+    #[inline(never)]
+    fn look_up(
+        &mut self,
+        last: Last,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        kernarg: &[u8],
+        kernarg_align: u32,
+    ) -> Option<DispatchId> {
+        let shape = (kernarg.len(), kernarg_align);
+        let k = self.find_kernel(code)?;
+        let t = self.tables.find(k as u32, launch, shape)?;
+        let tpl = &self.tables.templates[t as usize];
+        // Shared blocks are only fast for repeats, caught above.
+        if !tpl.fresh {
+            return None;
+        }
+        let same = tpl.matches(code, launch, shape);
+        let transition = self.tables.step(last.template, self.pending, t)?;
+        if !same {
+            self.tables.remember_symbol(t, code);
+        }
+        let next = Next {
+            from: last.template,
+            boundary: self.pending,
+            template: t,
+            transition,
+        };
+        self.guesses.set(&last, next);
+        // A repeat names the kernel by the same string (see `Last::budget`).
+        self.record_fast(last, next, same && t == last.template, kernarg)
+    }
+
+    /// Write a dispatch taking transition `next` after `last` (`repeat`: of
+    /// the same template, with the same symbol string).
+    #[inline(always)]
+    fn record_fast(
+        &mut self,
+        last: Last,
+        next: Next,
+        repeat: bool,
+        kernarg: &[u8],
+    ) -> Option<DispatchId> {
+        let dispatches = self.dispatch_count();
+        let left = if repeat { self.budget_left(&last) } else { 0 };
+        let budget = if left > 0 {
+            Some(left - 1)
+        } else {
+            // Where the general path would look (another template, or the
+            // budget spent): it cuts the segment if it is full, and refuses
+            // the dispatch past the id and kernarg image limits.
+            if self.open_dwords() + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
+                || dispatches >= u32::MAX as usize
+                || self.kernargs.len() + kernarg.len() > u32::MAX as usize
+            {
+                return None;
+            }
+            None
+        };
+        let koff = self.kernargs.push_fresh(kernarg);
+        self.pending = None;
+        let len = self.tables.transitions[next.transition as usize].len as usize;
+        if self.run.count > 0 && self.run.transition == next.transition {
+            self.run.count += 1;
+        } else if last.transition == next.transition {
+            // The second of a chain: the rest join it in a run.
+            self.flush_run(None);
+            self.run = Run {
+                transition: next.transition,
+                template: next.template,
+                boundary: next.boundary,
+                len: len as u32,
+                first_kernarg: koff,
+                count: 1,
+            };
+        } else {
+            self.flush_run(None);
+            self.write_now(next.transition, koff);
+        }
+        self.last = Some(Last {
+            template: next.template,
+            transition: next.transition,
+            before: last.transition,
+            koff,
+            budget,
+        });
+        Some(dispatches as u32)
+    }
+
+    /// Write one dispatch taking transition `x` with its block at `koff`:
+    /// the transition's words with the low pointer dword (an offset until
+    /// `finish`) put in.
+    #[inline(always)]
+    fn write_now(&mut self, x: TransitionId, koff: u32) {
+        let (tables, w) = (&self.tables, &mut self.w);
+        let x = &tables.transitions[x as usize];
+        let at = w.len();
+        let len = x.len as usize;
+        if len <= SHORT {
+            w.put_prefix(tables.short_words_of(x), len);
+        } else {
+            w.put_run(tables.words_of(x), x.lo_at as usize, koff, 0, 1);
+        }
+        let lo = at + x.lo_at as usize;
+        w.as_mut_slice()[lo] = koff;
+        self.lo_pointer.push(lo as u32);
+        let segment = self.segments.len() as u32;
+        if let Some(hi) = x.hi_at {
+            self.hi_pointer.push((segment, at as u32 + hi));
+        }
+        self.sites.push(DispatchSite {
+            segment,
+            dispatch_dword: at as u32 + x.dispatch_at,
+            kernarg_offset: koff,
+            kernarg_len: x.kernarg_len,
+            kernel: x.kernel,
+        });
+    }
+
+    /// A repeat whose kernarg block may be shared (immutable image) or
+    /// needs more than 16-byte alignment: placed and written at once.
+    fn repeat_shared(&mut self, last: Last, kernarg: &[u8], align: u32) -> Option<DispatchId> {
+        let left = self.budget_left(&last);
+        // (A template the fast path follows has a kernarg pointer.)
+        let lo = self.tables.templates[last.template as usize].lo_register()?;
+        if left == 0 {
+            return None;
+        }
+        // The budget keeps the block below 4 GiB, so `place` does not fail.
+        let (koff, klen) = self.kernargs.place(kernarg, align).ok()?;
+        // Shared blocks never join a run; one left open is written first.
+        self.flush_run(None);
+        let id = self.sites.len() as u32;
+        if let Some(b) = self.pending.take() {
+            b.emit(&mut self.w);
+        }
+        // Every register but the kernarg pointer's low dword holds the
+        // previous dispatch's value (the same template; the high dword is
+        // the base's): the shadow decides whether that one is written.
+        let t = &self.tables.templates[last.template as usize];
+        let lo_pointer = &mut self.lo_pointer;
+        let value = [TAG_KERNARG_LO | koff as u64];
+        self.shadow
+            .write_tagged(&mut self.w, lo, &value, false, |pos, _| {
+                lo_pointer.push(pos as u32)
+            });
+        let dispatch = self.w.len();
+        emit::dispatch_direct(&mut self.w, t.st.groups, t.initiator);
+        self.sites.push(DispatchSite {
+            segment: self.segments.len() as u32,
+            dispatch_dword: dispatch as u32,
+            kernarg_offset: koff,
+            kernarg_len: klen,
+            kernel: t.kernel,
+        });
+        self.last = Some(Last {
+            koff,
+            budget: Some(left - 1),
+            ..last
+        });
+        Some(id)
+    }
+}
