@@ -65,6 +65,7 @@ pub use relaunch_device::codeobj::{CodeObject, CodeObjectError, KernelInfo};
 pub use relaunch_device::identity::Bdf;
 pub use relaunch_device::{Family, GfxTarget};
 pub use relaunch_encoders::kernarg_pack::{pack as pack_kernargs, Geometry};
+pub use relaunch_encoders::verdict::kernel_verdict;
 pub use relaunch_encoders::{Pm4Verdict, Verdict};
 // Copies and fills a graph runs inside the IB (CP DMA).
 pub use relaunch_encoders::dma::{DmaOp, MAX_DMA_PACKETS_PER_NODE};

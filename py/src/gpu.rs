@@ -428,7 +428,7 @@ impl Module {
                 let d = PyDict::new(py);
                 d.set_item("name", &k.name)?;
                 d.set_item("kernarg_size", k.kernarg_size)?;
-                let verdict = facade::encoders::verdict::kernel_verdict(k);
+                let verdict = facade::kernel_verdict(k);
                 d.set_item("accepted", verdict.accepted())?;
                 d.set_item("verdict", verdict.to_string())?;
                 Ok(d)
