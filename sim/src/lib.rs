@@ -10,6 +10,7 @@ pub mod aql;
 pub mod device;
 pub mod fault;
 pub mod hsa;
+pub mod isa;
 pub mod memory;
 pub mod ordering;
 pub mod pm4;

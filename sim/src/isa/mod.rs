@@ -1,0 +1,45 @@
+//! The instruction interpreter: runs a kernel's real machine code (gfx10.3,
+//! gfx11, gfx12; wave32 and wave64) on the simulated device.
+//!
+//! Owns: the wave state (`wave`), operand reading and writing (`operand`),
+//! the fault type (`fault`), decoded programs (`program`), and the
+//! executors per instruction class; `valu` is the vector ALU.
+//! Refuses: any instruction it does not implement, with an error naming
+//! the kernel, byte offset, mnemonic and family (a host twin can stand in).
+//! Every memory access goes through the device's checked memory and the
+//! dispatch's access trace.
+
+pub mod fault;
+pub mod operand;
+pub mod program;
+pub mod valu;
+pub mod wave;
+
+pub use fault::{Flow, IsaFault};
+pub use operand::{Dst, Src};
+pub use program::{Inst, Program};
+pub use wave::{Lanes, Wave, MAX_LANES};
+
+use crate::memory::DeviceMemory;
+use crate::trace::AccessTrace;
+
+/// What an executing instruction may reach beyond its wave: device memory
+/// (checked), the dispatch's access trace and the workgroup's LDS.
+pub struct Ctx<'a> {
+    pub mem: &'a DeviceMemory,
+    pub trace: &'a mut AccessTrace,
+    pub lds: &'a mut [u8],
+}
+
+// Interface with the vector ALU (`valu/`):
+// - at program build, `valu::prepare(isa, &decoded)` is called for every
+//   VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD/VINTERP instruction; `Some(prep)` is kept
+//   in the `Inst`, `None` makes executing it an `IsaFault::Unimplemented`;
+// - the execution loop calls `valu::execute(wave, inst, ctx)`, which reads
+//   `inst.src` / `inst.dst` / `inst.sdst` / `inst.words` / `inst.decoded`,
+//   reads and writes the wave through `Wave`'s operand helpers (EXEC masks
+//   VGPR writes; VCC, EXEC and SGPR lane masks through `read_mask` /
+//   `write_mask`), and returns `Flow::Next`;
+// - `valu::implemented(family)` lists the LLVM mnemonics it executes, for
+//   the LLVM round-trip test. ds_swizzle / ds_permute / ds_bpermute are DS
+//   instructions and stay with the LDS executor.
