@@ -15,8 +15,10 @@ use super::Ctx;
 pub struct Prep(pub u16);
 
 /// Resolve a decoded VOP*/VOPD/VINTERP instruction once, at program build.
+/// `words` are the instruction's raw dwords (`Inst::words`): the VOP3
+/// modifiers, op_sel and the VOPD second half are read from them.
 /// `None`: not implemented (executing it is an [`IsaFault::Unimplemented`]).
-pub fn prepare(_isa: Isa, _inst: &Instruction) -> Option<Prep> {
+pub fn prepare(_isa: Isa, _inst: &Instruction, _words: &[u32; 4]) -> Option<Prep> {
     None
 }
 
