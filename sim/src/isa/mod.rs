@@ -9,6 +9,13 @@
 //! Every memory access goes through the device's checked memory and the
 //! dispatch's access trace.
 
+mod atomic;
+mod buffer;
+mod control;
+mod lds;
+mod scalar;
+mod smem;
+mod vmem;
 pub mod fault;
 pub mod operand;
 pub mod program;

@@ -354,3 +354,33 @@ pub fn aperture(s: Special) -> u64 {
 pub const SHARED_APERTURE: u64 = 0xFFFF_8000_0000_0000;
 /// Flat addresses in `[PRIVATE_APERTURE, +4 GiB)` are scratch.
 pub const PRIVATE_APERTURE: u64 = 0xFFFF_8001_0000_0000;
+
+/// The source operand a scalar register field code (0..=127, as SDST and
+/// SOPK's register field use) names on `family`.
+pub fn scalar_code(family: relaunch_isa::Family, code: u8) -> Src {
+    use relaunch_isa::Family;
+    let (m0, null) = match family {
+        Family::Gfx10 => (124, 125),
+        Family::Gfx11 | Family::Gfx12 => (125, 124),
+    };
+    match code {
+        0..=123 => Src::Sgpr(code),
+        c if c == m0 => Src::M0,
+        c if c == null => Src::Null,
+        126 => Src::ExecLo,
+        127 => Src::ExecHi,
+        _ => Src::Unsupported(Operand::Reserved(u16::from(code))),
+    }
+}
+
+/// The destination a scalar register field code names on `family`.
+pub fn scalar_dst_code(family: relaunch_isa::Family, code: u8) -> Dst {
+    match scalar_code(family, code) {
+        Src::Sgpr(n) => Dst::Sgpr(n),
+        Src::M0 => Dst::M0,
+        Src::Null => Dst::Null,
+        Src::ExecLo => Dst::ExecLo,
+        Src::ExecHi => Dst::ExecHi,
+        _ => Dst::Unsupported(Operand::Reserved(u16::from(code))),
+    }
+}

@@ -489,6 +489,68 @@ impl DeviceMemory {
         Ok(atom.fetch_add(value, Ordering::AcqRel))
     }
 
+    /// Device-scope atomic read-modify-write of a u32 (the interpreter's
+    /// global atomics): `f` computes the new value from the old one, which
+    /// is returned.
+    pub fn atomic_rmw_u32(&self, addr: u64, mut f: impl FnMut(u32) -> u32) -> Result<u32, VmFault> {
+        self.aligned(addr, 4, Access::Atomic)?;
+        let blocks = self.blocks.read();
+        self.locate(&blocks, addr, 4, Access::Atomic)?;
+        // SAFETY: 4-byte aligned, inside a live allocation kept alive by the
+        // read lock; all concurrent simulator access to it is atomic too.
+        let atom = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+        let old = atom.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(f(v)));
+        Ok(old.unwrap_or_else(|v| v))
+    }
+
+    /// [`DeviceMemory::atomic_rmw_u32`] for a u64.
+    pub fn atomic_rmw_u64(&self, addr: u64, mut f: impl FnMut(u64) -> u64) -> Result<u64, VmFault> {
+        self.aligned(addr, 8, Access::Atomic)?;
+        let blocks = self.blocks.read();
+        self.locate(&blocks, addr, 8, Access::Atomic)?;
+        // SAFETY: 8-byte aligned, inside a live allocation kept alive by the
+        // read lock; all concurrent simulator access to it is atomic too.
+        let atom = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+        let old = atom.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(f(v)));
+        Ok(old.unwrap_or_else(|v| v))
+    }
+
+    /// Copies of every GPU-visible allocation (base, bytes): what the
+    /// interpreter/twin cross-check restores between its two runs.
+    pub fn snapshot(&self) -> Vec<(u64, Vec<u8>)> {
+        let blocks = self.blocks.read();
+        blocks
+            .iter()
+            .filter(|(_, b)| b.opts.gpu_visible)
+            .map(|(&base, b)| {
+                let mut out = vec![0u8; b.len];
+                // SAFETY: the block is live (read lock held) and b.len long.
+                unsafe { std::ptr::copy_nonoverlapping(base as *const u8, out.as_mut_ptr(), b.len) };
+                (base, out)
+            })
+            .collect()
+    }
+
+    /// Write a [`DeviceMemory::snapshot`] back into the allocations that are
+    /// still live with the same size; returns how many were restored.
+    pub fn restore(&self, snap: &[(u64, Vec<u8>)]) -> usize {
+        let blocks = self.blocks.read();
+        let mut n = 0;
+        for (base, bytes) in snap {
+            if let Some(b) = blocks.get(base) {
+                if b.len == bytes.len() {
+                    // SAFETY: the block is live (read lock held) and exactly
+                    // bytes.len() long; the source is a host vector.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), *base as *mut u8, bytes.len())
+                    };
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
     /// Load with acquire ordering (AQL packet headers, signal values).
     pub fn load_u16_acquire(&self, addr: u64) -> Result<u16, VmFault> {
         self.aligned(addr, 2, Access::Read)?;
