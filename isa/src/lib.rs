@@ -16,7 +16,7 @@ pub mod operand;
 pub mod table;
 mod tables;
 
-pub use decode::{decode, Instruction, Modifier};
+pub use decode::{decode, opcodes, vopd_names, Instruction, Modifier};
 pub use format::Format;
 pub use operand::{Field, Operand, Role, Special};
 

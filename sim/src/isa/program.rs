@@ -107,7 +107,7 @@ fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
 }
 
 /// Choose the executor of a decoded instruction.
-fn classify(isa: Isa, d: &Instruction) -> Kind {
+fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
     let name = d.name;
     let found = match d.format {
         Format::Sop1 | Format::Sop2 | Format::Sopc | Format::Sopk | Format::Sopp => {
@@ -129,7 +129,7 @@ fn classify(isa: Isa, d: &Instruction) -> Kind {
         | Format::Vop3
         | Format::Vop3p
         | Format::Vopd
-        | Format::Vinterp => valu::prepare(isa, d).map(Kind::Valu),
+        | Format::Vinterp => valu::prepare(isa, d, words).map(Kind::Valu),
         Format::Scratch
         | Format::Mtbuf
         | Format::Mimg
@@ -168,7 +168,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
         let bytes = &code[at as usize..];
         let raw = match relaunch_isa::decode(isa, bytes) {
             Decoded::Known(d) => {
-                let kind = classify(isa, &d);
+                let kind = classify(isa, &d, &words_of(bytes, d.len));
                 let (target, falls) = match kind {
                     Kind::Ctrl(op) => {
                         let simm = i64::from(words_of(bytes, 4)[0] as u16 as i16);

@@ -1,0 +1,504 @@
+//! f32, f16 and packed-f16 operations and the conversions. f32 runs on the
+//! host's f32 (round to nearest even, denormals kept; flushed when MODE
+//! says so); f16 results are computed exactly in f64 and rounded once.
+//! Transcendentals use host math: v_exp/v_log are 2^x / log2 x, v_sin/v_cos
+//! take their argument in turns (sin(2*pi*x)), v_rcp/v_rsq/v_sqrt are
+//! correctly rounded; the hardware documents 1 ULP for these, so results
+//! can differ from a GPU's in the last place.
+
+use super::super::fault::IsaFault;
+use super::super::program::Inst;
+use super::super::wave::{Lanes, Wave, MAX_LANES};
+use super::float::{self, Denorm};
+use super::ops::{CvtOp, FOp, Op};
+use super::{exec, src, Prep};
+
+/// Execute an `Op::F`, `Op::H`, `Op::Pk` or `Op::Cvt` instruction.
+pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
+    if wave.mode & 0xF != 0 {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!(
+                "{} with MODE.FP_ROUND = {:#x} (only round-to-nearest-even is modelled)",
+                inst.decoded.mnemonic(),
+                wave.mode & 0xF
+            ),
+            family: wave.isa.family,
+        });
+    }
+    match p.op {
+        Op::F(op) => f32_op(wave, inst, p, op),
+        Op::H(op) => f16_op(wave, inst, p, op),
+        Op::Pk(op) => packed(wave, inst, p, op),
+        Op::Cvt(op) => convert(wave, inst, p, op),
+        _ => unreachable_op(inst),
+    }
+}
+
+#[cold]
+fn unreachable_op(inst: &Inst) -> Result<(), IsaFault> {
+    Err(IsaFault::Operand {
+        mnemonic: inst.decoded.mnemonic(),
+        why: "not a floating-point operation".into(),
+    })
+}
+
+pub fn f32_sources(op: FOp) -> usize {
+    use FOp::*;
+    match op {
+        Rcp | RcpIflag | Rsq | Sqrt | Exp | Log | Sin | Cos | Floor | Ceil | Trunc | Rndne
+        | Fract | FrexpMant | FrexpExp => 1,
+        Fma | Fmamk | Fmaak | Min3 | Max3 | Med3 | DivScale | DivFmas | DivFixup => 3,
+        Add | Sub | Subrev | Mul | Fmac | Min | Max | Ldexp => 2,
+    }
+}
+
+#[inline]
+fn f(v: u32) -> f32 {
+    f32::from_bits(v)
+}
+
+#[inline]
+fn med3f(a: f32, b: f32, c: f32) -> f32 {
+    a.max(b).min(a.min(b).max(c))
+}
+
+/// x * 2^n, rounded once (the product is exact in f64).
+#[inline]
+fn ldexp32(x: f32, n: i32) -> f32 {
+    let n = n.clamp(-400, 400);
+    let a = f64::from_bits(((1023 + n / 2) as u64) << 52);
+    let b = f64::from_bits(((1023 + (n - n / 2)) as u64) << 52);
+    (f64::from(x) * a * b) as f32
+}
+
+/// One f32 operation on lane values (sources already modified). `acc` is
+/// the destination's old value (fmac), `k` the literal (fmamk/fmaak) and
+/// `vcc` the lane's VCC bit (div_fmas).
+#[inline]
+pub fn f32_lane(op: FOp, a: f32, b: f32, c: f32, acc: f32, vcc: bool) -> f32 {
+    use FOp::*;
+    match op {
+        Add => a + b,
+        Sub => a - b,
+        Subrev => b - a,
+        Mul => a * b,
+        Fma => a.mul_add(b, c),
+        Fmac => a.mul_add(b, acc),
+        // c is the literal K: fmamk is S0 * K + S1, fmaak S0 * S1 + K.
+        Fmamk => a.mul_add(c, b),
+        Fmaak => a.mul_add(b, c),
+        Min => a.min(b),
+        Max => a.max(b),
+        Min3 => a.min(b).min(c),
+        Max3 => a.max(b).max(c),
+        Med3 => {
+            if a.is_nan() || b.is_nan() || c.is_nan() {
+                a.min(b).min(c)
+            } else {
+                med3f(a, b, c)
+            }
+        }
+        Ldexp => ldexp32(a, b.to_bits() as i32),
+        Rcp | RcpIflag => 1.0 / a,
+        Rsq => (1.0 / f64::from(a).sqrt()) as f32,
+        Sqrt => a.sqrt(),
+        Exp => (f64::from(a)).exp2() as f32,
+        Log => (f64::from(a)).log2() as f32,
+        Sin => (f64::from(a) * std::f64::consts::TAU).sin() as f32,
+        Cos => (f64::from(a) * std::f64::consts::TAU).cos() as f32,
+        Floor => a.floor(),
+        Ceil => a.ceil(),
+        Trunc => a.trunc(),
+        Rndne => a.round_ties_even(),
+        Fract => {
+            if a.is_infinite() {
+                f32::NAN
+            } else {
+                (a - a.floor()).min(f32::from_bits(0x3F7F_FFFF))
+            }
+        }
+        FrexpMant => {
+            if a.is_nan() || a.is_infinite() || a == 0.0 {
+                a
+            } else {
+                let (m, _) = frexp(a);
+                m
+            }
+        }
+        FrexpExp => {
+            // Integer result, carried as bits.
+            let e = if a.is_nan() || a.is_infinite() || a == 0.0 {
+                0
+            } else {
+                frexp(a).1
+            };
+            f32::from_bits(e as u32)
+        }
+        DivScale => float::div_scale_f32(a, b, c).0,
+        DivFmas => float::div_fmas_f32(a, b, c, vcc),
+        DivFixup => float::div_fixup_f32(a, b, c),
+    }
+}
+
+/// Mantissa in [0.5, 1) and exponent.
+fn frexp(x: f32) -> (f32, i32) {
+    let v = f64::from(x);
+    let bits = v.to_bits();
+    let e = ((bits >> 52) & 0x7FF) as i32 - 1022;
+    let m = f64::from_bits((bits & !(0x7FFu64 << 52)) | (1022u64 << 52));
+    (m as f32, e)
+}
+
+fn omod_clamp(p: &Prep, v: f32) -> f32 {
+    let v = match p.mods.omod {
+        1 => v * 2.0,
+        2 => v * 4.0,
+        3 => v * 0.5,
+        _ => v,
+    };
+    if p.mods.clamp {
+        // NaN clamps to 0 (DX10_CLAMP).
+        if v.is_nan() {
+            0.0
+        } else {
+            v.clamp(0.0, 1.0)
+        }
+    } else {
+        v
+    }
+}
+
+fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let n = f32_sources(op);
+    let lanes = wave.lanes;
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    exec::read32(wave, inst, p, n, &mut s, &mut wmask)?;
+    // v_ldexp's second source is an integer: no float modifiers.
+    let float_srcs = if op == FOp::Ldexp { 1 } else { n };
+    for (i, v) in s.iter_mut().enumerate().take(float_srcs) {
+        src::sign_mods(p, i, 0x8000_0000, v, lanes);
+    }
+    let dn = Denorm::f32_of(wave.mode);
+    if !dn.keep_in {
+        for v in s.iter_mut().take(float_srcs) {
+            for x in v.iter_mut().take(lanes) {
+                *x = float::flush32(f(*x)).to_bits();
+            }
+        }
+    }
+    let mut acc = [0u32; MAX_LANES];
+    if op == FOp::Fmac {
+        if let super::super::operand::Dst::Vgpr(r) = inst.dst {
+            acc = *wave.v(r)?;
+        }
+    }
+    let vcc = if op == FOp::DivFmas { wave.vcc() } else { 0 };
+    let mut d = [0u32; MAX_LANES];
+    let mut flags = 0u64;
+    let plain = p.mods.omod == 0 && !p.mods.clamp && dn.keep_out;
+    for l in 0..lanes {
+        let (a, b, c) = (f(s[0][l]), f(s[1][l]), f(s[2][l]));
+        let mut r = f32_lane(op, a, b, c, f(acc[l]), vcc >> l & 1 != 0);
+        if op == FOp::DivScale && float::div_scale_f32(a, b, c).1 {
+            flags |= 1 << l;
+        }
+        if op == FOp::FrexpExp {
+            d[l] = r.to_bits();
+            continue;
+        }
+        if !plain {
+            r = omod_clamp(p, r);
+            if !dn.keep_out {
+                r = float::flush32(r);
+            }
+        }
+        d[l] = r.to_bits();
+    }
+    let written = wave.exec & wmask;
+    src::store(wave, inst.dst, &d, wmask)?;
+    if op == FOp::DivScale {
+        // VOP3SD-like: the scale flag goes to the SDST field (VCC by default).
+        wave.write_mask(inst.sdst, flags & written)?;
+    }
+    Ok(())
+}
+
+/// Read 16-bit sources `0..n` (halves selected, abs/neg applied).
+fn read16(wave: &Wave, inst: &Inst, p: &Prep, n: usize, s: &mut [Lanes; 3], mask: &mut u64) -> Result<(), IsaFault> {
+    for (i, out) in s.iter_mut().enumerate().take(n) {
+        src::read(wave, p, inst.src[i], i, true, out, mask)?;
+        src::sign_mods(p, i, 0x8000, out, wave.lanes);
+    }
+    Ok(())
+}
+
+#[inline]
+fn h(v: u32) -> f64 {
+    f64::from(float::f16_to_f32(v as u16))
+}
+
+/// One f16 operation on f16 bit patterns (in the low 16 bits).
+pub fn f16_lane(op: FOp, a: u32, b: u32, c: u32, acc: u32) -> u32 {
+    use FOp::*;
+    let r = |x: f64| u32::from(float::f64_to_f16(x));
+    match op {
+        Add => r(h(a) + h(b)),
+        Sub => r(h(a) - h(b)),
+        Subrev => r(h(b) - h(a)),
+        Mul => r(h(a) * h(b)),
+        Fma => u32::from(float::fma_f16(a as u16, b as u16, c as u16)),
+        Fmac => u32::from(float::fma_f16(a as u16, b as u16, acc as u16)),
+        Fmamk => u32::from(float::fma_f16(a as u16, c as u16, b as u16)),
+        Fmaak => u32::from(float::fma_f16(a as u16, b as u16, c as u16)),
+        Min | Max | Min3 | Max3 | Med3 => {
+            let (x, y, z) = (h(a), h(b), h(c));
+            let v = match op {
+                Min => x.min(y),
+                Max => x.max(y),
+                Min3 => x.min(y).min(z),
+                Max3 => x.max(y).max(z),
+                _ => x.max(y).min(x.min(y).max(z)),
+            };
+            // Keep the operand's own bits (signed zeros, NaN payloads).
+            if v.to_bits() == x.to_bits() {
+                a
+            } else if v.to_bits() == y.to_bits() {
+                b
+            } else if v.to_bits() == z.to_bits() {
+                c
+            } else {
+                r(v)
+            }
+        }
+        Ldexp => {
+            let n = (b as u16 as i16 as i32).clamp(-64, 64);
+            r(h(a) * 2f64.powi(n))
+        }
+        Rcp | RcpIflag => r(1.0 / h(a)),
+        Rsq => r(1.0 / h(a).sqrt()),
+        Sqrt => r(h(a).sqrt()),
+        Exp => r(h(a).exp2()),
+        Log => r(h(a).log2()),
+        Sin => r((h(a) * std::f64::consts::TAU).sin()),
+        Cos => r((h(a) * std::f64::consts::TAU).cos()),
+        Floor => r(h(a).floor()),
+        Ceil => r(h(a).ceil()),
+        Trunc => r(h(a).trunc()),
+        Rndne => r(h(a).round_ties_even()),
+        Fract => {
+            let x = h(a);
+            if x.is_infinite() {
+                r(f64::NAN)
+            } else {
+                // Below 1.0 by at least one f16 ulp.
+                let fr = x - x.floor();
+                let v = float::f64_to_f16(fr);
+                if v == 0x3C00 {
+                    0x3BFF
+                } else {
+                    u32::from(v)
+                }
+            }
+        }
+        FrexpMant | FrexpExp | DivScale | DivFmas | DivFixup => r(f64::NAN),
+    }
+}
+
+fn f16_clamp(p: &Prep, v: u32) -> u32 {
+    if !p.mods.clamp {
+        return v;
+    }
+    let x = h(v);
+    if x.is_nan() || x <= 0.0 {
+        if x == 0.0 {
+            v
+        } else {
+            0
+        }
+    } else if x >= 1.0 {
+        0x3C00
+    } else {
+        v
+    }
+}
+
+fn f16_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let n = f32_sources(op);
+    let lanes = wave.lanes;
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    read16(wave, inst, p, n, &mut s, &mut wmask)?;
+    let dn = Denorm::f16_of(wave.mode);
+    if !dn.keeps_all() {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!(
+                "{} with f16 denormals flushed (MODE.FP_DENORM f64/f16 = {})",
+                inst.decoded.mnemonic(),
+                (wave.mode >> 6) & 3
+            ),
+            family: wave.isa.family,
+        });
+    }
+    let (dst, hi) = src::dst16(wave.isa.family, p, inst.dst);
+    let mut acc = [0u32; MAX_LANES];
+    if op == FOp::Fmac {
+        if let super::super::operand::Dst::Vgpr(r) = dst {
+            acc = *wave.v(r)?;
+            if hi {
+                for v in acc.iter_mut() {
+                    *v >>= 16;
+                }
+            }
+        }
+    }
+    let mut d = [0u32; MAX_LANES];
+    for l in 0..lanes {
+        d[l] = f16_clamp(p, f16_lane(op, s[0][l], s[1][l], s[2][l], acc[l] & 0xFFFF));
+    }
+    src::store16(wave, dst, hi, &d, wmask)
+}
+
+fn packed(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let n = match op {
+        FOp::Fma => 3,
+        _ => 2,
+    };
+    let lanes = wave.lanes;
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    for (i, out) in s.iter_mut().enumerate().take(n) {
+        let sr = inst.src[i];
+        match sr {
+            // An inline float constant is the f16 value in both halves.
+            super::super::operand::Src::Float(b) => {
+                let c = u32::from(super::super::operand::inline_f16(b));
+                *out = [c | (c << 16); MAX_LANES];
+            }
+            _ => src::read(wave, p, sr, i, false, out, &mut wmask)?,
+        }
+    }
+    let m = &p.mods;
+    let mut d = [0u32; MAX_LANES];
+    for l in 0..lanes {
+        let mut lo = [0u32; 3];
+        let mut hi = [0u32; 3];
+        for i in 0..n {
+            let v = s[i][l];
+            let pick = |sel: u8| if sel >> i & 1 != 0 { v >> 16 } else { v & 0xFFFF };
+            lo[i] = pick(m.opsel) ^ if m.neg >> i & 1 != 0 { 0x8000 } else { 0 };
+            hi[i] = pick(m.opsel_hi) ^ if m.neg_hi >> i & 1 != 0 { 0x8000 } else { 0 };
+        }
+        let rl = f16_clamp(p, f16_lane(op, lo[0], lo[1], lo[2], 0));
+        let rh = f16_clamp(p, f16_lane(op, hi[0], hi[1], hi[2], 0));
+        d[l] = (rl & 0xFFFF) | (rh << 16);
+    }
+    src::store(wave, inst.dst, &d, wmask)
+}
+
+/// f32 to f16 rounding toward zero.
+fn f16_rtz(x: f32) -> u32 {
+    let hv = float::f32_to_f16(x);
+    if x.is_nan() {
+        return u32::from(hv);
+    }
+    let back = float::f16_to_f32(hv);
+    if back.abs() > x.abs() {
+        u32::from(hv - 1)
+    } else {
+        u32::from(hv)
+    }
+}
+
+fn convert(wave: &mut Wave, inst: &Inst, p: &Prep, op: CvtOp) -> Result<(), IsaFault> {
+    let lanes = wave.lanes;
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    let mut d = [0u32; MAX_LANES];
+    let two = matches!(op, CvtOp::PkRtzF16F32 | CvtOp::PackB32F16);
+    let n = if two { 2 } else { 1 };
+    if op.reads_f16() {
+        read16(wave, inst, p, n, &mut s, &mut wmask)?;
+    } else {
+        exec::read32(wave, inst, p, n, &mut s, &mut wmask)?;
+        if op.reads_f32() {
+            for (i, v) in s.iter_mut().enumerate().take(n) {
+                src::sign_mods(p, i, 0x8000_0000, v, lanes);
+            }
+        }
+    }
+    let dn = Denorm::f32_of(wave.mode);
+    for l in 0..lanes {
+        let a = s[0][l];
+        let fa = if dn.keep_in { f(a) } else { float::flush32(f(a)) };
+        d[l] = match op {
+            CvtOp::F32U32 => (a as f32).to_bits(),
+            CvtOp::F32I32 => (a as i32 as f32).to_bits(),
+            CvtOp::U32F32 => float::cvt_u32(fa),
+            CvtOp::I32F32 => float::cvt_i32(fa),
+            CvtOp::F16F32 => u32::from(float::f32_to_f16(fa)),
+            CvtOp::F32F16 => float::f16_to_f32(a as u16).to_bits(),
+            CvtOp::F32Ubyte(k) => (((a >> (8 * k)) & 0xFF) as f32).to_bits(),
+            CvtOp::FloorI32F32 => float::cvt_i32(fa.floor()),
+            CvtOp::NearestI32F32 => float::cvt_i32((fa + 0.5).floor()),
+            CvtOp::PkRtzF16F32 => f16_rtz(fa) | (f16_rtz(f(s[1][l])) << 16),
+            CvtOp::PackB32F16 => (a & 0xFFFF) | ((s[1][l] & 0xFFFF) << 16),
+            CvtOp::F16U16 => u32::from(float::f64_to_f16(f64::from(a as u16))),
+            CvtOp::F16I16 => u32::from(float::f64_to_f16(f64::from(a as u16 as i16))),
+            CvtOp::U16F16 => {
+                let x = h(a);
+                if x.is_nan() {
+                    0
+                } else {
+                    x.clamp(0.0, 65535.0) as u32
+                }
+            }
+            CvtOp::I16F16 => {
+                let x = h(a);
+                if x.is_nan() {
+                    0
+                } else {
+                    (x.clamp(-32768.0, 32767.0) as i32 as u32) & 0xFFFF
+                }
+            }
+        };
+        if op.writes_f32() && (p.mods.omod != 0 || p.mods.clamp) {
+            d[l] = omod_clamp(p, f(d[l])).to_bits();
+        }
+    }
+    if Op::Cvt(op).writes_16bit() {
+        let (dst, hi) = src::dst16(wave.isa.family, p, inst.dst);
+        if p.mods.clamp {
+            for v in d.iter_mut().take(lanes) {
+                *v = f16_clamp(p, *v);
+            }
+        }
+        return src::store16(wave, dst, hi, &d, wmask);
+    }
+    src::store(wave, inst.dst, &d, wmask)
+}
+
+impl CvtOp {
+    fn reads_f16(self) -> bool {
+        matches!(
+            self,
+            CvtOp::F32F16 | CvtOp::PackB32F16 | CvtOp::U16F16 | CvtOp::I16F16 | CvtOp::F16U16 | CvtOp::F16I16
+        )
+    }
+
+    fn reads_f32(self) -> bool {
+        matches!(
+            self,
+            CvtOp::U32F32
+                | CvtOp::I32F32
+                | CvtOp::F16F32
+                | CvtOp::FloorI32F32
+                | CvtOp::NearestI32F32
+                | CvtOp::PkRtzF16F32
+        )
+    }
+
+    fn writes_f32(self) -> bool {
+        matches!(self, CvtOp::F32U32 | CvtOp::F32I32 | CvtOp::F32F16 | CvtOp::F32Ubyte(_))
+    }
+}
