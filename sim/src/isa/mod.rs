@@ -10,6 +10,10 @@
 //! dispatch's access trace.
 
 mod atomic;
+mod cache;
+pub mod dispatch;
+mod exec;
+pub mod runner;
 mod buffer;
 mod control;
 mod lds;
@@ -25,6 +29,8 @@ pub mod wave;
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
 pub use program::{Inst, Program};
+pub use dispatch::{IsaError, Launch};
+pub use runner::{KernelMode, Runner};
 pub use wave::{Lanes, Wave, MAX_LANES};
 
 use crate::memory::DeviceMemory;

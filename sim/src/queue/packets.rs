@@ -13,7 +13,7 @@ use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::pm4::Pm4Error;
 use crate::signal::Condition;
 use crate::trace::RangeSet;
-use crate::twins::{registry, DispatchContext};
+use crate::twins::DispatchContext;
 
 impl Processor {
     pub(super) fn barrier(&self, deps: &[u64]) -> Result<(), Failure> {
@@ -79,13 +79,6 @@ impl Processor {
         self.device
             .check_dispatch_size(grid, workgroup)
             .map_err(|m| invalid(format!("kernel {}: {m}", kernel.symbol)))?;
-        let twin = registry().lookup(&kernel.symbol).ok_or_else(|| {
-            (
-                QueueErrorKind::KernelFault,
-                HSA_STATUS_ERROR_EXCEPTION,
-                format!("no host twin is registered for kernel {}", kernel.symbol),
-            )
-        })?;
         let mut ctx = DispatchContext::new(
             kernarg_address,
             kd.kernarg_size as usize,
@@ -93,7 +86,16 @@ impl Processor {
             workgroup,
             group_segment_size as usize,
         );
-        ctx.run(&self.device.memory, &twin).map_err(|fault| {
+        ctx.user_sgprs = aql_user_sgprs(&kd, self.device.family(), kernarg_address)
+            .map_err(|m| (QueueErrorKind::KernelFault, HSA_STATUS_ERROR_EXCEPTION, format!("kernel {}: {m}", kernel.symbol)))?;
+        let runner = crate::pm4::select_runner(&self.device, &kernel, &ctx).map_err(|e| {
+            (
+                QueueErrorKind::KernelFault,
+                HSA_STATUS_ERROR_EXCEPTION,
+                e.to_string(),
+            )
+        })?;
+        runner.run(&mut ctx, &self.device.memory, &kernel).map_err(|fault| {
             let kind = match &fault {
                 crate::twins::KernelFault::Vm(f) => {
                     self.note_vm(f);
@@ -148,4 +150,55 @@ pub(super) fn pm4_failure(e: Pm4Error) -> Failure {
         )
     };
     (kind, status, e.to_string())
+}
+
+/// The user SGPRs the packet processor loads for an AQL dispatch, in the
+/// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
+/// Execution State"): the private segment buffer (zero: no scratch is
+/// modelled) and the kernarg pointer; RSRC2's count beyond them (LLVM's
+/// gfx1100 padding) reads as zero. The dispatch and queue pointers, the
+/// dispatch id and flat-scratch init are not delivered by the simulator's
+/// AQL path: asking for them is an error, not a made-up value.
+fn aql_user_sgprs(
+    kd: &relaunch_device::codeobj::KernelDescriptor,
+    family: relaunch_device::target::Family,
+    kernarg: u64,
+) -> Result<Vec<u32>, String> {
+    use relaunch_device::target::Family;
+    let count = kd.user_sgpr_count() as usize;
+    let mut out = Vec::with_capacity(count);
+    let psb = kd.wants_private_segment_buffer()
+        && match family {
+            Family::Gfx12 => false,
+            _ => true,
+        };
+    if psb {
+        out.extend([0; 4]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_ptr(), "the dispatch pointer"),
+        (kd.wants_queue_ptr(), "the queue pointer"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    if kd.wants_kernarg_segment_ptr() {
+        out.extend([kernarg as u32, (kernarg >> 32) as u32]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_id(), "the dispatch id"),
+        (kd.wants_flat_scratch_init(), "flat scratch init"),
+        (kd.wants_private_segment_size(), "the private segment size"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    out.resize(count.max(out.len()), 0);
+    Ok(out)
 }

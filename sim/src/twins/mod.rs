@@ -55,6 +55,12 @@ pub enum KernelFault {
     PartialWorkgroup { grid: [u32; 3], block: [u32; 3] },
     #[error("kernel reported failure: {0}")]
     Twin(String),
+    /// The instruction interpreter stopped the kernel (`isa`).
+    #[error(transparent)]
+    Isa(Box<crate::isa::IsaError>),
+    /// The instruction interpreter cannot set up or check this dispatch.
+    #[error("{0}")]
+    Interpreter(String),
 }
 
 /// A twin: called once per workgroup.
@@ -77,6 +83,8 @@ pub struct DispatchContext {
     pub lds_bytes: usize,
     /// Every range the dispatch touched.
     pub trace: AccessTrace,
+    /// The user SGPRs as delivered (what the interpreter starts `s0..` with).
+    pub user_sgprs: Vec<u32>,
     kernarg: Option<Vec<u8>>,
 }
 
@@ -96,8 +104,24 @@ impl DispatchContext {
             block,
             lds_bytes,
             trace: AccessTrace::default(),
+            user_sgprs: Vec::new(),
             kernarg: None,
         }
+    }
+
+    /// The same dispatch with an empty trace and no cached kernargs (the
+    /// interpreter/twin cross-check runs the twin on it).
+    pub fn fresh_copy(&self) -> DispatchContext {
+        let mut c = DispatchContext::new(
+            self.kernarg_ptr,
+            self.kernarg_size,
+            self.grid,
+            self.block,
+            self.lds_bytes,
+        );
+        c.dispatch_ptr = self.dispatch_ptr;
+        c.user_sgprs = self.user_sgprs.clone();
+        c
     }
 
     /// Workgroup counts per dimension (grid must be a whole multiple of block).
