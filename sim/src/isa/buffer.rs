@@ -40,7 +40,12 @@ impl Resource {
                 why: format!("buffer resource s[{n}:{}] is past the SGPR file", n + 3),
             });
         }
-        let d = [wave.sgpr[n], wave.sgpr[n + 1], wave.sgpr[n + 2], wave.sgpr[n + 3]];
+        let d = [
+            wave.sgpr[n],
+            wave.sgpr[n + 1],
+            wave.sgpr[n + 2],
+            wave.sgpr[n + 3],
+        ];
         let swizzle = match wave.isa.family {
             Family::Gfx10 => d[1] >> 31 != 0,
             Family::Gfx11 | Family::Gfx12 => d[1] >> 30 != 0,
@@ -66,7 +71,8 @@ impl Resource {
             2 => self.num_records != 0,
             _ => {
                 index < self.num_records
-                    && (self.stride == 0 || u64::from(offset) + u64::from(len) <= u64::from(self.stride))
+                    && (self.stride == 0
+                        || u64::from(offset) + u64::from(len) <= u64::from(self.stride))
             }
         }
     }

@@ -44,13 +44,35 @@ pub(crate) enum COp {
 pub(crate) fn prepare(name: &str) -> Option<COp> {
     use COp::*;
     Some(match name {
-        "s_nop" | "s_clause" | "s_delay_alu" | "s_waitcnt" | "s_waitcnt_vscnt"
-        | "s_waitcnt_vmcnt" | "s_waitcnt_expcnt" | "s_waitcnt_lgkmcnt" | "s_waitcnt_depctr"
-        | "s_wait_loadcnt" | "s_wait_storecnt" | "s_wait_samplecnt" | "s_wait_bvhcnt"
-        | "s_wait_expcnt" | "s_wait_dscnt" | "s_wait_kmcnt" | "s_wait_loadcnt_dscnt"
-        | "s_wait_storecnt_dscnt" | "s_wait_alu" | "s_wait_idle" | "s_inst_prefetch"
-        | "s_set_inst_prefetch_distance" | "s_setprio" | "s_sleep" | "s_icache_inv"
-        | "s_incperflevel" | "s_decperflevel" | "s_ttracedata" | "s_version" => Nothing,
+        "s_nop"
+        | "s_clause"
+        | "s_delay_alu"
+        | "s_waitcnt"
+        | "s_waitcnt_vscnt"
+        | "s_waitcnt_vmcnt"
+        | "s_waitcnt_expcnt"
+        | "s_waitcnt_lgkmcnt"
+        | "s_waitcnt_depctr"
+        | "s_wait_loadcnt"
+        | "s_wait_storecnt"
+        | "s_wait_samplecnt"
+        | "s_wait_bvhcnt"
+        | "s_wait_expcnt"
+        | "s_wait_dscnt"
+        | "s_wait_kmcnt"
+        | "s_wait_loadcnt_dscnt"
+        | "s_wait_storecnt_dscnt"
+        | "s_wait_alu"
+        | "s_wait_idle"
+        | "s_inst_prefetch"
+        | "s_set_inst_prefetch_distance"
+        | "s_setprio"
+        | "s_sleep"
+        | "s_icache_inv"
+        | "s_incperflevel"
+        | "s_decperflevel"
+        | "s_ttracedata"
+        | "s_version" => Nothing,
         "s_endpgm" => End,
         "s_branch" => Branch,
         "s_cbranch_scc0" => CbranchScc0,
@@ -195,7 +217,9 @@ fn read_hwreg(wave: &Wave, inst: &Inst, id: u32) -> Result<u32, IsaFault> {
         // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), IN_BARRIER (11) and
         // HALT (13) are the only dynamic bits; a running wave is not halted.
         hwreg::STATUS => {
-            u32::from(wave.scc) | (u32::from(wave.exec == 0) << 9) | (u32::from(wave.vcc() == 0) << 10)
+            u32::from(wave.scc)
+                | (u32::from(wave.exec == 0) << 9)
+                | (u32::from(wave.vcc() == 0) << 10)
         }
         // HW_ID1: WAVE_ID 4:0; the simulator places every wave on SIMD 0 of
         // WGP 0, SA 0, SE 0.

@@ -14,7 +14,7 @@ use super::cache;
 use super::exec;
 use super::fault::IsaFault;
 use super::program::Program;
-use super::wave::{full_mask, Wave};
+use super::wave::{full_mask, Wave, TTMP0};
 use super::Ctx;
 use crate::device::KernelEntry;
 use crate::memory::DeviceMemory;
@@ -171,14 +171,25 @@ pub fn run_program(
                     for (i, v) in launch.user_sgprs.iter().take(user).enumerate() {
                         wave.sgpr[i] = *v;
                     }
-                    let mut s = user;
-                    for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
-                        .into_iter()
-                        .enumerate()
-                    {
-                        if r2 & bit != 0 {
-                            wave.sgpr[s] = wg[d];
-                            s += 1;
+                    match isa.family {
+                        // System SGPRs after the user ones, as RSRC2 enables them.
+                        Family::Gfx10 | Family::Gfx11 => {
+                            let mut s = user;
+                            for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
+                                .into_iter()
+                                .enumerate()
+                            {
+                                if r2 & bit != 0 {
+                                    wave.sgpr[s] = wg[d];
+                                    s += 1;
+                                }
+                            }
+                        }
+                        // Architected SGPRs: the workgroup ids are always in
+                        // TTMP9 (x) and TTMP7 (y in 15:0, z in 31:16).
+                        Family::Gfx12 => {
+                            wave.sgpr[TTMP0 + 9] = wg[0];
+                            wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
                         }
                     }
                     for l in 0..n {

@@ -30,6 +30,7 @@ pub(crate) fn run_wave(
     executed: &mut u64,
 ) -> Result<Stop, (u32, IsaFault)> {
     let family = prog.isa.family;
+    let trace = tracing_on() && wave.wave_in_group == 0 && wave.workgroup_id[1..] == [0; 2];
     loop {
         let pc = wave.pc;
         let inst = &prog.insts[pc as usize];
@@ -58,6 +59,9 @@ pub(crate) fn run_wave(
                 inst.offset
             ))),
         };
+        if trace {
+            trace_inst(inst, wave);
+        }
         match r {
             Ok(Flow::Next) => wave.pc = inst.next,
             Ok(Flow::Jump(t)) => wave.pc = t,
@@ -98,4 +102,34 @@ pub(crate) fn run_workgroup(
             return Ok(());
         }
     }
+}
+
+/// `RELAUNCH_SIM_ISA_TRACE=1`: print every instruction wave 0 of workgroup
+/// 0 executes, with its destination's lane 0..3 values after it ran.
+fn tracing_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RELAUNCH_SIM_ISA_TRACE").is_some_and(|v| v == "1"))
+}
+
+#[cold]
+fn trace_inst(inst: &super::program::Inst, wave: &Wave) {
+    use super::operand::Dst;
+    let val = match inst.dst {
+        Dst::Vgpr(r) => wave
+            .vgpr
+            .get(r as usize)
+            .map(|v| format!("v{r}={:x?}", &v[..4]))
+            .unwrap_or_default(),
+        Dst::Sgpr(n) => format!("s{n}={:#x}", wave.sgpr[n as usize]),
+        _ => String::new(),
+    };
+    eprintln!(
+        "isa wg{:?} {:#06x} {:<28} {val} exec={:#x} scc={} vcc={:#x}",
+        wave.workgroup_id[0],
+        inst.offset,
+        inst.decoded.mnemonic(),
+        wave.exec,
+        u8::from(wave.scc),
+        wave.vcc()
+    );
 }

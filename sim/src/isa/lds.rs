@@ -16,12 +16,23 @@ use super::Ctx;
 /// A DS operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DOp {
-    Load { bytes: u8, signed: bool },
-    Store { bytes: u8 },
+    Load {
+        bytes: u8,
+        signed: bool,
+    },
+    Store {
+        bytes: u8,
+    },
     /// Two loads/stores at offset0 and offset1 (in units of the element
     /// size, times 64 for the stride64 forms).
-    Load2 { bytes: u8, st64: bool },
-    Store2 { bytes: u8, st64: bool },
+    Load2 {
+        bytes: u8,
+        st64: bool,
+    },
+    Store2 {
+        bytes: u8,
+        st64: bool,
+    },
     Atomic {
         op: AOp,
         wide: bool,
@@ -86,7 +97,10 @@ pub(crate) fn prepare(name: &str) -> Option<DOp> {
         let (bytes, signed) = width(w)?;
         return Some(DOp::Load { bytes, signed });
     }
-    if let Some(w) = r.strip_prefix("store_").or_else(|| r.strip_prefix("write_")) {
+    if let Some(w) = r
+        .strip_prefix("store_")
+        .or_else(|| r.strip_prefix("write_"))
+    {
         let (bytes, _) = width(w)?;
         return Some(DOp::Store { bytes });
     }

@@ -10,26 +10,26 @@
 //! dispatch's access trace.
 
 mod atomic;
+mod buffer;
 mod cache;
+mod control;
 pub mod dispatch;
 mod exec;
-pub mod runner;
-mod buffer;
-mod control;
-mod lds;
-mod scalar;
-mod smem;
-mod vmem;
 pub mod fault;
+mod lds;
 pub mod operand;
 pub mod program;
+pub mod runner;
+mod scalar;
+mod smem;
 pub mod valu;
+mod vmem;
 pub mod wave;
 
+pub use dispatch::{IsaError, Launch};
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
 pub use program::{Inst, Program};
-pub use dispatch::{IsaError, Launch};
 pub use runner::{KernelMode, Runner};
 pub use wave::{Lanes, Wave, MAX_LANES};
 

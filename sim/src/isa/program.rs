@@ -172,8 +172,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
                 let (target, falls) = match kind {
                     Kind::Ctrl(op) => {
                         let simm = i64::from(words_of(bytes, 4)[0] as u16 as i16);
-                        let t = control::branches(op)
-                            .then_some(i64::from(at) + 4 + 4 * simm);
+                        let t = control::branches(op).then_some(i64::from(at) + 4 + 4 * simm);
                         (t, control::falls_through(op))
                     }
                     _ => (None, true),

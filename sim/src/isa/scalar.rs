@@ -507,10 +507,7 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
             scc = x > y;
             x.max(y)
         }
-        Logic32(l) => set(
-            &mut scc,
-            l.apply(u64::from(a()?), u64::from(b()?)) as u32,
-        ),
+        Logic32(l) => set(&mut scc, l.apply(u64::from(a()?), u64::from(b()?)) as u32),
         BfeU32 | BfeI32 => {
             let (x, c) = (a()?, b()?);
             let (off, width) = (c & 31, (c >> 16) & 0x7F);
@@ -682,8 +679,8 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
             v as u32
         }
         Mulk => (sopk_reg(wave, inst)? as i32).wrapping_mul(simm(inst) as i32) as u32,
-        Lshl64 | Lshr64 | Ashr64 | Logic64(_) | BfeU64 | BfeI64 | Bfm64 | Cselect64
-        | AddNcU64 | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) | GetPc => {
+        Lshl64 | Lshr64 | Ashr64 | Logic64(_) | BfeU64 | BfeI64 | Bfm64 | Cselect64 | AddNcU64
+        | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) | GetPc => {
             return execute64(wave, inst, op)
         }
     };

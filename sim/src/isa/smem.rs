@@ -65,8 +65,13 @@ pub(crate) fn prepare(name: &str) -> Option<MOp> {
         return dwords(s).map(MOp::BufferLoad);
     }
     match name {
-        "s_dcache_inv" | "s_gl1_inv" | "s_dcache_wb" | "s_prefetch_inst" | "s_prefetch_data"
-        | "s_prefetch_inst_pc_rel" | "s_prefetch_data_pc_rel" => Some(MOp::Nothing),
+        "s_dcache_inv"
+        | "s_gl1_inv"
+        | "s_dcache_wb"
+        | "s_prefetch_inst"
+        | "s_prefetch_data"
+        | "s_prefetch_inst_pc_rel"
+        | "s_prefetch_data_pc_rel" => Some(MOp::Nothing),
         _ => None,
     }
 }
@@ -159,7 +164,10 @@ fn write_dwords(wave: &mut Wave, inst: &Inst, first: usize, bytes: &[u8]) -> Res
     if first + n > super::wave::VCC_LO + 2 {
         return Err(IsaFault::Operand {
             mnemonic: inst.decoded.mnemonic(),
-            why: format!("destination s[{first}:{}] is past the SGPR file", first + n - 1),
+            why: format!(
+                "destination s[{first}:{}] is past the SGPR file",
+                first + n - 1
+            ),
         });
     }
     for (i, c) in bytes.chunks(4).enumerate() {

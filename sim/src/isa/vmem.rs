@@ -27,9 +27,17 @@ pub(crate) enum Seg {
 /// What a vector memory instruction does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum VKind {
-    Load { bytes: u8, signed: bool },
-    Store { bytes: u8 },
-    Atomic { op: AOp, wide: bool },
+    Load {
+        bytes: u8,
+        signed: bool,
+    },
+    Store {
+        bytes: u8,
+    },
+    Atomic {
+        op: AOp,
+        wide: bool,
+    },
     /// Cache invalidates and write-backs (buffer_gl0_inv, buffer_gl1_inv,
     /// buffer_wbl2, global_inv, ...): the ordering model tracks caches,
     /// and a kernel's own accesses are coherent here.
@@ -133,7 +141,12 @@ fn flat_addresses(
                 out[l] = (u64::from(lo[l]) | (u64::from(hi[l]) << 32)).wrapping_add_signed(offset);
             }
         }
-        (None, _) => return Err(operand_fault(inst, "a 32-bit address without a scalar base")),
+        (None, _) => {
+            return Err(operand_fault(
+                inst,
+                "a 32-bit address without a scalar base",
+            ))
+        }
     }
     Ok(())
 }
@@ -303,7 +316,13 @@ fn zero_lanes(wave: &mut Wave, inst: &Inst, bytes: u32, lanes: u64) -> Result<()
 }
 
 /// Runs of active lanes with consecutive addresses: (first lane, lanes).
-fn runs(addrs: &[u64; MAX_LANES], live: u64, lanes: usize, bytes: u64, mut f: impl FnMut(usize, usize) -> Result<(), IsaFault>) -> Result<(), IsaFault> {
+fn runs(
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    lanes: usize,
+    bytes: u64,
+    mut f: impl FnMut(usize, usize) -> Result<(), IsaFault>,
+) -> Result<(), IsaFault> {
     let mut l = 0;
     while l < lanes {
         if live >> l & 1 == 0 {
@@ -312,10 +331,7 @@ fn runs(addrs: &[u64; MAX_LANES], live: u64, lanes: usize, bytes: u64, mut f: im
         }
         let start = l;
         l += 1;
-        while l < lanes
-            && live >> l & 1 != 0
-            && addrs[l] == addrs[l - 1].wrapping_add(bytes)
-        {
+        while l < lanes && live >> l & 1 != 0 && addrs[l] == addrs[l - 1].wrapping_add(bytes) {
             l += 1;
         }
         f(start, l - start)?;
@@ -439,7 +455,8 @@ fn atomic(
         let (d, d2) = (get(data), if two { get(data + w) } else { 0 });
         let a = addrs[l];
         let old = if wide {
-            ctx.mem.atomic_rmw_u64(a, |m| atomic::apply(op, true, m, d, d2))?
+            ctx.mem
+                .atomic_rmw_u64(a, |m| atomic::apply(op, true, m, d, d2))?
         } else {
             u64::from(
                 ctx.mem

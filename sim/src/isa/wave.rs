@@ -117,14 +117,18 @@ impl Wave {
     #[inline]
     pub fn v(&self, reg: u16) -> Result<&Lanes, IsaFault> {
         let n = self.vgpr.len();
-        self.vgpr.get(reg as usize).ok_or_else(|| vgpr_fault(reg, n))
+        self.vgpr
+            .get(reg as usize)
+            .ok_or_else(|| vgpr_fault(reg, n))
     }
 
     /// VGPR `reg` for writing, or a fault when RSRC1 did not allocate it.
     #[inline]
     pub fn v_mut(&mut self, reg: u16) -> Result<&mut Lanes, IsaFault> {
         let n = self.vgpr.len();
-        self.vgpr.get_mut(reg as usize).ok_or_else(|| vgpr_fault(reg, n))
+        self.vgpr
+            .get_mut(reg as usize)
+            .ok_or_else(|| vgpr_fault(reg, n))
     }
 
     /// Reset for another workgroup: registers zero, EXEC full, pc 0.

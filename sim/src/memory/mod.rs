@@ -525,7 +525,9 @@ impl DeviceMemory {
             .map(|(&base, b)| {
                 let mut out = vec![0u8; b.len];
                 // SAFETY: the block is live (read lock held) and b.len long.
-                unsafe { std::ptr::copy_nonoverlapping(base as *const u8, out.as_mut_ptr(), b.len) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(base as *const u8, out.as_mut_ptr(), b.len)
+                };
                 (base, out)
             })
             .collect()

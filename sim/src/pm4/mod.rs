@@ -25,10 +25,10 @@ use relaunch_encoders::packet::{event, release_cntl, release_data, write_data};
 use relaunch_encoders::{DecodeError, Packet};
 
 use crate::device::{KernelEntry, SimDevice};
+use crate::isa::runner::{self, NoRunner, Runner};
 use crate::memory::VmFault;
 use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::trace::RangeSet;
-use crate::isa::runner::{self, NoRunner, Runner};
 use crate::twins::{DispatchContext, KernelFault};
 
 pub use check::StateError;
@@ -400,13 +400,15 @@ impl IbRun<'_> {
         for i in order {
             if let Event::Dispatch(p) = &mut events[i] {
                 let p = &mut **p;
-                p.runner.run(&mut p.ctx, &self.device.memory, &p.kernel).map_err(|fault| {
-                    let kind = Pm4ErrorKind::Kernel {
-                        kernel: p.kernel.symbol.clone(),
-                        fault,
-                    };
-                    self.error(p.packet, p.dword, Some(p.dispatch), kind)
-                })?;
+                p.runner
+                    .run(&mut p.ctx, &self.device.memory, &p.kernel)
+                    .map_err(|fault| {
+                        let kind = Pm4ErrorKind::Kernel {
+                            kernel: p.kernel.symbol.clone(),
+                            fault,
+                        };
+                        self.error(p.packet, p.dword, Some(p.dispatch), kind)
+                    })?;
             }
         }
         for e in &events {

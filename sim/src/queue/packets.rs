@@ -86,8 +86,14 @@ impl Processor {
             workgroup,
             group_segment_size as usize,
         );
-        ctx.user_sgprs = aql_user_sgprs(&kd, self.device.family(), kernarg_address)
-            .map_err(|m| (QueueErrorKind::KernelFault, HSA_STATUS_ERROR_EXCEPTION, format!("kernel {}: {m}", kernel.symbol)))?;
+        ctx.user_sgprs =
+            aql_user_sgprs(&kd, self.device.family(), kernarg_address).map_err(|m| {
+                (
+                    QueueErrorKind::KernelFault,
+                    HSA_STATUS_ERROR_EXCEPTION,
+                    format!("kernel {}: {m}", kernel.symbol),
+                )
+            })?;
         let runner = crate::pm4::select_runner(&self.device, &kernel, &ctx).map_err(|e| {
             (
                 QueueErrorKind::KernelFault,
@@ -95,25 +101,27 @@ impl Processor {
                 e.to_string(),
             )
         })?;
-        runner.run(&mut ctx, &self.device.memory, &kernel).map_err(|fault| {
-            let kind = match &fault {
-                crate::twins::KernelFault::Vm(f) => {
-                    self.note_vm(f);
-                    QueueErrorKind::VmFault
-                }
-                _ => QueueErrorKind::KernelFault,
-            };
-            let status = if kind == QueueErrorKind::VmFault {
-                HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
-            } else {
-                HSA_STATUS_ERROR_EXCEPTION
-            };
-            (
-                kind,
-                status,
-                format!("kernel {} faulted: {fault}", kernel.symbol),
-            )
-        })?;
+        runner
+            .run(&mut ctx, &self.device.memory, &kernel)
+            .map_err(|fault| {
+                let kind = match &fault {
+                    crate::twins::KernelFault::Vm(f) => {
+                        self.note_vm(f);
+                        QueueErrorKind::VmFault
+                    }
+                    _ => QueueErrorKind::KernelFault,
+                };
+                let status = if kind == QueueErrorKind::VmFault {
+                    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
+                } else {
+                    HSA_STATUS_ERROR_EXCEPTION
+                };
+                (
+                    kind,
+                    status,
+                    format!("kernel {} faulted: {fault}", kernel.symbol),
+                )
+            })?;
         // The header's fences stand in for the prologue and epilogue.
         let mut model = OrderingModel::new(at);
         model.carry_in(carried);

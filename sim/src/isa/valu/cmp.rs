@@ -89,7 +89,15 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, c: Cmp) -> Result<(), Isa
         let mut b = [0u32; MAX_LANES];
         src::read(wave, p, inst.src[0], 0, half, &mut a, &mut wmask)?;
         // v_cmp_class's mask is a 32-bit integer source.
-        src::read(wave, p, inst.src[1], 1, half && !c.class, &mut b, &mut wmask)?;
+        src::read(
+            wave,
+            p,
+            inst.src[1],
+            1,
+            half && !c.class,
+            &mut b,
+            &mut wmask,
+        )?;
         let sign = if half { 0x8000 } else { 0x8000_0000 };
         if matches!(c.ty, CmpTy::F16 | CmpTy::F32) {
             src::sign_mods(p, 0, sign, &mut a, lanes);

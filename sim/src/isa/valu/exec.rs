@@ -143,7 +143,9 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         MulHiI => map!(|a, b, _c, _l| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32),
         MulU24 => map!(|a, b, _c, _l| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
         MulI24 => map!(|a, b, _c, _l| (sext24(a) * sext24(b)) as u32),
-        MulHiU24 => map!(|a, b, _c, _l| ((u64::from(a & 0xFF_FFFF) * u64::from(b & 0xFF_FFFF)) >> 32) as u32),
+        MulHiU24 => map!(
+            |a, b, _c, _l| ((u64::from(a & 0xFF_FFFF) * u64::from(b & 0xFF_FFFF)) >> 32) as u32
+        ),
         MulHiI24 => map!(|a, b, _c, _l| ((sext24(a) * sext24(b)) >> 32) as u32),
         Bcnt => map!(|a, b, _c, _l| a.count_ones().wrapping_add(b)),
         MbcntLo => map!(|a, b, _c, l| {
@@ -169,7 +171,9 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         Or3 => map!(|a, b, c, _l| a | b | c),
         Xor3 => map!(|a, b, c, _l| a ^ b ^ c),
         Alignbit => map!(|a, b, c, _l| (((u64::from(a) << 32) | u64::from(b)) >> (c & 31)) as u32),
-        Alignbyte => map!(|a, b, c, _l| (((u64::from(a) << 32) | u64::from(b)) >> (8 * (c & 3))) as u32),
+        Alignbyte => {
+            map!(|a, b, c, _l| (((u64::from(a) << 32) | u64::from(b)) >> (8 * (c & 3))) as u32)
+        }
         BfeU => map!(|a, b, c, _l| {
             let w = c & 31;
             if w == 0 {

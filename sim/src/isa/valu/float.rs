@@ -392,8 +392,14 @@ mod tests {
         assert_eq!(fma_f16(a, b, 0x0000), 0x3E02);
         assert_eq!(fma_f16(a, b, 0x8001), 0x3E01);
         assert_eq!(fma_f16(a, b, 0x0001), 0x3E02);
-        assert_eq!(f64_to_f16_sticky(f64::from(f16_to_f32(0x3E01)) + 2f64.powi(-11), -1), 0x3E01);
-        assert_eq!(f64_to_f16_sticky(f64::from(f16_to_f32(0x3E00)) + 2f64.powi(-11), 1), 0x3E01);
+        assert_eq!(
+            f64_to_f16_sticky(f64::from(f16_to_f32(0x3E01)) + 2f64.powi(-11), -1),
+            0x3E01
+        );
+        assert_eq!(
+            f64_to_f16_sticky(f64::from(f16_to_f32(0x3E00)) + 2f64.powi(-11), 1),
+            0x3E01
+        );
     }
 
     #[test]

@@ -225,7 +225,14 @@ fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
 }
 
 /// Read 16-bit sources `0..n` (halves selected, abs/neg applied).
-fn read16(wave: &Wave, inst: &Inst, p: &Prep, n: usize, s: &mut [Lanes; 3], mask: &mut u64) -> Result<(), IsaFault> {
+fn read16(
+    wave: &Wave,
+    inst: &Inst,
+    p: &Prep,
+    n: usize,
+    s: &mut [Lanes; 3],
+    mask: &mut u64,
+) -> Result<(), IsaFault> {
     for (i, out) in s.iter_mut().enumerate().take(n) {
         src::read(wave, p, inst.src[i], i, true, out, mask)?;
         src::sign_mods(p, i, 0x8000, out, wave.lanes);
@@ -385,7 +392,13 @@ fn packed(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
         let mut hi = [0u32; 3];
         for i in 0..n {
             let v = s[i][l];
-            let pick = |sel: u8| if sel >> i & 1 != 0 { v >> 16 } else { v & 0xFFFF };
+            let pick = |sel: u8| {
+                if sel >> i & 1 != 0 {
+                    v >> 16
+                } else {
+                    v & 0xFFFF
+                }
+            };
             lo[i] = pick(m.opsel) ^ if m.neg >> i & 1 != 0 { 0x8000 } else { 0 };
             hi[i] = pick(m.opsel_hi) ^ if m.neg_hi >> i & 1 != 0 { 0x8000 } else { 0 };
         }
@@ -430,7 +443,11 @@ fn convert(wave: &mut Wave, inst: &Inst, p: &Prep, op: CvtOp) -> Result<(), IsaF
     let dn = Denorm::f32_of(wave.mode);
     for l in 0..lanes {
         let a = s[0][l];
-        let fa = if dn.keep_in { f(a) } else { float::flush32(f(a)) };
+        let fa = if dn.keep_in {
+            f(a)
+        } else {
+            float::flush32(f(a))
+        };
         d[l] = match op {
             CvtOp::F32U32 => (a as f32).to_bits(),
             CvtOp::F32I32 => (a as i32 as f32).to_bits(),
@@ -482,7 +499,12 @@ impl CvtOp {
     fn reads_f16(self) -> bool {
         matches!(
             self,
-            CvtOp::F32F16 | CvtOp::PackB32F16 | CvtOp::U16F16 | CvtOp::I16F16 | CvtOp::F16U16 | CvtOp::F16I16
+            CvtOp::F32F16
+                | CvtOp::PackB32F16
+                | CvtOp::U16F16
+                | CvtOp::I16F16
+                | CvtOp::F16U16
+                | CvtOp::F16I16
         )
     }
 
@@ -499,6 +521,9 @@ impl CvtOp {
     }
 
     fn writes_f32(self) -> bool {
-        matches!(self, CvtOp::F32U32 | CvtOp::F32I32 | CvtOp::F32F16 | CvtOp::F32Ubyte(_))
+        matches!(
+            self,
+            CvtOp::F32U32 | CvtOp::F32I32 | CvtOp::F32F16 | CvtOp::F32Ubyte(_)
+        )
     }
 }

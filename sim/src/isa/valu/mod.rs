@@ -58,7 +58,10 @@ pub enum Dpp {
         fi: bool,
     },
     /// DPP8: lane `l` reads lane `(l & !7) | sel[l & 7]`.
-    Lane8 { sel: u32, fi: bool },
+    Lane8 {
+        sel: u32,
+        fi: bool,
+    },
 }
 
 /// Source and output modifiers (one bit per source in `abs`/`neg`/...).
@@ -242,7 +245,10 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
         return false;
     }
     // DPP on gfx10 exists only in the 32-bit encodings.
-    if dpp != Dpp::None && isa.family == Family::Gfx10 && !matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) {
+    if dpp != Dpp::None
+        && isa.family == Family::Gfx10
+        && !matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc)
+    {
         return false;
     }
     true
@@ -326,7 +332,8 @@ fn name_fault(e: IsaFault, inst: &Inst) -> IsaFault {
 /// operation `ops::lookup` knows, and the VOPD pairs' halves.
 pub fn implemented(family: Family) -> &'static [&'static str] {
     use std::sync::OnceLock;
-    static LISTS: [OnceLock<Vec<&'static str>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static LISTS: [OnceLock<Vec<&'static str>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let i = match family {
         Family::Gfx10 => 0,
         Family::Gfx11 => 1,
@@ -334,7 +341,13 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
     };
     LISTS[i].get_or_init(|| {
         let mut names: Vec<&'static str> = Vec::new();
-        for format in [Format::Vop1, Format::Vop2, Format::Vopc, Format::Vop3, Format::Vop3p] {
+        for format in [
+            Format::Vop1,
+            Format::Vop2,
+            Format::Vopc,
+            Format::Vop3,
+            Format::Vop3p,
+        ] {
             for row in relaunch_isa::opcodes(family, format) {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations.
@@ -346,7 +359,10 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
             }
         }
         for name in relaunch_isa::vopd_names(family) {
-            if let Some(op) = name.strip_prefix("v_dual_").and_then(|n| lookup(&format!("v_{n}"))) {
+            if let Some(op) = name
+                .strip_prefix("v_dual_")
+                .and_then(|n| lookup(&format!("v_{n}")))
+            {
                 if vopd::supported(op) {
                     names.push(name);
                 }

@@ -429,8 +429,12 @@ impl Op {
             Op::Cmp(c) => matches!(c.ty, CmpTy::F16 | CmpTy::U16 | CmpTy::I16),
             Op::Cvt(c) => matches!(
                 c,
-                CvtOp::F32F16 | CvtOp::PackB32F16 | CvtOp::F16U16 | CvtOp::F16I16
-                    | CvtOp::U16F16 | CvtOp::I16F16
+                CvtOp::F32F16
+                    | CvtOp::PackB32F16
+                    | CvtOp::F16U16
+                    | CvtOp::F16I16
+                    | CvtOp::U16F16
+                    | CvtOp::I16F16
             ),
             _ => false,
         }

@@ -56,7 +56,11 @@ pub fn dpp(wave: &Wave, d: Dpp, vals: &mut Lanes) -> u64 {
             let src = *vals;
             for (l, v) in vals.iter_mut().enumerate().take(n) {
                 let s = (l & !7) | ((sel >> (3 * (l & 7))) & 7) as usize;
-                *v = if fi || wave.exec >> s & 1 != 0 { src[s] } else { 0 };
+                *v = if fi || wave.exec >> s & 1 != 0 {
+                    src[s]
+                } else {
+                    0
+                };
             }
             u64::MAX
         }
@@ -190,7 +194,13 @@ pub fn store(wave: &mut Wave, dst: Dst, vals: &Lanes, mask: u64) -> Result<(), I
 
 /// Write 16-bit lane values (low bits of `vals`) into one half of `dst`,
 /// keeping the other half (gfx10+ 16-bit results preserve the rest).
-pub fn store16(wave: &mut Wave, dst: Dst, hi: bool, vals: &Lanes, mask: u64) -> Result<(), IsaFault> {
+pub fn store16(
+    wave: &mut Wave,
+    dst: Dst,
+    hi: bool,
+    vals: &Lanes,
+    mask: u64,
+) -> Result<(), IsaFault> {
     let Dst::Vgpr(r) = dst else {
         return wave.write_scalar(dst, vals[0] & 0xFFFF);
     };
@@ -211,7 +221,12 @@ pub fn store16(wave: &mut Wave, dst: Dst, hi: bool, vals: &Lanes, mask: u64) -> 
 }
 
 /// Write 64-bit lane values into `dst`, `dst+1` under EXEC & `mask`.
-pub fn store64(wave: &mut Wave, dst: Dst, vals: &[u64; MAX_LANES], mask: u64) -> Result<(), IsaFault> {
+pub fn store64(
+    wave: &mut Wave,
+    dst: Dst,
+    vals: &[u64; MAX_LANES],
+    mask: u64,
+) -> Result<(), IsaFault> {
     let Dst::Vgpr(r) = dst else {
         return wave.write_scalar64(dst, vals[0]);
     };

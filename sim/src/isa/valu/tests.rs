@@ -24,9 +24,8 @@ fn run(isa: Isa, bytes: &[u8], wave: &mut Wave) {
     let prog = program::build(isa, 0, &code);
     for inst in &prog.insts {
         match inst.kind {
-            Kind::Valu(_) => super::run(wave, inst).unwrap_or_else(|e| {
-                panic!("{} failed: {e}", inst.decoded.mnemonic())
-            }),
+            Kind::Valu(_) => super::run(wave, inst)
+                .unwrap_or_else(|e| panic!("{} failed: {e}", inst.decoded.mnemonic())),
             Kind::Ctrl(_) => break,
             _ => panic!("{} is not implemented", inst.decoded.mnemonic()),
         }
@@ -237,7 +236,9 @@ fn mad_u64_u32_and_carries() {
     set(&mut w, 5, |_| 20);
     run(
         i,
-        &[0x00, 0x6a, 0x00, 0xd7, 0x01, 0x05, 0x02, 0x00, 0x04, 0x0b, 0x06, 0x40],
+        &[
+            0x00, 0x6a, 0x00, 0xd7, 0x01, 0x05, 0x02, 0x00, 0x04, 0x0b, 0x06, 0x40,
+        ],
         &mut w,
     );
     assert_eq!(w.vgpr[0][0], 0);

@@ -45,7 +45,11 @@ fn half(
     let b: &Lanes = if uses_b { wave.v(vsrc1)? } else { &a };
     match op {
         Op::F(f) => {
-            let acc = if f == FOp::Fmac { *wave.v(vdst)? } else { [0; MAX_LANES] };
+            let acc = if f == FOp::Fmac {
+                *wave.v(vdst)?
+            } else {
+                [0; MAX_LANES]
+            };
             let k = f32::from_bits(literal);
             for l in 0..lanes {
                 let r = f32_lane(
@@ -101,8 +105,24 @@ pub fn execute(wave: &mut Wave, inst: &Inst, pair: &VopdPair) -> Result<(), IsaF
     let literal = inst.decoded.literal.unwrap_or(0);
     let mut x = [0u32; MAX_LANES];
     let mut y = [0u32; MAX_LANES];
-    half(wave, pair.x, inst.src[0], pair.vsrc1_x, vdst_x, literal, &mut x)?;
-    half(wave, pair.y, inst.src[1], pair.vsrc1_y, pair.vdst_y, literal, &mut y)?;
+    half(
+        wave,
+        pair.x,
+        inst.src[0],
+        pair.vsrc1_x,
+        vdst_x,
+        literal,
+        &mut x,
+    )?;
+    half(
+        wave,
+        pair.y,
+        inst.src[1],
+        pair.vsrc1_y,
+        pair.vdst_y,
+        literal,
+        &mut y,
+    )?;
     src::store(wave, Dst::Vgpr(vdst_x), &x, u64::MAX)?;
     src::store(wave, Dst::Vgpr(pair.vdst_y), &y, u64::MAX)
 }
