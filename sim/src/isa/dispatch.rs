@@ -144,6 +144,7 @@ pub fn run_program(
     let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
     let mut lds = vec![0u8; ctx.lds_bytes];
     let mut executed = 0u64;
+    let mut tbuf = super::tracebuf::TraceBuf::default();
     let packed = match isa.family {
         Family::Gfx10 => false,
         Family::Gfx11 | Family::Gfx12 => true,
@@ -213,7 +214,7 @@ pub fn run_program(
                 }
                 let mut c = Ctx {
                     mem,
-                    trace: &mut ctx.trace,
+                    trace: &mut tbuf,
                     lds: &mut lds,
                 };
                 exec::run_workgroup(prog, &mut waves, &mut c, &mut executed).map_err(
@@ -244,5 +245,26 @@ pub fn run_program(
             }
         }
     }
+    tbuf.flush_into(&mut ctx.trace);
     Ok(executed)
 }
+
+/// Whether `kernel`'s code uses instructions whose results the hardware
+/// only guarantees to a documented precision (transcendentals, reciprocals,
+/// square roots), so a host twin's exact math may differ in the last bits.
+pub fn uses_approximate_ops(
+    kernel: &Arc<KernelEntry>,
+    launch: &Launch,
+    mem: &DeviceMemory,
+) -> Result<bool, KernelFault> {
+    let prog = cache::program(kernel, isa_of(launch)?, mem)?;
+    Ok(prog.insts.iter().any(|i| {
+        let n = i.decoded.name;
+        n.starts_with("v_") && APPROXIMATE.iter().any(|a| n.contains(a))
+    }))
+}
+
+/// Name parts of the approximate vector ALU ops.
+const APPROXIMATE: [&str; 8] = [
+    "_exp_", "_log_", "_rcp_", "_rsq_", "_sqrt_", "_sin_", "_cos_", "_div_",
+];

@@ -1,9 +1,7 @@
 //! Vector memory: global, flat and buffer loads, stores and atomics, per
-//! lane through the device's checked memory. A run of active lanes with
-//! consecutive addresses is one access (one check, one copy, one trace
-//! range), so a coalesced load costs what one wide load does and the trace
-//! holds what a memory controller would see; anything else goes lane by
-//! lane, in lane order.
+//! lane through the device's checked memory (one lock per instruction,
+//! every lane's range checked), in lane order. Lanes with consecutive
+//! addresses become one range of the access trace.
 
 use relaunch_isa::{Family, Format, Operand, Role};
 
@@ -315,30 +313,6 @@ fn zero_lanes(wave: &mut Wave, inst: &Inst, bytes: u32, lanes: u64) -> Result<()
     Ok(())
 }
 
-/// Runs of active lanes with consecutive addresses: (first lane, lanes).
-fn runs(
-    addrs: &[u64; MAX_LANES],
-    live: u64,
-    lanes: usize,
-    bytes: u64,
-    mut f: impl FnMut(usize, usize) -> Result<(), IsaFault>,
-) -> Result<(), IsaFault> {
-    let mut l = 0;
-    while l < lanes {
-        if live >> l & 1 == 0 {
-            l += 1;
-            continue;
-        }
-        let start = l;
-        l += 1;
-        while l < lanes && live >> l & 1 != 0 && addrs[l] == addrs[l - 1].wrapping_add(bytes) {
-            l += 1;
-        }
-        f(start, l - start)?;
-    }
-    Ok(())
-}
-
 fn load(
     wave: &mut Wave,
     inst: &Inst,
@@ -354,40 +328,38 @@ fn load(
     let b = usize::from(bytes);
     let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
-    runs(addrs, live, lanes, b as u64, |start, count| {
-        let span = &mut buf[..count * b];
-        ctx.mem.read(addrs[start], span)?;
-        ctx.trace
-            .record(AccessKind::VectorRead, addrs[start], span.len() as u64);
-        for k in 0..count {
-            let e = &span[k * b..(k + 1) * b];
-            let l = start + k;
-            match b {
-                1 => {
-                    wave.vgpr[r as usize][l] = if signed {
-                        e[0] as i8 as i32 as u32
-                    } else {
-                        u32::from(e[0])
-                    }
+    ctx.mem.gather(&addrs[..lanes], live, b, &mut buf)?;
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        ctx.trace.record(AccessKind::VectorRead, addrs[l], b as u64);
+        let e = &buf[l * b..(l + 1) * b];
+        match b {
+            1 => {
+                wave.vgpr[r as usize][l] = if signed {
+                    e[0] as i8 as i32 as u32
+                } else {
+                    u32::from(e[0])
                 }
-                2 => {
-                    let h = u16::from_le_bytes([e[0], e[1]]);
-                    wave.vgpr[r as usize][l] = if signed {
-                        h as i16 as i32 as u32
-                    } else {
-                        u32::from(h)
-                    }
+            }
+            2 => {
+                let h = u16::from_le_bytes([e[0], e[1]]);
+                wave.vgpr[r as usize][l] = if signed {
+                    h as i16 as i32 as u32
+                } else {
+                    u32::from(h)
                 }
-                _ => {
-                    for i in 0..n {
-                        let c = &e[4 * i..4 * i + 4];
-                        wave.vgpr[r as usize + i][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
+            }
+            _ => {
+                for i in 0..n {
+                    let c = &e[4 * i..4 * i + 4];
+                    wave.vgpr[r as usize + i][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 fn store(
@@ -404,21 +376,19 @@ fn store(
     let b = usize::from(bytes);
     let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
-    runs(addrs, live, lanes, b as u64, |start, count| {
-        for k in 0..count {
-            let l = start + k;
-            let mut e = [0u8; 16];
-            for i in 0..n {
-                e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
-            }
-            buf[k * b..(k + 1) * b].copy_from_slice(&e[..b]);
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
         }
-        let span = &buf[..count * b];
-        ctx.mem.write(addrs[start], span)?;
-        ctx.trace
-            .record(AccessKind::Write, addrs[start], span.len() as u64);
-        Ok(())
-    })
+        let mut e = [0u8; 16];
+        for i in 0..n {
+            e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
+        }
+        buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
+        ctx.trace.record(AccessKind::Write, addrs[l], b as u64);
+    }
+    ctx.mem.scatter(&addrs[..lanes], live, b, &buf)?;
+    Ok(())
 }
 
 fn atomic(
