@@ -43,6 +43,9 @@ pub struct Ctx<'a> {
     pub mem: &'a DeviceMemory,
     /// Accesses so far, merged into the dispatch's trace at its end.
     pub trace: &'a mut TraceBuf,
+    /// A reusable byte buffer of at least 64 lanes x 16 bytes (vector
+    /// memory staging; kept here so no instruction allocates or clears one).
+    pub scratch: &'a mut [u8],
     pub lds: &'a mut [u8],
 }
 

@@ -6,10 +6,23 @@
 
 use crate::trace::{AccessKind, AccessTrace};
 
-/// Ranges `[start, end)` per access kind, unsorted until merged.
-#[derive(Debug, Default)]
+/// Ranges `[start, end)` per access kind, unsorted until merged, and per
+/// lane the range each lane last touched (a lane walking through memory,
+/// as in a dot-product loop, extends its own range instead of adding one
+/// per instruction).
+#[derive(Debug)]
 pub struct TraceBuf {
     kinds: [Vec<(u64, u64)>; 4],
+    lanes: [[(u64, u64); 64]; 4],
+}
+
+impl Default for TraceBuf {
+    fn default() -> Self {
+        TraceBuf {
+            kinds: Default::default(),
+            lanes: [[(0, 0); 64]; 4],
+        }
+    }
 }
 
 /// Entries per kind before the list is sorted and merged in place.
@@ -57,8 +70,37 @@ impl TraceBuf {
         }
     }
 
+    /// Record `[addr, addr + len)` accessed by lane `lane` of a vector
+    /// instruction.
+    #[inline]
+    pub fn record_lane(&mut self, kind: AccessKind, lane: usize, addr: u64, len: u64) {
+        let k = slot(kind);
+        let last = &mut self.lanes[k][lane & 63];
+        let end = addr.saturating_add(len);
+        if last.1 == addr && last.1 != last.0 {
+            last.1 = end;
+            return;
+        }
+        if last.0 <= addr && end <= last.1 {
+            return;
+        }
+        let done = std::mem::replace(last, (addr, end));
+        if done.1 > done.0 {
+            self.record(kind, done.0, done.1 - done.0);
+        }
+    }
+
     /// Merge everything recorded into `trace` and empty the buffer.
     pub fn flush_into(&mut self, trace: &mut AccessTrace) {
+        for k in 0..4 {
+            for l in 0..64 {
+                let (s, e) = std::mem::take(&mut self.lanes[k][l]);
+                if e > s {
+                    let v = &mut self.kinds[k];
+                    v.push((s, e));
+                }
+            }
+        }
         for (i, kind) in [
             AccessKind::ScalarRead,
             AccessKind::VectorRead,

@@ -42,11 +42,22 @@ pub(crate) enum VKind {
     Nothing,
 }
 
-/// A prepared vector memory operation.
+/// A prepared vector memory operation, its operands resolved once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct VOp {
     pub seg: Seg,
     pub kind: VKind,
+    /// Immediate offset (global/flat).
+    pub offset: i64,
+    /// Address VGPR and how many (2: a 64-bit address).
+    pub areg: u16,
+    pub acount: u8,
+    /// Global's scalar base pair, when not `off`.
+    pub saddr: Option<Src>,
+    /// Data VGPR (stores, atomics).
+    pub data: u16,
+    /// Atomics: the pre-op value is returned (GLC / TH_ATOMIC_RETURN).
+    pub rtn: bool,
 }
 
 fn width(s: &str) -> Option<(u8, bool)> {
@@ -63,8 +74,42 @@ fn width(s: &str) -> Option<(u8, bool)> {
     })
 }
 
-/// The vector memory operation `name` names, if implemented.
-pub(crate) fn prepare(format: Format, name: &str) -> Option<VOp> {
+/// The vector memory operation `d` is, if implemented.
+pub(crate) fn prepare(
+    family: Family,
+    d: &relaunch_isa::Instruction,
+    words: &[u32; 4],
+) -> Option<VOp> {
+    let (seg, kind) = prepare_kind(d.format, d.name)?;
+    let offset = match d.field(Role::Offset) {
+        Some(Operand::Imm(v)) => v,
+        _ => 0,
+    };
+    let (areg, acount) = match d.field(Role::Addr) {
+        Some(Operand::Vgpr { first, count }) => (first, count),
+        _ => (0, 0),
+    };
+    let saddr = match (seg, d.field(Role::Soffset)) {
+        (Seg::Global, Some(o)) => Some(Src::from_operand(o)),
+        _ => None,
+    };
+    let data = match d.field(Role::Data) {
+        Some(Operand::Vgpr { first, .. }) => first,
+        _ => 0,
+    };
+    Some(VOp {
+        seg,
+        kind,
+        offset,
+        areg,
+        acount,
+        saddr,
+        data,
+        rtn: returns(family, words),
+    })
+}
+
+fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
     let (seg, rest) = match format {
         Format::Global => (Seg::Global, name.strip_prefix("global_")?),
         Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
@@ -91,7 +136,7 @@ pub(crate) fn prepare(format: Format, name: &str) -> Option<VOp> {
             }
         }
     };
-    Some(VOp { seg, kind })
+    Some((seg, kind))
 }
 
 /// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
@@ -108,25 +153,14 @@ fn returns(family: Family, w: &[u32; 4]) -> bool {
 fn flat_addresses(
     wave: &Wave,
     inst: &Inst,
-    seg: Seg,
+    op: &VOp,
     out: &mut [u64; MAX_LANES],
 ) -> Result<(), IsaFault> {
-    let d = &inst.decoded;
-    let offset = match d.field(Role::Offset) {
-        Some(Operand::Imm(v)) => v,
-        _ => 0,
-    };
-    let (areg, count) = match d.field(Role::Addr) {
-        Some(Operand::Vgpr { first, count }) => (first, count),
-        _ => return Err(operand_fault(inst, "no address VGPR")),
-    };
-    let saddr = match (seg, d.field(Role::Soffset)) {
-        (Seg::Global, Some(o)) => Some(wave.scalar64(Src::from_operand(o), false)?),
-        _ => None,
-    };
-    let lo = wave.v(areg)?;
-    match (saddr, count) {
-        (Some(base), _) => {
+    let offset = op.offset;
+    let lo = wave.v(op.areg)?;
+    match (op.saddr, op.acount) {
+        (Some(s), _) => {
+            let base = wave.scalar64(s, false)?;
             for l in 0..wave.lanes {
                 out[l] = base
                     .wrapping_add(u64::from(lo[l]))
@@ -134,7 +168,7 @@ fn flat_addresses(
             }
         }
         (None, 2) => {
-            let hi = wave.v(areg + 1)?;
+            let hi = wave.v(op.areg + 1)?;
             for l in 0..wave.lanes {
                 out[l] = (u64::from(lo[l]) | (u64::from(hi[l]) << 32)).wrapping_add_signed(offset);
             }
@@ -258,7 +292,7 @@ pub(crate) fn execute(
             }
         }
         Seg::Global | Seg::Flat => {
-            flat_addresses(wave, inst, op.seg, &mut addrs)?;
+            flat_addresses(wave, inst, &op, &mut addrs)?;
             if op.seg == Seg::Flat {
                 for l in 0..wave.lanes {
                     if live >> l & 1 != 0 {
@@ -279,18 +313,11 @@ pub(crate) fn execute(
     }
     match op.kind {
         VKind::Load { bytes, signed } => load(wave, inst, ctx, &addrs, live, bytes, signed)?,
-        VKind::Store { bytes } => store(wave, inst, ctx, &addrs, live, bytes)?,
-        VKind::Atomic { op: a, wide } => atomic(wave, inst, ctx, &addrs, live, a, wide)?,
+        VKind::Store { bytes } => store(wave, op.data, ctx, &addrs, live, bytes)?,
+        VKind::Atomic { op: a, wide } => atomic(wave, inst, &op, ctx, &addrs, live, a, wide)?,
         VKind::Nothing => {}
     }
     Ok(Flow::Next)
-}
-
-fn data_reg(inst: &Inst) -> Result<u16, IsaFault> {
-    match inst.decoded.field(Role::Data) {
-        Some(Operand::Vgpr { first, .. }) => Ok(first),
-        _ => Err(operand_fault(inst, "no data VGPR")),
-    }
 }
 
 fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
@@ -326,14 +353,27 @@ fn load(
     let n = usize::from(bytes).div_ceil(4);
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
-    let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
-    ctx.mem.gather(&addrs[..lanes], live, b, &mut buf)?;
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            ctx.trace
+                .record_lane(AccessKind::VectorRead, l, addrs[l], b as u64);
+        }
+    }
+    if b == 4 {
+        // The common case: one dword per lane, straight into the VGPR.
+        return Ok(ctx.mem.gather_u32(
+            &addrs[..lanes],
+            live,
+            &mut wave.vgpr[r as usize][..lanes],
+        )?);
+    }
+    let buf = &mut ctx.scratch[..];
+    ctx.mem.gather(&addrs[..lanes], live, b, buf)?;
     for l in 0..lanes {
         if live >> l & 1 == 0 {
             continue;
         }
-        ctx.trace.record(AccessKind::VectorRead, addrs[l], b as u64);
         let e = &buf[l * b..(l + 1) * b];
         match b {
             1 => {
@@ -364,18 +404,27 @@ fn load(
 
 fn store(
     wave: &mut Wave,
-    inst: &Inst,
+    r: u16,
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
     live: u64,
     bytes: u8,
 ) -> Result<(), IsaFault> {
-    let r = data_reg(inst)?;
     let n = usize::from(bytes).div_ceil(4);
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
-    let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
+    if b == 4 {
+        for l in 0..lanes {
+            if live >> l & 1 != 0 {
+                ctx.trace.record_lane(AccessKind::Write, l, addrs[l], 4);
+            }
+        }
+        return Ok(ctx
+            .mem
+            .scatter_u32(&addrs[..lanes], live, &wave.vgpr[r as usize][..lanes])?);
+    }
+    let buf = &mut ctx.scratch[..];
     for l in 0..lanes {
         if live >> l & 1 == 0 {
             continue;
@@ -385,23 +434,26 @@ fn store(
             e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
         }
         buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
-        ctx.trace.record(AccessKind::Write, addrs[l], b as u64);
+        ctx.trace
+            .record_lane(AccessKind::Write, l, addrs[l], b as u64);
     }
-    ctx.mem.scatter(&addrs[..lanes], live, b, &buf)?;
+    ctx.mem.scatter(&addrs[..lanes], live, b, buf)?;
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn atomic(
     wave: &mut Wave,
     inst: &Inst,
+    vop: &VOp,
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
     live: u64,
     op: AOp,
     wide: bool,
 ) -> Result<(), IsaFault> {
-    let data = data_reg(inst)?;
-    let rtn = returns(wave.isa.family, &inst.words);
+    let data = vop.data;
+    let rtn = vop.rtn;
     let w = if wide { 2u16 } else { 1 };
     let two = op == AOp::Cmpswap;
     wave.v(data + if two { 2 * w } else { w } - 1)?;

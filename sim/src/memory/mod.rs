@@ -527,6 +527,26 @@ impl DeviceMemory {
         })
     }
 
+    /// [`DeviceMemory::gather`] of one u32 per lane straight into `out`
+    /// (lanes not in `mask` keep their value).
+    pub fn gather_u32(&self, addrs: &[u64], mask: u64, out: &mut [u32]) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, 4, Access::Read, |l, addr| {
+            // SAFETY: [addr, addr+4) was located inside a live allocation
+            // held alive by the read lock; the read may be unaligned.
+            out[l] = unsafe { std::ptr::read_unaligned(addr as *const u32) }
+        })
+    }
+
+    /// [`DeviceMemory::scatter`] of one u32 per lane from `src`.
+    pub fn scatter_u32(&self, addrs: &[u64], mask: u64, src: &[u32]) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, 4, Access::Write, |l, addr| {
+            // SAFETY: [addr, addr+4) was located inside a live allocation
+            // held alive by the read lock; the write may be unaligned.
+            unsafe { std::ptr::write_unaligned(addr as *mut u32, src[l]) }
+        })
+    }
+
+    #[inline]
     fn lanes(
         &self,
         addrs: &[u64],
