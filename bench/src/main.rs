@@ -11,6 +11,7 @@ mod instantiate;
 mod memory;
 mod patch;
 mod report;
+mod sim_isa;
 mod simrig;
 mod submit;
 
@@ -54,6 +55,11 @@ const BENCHES: &[Bench] = &[
         name: "memory",
         about: "kernarg and retained bytes per dispatch, 1M-dispatch replay",
         run: memory::run,
+    },
+    Bench {
+        name: "sim_isa",
+        about: "the instruction interpreter on the decode kernels, one thread",
+        run: sim_isa::run_bench,
     },
 ];
 

@@ -59,21 +59,4 @@ impl Resource {
             add_tid: d[3] >> 23 & 1 != 0,
         })
     }
-
-    /// Whether an access of `len` bytes at byte `offset` of record `index`
-    /// is in bounds. OOB_SELECT: 0 structured with index and offset
-    /// checks, 1 index only... raw buffers (stride 0, or OOB_SELECT 3)
-    /// check the byte offset against NUM_RECORDS.
-    pub fn in_bounds(&self, index: u32, offset: u32, len: u32) -> bool {
-        match self.oob_select {
-            3 => u64::from(offset) + u64::from(len) <= u64::from(self.num_records),
-            1 => index < self.num_records,
-            2 => self.num_records != 0,
-            _ => {
-                index < self.num_records
-                    && (self.stride == 0
-                        || u64::from(offset) + u64::from(len) <= u64::from(self.stride))
-            }
-        }
-    }
 }

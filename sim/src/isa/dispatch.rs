@@ -144,6 +144,8 @@ pub fn run_program(
     let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
     let mut lds = vec![0u8; ctx.lds_bytes];
     let mut executed = 0u64;
+    let mut tbuf = super::tracebuf::TraceBuf::default();
+    let mut scratch = vec![0u8; super::wave::MAX_LANES * 16];
     let packed = match isa.family {
         Family::Gfx10 => false,
         Family::Gfx11 | Family::Gfx12 => true,
@@ -213,7 +215,8 @@ pub fn run_program(
                 }
                 let mut c = Ctx {
                     mem,
-                    trace: &mut ctx.trace,
+                    trace: &mut tbuf,
+                    scratch: &mut scratch,
                     lds: &mut lds,
                 };
                 exec::run_workgroup(prog, &mut waves, &mut c, &mut executed).map_err(
@@ -244,5 +247,77 @@ pub fn run_program(
             }
         }
     }
+    tbuf.flush_into(&mut ctx.trace);
     Ok(executed)
+}
+
+/// Whether `kernel`'s code uses instructions whose results the hardware
+/// only guarantees to a documented precision (transcendentals, reciprocals,
+/// square roots), so a host twin's exact math may differ in the last bits.
+pub fn uses_approximate_ops(
+    kernel: &Arc<KernelEntry>,
+    launch: &Launch,
+    mem: &DeviceMemory,
+) -> Result<bool, KernelFault> {
+    let prog = cache::program(kernel, isa_of(launch)?, mem)?;
+    Ok(prog.insts.iter().any(|i| {
+        let n = i.decoded.name;
+        n.starts_with("v_") && APPROXIMATE.iter().any(|a| n.contains(a))
+    }))
+}
+
+/// Name parts of the approximate vector ALU ops.
+const APPROXIMATE: [&str; 8] = [
+    "_exp_", "_log_", "_rcp_", "_rsq_", "_sqrt_", "_sin_", "_cos_", "_div_",
+];
+
+/// The user SGPRs the packet processor loads for an AQL dispatch, in the
+/// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
+/// Execution State"): the private segment buffer (zero: no scratch is
+/// modelled) and the kernarg pointer; RSRC2's count beyond them (LLVM's
+/// gfx1100 padding) reads as zero. The dispatch and queue pointers, the
+/// dispatch id and flat-scratch init are not delivered by the simulator's
+/// AQL path: asking for them is an error, not a made-up value.
+pub fn aql_user_sgprs(
+    kd: &relaunch_device::codeobj::KernelDescriptor,
+    family: relaunch_device::target::Family,
+    kernarg: u64,
+) -> Result<Vec<u32>, String> {
+    use relaunch_device::target::Family;
+    let count = kd.user_sgpr_count() as usize;
+    let mut out = Vec::with_capacity(count);
+    let psb = kd.wants_private_segment_buffer()
+        && match family {
+            Family::Gfx12 => false,
+            _ => true,
+        };
+    if psb {
+        out.extend([0; 4]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_ptr(), "the dispatch pointer"),
+        (kd.wants_queue_ptr(), "the queue pointer"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    if kd.wants_kernarg_segment_ptr() {
+        out.extend([kernarg as u32, (kernarg >> 32) as u32]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_id(), "the dispatch id"),
+        (kd.wants_flat_scratch_init(), "flat scratch init"),
+        (kd.wants_private_segment_size(), "the private segment size"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    out.resize(count.max(out.len()), 0);
+    Ok(out)
 }

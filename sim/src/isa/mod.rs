@@ -22,6 +22,7 @@ pub mod program;
 pub mod runner;
 mod scalar;
 mod smem;
+pub mod tracebuf;
 pub mod valu;
 mod vmem;
 pub mod wave;
@@ -34,13 +35,17 @@ pub use runner::{KernelMode, Runner};
 pub use wave::{Lanes, Wave, MAX_LANES};
 
 use crate::memory::DeviceMemory;
-use crate::trace::AccessTrace;
+use tracebuf::TraceBuf;
 
 /// What an executing instruction may reach beyond its wave: device memory
 /// (checked), the dispatch's access trace and the workgroup's LDS.
 pub struct Ctx<'a> {
     pub mem: &'a DeviceMemory,
-    pub trace: &'a mut AccessTrace,
+    /// Accesses so far, merged into the dispatch's trace at its end.
+    pub trace: &'a mut TraceBuf,
+    /// A reusable byte buffer of at least 64 lanes x 16 bytes (vector
+    /// memory staging; kept here so no instruction allocates or clears one).
+    pub scratch: &'a mut [u8],
     pub lds: &'a mut [u8],
 }
 

@@ -121,7 +121,7 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
         Format::Smem => smem::prepare(name).map(Kind::Smem),
         Format::Ds => lds::prepare(name).map(Kind::Ds),
         Format::Global | Format::Flat | Format::Mubuf | Format::Vbuffer => {
-            vmem::prepare(d.format, name).map(Kind::Vmem)
+            vmem::prepare(isa.family, d, words).map(Kind::Vmem)
         }
         Format::Vop1
         | Format::Vop2

@@ -1,9 +1,7 @@
 //! Vector memory: global, flat and buffer loads, stores and atomics, per
-//! lane through the device's checked memory. A run of active lanes with
-//! consecutive addresses is one access (one check, one copy, one trace
-//! range), so a coalesced load costs what one wide load does and the trace
-//! holds what a memory controller would see; anything else goes lane by
-//! lane, in lane order.
+//! lane through the device's checked memory (one lock per instruction,
+//! every lane's range checked), in lane order. Lanes with consecutive
+//! addresses become one range of the access trace.
 
 use relaunch_isa::{Family, Format, Operand, Role};
 
@@ -44,11 +42,22 @@ pub(crate) enum VKind {
     Nothing,
 }
 
-/// A prepared vector memory operation.
+/// A prepared vector memory operation, its operands resolved once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct VOp {
     pub seg: Seg,
     pub kind: VKind,
+    /// Immediate offset (global/flat).
+    pub offset: i64,
+    /// Address VGPR and how many (2: a 64-bit address).
+    pub areg: u16,
+    pub acount: u8,
+    /// Global's scalar base pair, when not `off`.
+    pub saddr: Option<Src>,
+    /// Data VGPR (stores, atomics).
+    pub data: u16,
+    /// Atomics: the pre-op value is returned (GLC / TH_ATOMIC_RETURN).
+    pub rtn: bool,
 }
 
 fn width(s: &str) -> Option<(u8, bool)> {
@@ -65,8 +74,42 @@ fn width(s: &str) -> Option<(u8, bool)> {
     })
 }
 
-/// The vector memory operation `name` names, if implemented.
-pub(crate) fn prepare(format: Format, name: &str) -> Option<VOp> {
+/// The vector memory operation `d` is, if implemented.
+pub(crate) fn prepare(
+    family: Family,
+    d: &relaunch_isa::Instruction,
+    words: &[u32; 4],
+) -> Option<VOp> {
+    let (seg, kind) = prepare_kind(d.format, d.name)?;
+    let offset = match d.field(Role::Offset) {
+        Some(Operand::Imm(v)) => v,
+        _ => 0,
+    };
+    let (areg, acount) = match d.field(Role::Addr) {
+        Some(Operand::Vgpr { first, count }) => (first, count),
+        _ => (0, 0),
+    };
+    let saddr = match (seg, d.field(Role::Soffset)) {
+        (Seg::Global, Some(o)) => Some(Src::from_operand(o)),
+        _ => None,
+    };
+    let data = match d.field(Role::Data) {
+        Some(Operand::Vgpr { first, .. }) => first,
+        _ => 0,
+    };
+    Some(VOp {
+        seg,
+        kind,
+        offset,
+        areg,
+        acount,
+        saddr,
+        data,
+        rtn: returns(family, words),
+    })
+}
+
+fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
     let (seg, rest) = match format {
         Format::Global => (Seg::Global, name.strip_prefix("global_")?),
         Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
@@ -93,7 +136,7 @@ pub(crate) fn prepare(format: Format, name: &str) -> Option<VOp> {
             }
         }
     };
-    Some(VOp { seg, kind })
+    Some((seg, kind))
 }
 
 /// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
@@ -110,25 +153,14 @@ fn returns(family: Family, w: &[u32; 4]) -> bool {
 fn flat_addresses(
     wave: &Wave,
     inst: &Inst,
-    seg: Seg,
+    op: &VOp,
     out: &mut [u64; MAX_LANES],
 ) -> Result<(), IsaFault> {
-    let d = &inst.decoded;
-    let offset = match d.field(Role::Offset) {
-        Some(Operand::Imm(v)) => v,
-        _ => 0,
-    };
-    let (areg, count) = match d.field(Role::Addr) {
-        Some(Operand::Vgpr { first, count }) => (first, count),
-        _ => return Err(operand_fault(inst, "no address VGPR")),
-    };
-    let saddr = match (seg, d.field(Role::Soffset)) {
-        (Seg::Global, Some(o)) => Some(wave.scalar64(Src::from_operand(o), false)?),
-        _ => None,
-    };
-    let lo = wave.v(areg)?;
-    match (saddr, count) {
-        (Some(base), _) => {
+    let offset = op.offset;
+    let lo = wave.v(op.areg)?;
+    match (op.saddr, op.acount) {
+        (Some(s), _) => {
+            let base = wave.scalar64(s, false)?;
             for l in 0..wave.lanes {
                 out[l] = base
                     .wrapping_add(u64::from(lo[l]))
@@ -136,7 +168,7 @@ fn flat_addresses(
             }
         }
         (None, 2) => {
-            let hi = wave.v(areg + 1)?;
+            let hi = wave.v(op.areg + 1)?;
             for l in 0..wave.lanes {
                 out[l] = (u64::from(lo[l]) | (u64::from(hi[l]) << 32)).wrapping_add_signed(offset);
             }
@@ -260,7 +292,7 @@ pub(crate) fn execute(
             }
         }
         Seg::Global | Seg::Flat => {
-            flat_addresses(wave, inst, op.seg, &mut addrs)?;
+            flat_addresses(wave, inst, &op, &mut addrs)?;
             if op.seg == Seg::Flat {
                 for l in 0..wave.lanes {
                     if live >> l & 1 != 0 {
@@ -281,18 +313,11 @@ pub(crate) fn execute(
     }
     match op.kind {
         VKind::Load { bytes, signed } => load(wave, inst, ctx, &addrs, live, bytes, signed)?,
-        VKind::Store { bytes } => store(wave, inst, ctx, &addrs, live, bytes)?,
-        VKind::Atomic { op: a, wide } => atomic(wave, inst, ctx, &addrs, live, a, wide)?,
+        VKind::Store { bytes } => store(wave, op.data, ctx, &addrs, live, bytes)?,
+        VKind::Atomic { op: a, wide } => atomic(wave, inst, &op, ctx, &addrs, live, a, wide)?,
         VKind::Nothing => {}
     }
     Ok(Flow::Next)
-}
-
-fn data_reg(inst: &Inst) -> Result<u16, IsaFault> {
-    match inst.decoded.field(Role::Data) {
-        Some(Operand::Vgpr { first, .. }) => Ok(first),
-        _ => Err(operand_fault(inst, "no data VGPR")),
-    }
 }
 
 fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
@@ -315,30 +340,6 @@ fn zero_lanes(wave: &mut Wave, inst: &Inst, bytes: u32, lanes: u64) -> Result<()
     Ok(())
 }
 
-/// Runs of active lanes with consecutive addresses: (first lane, lanes).
-fn runs(
-    addrs: &[u64; MAX_LANES],
-    live: u64,
-    lanes: usize,
-    bytes: u64,
-    mut f: impl FnMut(usize, usize) -> Result<(), IsaFault>,
-) -> Result<(), IsaFault> {
-    let mut l = 0;
-    while l < lanes {
-        if live >> l & 1 == 0 {
-            l += 1;
-            continue;
-        }
-        let start = l;
-        l += 1;
-        while l < lanes && live >> l & 1 != 0 && addrs[l] == addrs[l - 1].wrapping_add(bytes) {
-            l += 1;
-        }
-        f(start, l - start)?;
-    }
-    Ok(())
-}
-
 fn load(
     wave: &mut Wave,
     inst: &Inst,
@@ -352,86 +353,107 @@ fn load(
     let n = usize::from(bytes).div_ceil(4);
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
-    let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
-    runs(addrs, live, lanes, b as u64, |start, count| {
-        let span = &mut buf[..count * b];
-        ctx.mem.read(addrs[start], span)?;
-        ctx.trace
-            .record(AccessKind::VectorRead, addrs[start], span.len() as u64);
-        for k in 0..count {
-            let e = &span[k * b..(k + 1) * b];
-            let l = start + k;
-            match b {
-                1 => {
-                    wave.vgpr[r as usize][l] = if signed {
-                        e[0] as i8 as i32 as u32
-                    } else {
-                        u32::from(e[0])
-                    }
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            ctx.trace
+                .record_lane(AccessKind::VectorRead, l, addrs[l], b as u64);
+        }
+    }
+    if b == 4 {
+        // The common case: one dword per lane, straight into the VGPR.
+        return Ok(ctx.mem.gather_u32(
+            &addrs[..lanes],
+            live,
+            &mut wave.vgpr[r as usize][..lanes],
+        )?);
+    }
+    let buf = &mut ctx.scratch[..];
+    ctx.mem.gather(&addrs[..lanes], live, b, buf)?;
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        let e = &buf[l * b..(l + 1) * b];
+        match b {
+            1 => {
+                wave.vgpr[r as usize][l] = if signed {
+                    e[0] as i8 as i32 as u32
+                } else {
+                    u32::from(e[0])
                 }
-                2 => {
-                    let h = u16::from_le_bytes([e[0], e[1]]);
-                    wave.vgpr[r as usize][l] = if signed {
-                        h as i16 as i32 as u32
-                    } else {
-                        u32::from(h)
-                    }
+            }
+            2 => {
+                let h = u16::from_le_bytes([e[0], e[1]]);
+                wave.vgpr[r as usize][l] = if signed {
+                    h as i16 as i32 as u32
+                } else {
+                    u32::from(h)
                 }
-                _ => {
-                    for i in 0..n {
-                        let c = &e[4 * i..4 * i + 4];
-                        wave.vgpr[r as usize + i][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
+            }
+            _ => {
+                for i in 0..n {
+                    let c = &e[4 * i..4 * i + 4];
+                    wave.vgpr[r as usize + i][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 fn store(
     wave: &mut Wave,
-    inst: &Inst,
+    r: u16,
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
     live: u64,
     bytes: u8,
 ) -> Result<(), IsaFault> {
-    let r = data_reg(inst)?;
     let n = usize::from(bytes).div_ceil(4);
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
-    let mut buf = [0u8; MAX_LANES * 16];
     let lanes = wave.lanes;
-    runs(addrs, live, lanes, b as u64, |start, count| {
-        for k in 0..count {
-            let l = start + k;
-            let mut e = [0u8; 16];
-            for i in 0..n {
-                e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
+    if b == 4 {
+        for l in 0..lanes {
+            if live >> l & 1 != 0 {
+                ctx.trace.record_lane(AccessKind::Write, l, addrs[l], 4);
             }
-            buf[k * b..(k + 1) * b].copy_from_slice(&e[..b]);
         }
-        let span = &buf[..count * b];
-        ctx.mem.write(addrs[start], span)?;
+        return Ok(ctx
+            .mem
+            .scatter_u32(&addrs[..lanes], live, &wave.vgpr[r as usize][..lanes])?);
+    }
+    let buf = &mut ctx.scratch[..];
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        let mut e = [0u8; 16];
+        for i in 0..n {
+            e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
+        }
+        buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
         ctx.trace
-            .record(AccessKind::Write, addrs[start], span.len() as u64);
-        Ok(())
-    })
+            .record_lane(AccessKind::Write, l, addrs[l], b as u64);
+    }
+    ctx.mem.scatter(&addrs[..lanes], live, b, buf)?;
+    Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn atomic(
     wave: &mut Wave,
     inst: &Inst,
+    vop: &VOp,
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
     live: u64,
     op: AOp,
     wide: bool,
 ) -> Result<(), IsaFault> {
-    let data = data_reg(inst)?;
-    let rtn = returns(wave.isa.family, &inst.words);
+    let data = vop.data;
+    let rtn = vop.rtn;
     let w = if wide { 2u16 } else { 1 };
     let two = op == AOp::Cmpswap;
     wave.v(data + if two { 2 * w } else { w } - 1)?;

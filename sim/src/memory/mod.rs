@@ -489,6 +489,90 @@ impl DeviceMemory {
         Ok(atom.fetch_add(value, Ordering::AcqRel))
     }
 
+    /// Per-lane reads of `elem` bytes at `addrs[l]` for every lane `l` set in
+    /// `mask`, into `out[l * elem..]`, under one lock (the interpreter's
+    /// vector loads). Stops at the first lane that faults.
+    pub fn gather(
+        &self,
+        addrs: &[u64],
+        mask: u64,
+        elem: usize,
+        out: &mut [u8],
+    ) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, elem, Access::Read, |l, addr| {
+            // SAFETY: [addr, addr+elem) was located inside a live allocation
+            // held alive by the read lock; out is a distinct host buffer of
+            // at least addrs.len() * elem bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(addr as *const u8, out[l * elem..].as_mut_ptr(), elem)
+            }
+        })
+    }
+
+    /// Per-lane writes of `elem` bytes from `src[l * elem..]` to `addrs[l]`
+    /// for every lane set in `mask`, under one lock, in lane order.
+    pub fn scatter(
+        &self,
+        addrs: &[u64],
+        mask: u64,
+        elem: usize,
+        src: &[u8],
+    ) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, elem, Access::Write, |l, addr| {
+            // SAFETY: the destination was located inside a live allocation
+            // held alive by the read lock; src is a distinct host buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src[l * elem..].as_ptr(), addr as *mut u8, elem)
+            }
+        })
+    }
+
+    /// [`DeviceMemory::gather`] of one u32 per lane straight into `out`
+    /// (lanes not in `mask` keep their value).
+    pub fn gather_u32(&self, addrs: &[u64], mask: u64, out: &mut [u32]) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, 4, Access::Read, |l, addr| {
+            // SAFETY: [addr, addr+4) was located inside a live allocation
+            // held alive by the read lock; the read may be unaligned.
+            out[l] = unsafe { std::ptr::read_unaligned(addr as *const u32) }
+        })
+    }
+
+    /// [`DeviceMemory::scatter`] of one u32 per lane from `src`.
+    pub fn scatter_u32(&self, addrs: &[u64], mask: u64, src: &[u32]) -> Result<(), VmFault> {
+        self.lanes(addrs, mask, 4, Access::Write, |l, addr| {
+            // SAFETY: [addr, addr+4) was located inside a live allocation
+            // held alive by the read lock; the write may be unaligned.
+            unsafe { std::ptr::write_unaligned(addr as *mut u32, src[l]) }
+        })
+    }
+
+    #[inline]
+    fn lanes(
+        &self,
+        addrs: &[u64],
+        mask: u64,
+        elem: usize,
+        access: Access,
+        mut f: impl FnMut(usize, u64),
+    ) -> Result<(), VmFault> {
+        let blocks = self.blocks.read();
+        // The last allocation found: lanes mostly hit the same one.
+        let mut hit: Option<(u64, u64)> = None;
+        for (l, &addr) in addrs.iter().enumerate() {
+            if mask >> l & 1 == 0 {
+                continue;
+            }
+            let end = addr.checked_add(elem as u64);
+            let inside = matches!((hit, end), (Some((b, e)), Some(x)) if addr >= b && x <= e);
+            if !inside {
+                let info = self.locate(&blocks, addr, elem, access)?;
+                hit = Some((info.base, info.base + info.len as u64));
+            }
+            f(l, addr);
+        }
+        Ok(())
+    }
+
     /// Device-scope atomic read-modify-write of a u32 (the interpreter's
     /// global atomics): `f` computes the new value from the old one, which
     /// is returned.

@@ -87,13 +87,14 @@ impl Processor {
             group_segment_size as usize,
         );
         ctx.user_sgprs =
-            aql_user_sgprs(&kd, self.device.family(), kernarg_address).map_err(|m| {
-                (
-                    QueueErrorKind::KernelFault,
-                    HSA_STATUS_ERROR_EXCEPTION,
-                    format!("kernel {}: {m}", kernel.symbol),
-                )
-            })?;
+            crate::isa::dispatch::aql_user_sgprs(&kd, self.device.family(), kernarg_address)
+                .map_err(|m| {
+                    (
+                        QueueErrorKind::KernelFault,
+                        HSA_STATUS_ERROR_EXCEPTION,
+                        format!("kernel {}: {m}", kernel.symbol),
+                    )
+                })?;
         let runner = crate::pm4::select_runner(&self.device, &kernel, &ctx).map_err(|e| {
             (
                 QueueErrorKind::KernelFault,
@@ -158,55 +159,4 @@ pub(super) fn pm4_failure(e: Pm4Error) -> Failure {
         )
     };
     (kind, status, e.to_string())
-}
-
-/// The user SGPRs the packet processor loads for an AQL dispatch, in the
-/// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
-/// Execution State"): the private segment buffer (zero: no scratch is
-/// modelled) and the kernarg pointer; RSRC2's count beyond them (LLVM's
-/// gfx1100 padding) reads as zero. The dispatch and queue pointers, the
-/// dispatch id and flat-scratch init are not delivered by the simulator's
-/// AQL path: asking for them is an error, not a made-up value.
-fn aql_user_sgprs(
-    kd: &relaunch_device::codeobj::KernelDescriptor,
-    family: relaunch_device::target::Family,
-    kernarg: u64,
-) -> Result<Vec<u32>, String> {
-    use relaunch_device::target::Family;
-    let count = kd.user_sgpr_count() as usize;
-    let mut out = Vec::with_capacity(count);
-    let psb = kd.wants_private_segment_buffer()
-        && match family {
-            Family::Gfx12 => false,
-            _ => true,
-        };
-    if psb {
-        out.extend([0; 4]);
-    }
-    for (on, what) in [
-        (kd.wants_dispatch_ptr(), "the dispatch pointer"),
-        (kd.wants_queue_ptr(), "the queue pointer"),
-    ] {
-        if on {
-            return Err(format!(
-                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
-            ));
-        }
-    }
-    if kd.wants_kernarg_segment_ptr() {
-        out.extend([kernarg as u32, (kernarg >> 32) as u32]);
-    }
-    for (on, what) in [
-        (kd.wants_dispatch_id(), "the dispatch id"),
-        (kd.wants_flat_scratch_init(), "flat scratch init"),
-        (kd.wants_private_segment_size(), "the private segment size"),
-    ] {
-        if on {
-            return Err(format!(
-                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
-            ));
-        }
-    }
-    out.resize(count.max(out.len()), 0);
-    Ok(out)
 }
