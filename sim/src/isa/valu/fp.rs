@@ -71,10 +71,158 @@ fn ldexp32(x: f32, n: i32) -> f32 {
     (f64::from(x) * a * b) as f32
 }
 
+/// `$body` with `$k` bound to `$op` as a constant in every arm, so the
+/// per-lane loop inside is compiled once per operation, without a
+/// dispatch per lane.
+macro_rules! each_fop {
+    ($op:expr, |$k:ident| $body:expr) => {
+        match $op {
+            FOp::Add => {
+                let $k = FOp::Add;
+                $body
+            }
+            FOp::Sub => {
+                let $k = FOp::Sub;
+                $body
+            }
+            FOp::Subrev => {
+                let $k = FOp::Subrev;
+                $body
+            }
+            FOp::Mul => {
+                let $k = FOp::Mul;
+                $body
+            }
+            FOp::Fma => {
+                let $k = FOp::Fma;
+                $body
+            }
+            FOp::Fmac => {
+                let $k = FOp::Fmac;
+                $body
+            }
+            FOp::Fmamk => {
+                let $k = FOp::Fmamk;
+                $body
+            }
+            FOp::Fmaak => {
+                let $k = FOp::Fmaak;
+                $body
+            }
+            FOp::Min => {
+                let $k = FOp::Min;
+                $body
+            }
+            FOp::Max => {
+                let $k = FOp::Max;
+                $body
+            }
+            FOp::Min3 => {
+                let $k = FOp::Min3;
+                $body
+            }
+            FOp::Max3 => {
+                let $k = FOp::Max3;
+                $body
+            }
+            FOp::Med3 => {
+                let $k = FOp::Med3;
+                $body
+            }
+            FOp::Ldexp => {
+                let $k = FOp::Ldexp;
+                $body
+            }
+            FOp::Rcp => {
+                let $k = FOp::Rcp;
+                $body
+            }
+            FOp::RcpIflag => {
+                let $k = FOp::RcpIflag;
+                $body
+            }
+            FOp::Rsq => {
+                let $k = FOp::Rsq;
+                $body
+            }
+            FOp::Sqrt => {
+                let $k = FOp::Sqrt;
+                $body
+            }
+            FOp::Exp => {
+                let $k = FOp::Exp;
+                $body
+            }
+            FOp::Log => {
+                let $k = FOp::Log;
+                $body
+            }
+            FOp::Sin => {
+                let $k = FOp::Sin;
+                $body
+            }
+            FOp::Cos => {
+                let $k = FOp::Cos;
+                $body
+            }
+            FOp::Floor => {
+                let $k = FOp::Floor;
+                $body
+            }
+            FOp::Ceil => {
+                let $k = FOp::Ceil;
+                $body
+            }
+            FOp::Trunc => {
+                let $k = FOp::Trunc;
+                $body
+            }
+            FOp::Rndne => {
+                let $k = FOp::Rndne;
+                $body
+            }
+            FOp::Fract => {
+                let $k = FOp::Fract;
+                $body
+            }
+            FOp::FrexpMant => {
+                let $k = FOp::FrexpMant;
+                $body
+            }
+            FOp::FrexpExp => {
+                let $k = FOp::FrexpExp;
+                $body
+            }
+            FOp::DivScale => {
+                let $k = FOp::DivScale;
+                $body
+            }
+            FOp::DivFmas => {
+                let $k = FOp::DivFmas;
+                $body
+            }
+            FOp::DivFixup => {
+                let $k = FOp::DivFixup;
+                $body
+            }
+        }
+    };
+}
+
+/// `f32_lane` over the lanes; `s[2]` is the third source, or fmac's
+/// accumulator.
+#[inline(always)]
+fn f32_loop(op: FOp, lanes: usize, s: &[Lanes; 3], vcc: u64, d: &mut Lanes) {
+    for l in 0..lanes {
+        let c = f(s[2][l]);
+        d[l] = f32_lane(op, f(s[0][l]), f(s[1][l]), c, c, vcc >> l & 1 != 0).to_bits();
+    }
+}
+
 /// One f32 operation on lane values (sources already modified). `acc` is
 /// the destination's old value (fmac), `k` the literal (fmamk/fmaak) and
 /// `vcc` the lane's VCC bit (div_fmas).
-#[inline]
+#[inline(always)]
 pub fn f32_lane(op: FOp, a: f32, b: f32, c: f32, acc: f32, vcc: bool) -> f32 {
     use FOp::*;
     match op {
@@ -187,33 +335,34 @@ fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
             }
         }
     }
-    let mut acc = [0u32; MAX_LANES];
+    // fmac's accumulator is the destination; it takes the unused third
+    // source slot.
     if op == FOp::Fmac {
         if let super::super::operand::Dst::Vgpr(r) = inst.dst {
-            acc = *wave.v(r)?;
+            s[2] = *wave.v(r)?;
         }
     }
     let vcc = if op == FOp::DivFmas { wave.vcc() } else { 0 };
     let mut d = [0u32; MAX_LANES];
+    each_fop!(op, |k| f32_loop(k, lanes, &s, vcc, &mut d));
     let mut flags = 0u64;
+    if op == FOp::DivScale {
+        for l in 0..lanes {
+            if float::div_scale_f32(f(s[0][l]), f(s[1][l]), f(s[2][l])).1 {
+                flags |= 1 << l;
+            }
+        }
+    }
+    // FrexpExp's result is an integer: no output modifiers.
     let plain = p.mods.omod == 0 && !p.mods.clamp && dn.keep_out;
-    for l in 0..lanes {
-        let (a, b, c) = (f(s[0][l]), f(s[1][l]), f(s[2][l]));
-        let mut r = f32_lane(op, a, b, c, f(acc[l]), vcc >> l & 1 != 0);
-        if op == FOp::DivScale && float::div_scale_f32(a, b, c).1 {
-            flags |= 1 << l;
-        }
-        if op == FOp::FrexpExp {
-            d[l] = r.to_bits();
-            continue;
-        }
-        if !plain {
-            r = omod_clamp(p, r);
+    if !plain && op != FOp::FrexpExp {
+        for v in d.iter_mut().take(lanes) {
+            let mut r = omod_clamp(p, f(*v));
             if !dn.keep_out {
                 r = float::flush32(r);
             }
+            *v = r.to_bits();
         }
-        d[l] = r.to_bits();
     }
     let written = wave.exec & wmask;
     src::store(wave, inst.dst, &d, wmask)?;

@@ -93,6 +93,7 @@ fn row_source(ctrl: u16, l: usize) -> Option<usize> {
 /// Source `i`'s lane values as the operation reads them: DPP applied to
 /// source 0, then for 16-bit operands the selected half in the low 16
 /// bits. `mask` collects the DPP write mask.
+#[inline]
 pub fn read(
     wave: &Wave,
     p: &Prep,
@@ -102,6 +103,9 @@ pub fn read(
     out: &mut Lanes,
     mask: &mut u64,
 ) -> Result<(), IsaFault> {
+    if !half16 && (i != 0 || p.dpp == Dpp::None) {
+        return wave.read_lanes(src, out);
+    }
     let (src, hi) = split16(wave.isa.family, p, src, i, half16);
     match src {
         Src::Float(b) if half16 => *out = [u32::from(inline_f16(b)); MAX_LANES],
@@ -170,6 +174,7 @@ pub fn sign_mods(p: &Prep, i: usize, sign: u32, vals: &mut Lanes, lanes: usize) 
 
 /// Write 32-bit lane values to `dst`: a VGPR under EXEC & `mask`, or (the
 /// v_s_* and v_readlane forms) an SGPR from the first lane.
+#[inline]
 pub fn store(wave: &mut Wave, dst: Dst, vals: &Lanes, mask: u64) -> Result<(), IsaFault> {
     match dst {
         Dst::Vgpr(r) => {
