@@ -272,3 +272,57 @@ impl Program {
             .collect()
     }
 }
+
+/// The mnemonics (as LLVM's disassembler spells them) of the scalar,
+/// memory and control formats the interpreter executes on `family` (the
+/// vector ALU lists its own: `valu::implemented`).
+pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for format in [
+        Format::Sop1,
+        Format::Sop2,
+        Format::Sopc,
+        Format::Sopk,
+        Format::Sopp,
+        Format::Smem,
+        Format::Ds,
+        Format::Flat,
+        Format::Global,
+        Format::Mubuf,
+    ] {
+        for row in relaunch_isa::opcodes(family, format) {
+            let n = row.name;
+            let ok = match format {
+                Format::Smem => smem::prepare(n).is_some(),
+                Format::Ds => lds::prepare(n).is_some(),
+                Format::Flat | Format::Global | Format::Mubuf => {
+                    vmem::prepare_kind(format, n).is_some()
+                }
+                _ => {
+                    n == "s_getpc_b64"
+                        || control::prepare(n).is_some()
+                        || scalar::prepare(n).is_some()
+                }
+            };
+            if ok && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// See [`super::executes`].
+pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
+    match relaunch_isa::decode(isa, bytes) {
+        Decoded::Known(d) => {
+            let k = classify(isa, &d, &words_of(bytes, d.len));
+            let name = match d.name_y {
+                Some(y) => format!("{} :: {y}", d.mnemonic()),
+                None => d.mnemonic(),
+            };
+            Some((name, !matches!(k, Kind::Unimplemented)))
+        }
+        Decoded::Unknown { .. } => None,
+    }
+}
