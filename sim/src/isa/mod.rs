@@ -9,6 +9,11 @@
 //! Every memory access goes through the device's checked memory and the
 //! dispatch's access trace.
 
+// Per-lane loops index several fixed lane arrays (registers, addresses,
+// masks) by the same lane number; iterators over one of them would hide
+// that.
+#![allow(clippy::needless_range_loop)]
+
 mod atomic;
 mod buffer;
 mod cache;
