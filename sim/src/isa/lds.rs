@@ -281,7 +281,7 @@ pub(crate) fn execute(
                 }
             }
         }
-        DOp::Swizzle => swizzle(wave, inst, offset, data0, vdst)?,
+        DOp::Swizzle => swizzle(wave, inst, offset, addr_r, vdst)?,
         DOp::Permute | DOp::Bpermute => {
             if lanes != 32 {
                 return Err(IsaFault::Unimplemented {

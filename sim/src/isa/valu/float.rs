@@ -381,11 +381,11 @@ mod tests {
 
     #[test]
     fn f16_fma_rounds_once() {
-        // (1 + 2^-10) * (1 + 2^-10) = 1 + 2^-9 + 2^-20: rounding the
-        // product first and then adding -1 would lose the 2^-20.
-        let a = 0x3C01;
+        // (1 + 3*2^-10)^2 - 1 = 6*2^-10 + 9*2^-20, which rounds to
+        // 6*2^-10 + 2^-17; rounding the product first would give 6*2^-10.
+        let a = 0x3C03;
         let r = fma_f16(a, a, 0xBC00);
-        assert_eq!(f16_to_f32(r), 2f32.powi(-9) + 2f32.powi(-20));
+        assert_eq!(f16_to_f32(r), 6.0 * 2f32.powi(-10) + 2f32.powi(-17));
         // (1 + 2^-10) * 1.5 = 1.5 + 2^-10 + 2^-11: a tie between 0x3E01 and
         // 0x3E02 (even); an addend of -2^-24 or +2^-24 decides it.
         let (a, b) = (0x3C01, 0x3E00);

@@ -289,6 +289,12 @@ fn prepare_vopd(inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
 
 /// Execute one vector ALU instruction on `wave`.
 pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow, IsaFault> {
+    run(wave, inst).map(|()| Flow::Next)
+}
+
+/// Execute without the memory context (the vector ALU never touches
+/// memory).
+pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
     let Kind::Valu(p) = inst.kind else {
         return Err(unimplemented(wave, inst));
     };
@@ -297,7 +303,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow,
     } else {
         exec::execute(wave, inst, &p)
     };
-    r.map(|()| Flow::Next).map_err(|e| name_fault(e, inst))
+    r.map_err(|e| name_fault(e, inst))
 }
 
 /// The fault for an instruction `prepare` refused.
