@@ -34,6 +34,8 @@ pub struct Inst {
     pub sdst: Dst,
     /// The branch target as an instruction index (SOPP branches).
     pub target: u32,
+    /// SMEM: the immediate offset (its base is `src[0]`, SOFFSET `src[1]`).
+    pub imm: i64,
     /// The instruction after this one, as an index.
     pub next: u32,
     pub(crate) kind: Kind,
@@ -232,8 +234,24 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     for (&at, raw) in &found {
         let decoded = raw.decoded.clone().unwrap_or_else(placeholder);
         let (mut src, dst, sdst) = resolve(&decoded);
-        if decoded.format == Format::Sopk {
-            src[2] = scalar_code(isa.family, ((raw.words[0] >> 16) & 0x7F) as u8);
+        let mut imm = 0;
+        match decoded.format {
+            Format::Sopk => {
+                src[2] = scalar_code(isa.family, ((raw.words[0] >> 16) & 0x7F) as u8);
+            }
+            Format::Smem => {
+                use relaunch_isa::{Operand, Role};
+                src[0] = decoded
+                    .field(Role::Base)
+                    .map_or(Src::Null, Src::from_operand);
+                src[1] = decoded
+                    .field(Role::Soffset)
+                    .map_or(Src::Null, Src::from_operand);
+                if let Some(Operand::Imm(v)) = decoded.field(Role::Offset) {
+                    imm = v;
+                }
+            }
+            _ => {}
         }
         insts.push(Inst {
             offset: at,
@@ -242,6 +260,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             dst,
             sdst,
             target: raw.target.map_or(out_of_code, idx),
+            imm,
             next: idx(i64::from(at) + i64::from(raw.len)),
             kind: raw.kind,
             decoded,
@@ -256,6 +275,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
         dst: Dst::None,
         sdst: Dst::None,
         target: out_of_code,
+        imm: 0,
         next: out_of_code,
         kind: Kind::OutOfCode,
     });
