@@ -1,6 +1,7 @@
 //! `relaunch demo` end to end on the simulated device: the reference
-//! decode step with real decode kernels (run as host twins), replayed token
-//! by token with the position patched, checked against the CPU oracle.
+//! decode step with real decode kernels (their machine code run by the
+//! simulator's instruction interpreter; `--twins`: as host twins), replayed
+//! token by token with the position patched, checked against the CPU oracle.
 
 mod common;
 
@@ -37,9 +38,10 @@ fn two_layers_verify_on_gfx12_and_gfx10() {
             "200 (50 per replay)",
             "{device}"
         );
-        // The simulated twins follow the oracle's operation order exactly.
+        // The interpreter evaluates exp/sin/cos/rsqrt to the hardware's
+        // precision: checked within the hardware tolerance.
         assert!(
-            field(&out, "max hidden error").ends_with("(bit-exact)"),
+            field(&out, "max hidden error").ends_with("(relative tolerance 0.002)"),
             "{out}"
         );
         // Each lane: 25 dispatches, boundaries by kind; dwords per dispatch.
@@ -51,6 +53,26 @@ fn two_layers_verify_on_gfx12_and_gfx10() {
         let tokens = field(&out, "sequence 0 tokens:");
         assert_eq!(tokens.split(' ').count(), 4, "{out}");
     }
+}
+
+#[test]
+fn the_host_twins_match_the_oracle_bit_for_bit() {
+    let (code, out, err) = demo(&[
+        "--device",
+        "sim:gfx1100",
+        "--layers",
+        "2",
+        "--tokens",
+        "3",
+        "--twins",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified: 3/3"), "{out}");
+    // The twins follow the oracle's operation order exactly.
+    assert!(
+        field(&out, "max hidden error").ends_with("(bit-exact)"),
+        "{out}"
+    );
 }
 
 #[test]

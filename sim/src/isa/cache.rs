@@ -12,11 +12,13 @@ use super::program::{self, Program};
 use crate::device::KernelEntry;
 use crate::memory::{DeviceMemory, VmFault};
 
+/// (the kernel entry's address, wave64).
 type Key = (usize, bool);
+/// The kernel a program was decoded for, and the program.
+type Slot = (Weak<KernelEntry>, Arc<Program>);
 
-fn cache() -> &'static Mutex<HashMap<Key, (Weak<KernelEntry>, Arc<Program>)>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, (Weak<KernelEntry>, Arc<Program>)>>> =
-        OnceLock::new();
+fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 

@@ -286,10 +286,11 @@ pub fn aql_user_sgprs(
     use relaunch_device::target::Family;
     let count = kd.user_sgpr_count() as usize;
     let mut out = Vec::with_capacity(count);
+    // gfx12 has no private segment buffer SGPRs.
     let psb = kd.wants_private_segment_buffer()
         && match family {
             Family::Gfx12 => false,
-            _ => true,
+            Family::Gfx10 | Family::Gfx11 => true,
         };
     if psb {
         out.extend([0; 4]);

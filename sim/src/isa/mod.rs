@@ -9,6 +9,11 @@
 //! Every memory access goes through the device's checked memory and the
 //! dispatch's access trace.
 
+// Per-lane loops index several fixed lane arrays (registers, addresses,
+// masks) by the same lane number; iterators over one of them would hide
+// that.
+#![allow(clippy::needless_range_loop)]
+
 mod atomic;
 mod buffer;
 mod cache;
@@ -36,6 +41,21 @@ pub use wave::{Lanes, Wave, MAX_LANES};
 
 use crate::memory::DeviceMemory;
 use tracebuf::TraceBuf;
+
+/// Every mnemonic the interpreter executes on `family`, as LLVM spells it:
+/// what the LLVM round-trip test assembles and decodes.
+pub fn implemented(family: relaunch_isa::Family) -> Vec<&'static str> {
+    let mut v = program::implemented_non_valu(family);
+    v.extend(valu::implemented(family).iter().copied());
+    v
+}
+
+/// Whether the interpreter executes the instruction at the start of
+/// `bytes` as decoded for `isa`: its mnemonic and the answer, `None` when
+/// it does not decode.
+pub fn executes(isa: relaunch_isa::Isa, bytes: &[u8]) -> Option<(String, bool)> {
+    program::executes(isa, bytes)
+}
 
 /// What an executing instruction may reach beyond its wave: device memory
 /// (checked), the dispatch's access trace and the workgroup's LDS.

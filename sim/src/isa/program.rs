@@ -34,6 +34,8 @@ pub struct Inst {
     pub sdst: Dst,
     /// The branch target as an instruction index (SOPP branches).
     pub target: u32,
+    /// SMEM: the immediate offset (its base is `src[0]`, SOFFSET `src[1]`).
+    pub imm: i64,
     /// The instruction after this one, as an index.
     pub next: u32,
     pub(crate) kind: Kind,
@@ -232,8 +234,24 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     for (&at, raw) in &found {
         let decoded = raw.decoded.clone().unwrap_or_else(placeholder);
         let (mut src, dst, sdst) = resolve(&decoded);
-        if decoded.format == Format::Sopk {
-            src[2] = scalar_code(isa.family, ((raw.words[0] >> 16) & 0x7F) as u8);
+        let mut imm = 0;
+        match decoded.format {
+            Format::Sopk => {
+                src[2] = scalar_code(isa.family, ((raw.words[0] >> 16) & 0x7F) as u8);
+            }
+            Format::Smem => {
+                use relaunch_isa::{Operand, Role};
+                src[0] = decoded
+                    .field(Role::Base)
+                    .map_or(Src::Null, Src::from_operand);
+                src[1] = decoded
+                    .field(Role::Soffset)
+                    .map_or(Src::Null, Src::from_operand);
+                if let Some(Operand::Imm(v)) = decoded.field(Role::Offset) {
+                    imm = v;
+                }
+            }
+            _ => {}
         }
         insts.push(Inst {
             offset: at,
@@ -242,6 +260,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             dst,
             sdst,
             target: raw.target.map_or(out_of_code, idx),
+            imm,
             next: idx(i64::from(at) + i64::from(raw.len)),
             kind: raw.kind,
             decoded,
@@ -256,6 +275,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
         dst: Dst::None,
         sdst: Dst::None,
         target: out_of_code,
+        imm: 0,
         next: out_of_code,
         kind: Kind::OutOfCode,
     });
@@ -270,5 +290,59 @@ impl Program {
             .filter(|i| matches!(i.kind, Kind::Unimplemented))
             .map(|i| i.decoded.mnemonic())
             .collect()
+    }
+}
+
+/// The mnemonics (as LLVM's disassembler spells them) of the scalar,
+/// memory and control formats the interpreter executes on `family` (the
+/// vector ALU lists its own: `valu::implemented`).
+pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for format in [
+        Format::Sop1,
+        Format::Sop2,
+        Format::Sopc,
+        Format::Sopk,
+        Format::Sopp,
+        Format::Smem,
+        Format::Ds,
+        Format::Flat,
+        Format::Global,
+        Format::Mubuf,
+    ] {
+        for row in relaunch_isa::opcodes(family, format) {
+            let n = row.name;
+            let ok = match format {
+                Format::Smem => smem::prepare(n).is_some(),
+                Format::Ds => lds::prepare(n).is_some(),
+                Format::Flat | Format::Global | Format::Mubuf => {
+                    vmem::prepare_kind(format, n).is_some()
+                }
+                _ => {
+                    n == "s_getpc_b64"
+                        || control::prepare(n).is_some()
+                        || scalar::prepare(n).is_some()
+                }
+            };
+            if ok && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// See [`super::executes`].
+pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
+    match relaunch_isa::decode(isa, bytes) {
+        Decoded::Known(d) => {
+            let k = classify(isa, &d, &words_of(bytes, d.len));
+            let name = match d.name_y {
+                Some(y) => format!("{} :: {y}", d.mnemonic()),
+                None => d.mnemonic(),
+            };
+            Some((name, !matches!(k, Kind::Unimplemented)))
+        }
+        Decoded::Unknown { .. } => None,
     }
 }

@@ -121,7 +121,7 @@ fn written(t: &crate::trace::AccessTrace) -> RangeSet {
 }
 
 /// The bytes `[addr, addr + len)` of a snapshot (sorted by base).
-fn snap_bytes<'a>(snap: &'a [(u64, Vec<u8>)], addr: u64, len: usize) -> Option<&'a [u8]> {
+fn snap_bytes(snap: &[(u64, Vec<u8>)], addr: u64, len: usize) -> Option<&[u8]> {
     let i = snap.partition_point(|(b, _)| *b <= addr).checked_sub(1)?;
     let (base, bytes) = &snap[i];
     let off = (addr - base) as usize;

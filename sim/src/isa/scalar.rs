@@ -359,6 +359,7 @@ fn compare<T: PartialOrd>(c: Cmp, a: T, b: T) -> bool {
 
 #[inline]
 fn fcompare(c: FCmp, a: f32, b: f32) -> bool {
+    use std::cmp::Ordering::{Equal, Greater, Less};
     let u = a.is_nan() || b.is_nan();
     match c {
         FCmp::Lt => a < b,
@@ -369,12 +370,12 @@ fn fcompare(c: FCmp, a: f32, b: f32) -> bool {
         FCmp::Ge => a >= b,
         FCmp::O => !u,
         FCmp::U => u,
-        FCmp::Nge => !(a >= b),
+        FCmp::Nge => !matches!(a.partial_cmp(&b), Some(Greater | Equal)),
         FCmp::Nlg => u || a == b,
-        FCmp::Ngt => !(a > b),
-        FCmp::Nle => !(a <= b),
+        FCmp::Ngt => a.partial_cmp(&b) != Some(Greater),
+        FCmp::Nle => !matches!(a.partial_cmp(&b), Some(Less | Equal)),
         FCmp::Neq => a != b,
-        FCmp::Nlt => !(a < b),
+        FCmp::Nlt => a.partial_cmp(&b) != Some(Less),
     }
 }
 

@@ -3,8 +3,6 @@
 //! stale unless a boundary invalidated K$), and the cache maintenance ops,
 //! which have nothing to do in a model that keeps no cache contents.
 
-use relaunch_isa::{Operand, Role};
-
 use super::buffer::Resource;
 use super::fault::{Flow, IsaFault};
 use super::program::Inst;
@@ -86,27 +84,18 @@ pub(crate) fn execute(
     if op == MOp::Nothing {
         return Ok(Flow::Next);
     }
-    let d = &inst.decoded;
-    let base = d.field(Role::Base).ok_or_else(|| missing(inst, "base"))?;
-    let offset = match d.field(Role::Offset) {
-        Some(Operand::Imm(v)) => v,
-        _ => 0,
-    };
-    let soffset = match d.field(Role::Soffset) {
-        Some(o) => i64::from(wave.scalar(super::operand::Src::from_operand(o))?),
-        None => 0,
-    };
-    let first = match d.field(Role::Dst) {
-        Some(Operand::Sgpr { first, .. }) => first as usize,
-        Some(other) => {
+    let offset = inst.imm;
+    let soffset = i64::from(wave.scalar(inst.src[1])?);
+    let first = match inst.dst {
+        super::operand::Dst::Sgpr(n) => n as usize,
+        other => {
             return Err(IsaFault::Operand {
-                mnemonic: d.mnemonic(),
-                why: format!("destination {other} is not an SGPR range"),
+                mnemonic: inst.decoded.mnemonic(),
+                why: format!("destination {other:?} is not an SGPR range"),
             })
         }
-        None => return Err(missing(inst, "destination")),
     };
-    let base_src = super::operand::Src::from_operand(base);
+    let base_src = inst.src[0];
     let mut buf = [0u8; 64];
     match op {
         MOp::Load(n) => {
@@ -176,12 +165,4 @@ fn write_dwords(wave: &mut Wave, inst: &Inst, first: usize, bytes: &[u8]) -> Res
         wave.sgpr[first + i] = u32::from_le_bytes(w);
     }
     Ok(())
-}
-
-#[cold]
-fn missing(inst: &Inst, what: &str) -> IsaFault {
-    IsaFault::Operand {
-        mnemonic: inst.decoded.mnemonic(),
-        why: format!("the decoder gave no {what} operand"),
-    }
 }

@@ -109,7 +109,7 @@ pub(crate) fn prepare(
     })
 }
 
-fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
+pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
     let (seg, rest) = match format {
         Format::Global => (Seg::Global, name.strip_prefix("global_")?),
         Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
