@@ -25,23 +25,25 @@ fn int_cond<T: Ord>(cond: u8, a: T, b: T) -> bool {
 
 #[inline]
 fn float_cond(cond: u8, a: f64, b: f64) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    // None: unordered (a NaN operand).
+    let o = a.partial_cmp(&b);
     match cond {
         0 => false,
-        1 => a < b,
-        2 => a == b,
-        3 => a <= b,
-        4 => a > b,
-        5 => a < b || a > b,
-        6 => a >= b,
-        7 => !unordered,
-        8 => unordered,
-        9 => !(a >= b),
-        10 => !(a < b || a > b),
-        11 => !(a > b),
-        12 => !(a <= b),
-        13 => !(a == b),
-        14 => !(a < b),
+        1 => o == Some(Less),
+        2 => o == Some(Equal),
+        3 => matches!(o, Some(Less | Equal)),
+        4 => o == Some(Greater),
+        5 => matches!(o, Some(Less | Greater)),
+        6 => matches!(o, Some(Greater | Equal)),
+        7 => o.is_some(),
+        8 => o.is_none(),
+        9 => !matches!(o, Some(Greater | Equal)),
+        10 => !matches!(o, Some(Less | Greater)),
+        11 => o != Some(Greater),
+        12 => !matches!(o, Some(Less | Equal)),
+        13 => o != Some(Equal),
+        14 => o != Some(Less),
         _ => true,
     }
 }

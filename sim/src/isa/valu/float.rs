@@ -310,13 +310,10 @@ pub fn div_fixup_f32(s0: f32, s1: f32, s2: f32) -> f32 {
         f32::from_bits(0xFFC0_0000)
     } else if s1 == 0.0 || s2.is_infinite() {
         signed(f32::INFINITY)
-    } else if s1.is_infinite() || s2 == 0.0 {
+    } else if s1.is_infinite() || s2 == 0.0 || exponent(s2) - exponent(s1) < -150 {
+        // Zero, or a quotient below the smallest denormal.
         signed(0.0)
-    } else if exponent(s2) - exponent(s1) < -150 {
-        signed(0.0)
-    } else if exponent(s1) == 255 {
-        signed(f32::INFINITY)
-    } else if s0.is_nan() {
+    } else if exponent(s1) == 255 || s0.is_nan() {
         signed(f32::INFINITY)
     } else {
         signed(s0)
