@@ -76,6 +76,29 @@ fn the_host_twins_match_the_oracle_bit_for_bit() {
 }
 
 #[test]
+fn the_interpreter_agrees_with_the_twins_on_every_decode_kernel_and_target() {
+    // RELAUNCH_SIM_KERNELS=both: every dispatch runs twin and interpreter
+    // from the same memory and fails on the first byte that differs
+    // (beyond the hardware tolerance for kernels with approximate ops).
+    for device in ["sim:gfx1030", "sim:gfx1100", "sim:gfx1151", "sim:gfx1201"] {
+        let (code, out, err) = common::run(
+            common::relaunch("demo")
+                .args([
+                    "--device", device, "--layers", "1", "--tokens", "2", "--twins",
+                ])
+                .env_remove("RELAUNCH_DEVICE")
+                .env("RELAUNCH_SIM_KERNELS", "both"),
+        );
+        assert_eq!(code, 0, "{device}: {out}{err}");
+        assert!(out.contains("verified: 2/2"), "{device}: {out}");
+        assert!(
+            field(&out, "max hidden error").ends_with("(bit-exact)"),
+            "{device}: {out}"
+        );
+    }
+}
+
+#[test]
 fn one_sequence_is_one_lane_and_longer_runs_are_refused() {
     let (code, out, err) = demo(&[
         "--device",

@@ -354,12 +354,7 @@ fn load(
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
     let lanes = wave.lanes;
-    for l in 0..lanes {
-        if live >> l & 1 != 0 {
-            ctx.trace
-                .record_lane(AccessKind::VectorRead, l, addrs[l], b as u64);
-        }
-    }
+    record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, b as u64);
     if b == 4 {
         // The common case: one dword per lane, straight into the VGPR.
         return Ok(ctx.mem.gather_u32(
@@ -415,11 +410,7 @@ fn store(
     let b = usize::from(bytes);
     let lanes = wave.lanes;
     if b == 4 {
-        for l in 0..lanes {
-            if live >> l & 1 != 0 {
-                ctx.trace.record_lane(AccessKind::Write, l, addrs[l], 4);
-            }
-        }
+        record_lanes(ctx, AccessKind::Write, addrs, live, lanes, 4);
         return Ok(ctx
             .mem
             .scatter_u32(&addrs[..lanes], live, &wave.vgpr[r as usize][..lanes])?);
@@ -495,4 +486,31 @@ fn atomic(
         }
     }
     Ok(())
+}
+
+/// Record every active lane's range; a uniform address (every lane reading
+/// the same element, as a broadcast operand does) is one range.
+#[inline]
+fn record_lanes(
+    ctx: &mut Ctx<'_>,
+    kind: AccessKind,
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    lanes: usize,
+    len: u64,
+) {
+    if live == 0 {
+        return;
+    }
+    let first = addrs[live.trailing_zeros() as usize];
+    let uniform = (0..lanes).all(|l| live >> l & 1 == 0 || addrs[l] == first);
+    if uniform {
+        ctx.trace.record(kind, first, len);
+        return;
+    }
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            ctx.trace.record_lane(kind, l, addrs[l], len);
+        }
+    }
 }
