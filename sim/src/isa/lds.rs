@@ -5,8 +5,6 @@
 //! bounds-checked against the workgroup's allocation: out of range is a
 //! fault, not a silent drop.
 
-use relaunch_isa::Family;
-
 use super::atomic::{self, AOp};
 use super::fault::{Flow, IsaFault};
 use super::program::Inst;
@@ -281,7 +279,7 @@ pub(crate) fn execute(
                 }
             }
         }
-        DOp::Swizzle => swizzle(wave, inst, offset, addr_r, vdst)?,
+        DOp::Swizzle => swizzle(wave, offset, addr_r, vdst)?,
         DOp::Permute | DOp::Bpermute => {
             if lanes != 32 {
                 return Err(IsaFault::Unimplemented {
@@ -319,33 +317,33 @@ pub(crate) fn execute(
 
 /// ds_swizzle_b32: the quad-permute mode (offset bit 15) and the bit-mask
 /// mode (and/or/xor masks over groups of 32 lanes). Other modes fault.
-fn swizzle(wave: &mut Wave, inst: &Inst, offset: u32, src: u16, vdst: u16) -> Result<(), IsaFault> {
+fn swizzle(wave: &mut Wave, offset: u32, src: u16, vdst: u16) -> Result<(), IsaFault> {
     let exec = wave.exec;
     let lanes = wave.lanes;
+    let quad = offset & 0x8000 != 0;
+    if quad && offset & 0x7F00 != 0 {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!("ds_swizzle_b32 offset:{offset:#x} (rotate/FFT modes)"),
+            family: wave.isa.family,
+        });
+    }
+    let (and, or, xor) = (
+        (offset & 0x1F) as usize,
+        ((offset >> 5) & 0x1F) as usize,
+        ((offset >> 10) & 0x1F) as usize,
+    );
     let data = *wave.v(src)?;
     let mut out: Lanes = *wave.v(vdst)?;
-    let pick: Box<dyn Fn(usize) -> usize> = if offset & 0x8000 != 0 {
-        if offset & 0x7F00 != 0 {
-            return Err(IsaFault::Unimplemented {
-                mnemonic: format!("ds_swizzle_b32 offset:{offset:#x} (rotate/FFT modes)"),
-                family: wave.isa.family,
-            });
-        }
-        Box::new(move |l: usize| (l & !3) | ((offset as usize >> (2 * (l & 3))) & 3))
-    } else {
-        let and = (offset & 0x1F) as usize;
-        let or = ((offset >> 5) & 0x1F) as usize;
-        let xor = ((offset >> 10) & 0x1F) as usize;
-        Box::new(move |l: usize| (l & !31) | ((((l & 31) & and) | or) ^ xor))
-    };
-    let _ = inst;
     for l in 0..lanes {
         if exec >> l & 1 != 0 {
-            let s = pick(l);
+            let s = if quad {
+                (l & !3) | ((offset as usize >> (2 * (l & 3))) & 3)
+            } else {
+                (l & !31) | ((((l & 31) & and) | or) ^ xor)
+            };
             out[l] = if exec >> s & 1 != 0 { data[s] } else { 0 };
         }
     }
     *wave.v_mut(vdst)? = out;
-    let _ = Family::Gfx10;
     Ok(())
 }

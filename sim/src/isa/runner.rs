@@ -153,8 +153,7 @@ fn both(
             mem.write(a, b)?;
         }
     }
-    let steps = dispatch::run(ctx, mem, kernel, launch)?;
-    let _ = steps;
+    dispatch::run(ctx, mem, kernel, launch)?;
     let approximate = dispatch::uses_approximate_ops(kernel, launch, mem)?;
     let mut all = twin_w.clone();
     all.extend(&written(&ctx.trace));

@@ -192,13 +192,12 @@ fn buffer_addresses(
     out: &mut [Option<u64>; MAX_LANES],
 ) -> Result<(), IsaFault> {
     let w = &inst.words;
-    let (imm, offen, idxen, vaddr, soff_code, rsrc_first) = match wave.isa.family {
+    let (imm, offen, idxen, vaddr, rsrc_first) = match wave.isa.family {
         Family::Gfx10 => (
             w[0] & 0xFFF,
             w[0] >> 12 & 1 != 0,
             w[0] >> 13 & 1 != 0,
             (w[1] & 0xFF) as u16,
-            (w[1] >> 24) as u8,
             ((w[1] >> 16) & 0x1F) * 4,
         ),
         Family::Gfx11 => (
@@ -206,7 +205,6 @@ fn buffer_addresses(
             w[1] >> 22 & 1 != 0,
             w[1] >> 23 & 1 != 0,
             (w[1] & 0xFF) as u16,
-            (w[1] >> 24) as u8,
             ((w[1] >> 16) & 0x1F) * 4,
         ),
         Family::Gfx12 => (
@@ -214,7 +212,6 @@ fn buffer_addresses(
             w[1] >> 30 & 1 != 0,
             w[1] >> 31 != 0,
             (w[2] & 0xFF) as u16,
-            (w[0] & 0x7F) as u8,
             (w[1] >> 9) & 0x1FF,
         ),
     };
@@ -231,7 +228,6 @@ fn buffer_addresses(
             family: wave.isa.family,
         });
     }
-    let _ = soff_code;
     let soff = match inst.decoded.field(Role::Soffset) {
         Some(o) => wave.scalar(Src::from_operand(o))?,
         None => 0,

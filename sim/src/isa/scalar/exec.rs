@@ -252,7 +252,7 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
         }
         Mulk => (sopk_reg(wave, inst)? as i32).wrapping_mul(simm(inst) as i32) as u32,
         Lshl64 | Lshr64 | Ashr64 | Logic64(_) | BfeU64 | BfeI64 | Bfm64 | Cselect64 | AddNcU64
-        | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) | GetPc => {
+        | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) => {
             return execute64(wave, inst, op)
         }
     };
@@ -333,20 +333,11 @@ fn execute64(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, IsaFault> {
             }
             return Ok(Flow::Next);
         }
-        GetPc => return Err(getpc_fault(inst)),
         _ => unreachable_op(op),
     };
     wave.write_scalar64(d, r)?;
     wave.scc = scc;
     Ok(Flow::Next)
-}
-
-#[cold]
-fn getpc_fault(inst: &Inst) -> IsaFault {
-    IsaFault::Unimplemented {
-        mnemonic: inst.decoded.mnemonic(),
-        family: relaunch_isa::Family::Gfx11,
-    }
 }
 
 #[cold]
