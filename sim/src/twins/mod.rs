@@ -5,7 +5,8 @@
 //! hardware gives a wave: the kernarg segment read through the pointer the
 //! PM4 delivered in the user SGPRs, workgroup id and size, grid size, LDS,
 //! and checked device-memory accessors that record every range touched (for
-//! the ordering checks). A dispatch of a symbol with no twin is an error.
+//! the ordering checks). A symbol without a twin runs on the instruction
+//! interpreter (`isa::runner` decides).
 
 mod test_kernels;
 
