@@ -268,20 +268,29 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
     let lanes = wave.lanes;
     let mut d = [0u32; MAX_LANES];
     let mut cout = 0u64;
-    for l in 0..lanes {
-        let (a, b) = (u64::from(s[0][l]), u64::from(s[1][l]));
-        let c = cin >> l & 1;
-        let (v, out) = match op {
-            CarryOp::AddCo | CarryOp::AddCoCi => {
-                let r = a + b + c;
-                (r as u32, r >> 32 != 0)
+    // One loop per direction (the match is outside), the carry bit
+    // collected without a branch.
+    macro_rules! lanes {
+        (|$a:ident, $b:ident, $c:ident| $e:expr) => {
+            for l in 0..lanes {
+                let ($a, $b) = (u64::from(s[0][l]), u64::from(s[1][l]));
+                let $c = cin >> l & 1;
+                let (v, out): (u32, bool) = $e;
+                d[l] = v;
+                cout |= u64::from(out) << l;
             }
-            CarryOp::SubCo | CarryOp::SubCoCi => (a.wrapping_sub(b + c) as u32, b + c > a),
-            CarryOp::SubrevCo | CarryOp::SubrevCoCi => (b.wrapping_sub(a + c) as u32, a + c > b),
         };
-        d[l] = v;
-        if out {
-            cout |= 1 << l;
+    }
+    match op {
+        CarryOp::AddCo | CarryOp::AddCoCi => lanes!(|a, b, c| {
+            let r = a + b + c;
+            (r as u32, r >> 32 != 0)
+        }),
+        CarryOp::SubCo | CarryOp::SubCoCi => {
+            lanes!(|a, b, c| (a.wrapping_sub(b + c) as u32, b + c > a))
+        }
+        CarryOp::SubrevCo | CarryOp::SubrevCoCi => {
+            lanes!(|a, b, c| (b.wrapping_sub(a + c) as u32, a + c > b))
         }
     }
     let written = wave.exec & wmask;

@@ -10,8 +10,8 @@ use super::super::fault::IsaFault;
 use super::super::program::Inst;
 use super::super::wave::{Lanes, Wave, MAX_LANES};
 use super::float::{self, Denorm};
-use super::ops::{CvtOp, FOp, Op};
-use super::{exec, src, Prep};
+use super::ops::{FOp, Op};
+use super::{cvt, exec, half, src, Prep};
 
 /// Execute an `Op::F`, `Op::H`, `Op::Pk` or `Op::Cvt` instruction.
 pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
@@ -27,9 +27,9 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
     }
     match p.op {
         Op::F(op) => f32_op(wave, inst, p, op),
-        Op::H(op) => f16_op(wave, inst, p, op),
-        Op::Pk(op) => packed(wave, inst, p, op),
-        Op::Cvt(op) => convert(wave, inst, p, op),
+        Op::H(op) => half::f16_op(wave, inst, p, op),
+        Op::Pk(op) => half::packed(wave, inst, p, op),
+        Op::Cvt(op) => cvt::convert(wave, inst, p, op),
         _ => unreachable_op(inst),
     }
 }
@@ -53,7 +53,7 @@ pub fn f32_sources(op: FOp) -> usize {
 }
 
 #[inline]
-fn f(v: u32) -> f32 {
+pub(super) fn f(v: u32) -> f32 {
     f32::from_bits(v)
 }
 
@@ -297,7 +297,7 @@ fn frexp(x: f32) -> (f32, i32) {
     (m as f32, e)
 }
 
-fn omod_clamp(p: &Prep, v: f32) -> f32 {
+pub(super) fn omod_clamp(p: &Prep, v: f32) -> f32 {
     let v = match p.mods.omod {
         1 => v * 2.0,
         2 => v * 4.0,
@@ -371,308 +371,4 @@ fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
         wave.write_mask(inst.sdst, flags & written)?;
     }
     Ok(())
-}
-
-/// Read 16-bit sources `0..n` (halves selected, abs/neg applied).
-fn read16(
-    wave: &Wave,
-    inst: &Inst,
-    p: &Prep,
-    n: usize,
-    s: &mut [Lanes; 3],
-    mask: &mut u64,
-) -> Result<(), IsaFault> {
-    for (i, out) in s.iter_mut().enumerate().take(n) {
-        src::read(wave, p, inst.src[i], i, true, out, mask)?;
-        src::sign_mods(p, i, 0x8000, out, wave.lanes);
-    }
-    Ok(())
-}
-
-#[inline]
-fn h(v: u32) -> f64 {
-    f64::from(float::f16_to_f32(v as u16))
-}
-
-/// One f16 operation on f16 bit patterns (in the low 16 bits).
-pub fn f16_lane(op: FOp, a: u32, b: u32, c: u32, acc: u32) -> u32 {
-    use FOp::*;
-    let r = |x: f64| u32::from(float::f64_to_f16(x));
-    match op {
-        Add => r(h(a) + h(b)),
-        Sub => r(h(a) - h(b)),
-        Subrev => r(h(b) - h(a)),
-        Mul => r(h(a) * h(b)),
-        Fma => u32::from(float::fma_f16(a as u16, b as u16, c as u16)),
-        Fmac => u32::from(float::fma_f16(a as u16, b as u16, acc as u16)),
-        Fmamk => u32::from(float::fma_f16(a as u16, c as u16, b as u16)),
-        Fmaak => u32::from(float::fma_f16(a as u16, b as u16, c as u16)),
-        Min | Max | Min3 | Max3 | Med3 => {
-            let (x, y, z) = (h(a), h(b), h(c));
-            let v = match op {
-                Min => x.min(y),
-                Max => x.max(y),
-                Min3 => x.min(y).min(z),
-                Max3 => x.max(y).max(z),
-                _ => x.max(y).min(x.min(y).max(z)),
-            };
-            // Keep the operand's own bits (signed zeros, NaN payloads).
-            if v.to_bits() == x.to_bits() {
-                a
-            } else if v.to_bits() == y.to_bits() {
-                b
-            } else if v.to_bits() == z.to_bits() {
-                c
-            } else {
-                r(v)
-            }
-        }
-        Ldexp => {
-            let n = (b as u16 as i16 as i32).clamp(-64, 64);
-            r(h(a) * 2f64.powi(n))
-        }
-        Rcp | RcpIflag => r(1.0 / h(a)),
-        Rsq => r(1.0 / h(a).sqrt()),
-        Sqrt => r(h(a).sqrt()),
-        Exp => r(h(a).exp2()),
-        Log => r(h(a).log2()),
-        Sin => r((h(a) * std::f64::consts::TAU).sin()),
-        Cos => r((h(a) * std::f64::consts::TAU).cos()),
-        Floor => r(h(a).floor()),
-        Ceil => r(h(a).ceil()),
-        Trunc => r(h(a).trunc()),
-        Rndne => r(h(a).round_ties_even()),
-        Fract => {
-            let x = h(a);
-            if x.is_infinite() {
-                r(f64::NAN)
-            } else {
-                // Below 1.0 by at least one f16 ulp.
-                let fr = x - x.floor();
-                let v = float::f64_to_f16(fr);
-                if v == 0x3C00 {
-                    0x3BFF
-                } else {
-                    u32::from(v)
-                }
-            }
-        }
-        FrexpMant | FrexpExp | DivScale | DivFmas | DivFixup => r(f64::NAN),
-    }
-}
-
-fn f16_clamp(p: &Prep, v: u32) -> u32 {
-    if !p.mods.clamp {
-        return v;
-    }
-    let x = h(v);
-    if x.is_nan() || x <= 0.0 {
-        if x == 0.0 {
-            v
-        } else {
-            0
-        }
-    } else if x >= 1.0 {
-        0x3C00
-    } else {
-        v
-    }
-}
-
-fn f16_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
-    let n = f32_sources(op);
-    let lanes = wave.lanes;
-    let mut s = [[0u32; MAX_LANES]; 3];
-    let mut wmask = u64::MAX;
-    read16(wave, inst, p, n, &mut s, &mut wmask)?;
-    let dn = Denorm::f16_of(wave.mode);
-    if !dn.keeps_all() {
-        return Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with f16 denormals flushed (MODE.FP_DENORM f64/f16 = {})",
-                inst.decoded.mnemonic(),
-                (wave.mode >> 6) & 3
-            ),
-            family: wave.isa.family,
-        });
-    }
-    let (dst, hi) = src::dst16(wave.isa.family, p, inst.dst);
-    let mut acc = [0u32; MAX_LANES];
-    if op == FOp::Fmac {
-        if let super::super::operand::Dst::Vgpr(r) = dst {
-            acc = *wave.v(r)?;
-            if hi {
-                for v in acc.iter_mut() {
-                    *v >>= 16;
-                }
-            }
-        }
-    }
-    let mut d = [0u32; MAX_LANES];
-    for l in 0..lanes {
-        d[l] = f16_clamp(p, f16_lane(op, s[0][l], s[1][l], s[2][l], acc[l] & 0xFFFF));
-    }
-    src::store16(wave, dst, hi, &d, wmask)
-}
-
-fn packed(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
-    let n = match op {
-        FOp::Fma => 3,
-        _ => 2,
-    };
-    let lanes = wave.lanes;
-    let mut s = [[0u32; MAX_LANES]; 3];
-    let mut wmask = u64::MAX;
-    for (i, out) in s.iter_mut().enumerate().take(n) {
-        let sr = inst.src[i];
-        match sr {
-            // An inline float constant is the f16 value in both halves.
-            super::super::operand::Src::Float(b) => {
-                let c = u32::from(super::super::operand::inline_f16(b));
-                *out = [c | (c << 16); MAX_LANES];
-            }
-            _ => src::read(wave, p, sr, i, false, out, &mut wmask)?,
-        }
-    }
-    let m = &p.mods;
-    let mut d = [0u32; MAX_LANES];
-    for l in 0..lanes {
-        let mut lo = [0u32; 3];
-        let mut hi = [0u32; 3];
-        for i in 0..n {
-            let v = s[i][l];
-            let pick = |sel: u8| {
-                if sel >> i & 1 != 0 {
-                    v >> 16
-                } else {
-                    v & 0xFFFF
-                }
-            };
-            lo[i] = pick(m.opsel) ^ if m.neg >> i & 1 != 0 { 0x8000 } else { 0 };
-            hi[i] = pick(m.opsel_hi) ^ if m.neg_hi >> i & 1 != 0 { 0x8000 } else { 0 };
-        }
-        let rl = f16_clamp(p, f16_lane(op, lo[0], lo[1], lo[2], 0));
-        let rh = f16_clamp(p, f16_lane(op, hi[0], hi[1], hi[2], 0));
-        d[l] = (rl & 0xFFFF) | (rh << 16);
-    }
-    src::store(wave, inst.dst, &d, wmask)
-}
-
-/// f32 to f16 rounding toward zero.
-fn f16_rtz(x: f32) -> u32 {
-    let hv = float::f32_to_f16(x);
-    if x.is_nan() {
-        return u32::from(hv);
-    }
-    let back = float::f16_to_f32(hv);
-    if back.abs() > x.abs() {
-        u32::from(hv - 1)
-    } else {
-        u32::from(hv)
-    }
-}
-
-fn convert(wave: &mut Wave, inst: &Inst, p: &Prep, op: CvtOp) -> Result<(), IsaFault> {
-    let lanes = wave.lanes;
-    let mut s = [[0u32; MAX_LANES]; 3];
-    let mut wmask = u64::MAX;
-    let mut d = [0u32; MAX_LANES];
-    let two = matches!(op, CvtOp::PkRtzF16F32 | CvtOp::PackB32F16);
-    let n = if two { 2 } else { 1 };
-    if op.reads_f16() {
-        read16(wave, inst, p, n, &mut s, &mut wmask)?;
-    } else {
-        exec::read32(wave, inst, p, n, &mut s, &mut wmask)?;
-        if op.reads_f32() {
-            for (i, v) in s.iter_mut().enumerate().take(n) {
-                src::sign_mods(p, i, 0x8000_0000, v, lanes);
-            }
-        }
-    }
-    let dn = Denorm::f32_of(wave.mode);
-    for l in 0..lanes {
-        let a = s[0][l];
-        let fa = if dn.keep_in {
-            f(a)
-        } else {
-            float::flush32(f(a))
-        };
-        d[l] = match op {
-            CvtOp::F32U32 => (a as f32).to_bits(),
-            CvtOp::F32I32 => (a as i32 as f32).to_bits(),
-            CvtOp::U32F32 => float::cvt_u32(fa),
-            CvtOp::I32F32 => float::cvt_i32(fa),
-            CvtOp::F16F32 => u32::from(float::f32_to_f16(fa)),
-            CvtOp::F32F16 => float::f16_to_f32(a as u16).to_bits(),
-            CvtOp::F32Ubyte(k) => (((a >> (8 * k)) & 0xFF) as f32).to_bits(),
-            CvtOp::FloorI32F32 => float::cvt_i32(fa.floor()),
-            CvtOp::NearestI32F32 => float::cvt_i32((fa + 0.5).floor()),
-            CvtOp::PkRtzF16F32 => f16_rtz(fa) | (f16_rtz(f(s[1][l])) << 16),
-            CvtOp::PackB32F16 => (a & 0xFFFF) | ((s[1][l] & 0xFFFF) << 16),
-            CvtOp::F16U16 => u32::from(float::f64_to_f16(f64::from(a as u16))),
-            CvtOp::F16I16 => u32::from(float::f64_to_f16(f64::from(a as u16 as i16))),
-            CvtOp::U16F16 => {
-                let x = h(a);
-                if x.is_nan() {
-                    0
-                } else {
-                    x.clamp(0.0, 65535.0) as u32
-                }
-            }
-            CvtOp::I16F16 => {
-                let x = h(a);
-                if x.is_nan() {
-                    0
-                } else {
-                    (x.clamp(-32768.0, 32767.0) as i32 as u32) & 0xFFFF
-                }
-            }
-        };
-        if op.writes_f32() && (p.mods.omod != 0 || p.mods.clamp) {
-            d[l] = omod_clamp(p, f(d[l])).to_bits();
-        }
-    }
-    if Op::Cvt(op).writes_16bit() {
-        let (dst, hi) = src::dst16(wave.isa.family, p, inst.dst);
-        if p.mods.clamp {
-            for v in d.iter_mut().take(lanes) {
-                *v = f16_clamp(p, *v);
-            }
-        }
-        return src::store16(wave, dst, hi, &d, wmask);
-    }
-    src::store(wave, inst.dst, &d, wmask)
-}
-
-impl CvtOp {
-    fn reads_f16(self) -> bool {
-        matches!(
-            self,
-            CvtOp::F32F16
-                | CvtOp::PackB32F16
-                | CvtOp::U16F16
-                | CvtOp::I16F16
-                | CvtOp::F16U16
-                | CvtOp::F16I16
-        )
-    }
-
-    fn reads_f32(self) -> bool {
-        matches!(
-            self,
-            CvtOp::U32F32
-                | CvtOp::I32F32
-                | CvtOp::F16F32
-                | CvtOp::FloorI32F32
-                | CvtOp::NearestI32F32
-                | CvtOp::PkRtzF16F32
-        )
-    }
-
-    fn writes_f32(self) -> bool {
-        matches!(
-            self,
-            CvtOp::F32U32 | CvtOp::F32I32 | CvtOp::F32F16 | CvtOp::F32Ubyte(_)
-        )
-    }
 }

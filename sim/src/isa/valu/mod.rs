@@ -14,9 +14,11 @@
 //! signalling NaNs is not modelled).
 
 mod cmp;
+mod cvt;
 mod exec;
 pub mod float;
 mod fp;
+mod half;
 pub mod ops;
 mod src;
 #[cfg(test)]
