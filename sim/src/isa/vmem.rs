@@ -485,7 +485,8 @@ fn atomic(
 }
 
 /// Record every active lane's range; a uniform address (every lane reading
-/// the same element, as a broadcast operand does) is one range.
+/// the same element, as a broadcast operand does) or consecutive lanes at
+/// consecutive addresses are one range.
 #[inline]
 fn record_lanes(
     ctx: &mut Ctx<'_>,
@@ -499,9 +500,24 @@ fn record_lanes(
         return;
     }
     let first = addrs[live.trailing_zeros() as usize];
-    let uniform = (0..lanes).all(|l| live >> l & 1 == 0 || addrs[l] == first);
+    // One pass: every active lane at the same address (uniform), or each
+    // active lane right after the previous active one (coalesced): both
+    // are one exact range.
+    let (mut uniform, mut contiguous) = (true, true);
+    let mut next = first;
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            uniform &= addrs[l] == first;
+            contiguous &= addrs[l] == next;
+            next = addrs[l].wrapping_add(len);
+        }
+    }
     if uniform {
         ctx.trace.record(kind, first, len);
+        return;
+    }
+    if contiguous {
+        ctx.trace.record(kind, first, next.wrapping_sub(first));
         return;
     }
     for l in 0..lanes {
