@@ -12,6 +12,7 @@ mod memory;
 mod patch;
 mod profile;
 mod report;
+mod sim_isa;
 mod simrig;
 mod submit;
 
@@ -60,6 +61,11 @@ const BENCHES: &[Bench] = &[
         name: "memory",
         about: "kernarg and retained bytes per dispatch, 1M-dispatch replay",
         run: memory::run,
+    },
+    Bench {
+        name: "sim_isa",
+        about: "the instruction interpreter on the decode kernels, one thread",
+        run: sim_isa::run_bench,
     },
 ];
 

@@ -156,6 +156,45 @@ fn tables(f: Family) -> Tables {
     }
 }
 
+/// The table rows of `format` for `family` (every subtarget's), for tools
+/// that list what a family encodes (the interpreter's implemented-opcode
+/// list). Formats without a table here (VOPD, VINTERP, EXP, ...) are empty.
+pub fn opcodes(family: Family, format: Format) -> &'static [Op] {
+    let t = tables(family);
+    match format {
+        Format::Sop1 => t.sop1,
+        Format::Sop2 => t.sop2,
+        Format::Sopk => t.sopk,
+        Format::Sopc => t.sopc,
+        Format::Sopp => t.sopp,
+        Format::Smem => t.smem,
+        Format::Vop1 => t.vop1,
+        Format::Vop2 => t.vop2,
+        Format::Vopc => t.vopc,
+        Format::Vop3 => t.vop3,
+        Format::Vop3p => t.vop3p,
+        Format::Ds => t.ds,
+        Format::Flat => t.flat[0],
+        Format::Scratch => t.flat[1],
+        Format::Global => t.flat[2],
+        Format::Mubuf | Format::Vbuffer => t.mubuf,
+        Format::Mtbuf => t.mtbuf,
+        Format::Mimg | Format::Vimage => t.mimg,
+        Format::Vsample => t.vsample,
+        Format::Vopd | Format::Vinterp | Format::Ldsdir | Format::Exp => &[],
+    }
+}
+
+/// The VOPD half mnemonics of `family` (empty for gfx10).
+pub fn vopd_names(family: Family) -> impl Iterator<Item = &'static str> {
+    let names: &'static [&'static str] = match family {
+        Family::Gfx10 => &[],
+        Family::Gfx11 => &VOPD_GFX11,
+        Family::Gfx12 => &VOPD_GFX12,
+    };
+    names.iter().copied().filter(|n| !n.is_empty())
+}
+
 /// Decode the instruction at the start of `code`.
 pub fn decode(isa: Isa, code: &[u8]) -> Decoded {
     let Some(d0) = u32_at(code, 0) else {

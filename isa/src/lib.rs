@@ -16,7 +16,7 @@ mod decode;
 pub mod format;
 pub mod operand;
 
-pub use decode::{decode, Instruction, Modifier};
+pub use decode::{decode, opcodes, vopd_names, Instruction, Modifier};
 pub use format::Format;
 pub use operand::{Field, Operand, Role, Special};
 /// The families and subtargets are the facts crate's (one enum each).

@@ -571,10 +571,14 @@ fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
         "{lines:?}"
     );
     // Under the interposer the graph replays, but the simulator has no
-    // twins for the decode kernels in this process: the replay fails. The
-    // stream must not wait forever for its done words: the failure is
-    // logged, the stream released, and the exec falls through from then on.
-    let log = [("RELAUNCH_LOG", Some("error"))];
+    // twins for the decode kernels in this process and is told to run only
+    // twins: the replay fails. The stream must not wait forever for its
+    // done words: the failure is logged, the stream released, and the exec
+    // falls through from then on.
+    let log = [
+        ("RELAUNCH_LOG", Some("error")),
+        ("RELAUNCH_SIM_KERNELS", Some("twin")),
+    ];
     let (lines, stderr) = run_with(b, &program, &[code, layers, seqs, tokens], true, &log);
     assert_eq!(lines.len(), 1, "{lines:?} {stderr}");
     assert!(

@@ -54,6 +54,9 @@ pub struct SimConfig {
     /// then carry RSRC2.TRAP_PRESENT on gfx10/gfx11, as the CP sets it for
     /// AQL dispatches; without one they must not.
     pub trap_handler: bool,
+    /// Which runner executes kernels: twins, the instruction interpreter, or
+    /// both compared (`RELAUNCH_SIM_KERNELS`, read when the config is made).
+    pub kernels: crate::isa::KernelMode,
 }
 
 impl SimConfig {
@@ -71,6 +74,7 @@ impl SimConfig {
             pci: None,
             listed_as: None,
             trap_handler: true,
+            kernels: crate::isa::KernelMode::from_env(),
         }
     }
 

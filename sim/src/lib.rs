@@ -1,15 +1,19 @@
 //! relaunch-sim: the simulated RDNA device (see README.md).
 //!
-//! Owns: checked device memory, the host-twin kernel registry, PM4 and AQL
-//! execution, the ordering/coherence model and the HSA table over all that.
+//! Owns: checked device memory, the host-twin kernel registry, the
+//! instruction interpreter that runs kernels' machine code (`isa`), PM4
+//! and AQL execution, the ordering/coherence model and the HSA table over
+//! all that.
 //! Refuses: anything it cannot check (unknown packets, registers the family
-//! lacks, dispatches without a twin) with an error, never a silent no-op.
+//! lacks, instructions the interpreter does not implement) with an error,
+//! never a silent no-op.
 //! Must not import: lanes, sched, the facade or any front end.
 
 pub mod aql;
 pub mod device;
 pub mod fault;
 pub mod hsa;
+pub mod isa;
 pub mod memory;
 pub mod ordering;
 pub mod pm4;

@@ -571,5 +571,6 @@ impl Drop for DeviceMemory {
     }
 }
 
+mod lanes;
 #[cfg(test)]
 mod tests;

@@ -319,6 +319,12 @@ pub(crate) fn dispatch_state(
     }
     device.check_dispatch_size(grid, block).map_err(invalid)?;
     let mut ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    // Every USER_DATA register RSRC2 declares, for the interpreter; those
+    // past the delivered ones (LLVM's gfx1100 padding) read as written, or
+    // zero when the IB left them alone.
+    ctx.user_sgprs = (0..RSRC2_USER_SGPR.get(rsrc2) as u16)
+        .map(|i| regs.get(off::COMPUTE_USER_DATA_0 + i).unwrap_or(0))
+        .collect();
     if let Some(ptr) = dispatch_ptr {
         let want = super::dispatch_packet::Expected {
             grid,

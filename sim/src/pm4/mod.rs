@@ -27,10 +27,11 @@ use relaunch_encoders::packet::{event, release_cntl, release_data, write_data};
 use relaunch_encoders::{DecodeError, Packet};
 
 use crate::device::{KernelEntry, SimDevice};
+use crate::isa::runner::{self, NoRunner, Runner};
 use crate::memory::VmFault;
 use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::trace::RangeSet;
-use crate::twins::{DispatchContext, KernelFault, TwinFn};
+use crate::twins::{DispatchContext, KernelFault};
 
 pub use check::StateError;
 
@@ -104,7 +105,7 @@ struct Pending {
     dword: usize,
     dispatch: usize,
     kernel: Arc<KernelEntry>,
-    twin: TwinFn,
+    runner: Runner,
     ctx: DispatchContext,
     /// Modelled clock ticks it takes (`timestamp`).
     ticks: u64,
@@ -402,23 +403,23 @@ impl IbRun<'_> {
         self.dispatches += 1;
         let checked = check::dispatch_state(self.device, &self.regs, groups, initiator)
             .map_err(|kind| self.error(index, dword, Some(n), kind))?;
-        let twin = crate::twins::registry()
-            .lookup(&checked.kernel.symbol)
-            .ok_or_else(|| {
-                self.error(
-                    index,
-                    dword,
-                    Some(n),
-                    Pm4ErrorKind::NoTwin(checked.kernel.symbol.clone()),
-                )
-            })?;
+        let runner = select_runner(self.device, &checked.kernel, &checked.ctx).map_err(|e| {
+            let kind = match e {
+                NoRunner::NoTwin(s) => Pm4ErrorKind::NoTwin(s),
+                other => Pm4ErrorKind::Kernel {
+                    kernel: checked.kernel.symbol.clone(),
+                    fault: KernelFault::Interpreter(other.to_string()),
+                },
+            };
+            self.error(index, dword, Some(n), kind)
+        })?;
         tracing::trace!(dispatch = n, kernel = %checked.kernel.symbol, "sim DISPATCH_DIRECT");
         self.events.push(Event::Dispatch(Box::new(Pending {
             packet: index,
             dword,
             dispatch: n,
             kernel: checked.kernel,
-            twin,
+            runner,
             ctx: checked.ctx,
             ticks: timestamp::dispatch_ticks(groups),
         })));
@@ -441,13 +442,16 @@ impl IbRun<'_> {
         for i in order {
             match &mut events[i] {
                 Event::Dispatch(p) => {
-                    p.ctx.run(&self.device.memory, &p.twin).map_err(|fault| {
-                        let kind = Pm4ErrorKind::Kernel {
-                            kernel: p.kernel.symbol.clone(),
-                            fault,
-                        };
-                        self.error(p.packet, p.dword, Some(p.dispatch), kind)
-                    })?;
+                    let p = &mut **p;
+                    p.runner
+                        .run(&mut p.ctx, &self.device.memory, &p.kernel)
+                        .map_err(|fault| {
+                            let kind = Pm4ErrorKind::Kernel {
+                                kernel: p.kernel.symbol.clone(),
+                                fault,
+                            };
+                            self.error(p.packet, p.dword, Some(p.dispatch), kind)
+                        })?;
                 }
                 Event::Transfer(t) => {
                     t.transfer
@@ -507,4 +511,21 @@ impl IbRun<'_> {
             .write(addr, bytes)
             .map_err(|f| self.error(packet, dword, None, f.into()))
     }
+}
+
+/// The runner of a checked dispatch, by the device's kernel mode.
+pub(crate) fn select_runner(
+    device: &SimDevice,
+    kernel: &KernelEntry,
+    ctx: &DispatchContext,
+) -> Result<Runner, NoRunner> {
+    let kd = &kernel.descriptor;
+    let launch = crate::isa::Launch {
+        processor: device.target().processor().to_string(),
+        rsrc1: kd.compute_pgm_rsrc1,
+        rsrc2: kd.compute_pgm_rsrc2,
+        wave64: !kd.wave32(),
+        user_sgprs: ctx.user_sgprs.clone(),
+    };
+    runner::select(&device.config().kernels, &kernel.symbol, launch)
 }

@@ -13,7 +13,7 @@ use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::pm4::Pm4Error;
 use crate::signal::Condition;
 use crate::trace::RangeSet;
-use crate::twins::{registry, DispatchContext};
+use crate::twins::DispatchContext;
 
 impl Processor {
     pub(super) fn barrier(&self, deps: &[u64]) -> Result<(), Failure> {
@@ -79,13 +79,6 @@ impl Processor {
         self.device
             .check_dispatch_size(grid, workgroup)
             .map_err(|m| invalid(format!("kernel {}: {m}", kernel.symbol)))?;
-        let twin = registry().lookup(&kernel.symbol).ok_or_else(|| {
-            (
-                QueueErrorKind::KernelFault,
-                HSA_STATUS_ERROR_EXCEPTION,
-                format!("no host twin is registered for kernel {}", kernel.symbol),
-            )
-        })?;
         let mut ctx = DispatchContext::new(
             kernarg_address,
             kd.kernarg_size as usize,
@@ -93,25 +86,43 @@ impl Processor {
             workgroup,
             group_segment_size as usize,
         );
-        ctx.run(&self.device.memory, &twin).map_err(|fault| {
-            let kind = match &fault {
-                crate::twins::KernelFault::Vm(f) => {
-                    self.note_vm(f);
-                    QueueErrorKind::VmFault
-                }
-                _ => QueueErrorKind::KernelFault,
-            };
-            let status = if kind == QueueErrorKind::VmFault {
-                HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
-            } else {
-                HSA_STATUS_ERROR_EXCEPTION
-            };
+        ctx.user_sgprs =
+            crate::isa::dispatch::aql_user_sgprs(&kd, self.device.family(), kernarg_address)
+                .map_err(|m| {
+                    (
+                        QueueErrorKind::KernelFault,
+                        HSA_STATUS_ERROR_EXCEPTION,
+                        format!("kernel {}: {m}", kernel.symbol),
+                    )
+                })?;
+        let runner = crate::pm4::select_runner(&self.device, &kernel, &ctx).map_err(|e| {
             (
-                kind,
-                status,
-                format!("kernel {} faulted: {fault}", kernel.symbol),
+                QueueErrorKind::KernelFault,
+                HSA_STATUS_ERROR_EXCEPTION,
+                e.to_string(),
             )
         })?;
+        runner
+            .run(&mut ctx, &self.device.memory, &kernel)
+            .map_err(|fault| {
+                let kind = match &fault {
+                    crate::twins::KernelFault::Vm(f) => {
+                        self.note_vm(f);
+                        QueueErrorKind::VmFault
+                    }
+                    _ => QueueErrorKind::KernelFault,
+                };
+                let status = if kind == QueueErrorKind::VmFault {
+                    HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION
+                } else {
+                    HSA_STATUS_ERROR_EXCEPTION
+                };
+                (
+                    kind,
+                    status,
+                    format!("kernel {} faulted: {fault}", kernel.symbol),
+                )
+            })?;
         // The header's fences stand in for the prologue and epilogue.
         let mut model = OrderingModel::new(at);
         model.carry_in(carried);

@@ -5,7 +5,8 @@
 //! hardware gives a wave: the kernarg segment read through the pointer the
 //! PM4 delivered in the user SGPRs, workgroup id and size, grid size, LDS,
 //! and checked device-memory accessors that record every range touched (for
-//! the ordering checks). A dispatch of a symbol with no twin is an error.
+//! the ordering checks). A symbol without a twin runs on the instruction
+//! interpreter (`isa::runner` decides).
 
 mod test_kernels;
 
@@ -55,6 +56,12 @@ pub enum KernelFault {
     PartialWorkgroup { grid: [u32; 3], block: [u32; 3] },
     #[error("kernel reported failure: {0}")]
     Twin(String),
+    /// The instruction interpreter stopped the kernel (`isa`).
+    #[error(transparent)]
+    Isa(Box<crate::isa::IsaError>),
+    /// The instruction interpreter cannot set up or check this dispatch.
+    #[error("{0}")]
+    Interpreter(String),
 }
 
 /// A twin: called once per workgroup.
@@ -77,6 +84,8 @@ pub struct DispatchContext {
     pub lds_bytes: usize,
     /// Every range the dispatch touched.
     pub trace: AccessTrace,
+    /// The user SGPRs as delivered (what the interpreter starts `s0..` with).
+    pub user_sgprs: Vec<u32>,
     kernarg: Option<Vec<u8>>,
 }
 
@@ -96,8 +105,24 @@ impl DispatchContext {
             block,
             lds_bytes,
             trace: AccessTrace::default(),
+            user_sgprs: Vec::new(),
             kernarg: None,
         }
+    }
+
+    /// The same dispatch with an empty trace and no cached kernargs (the
+    /// interpreter/twin cross-check runs the twin on it).
+    pub fn fresh_copy(&self) -> DispatchContext {
+        let mut c = DispatchContext::new(
+            self.kernarg_ptr,
+            self.kernarg_size,
+            self.grid,
+            self.block,
+            self.lds_bytes,
+        );
+        c.dispatch_ptr = self.dispatch_ptr;
+        c.user_sgprs = self.user_sgprs.clone();
+        c
     }
 
     /// Workgroup counts per dimension (grid must be a whole multiple of block).

@@ -142,7 +142,10 @@ fn kernarg_pointer_to_freed_memory_is_a_vm_fault() {
 
 #[test]
 fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
-    let rig = Rig::new("gfx1201", "counter", 0);
+    // Twins only: with the default mode the interpreter would run it.
+    let mut cfg = relaunch_sim::SimConfig::new("gfx1201");
+    cfg.kernels = relaunch_sim::isa::KernelMode::Twin;
+    let rig = Rig::with_config(cfg, "counter");
     let c = rig.alloc(4);
     let other = rig
         .dev

@@ -65,6 +65,13 @@ impl Rig {
 
     pub fn with_config(cfg: SimConfig, object: &str) -> Rig {
         let bytes = crate::fixture(&cfg.target, object);
+        Rig::from_bytes(cfg, &bytes)
+    }
+
+    /// A code object given as bytes (one a test assembled) on a device
+    /// configured by `cfg`.
+    pub fn from_bytes(cfg: SimConfig, bytes: &[u8]) -> Rig {
+        let bytes = bytes.to_vec();
         let dev = SimDevice::new(cfg).unwrap();
         // The rig stands for a process that handles VM faults (as relaunch
         // does): the fault is kept in the queue's errors, the process lives.

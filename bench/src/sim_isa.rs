@@ -1,0 +1,173 @@
+//! `sim_isa`: the simulator's instruction interpreter on the decode kernels
+//! (tests/kernels/build/gfx1100/decode.co, what `relaunch demo` runs), one
+//! thread (TARGETS.md: `sim_isa_minst_per_s`, >= 20 million
+//! wave-instructions per second per core).
+//!
+//! Each kernel is dispatched with the demo's sizes (hidden 64, ffn 128,
+//! 4 heads of 16, kv capacity 64, position 31) on device buffers holding
+//! small values, straight through the interpreter (`isa::dispatch::run`,
+//! no queue or IB around it), repeatedly; the figure is wave-instructions
+//! executed over the thread's CPU time (per core, whatever else the
+//! machine runs), median of the rounds; the wall-clock rate is printed too.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use relaunch_sim::isa::dispatch::{aql_user_sgprs, run, Launch};
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::twins::DispatchContext;
+use relaunch_sim::{SimConfig, SimDevice};
+
+use crate::report::Report;
+
+const TARGET: &str = "gfx1100";
+const ROUNDS: usize = 31;
+
+/// (kernel, grid, block, kernarg bytes as (offset, value) pairs: a value
+/// below 16 names a buffer).
+fn cases(buf: &[u64; 6]) -> Vec<(&'static str, u32, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let args = |parts: &[(u64, bool)]| {
+        let mut v = Vec::new();
+        for &(x, wide) in parts {
+            if wide {
+                v.extend(x.to_le_bytes());
+            } else {
+                v.extend((x as u32).to_le_bytes());
+            }
+        }
+        v
+    };
+    let f = |x: f32| u64::from(x.to_bits());
+    let p = |i: usize| (buf[i], true);
+    let u = |x: u64| (x, false);
+    out.push((
+        "rmsnorm",
+        64,
+        64,
+        args(&[p(0), p(1), p(2), u(64), u(f(1e-5))]),
+    ));
+    out.push(("matvec", 128, 64, args(&[p(0), p(1), p(2), u(128), u(64)])));
+    out.push(("rope", 64, 64, args(&[p(0), u(64), u(16), u(31)])));
+    out.push((
+        "kv_append",
+        64,
+        64,
+        args(&[p(3), p(1), u(64), u(64), u(31)]),
+    ));
+    out.push((
+        "attention",
+        64,
+        64,
+        args(&[p(0), p(1), p(3), u(64), u(16), u(64), u(31)]),
+    ));
+    out.push(("residual_add", 64, 64, args(&[p(0), p(1), u(64)])));
+    out.push(("silu_mul", 128, 64, args(&[p(4), p(1), u(128)])));
+    out.push((
+        "sampler",
+        1,
+        1,
+        args(&[p(5), p(1), p(2), p(3), u(64), u(64), u(f(1e-5))]),
+    ));
+    out
+}
+
+pub fn run_bench(report: &mut Report) -> Result<(), String> {
+    let dev = SimDevice::new(SimConfig::new(TARGET)).map_err(|e| e.to_string())?;
+    let bytes = relaunch_testsupport::rig::fixture(TARGET, "decode").map_err(|e| e.to_string())?;
+    let image = dev.load_code_object(&bytes).map_err(|e| e.to_string())?;
+    let mem = &dev.memory;
+    // Buffers of 64k floats with small values (the kv cache is 2 x 64 x 64).
+    let mut buf = [0u64; 6];
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = mem
+            .allocate(1 << 18, MemKind::Device)
+            .map_err(|e| e.to_string())?;
+        let vals: Vec<u8> = (0..1 << 16)
+            .flat_map(|k: u32| (((k * 7 + i as u32) % 13) as f32 * 0.01 - 0.06).to_le_bytes())
+            .collect();
+        mem.write(*b, &vals).map_err(|e| e.to_string())?;
+    }
+    let processor = dev.target().processor().to_string();
+    let mut prepared = Vec::new();
+    for (name, grid, block, args) in cases(&buf) {
+        let kernel = image
+            .kernels
+            .iter()
+            .find(|k| k.symbol == name)
+            .ok_or_else(|| format!("decode.co has no kernel {name}"))?;
+        let ka = mem
+            .allocate(256, MemKind::Device)
+            .map_err(|e| e.to_string())?;
+        mem.write(ka, &args).map_err(|e| e.to_string())?;
+        let kd = kernel.descriptor;
+        let launch = Launch {
+            processor: processor.clone(),
+            rsrc1: kd.compute_pgm_rsrc1,
+            rsrc2: kd.compute_pgm_rsrc2,
+            wave64: !kd.wave32(),
+            user_sgprs: aql_user_sgprs(&kd, dev.family(), ka)?,
+        };
+        prepared.push((Arc::clone(kernel), ka, grid, block, launch));
+    }
+    let mut rates: Vec<f64> = Vec::new();
+    let mut wall: Vec<f64> = Vec::new();
+    let mut total = 0u64;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let cpu0 = thread_cpu_seconds()?;
+        let mut executed = 0u64;
+        for (kernel, ka, grid, block, launch) in &prepared {
+            let mut ctx = DispatchContext::new(
+                *ka,
+                kernel.descriptor.kernarg_size as usize,
+                [*grid, 1, 1],
+                [*block, 1, 1],
+                0,
+            );
+            ctx.user_sgprs = launch.user_sgprs.clone();
+            executed += run(&mut ctx, mem, kernel, launch)
+                .map_err(|e| format!("{}: {e}", kernel.symbol))?;
+        }
+        let cpu = thread_cpu_seconds()? - cpu0;
+        let secs = start.elapsed().as_secs_f64();
+        rates.push(executed as f64 / cpu.max(1e-9) / 1e6);
+        wall.push(executed as f64 / secs / 1e6);
+        total = executed;
+    }
+    println!(
+        "  {} wave-instructions per round over {} decode kernels on {TARGET}, {ROUNDS} rounds",
+        total,
+        prepared.len()
+    );
+    rates.sort_by(f64::total_cmp);
+    wall.sort_by(f64::total_cmp);
+    println!(
+        "  wall-clock rate {:.3} Minst/s (median; below the CPU-time rate when the machine is shared)",
+        wall[wall.len() / 2]
+    );
+    report.metric(
+        "sim_isa_minst_per_s",
+        rates[rates.len() / 2],
+        "Minst/s",
+        Some((20.0, false)),
+    );
+    Ok(())
+}
+
+/// This thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu_seconds() -> Result<f64, String> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Err(format!(
+            "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}

@@ -1,0 +1,270 @@
+//! Program control: SOPP (branches, s_endpgm, barriers, waits, messages,
+//! hints) and the SOPK hardware-register moves (s_getreg / s_setreg) and
+//! waits. Memory is performed synchronously, so every wait counter is
+//! already satisfied: the waits are decoded and checked, then go on.
+
+use relaunch_isa::Family;
+
+use super::fault::{Flow, IsaFault};
+use super::program::Inst;
+use super::wave::Wave;
+
+/// A control instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum COp {
+    /// s_nop, s_clause, s_delay_alu, waits, prefetch hints, priorities:
+    /// nothing to do in a model without pipelines.
+    Nothing,
+    End,
+    Branch,
+    CbranchScc0,
+    CbranchScc1,
+    CbranchVccz,
+    CbranchVccnz,
+    CbranchExecz,
+    CbranchExecnz,
+    /// s_barrier, gfx12's s_barrier_wait.
+    Barrier,
+    /// gfx12's s_barrier_signal -1: the arrival half of the split barrier,
+    /// paired with the s_barrier_wait that follows it.
+    BarrierSignal,
+    Sendmsg,
+    Trap,
+    Sethalt,
+    RoundMode,
+    DenormMode,
+    Getreg,
+    Setreg,
+    SetregImm,
+    /// s_code_end: padding after the last kernel, never executed.
+    CodeEnd,
+}
+
+/// The control operation `name` names, if implemented.
+pub(crate) fn prepare(name: &str) -> Option<COp> {
+    use COp::*;
+    Some(match name {
+        "s_nop"
+        | "s_clause"
+        | "s_delay_alu"
+        | "s_waitcnt"
+        | "s_waitcnt_vscnt"
+        | "s_waitcnt_vmcnt"
+        | "s_waitcnt_expcnt"
+        | "s_waitcnt_lgkmcnt"
+        | "s_waitcnt_depctr"
+        | "s_wait_loadcnt"
+        | "s_wait_storecnt"
+        | "s_wait_samplecnt"
+        | "s_wait_bvhcnt"
+        | "s_wait_expcnt"
+        | "s_wait_dscnt"
+        | "s_wait_kmcnt"
+        | "s_wait_loadcnt_dscnt"
+        | "s_wait_storecnt_dscnt"
+        | "s_wait_alu"
+        | "s_wait_idle"
+        | "s_inst_prefetch"
+        | "s_set_inst_prefetch_distance"
+        | "s_setprio"
+        | "s_sleep"
+        | "s_icache_inv"
+        | "s_incperflevel"
+        | "s_decperflevel"
+        | "s_ttracedata"
+        | "s_version" => Nothing,
+        "s_endpgm" => End,
+        "s_branch" => Branch,
+        "s_cbranch_scc0" => CbranchScc0,
+        "s_cbranch_scc1" => CbranchScc1,
+        "s_cbranch_vccz" => CbranchVccz,
+        "s_cbranch_vccnz" => CbranchVccnz,
+        "s_cbranch_execz" => CbranchExecz,
+        "s_cbranch_execnz" => CbranchExecnz,
+        "s_barrier" | "s_barrier_wait" => Barrier,
+        "s_barrier_signal" => BarrierSignal,
+        "s_sendmsg" => Sendmsg,
+        "s_trap" => Trap,
+        "s_sethalt" => Sethalt,
+        "s_round_mode" => RoundMode,
+        "s_denorm_mode" => DenormMode,
+        "s_getreg_b32" => Getreg,
+        "s_setreg_b32" => Setreg,
+        "s_setreg_imm32_b32" => SetregImm,
+        "s_code_end" => CodeEnd,
+        _ => return None,
+    })
+}
+
+/// True when control can go on after `op` to the next instruction.
+pub(crate) fn falls_through(op: COp) -> bool {
+    !matches!(op, COp::End | COp::Branch | COp::CodeEnd)
+}
+
+/// True when `op` branches to its SIMM16 target.
+pub(crate) fn branches(op: COp) -> bool {
+    matches!(
+        op,
+        COp::Branch
+            | COp::CbranchScc0
+            | COp::CbranchScc1
+            | COp::CbranchVccz
+            | COp::CbranchVccnz
+            | COp::CbranchExecz
+            | COp::CbranchExecnz
+    )
+}
+
+/// The 16-bit immediate of SOPP/SOPK.
+#[inline]
+fn simm16(inst: &Inst) -> u32 {
+    inst.words[0] & 0xFFFF
+}
+
+/// Hardware register ids (`hwreg(...)`) kernels read.
+mod hwreg {
+    pub const MODE: u32 = 1;
+    pub const STATUS: u32 = 2;
+    pub const GPR_ALLOC: u32 = 5;
+    pub const LDS_ALLOC: u32 = 6;
+    pub const HW_ID1: u32 = 23;
+    pub const HW_ID2: u32 = 24;
+}
+
+/// Execute one control instruction.
+pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, IsaFault> {
+    let take = |cond: bool| {
+        if cond {
+            Flow::Jump(inst.target)
+        } else {
+            Flow::Next
+        }
+    };
+    Ok(match op {
+        COp::Nothing => Flow::Next,
+        COp::End => Flow::End,
+        COp::Branch => Flow::Jump(inst.target),
+        COp::CbranchScc0 => take(!wave.scc),
+        COp::CbranchScc1 => take(wave.scc),
+        COp::CbranchVccz => take(wave.vcc() == 0),
+        COp::CbranchVccnz => take(wave.vcc() != 0),
+        COp::CbranchExecz => take(wave.exec == 0),
+        COp::CbranchExecnz => take(wave.exec != 0),
+        COp::Barrier => Flow::Barrier,
+        COp::BarrierSignal => barrier_signal(wave, inst)?,
+        COp::Sendmsg => sendmsg(wave, inst)?,
+        COp::Trap => {
+            return Err(IsaFault::Trap(format!(
+                "s_trap {:#x}: the kernel raised a trap (no trap handler is modelled)",
+                simm16(inst) & 0xFF
+            )))
+        }
+        COp::Sethalt => {
+            if simm16(inst) & 1 != 0 {
+                return Err(IsaFault::Trap(
+                    "s_sethalt 1: the kernel halted its wave".into(),
+                ));
+            }
+            Flow::Next
+        }
+        COp::RoundMode => {
+            wave.mode = (wave.mode & !0xF) | (simm16(inst) & 0xF);
+            Flow::Next
+        }
+        COp::DenormMode => {
+            wave.mode = (wave.mode & !0xF0) | ((simm16(inst) & 0xF) << 4);
+            Flow::Next
+        }
+        COp::Getreg => {
+            let (id, offset, size) = hwreg_fields(simm16(inst));
+            let full = read_hwreg(wave, inst, id)?;
+            let v = (u64::from(full) >> offset) & ((1u64 << size) - 1);
+            wave.write_scalar(inst.dst, v as u32)?;
+            Flow::Next
+        }
+        COp::Setreg | COp::SetregImm => {
+            let (id, offset, size) = hwreg_fields(simm16(inst));
+            let value = match op {
+                COp::SetregImm => inst.decoded.literal.unwrap_or(0),
+                _ => wave.scalar(inst.src[2])?,
+            };
+            if id != hwreg::MODE {
+                return Err(IsaFault::Unimplemented {
+                    mnemonic: format!("{} of hwreg {id}", inst.decoded.mnemonic()),
+                    family: wave.isa.family,
+                });
+            }
+            let mask = (((1u64 << size) - 1) << offset) as u32;
+            wave.mode = (wave.mode & !mask) | ((value << offset) & mask);
+            Flow::Next
+        }
+        COp::CodeEnd => {
+            return Err(IsaFault::Control(
+                "control reached s_code_end: the wave ran past the end of its kernel".into(),
+            ))
+        }
+    })
+}
+
+/// hwreg(id, offset, size) from SIMM16: id 5:0, offset 10:6, size-1 15:11.
+fn hwreg_fields(simm: u32) -> (u32, u32, u32) {
+    (simm & 0x3F, (simm >> 6) & 0x1F, ((simm >> 11) & 0x1F) + 1)
+}
+
+fn read_hwreg(wave: &Wave, inst: &Inst, id: u32) -> Result<u32, IsaFault> {
+    Ok(match id {
+        hwreg::MODE => wave.mode,
+        // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), IN_BARRIER (11) and
+        // HALT (13) are the only dynamic bits; a running wave is not halted.
+        hwreg::STATUS => {
+            u32::from(wave.scc)
+                | (u32::from(wave.exec == 0) << 9)
+                | (u32::from(wave.vcc() == 0) << 10)
+        }
+        // HW_ID1: WAVE_ID 4:0; the simulator places every wave on SIMD 0 of
+        // WGP 0, SA 0, SE 0.
+        hwreg::HW_ID1 => wave.wave_in_group & 0x1F,
+        hwreg::HW_ID2 | hwreg::GPR_ALLOC | hwreg::LDS_ALLOC => {
+            return Err(unimplemented_hwreg(wave, inst, id))
+        }
+        _ => return Err(unimplemented_hwreg(wave, inst, id)),
+    })
+}
+
+#[cold]
+fn unimplemented_hwreg(wave: &Wave, inst: &Inst, id: u32) -> IsaFault {
+    IsaFault::Unimplemented {
+        mnemonic: format!("{} of hwreg {id}", inst.decoded.mnemonic()),
+        family: wave.isa.family,
+    }
+}
+
+/// s_sendmsg: only MSG_DEALLOC_VGPRS (gfx11+, id 3) reaches compute
+/// kernels; the VGPRs are released when the wave ends, so it changes
+/// nothing here. Other messages belong to graphics stages or traps.
+fn sendmsg(wave: &Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+    let id = simm16(inst) & 0xFF;
+    let dealloc = match wave.isa.family {
+        Family::Gfx10 => false,
+        Family::Gfx11 | Family::Gfx12 => id == 3,
+    };
+    if dealloc {
+        Ok(Flow::Next)
+    } else {
+        Err(IsaFault::Unimplemented {
+            mnemonic: format!("s_sendmsg with message id {id}"),
+            family: wave.isa.family,
+        })
+    }
+}
+
+/// gfx12 s_barrier_signal: only the workgroup barrier (-1) is modelled.
+fn barrier_signal(wave: &Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+    match inst.src[0] {
+        super::operand::Src::Int(-1) => Ok(Flow::Next),
+        other => Err(IsaFault::Unimplemented {
+            mnemonic: format!("s_barrier_signal of barrier {other:?} (only -1 is modelled)"),
+            family: wave.isa.family,
+        }),
+    }
+}

@@ -1,0 +1,324 @@
+//! Dispatch setup: the initial state of every wave exactly as the hardware
+//! builds it from the dispatch (AMDGPUUsage, "Initial Kernel Execution
+//! State"): user SGPRs as delivered (PM4 USER_DATA or what the AQL packet
+//! processor loads), then the system SGPRs RSRC2 enables (workgroup ids),
+//! work-item ids in VGPRs (packed 10:10:10 into v0 on gfx11+), the VGPR
+//! count and MODE from RSRC1, EXEC covering the wave's work-items; then
+//! the workgroups run one after another in id order.
+
+use std::sync::Arc;
+
+use relaunch_isa::{Family, Isa};
+
+use super::cache;
+use super::exec;
+use super::fault::IsaFault;
+use super::program::Program;
+use super::wave::{full_mask, Wave, TTMP0};
+use super::Ctx;
+use crate::device::KernelEntry;
+use crate::memory::DeviceMemory;
+use crate::twins::{DispatchContext, KernelFault};
+
+/// RSRC2 fields the setup reads (SPI_SHADER_PGM_RSRC2_CS / COMPUTE_PGM_RSRC2).
+mod rsrc2 {
+    pub const SCRATCH_EN: u32 = 1 << 0;
+    pub const USER_SGPR_SHIFT: u32 = 1;
+    pub const USER_SGPR_MASK: u32 = 0x1F;
+    pub const TGID_X_EN: u32 = 1 << 7;
+    pub const TGID_Y_EN: u32 = 1 << 8;
+    pub const TGID_Z_EN: u32 = 1 << 9;
+    pub const TG_SIZE_EN: u32 = 1 << 10;
+    pub const TIDIG_COMP_CNT_SHIFT: u32 = 11;
+}
+
+/// What one dispatch hands the interpreter besides the dispatch context.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The processor (`gfx1100`) the code runs on, for errors and decoding.
+    pub processor: String,
+    pub rsrc1: u32,
+    pub rsrc2: u32,
+    pub wave64: bool,
+    /// The user SGPRs as delivered, `s0` first (RSRC2.USER_SGPR of them).
+    pub user_sgprs: Vec<u32>,
+}
+
+/// A fault of the interpreter, with where it happened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kernel {kernel} at byte offset {offset:#x} ({mnemonic}, {processor}, wave {wave} of workgroup {workgroup:?}): {fault}")]
+pub struct IsaError {
+    pub kernel: String,
+    pub offset: u32,
+    /// The mnemonic as LLVM spells it.
+    pub mnemonic: String,
+    pub processor: String,
+    pub workgroup: [u32; 3],
+    pub wave: usize,
+    pub fault: IsaFault,
+}
+
+/// VGPRs RSRC1 allocates per work-item: GRANULATED_WORKITEM_VGPR_COUNT
+/// (bits 5:0) in granules of 8 (wave32) or 4 (wave64).
+pub fn vgpr_count(rsrc1: u32, wave64: bool) -> usize {
+    let g = (rsrc1 & 0x3F) as usize + 1;
+    if wave64 {
+        4 * g
+    } else {
+        8 * g
+    }
+}
+
+/// The MODE register a wave starts with, from RSRC1: FLOAT_MODE (bits
+/// 19:12) gives FP_ROUND and FP_DENORM; DX10_CLAMP (21) and IEEE_MODE (23)
+/// exist on gfx10 and gfx11 only.
+pub fn initial_mode(rsrc1: u32, family: Family) -> u32 {
+    let float = (rsrc1 >> 12) & 0xFF;
+    match family {
+        Family::Gfx10 | Family::Gfx11 => {
+            float | (((rsrc1 >> 21) & 1) << 8) | (((rsrc1 >> 23) & 1) << 9)
+        }
+        Family::Gfx12 => float,
+    }
+}
+
+fn isa_of(launch: &Launch) -> Result<Isa, KernelFault> {
+    Isa::from_processor(&launch.processor, launch.wave64).ok_or_else(|| {
+        KernelFault::Interpreter(format!(
+            "the instruction interpreter has no decoder for {}: register a host twin",
+            launch.processor
+        ))
+    })
+}
+
+/// Run every workgroup of the dispatch on the interpreter. Returns the
+/// wave-instructions executed.
+pub fn run(
+    ctx: &mut DispatchContext,
+    mem: &DeviceMemory,
+    kernel: &Arc<KernelEntry>,
+    launch: &Launch,
+) -> Result<u64, KernelFault> {
+    let isa = isa_of(launch)?;
+    let prog = cache::program(kernel, isa, mem)?;
+    run_program(ctx, mem, &kernel.symbol, &prog, launch)
+}
+
+fn setup_fault(kernel: &str, launch: &Launch, what: String) -> KernelFault {
+    KernelFault::Interpreter(format!(
+        "kernel {kernel} on {}: {what}; the instruction interpreter does not model it \
+         (register a host twin to run this kernel)",
+        launch.processor
+    ))
+}
+
+/// Run `prog` for every workgroup of `ctx`.
+pub fn run_program(
+    ctx: &mut DispatchContext,
+    mem: &DeviceMemory,
+    kernel: &str,
+    prog: &Program,
+    launch: &Launch,
+) -> Result<u64, KernelFault> {
+    let isa = prog.isa;
+    let r2 = launch.rsrc2;
+    if r2 & rsrc2::SCRATCH_EN != 0 {
+        return Err(setup_fault(kernel, launch, "RSRC2 enables scratch".into()));
+    }
+    if r2 & rsrc2::TG_SIZE_EN != 0 {
+        return Err(setup_fault(
+            kernel,
+            launch,
+            "RSRC2 enables the workgroup-info SGPR (TG_SIZE_EN)".into(),
+        ));
+    }
+    let user = ((r2 >> rsrc2::USER_SGPR_SHIFT) & rsrc2::USER_SGPR_MASK) as usize;
+    let tid_dims = ((r2 >> rsrc2::TIDIG_COMP_CNT_SHIFT) & 3) as usize + 1;
+    let counts = ctx.workgroup_counts()?;
+    let block = ctx.block;
+    let threads = (block[0] * block[1] * block[2]) as usize;
+    let lanes = if isa.wave64 { 64 } else { 32 };
+    let nwaves = threads.div_ceil(lanes);
+    let vgprs = vgpr_count(launch.rsrc1, isa.wave64);
+    let mode = initial_mode(launch.rsrc1, isa.family);
+    let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
+    let mut lds = vec![0u8; ctx.lds_bytes];
+    let mut executed = 0u64;
+    let mut tbuf = super::tracebuf::TraceBuf::default();
+    let mut scratch = vec![0u8; super::wave::MAX_LANES * 16];
+    let packed = match isa.family {
+        Family::Gfx10 => false,
+        Family::Gfx11 | Family::Gfx12 => true,
+    };
+    if !packed && tid_dims > vgprs {
+        return Err(setup_fault(
+            kernel,
+            launch,
+            format!("{tid_dims} work-item id VGPRs but only {vgprs} VGPRs allocated"),
+        ));
+    }
+    for gz in 0..counts[2] {
+        for gy in 0..counts[1] {
+            for gx in 0..counts[0] {
+                let wg = [gx, gy, gz];
+                lds.fill(0);
+                for (w, wave) in waves.iter_mut().enumerate() {
+                    wave.reset();
+                    wave.mode = mode;
+                    wave.wave_in_group = w as u32;
+                    wave.workgroup_id = wg;
+                    let first = w * lanes;
+                    let n = (threads - first).min(lanes);
+                    wave.exec = full_mask(n);
+                    for (i, v) in launch.user_sgprs.iter().take(user).enumerate() {
+                        wave.sgpr[i] = *v;
+                    }
+                    match isa.family {
+                        // System SGPRs after the user ones, as RSRC2 enables them.
+                        Family::Gfx10 | Family::Gfx11 => {
+                            let mut s = user;
+                            for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
+                                .into_iter()
+                                .enumerate()
+                            {
+                                if r2 & bit != 0 {
+                                    wave.sgpr[s] = wg[d];
+                                    s += 1;
+                                }
+                            }
+                        }
+                        // Architected SGPRs: the workgroup ids are always in
+                        // TTMP9 (x) and TTMP7 (y in 15:0, z in 31:16).
+                        Family::Gfx12 => {
+                            wave.sgpr[TTMP0 + 9] = wg[0];
+                            wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
+                        }
+                    }
+                    for l in 0..n {
+                        let t = (first + l) as u32;
+                        let x = t % block[0];
+                        let y = (t / block[0]) % block[1];
+                        let z = t / (block[0] * block[1]);
+                        let ids = [x, y, z];
+                        if packed {
+                            let mut v = 0;
+                            for (d, id) in ids.iter().enumerate().take(tid_dims) {
+                                v |= id << (10 * d);
+                            }
+                            wave.vgpr[0][l] = v;
+                        } else {
+                            for (d, id) in ids.iter().enumerate().take(tid_dims) {
+                                wave.vgpr[d][l] = *id;
+                            }
+                        }
+                    }
+                }
+                let mut c = Ctx {
+                    mem,
+                    trace: &mut tbuf,
+                    scratch: &mut scratch,
+                    lds: &mut lds,
+                };
+                exec::run_workgroup(prog, &mut waves, &mut c, &mut executed).map_err(
+                    |(w, pc, fault)| {
+                        let inst = &prog.insts[pc as usize];
+                        match fault {
+                            IsaFault::Vm(f) => {
+                                tracing::warn!(
+                                    kernel,
+                                    offset = inst.offset,
+                                    mnemonic = %inst.decoded.mnemonic(),
+                                    "VM fault raised by the instruction interpreter"
+                                );
+                                KernelFault::Vm(f)
+                            }
+                            fault => KernelFault::Isa(Box::new(IsaError {
+                                kernel: kernel.to_string(),
+                                offset: inst.offset,
+                                mnemonic: inst.decoded.mnemonic(),
+                                processor: launch.processor.clone(),
+                                workgroup: wg,
+                                wave: w,
+                                fault,
+                            })),
+                        }
+                    },
+                )?;
+            }
+        }
+    }
+    tbuf.flush_into(&mut ctx.trace);
+    Ok(executed)
+}
+
+/// Whether `kernel`'s code uses instructions whose results the hardware
+/// only guarantees to a documented precision (transcendentals, reciprocals,
+/// square roots), so a host twin's exact math may differ in the last bits.
+pub fn uses_approximate_ops(
+    kernel: &Arc<KernelEntry>,
+    launch: &Launch,
+    mem: &DeviceMemory,
+) -> Result<bool, KernelFault> {
+    let prog = cache::program(kernel, isa_of(launch)?, mem)?;
+    Ok(prog.insts.iter().any(|i| {
+        let n = i.decoded.name;
+        n.starts_with("v_") && APPROXIMATE.iter().any(|a| n.contains(a))
+    }))
+}
+
+/// Name parts of the approximate vector ALU ops.
+const APPROXIMATE: [&str; 8] = [
+    "_exp_", "_log_", "_rcp_", "_rsq_", "_sqrt_", "_sin_", "_cos_", "_div_",
+];
+
+/// The user SGPRs the packet processor loads for an AQL dispatch, in the
+/// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
+/// Execution State"): the private segment buffer (zero: no scratch is
+/// modelled) and the kernarg pointer; RSRC2's count beyond them (LLVM's
+/// gfx1100 padding) reads as zero. The dispatch and queue pointers, the
+/// dispatch id and flat-scratch init are not delivered by the simulator's
+/// AQL path: asking for them is an error, not a made-up value.
+pub fn aql_user_sgprs(
+    kd: &relaunch_device::codeobj::KernelDescriptor,
+    family: relaunch_device::target::Family,
+    kernarg: u64,
+) -> Result<Vec<u32>, String> {
+    use relaunch_device::target::Family;
+    let count = kd.user_sgpr_count() as usize;
+    let mut out = Vec::with_capacity(count);
+    // gfx12 has no private segment buffer SGPRs.
+    let psb = kd.wants_private_segment_buffer()
+        && match family {
+            Family::Gfx12 => false,
+            Family::Gfx10 | Family::Gfx11 => true,
+        };
+    if psb {
+        out.extend([0; 4]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_ptr(), "the dispatch pointer"),
+        (kd.wants_queue_ptr(), "the queue pointer"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    if kd.wants_kernarg_segment_ptr() {
+        out.extend([kernarg as u32, (kernarg >> 32) as u32]);
+    }
+    for (on, what) in [
+        (kd.wants_dispatch_id(), "the dispatch id"),
+        (kd.wants_flat_scratch_init(), "flat scratch init"),
+        (kd.wants_private_segment_size(), "the private segment size"),
+    ] {
+        if on {
+            return Err(format!(
+                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+            ));
+        }
+    }
+    out.resize(count.max(out.len()), 0);
+    Ok(out)
+}

@@ -1,0 +1,135 @@
+//! The execution loop: one wave runs until it reaches a barrier or ends;
+//! the waves of a workgroup take turns (in wave order) so each runs up to
+//! the next barrier before any passes it.
+
+use super::control;
+use super::fault::{Flow, IsaFault};
+use super::lds;
+use super::program::{Kind, Program};
+use super::scalar;
+use super::smem;
+use super::valu;
+use super::vmem;
+use super::wave::Wave;
+use super::Ctx;
+
+/// Why a wave stopped running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    Barrier,
+    End,
+}
+
+/// Run `wave` until a barrier or s_endpgm. On a fault, the index of the
+/// instruction that raised it comes with it. `executed` counts the
+/// instructions run (wave-instructions, for the benchmark).
+pub(crate) fn run_wave(
+    prog: &Program,
+    wave: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    executed: &mut u64,
+) -> Result<Stop, (u32, IsaFault)> {
+    let family = prog.isa.family;
+    let trace = tracing_on() && wave.wave_in_group == 0 && wave.workgroup_id[1..] == [0; 2];
+    loop {
+        let pc = wave.pc;
+        let inst = &prog.insts[pc as usize];
+        *executed += 1;
+        let r = match inst.kind {
+            Kind::Salu(op) => scalar::execute(wave, inst, op),
+            Kind::Valu(_) => valu::execute(wave, inst, ctx),
+            Kind::Ctrl(op) => control::execute(wave, inst, op),
+            Kind::Smem(op) => smem::execute(wave, inst, op, ctx),
+            Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
+            Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),
+            Kind::GetPc => {
+                let next = prog
+                    .entry
+                    .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+                wave.write_scalar64(inst.dst, next).map(|()| Flow::Next)
+            }
+            Kind::Unimplemented => Err(IsaFault::Unimplemented {
+                mnemonic: inst.decoded.mnemonic(),
+                family,
+            }),
+            Kind::Undecodable(dword) => Err(IsaFault::Undecodable { dword, family }),
+            Kind::OutOfCode => Err(IsaFault::Control(format!(
+                "control reached byte offset {:#x}, outside the kernel's code (past the end of \
+                 its code allocation or into bytes that are not an instruction start)",
+                inst.offset
+            ))),
+        };
+        if trace {
+            trace_inst(inst, wave);
+        }
+        match r {
+            Ok(Flow::Next) => wave.pc = inst.next,
+            Ok(Flow::Jump(t)) => wave.pc = t,
+            Ok(Flow::Barrier) => {
+                wave.pc = inst.next;
+                return Ok(Stop::Barrier);
+            }
+            Ok(Flow::End) => {
+                wave.done = true;
+                return Ok(Stop::End);
+            }
+            Err(e) => return Err((pc, e)),
+        }
+    }
+}
+
+/// Run every wave of one workgroup to its end. Waves take turns up to each
+/// barrier: when every wave still running has reached it, all go on.
+pub(crate) fn run_workgroup(
+    prog: &Program,
+    waves: &mut [Wave],
+    ctx: &mut Ctx<'_>,
+    executed: &mut u64,
+) -> Result<(), (usize, u32, IsaFault)> {
+    loop {
+        let mut waiting = 0;
+        for (i, w) in waves.iter_mut().enumerate() {
+            if w.done {
+                continue;
+            }
+            match run_wave(prog, w, ctx, executed) {
+                Ok(Stop::Barrier) => waiting += 1,
+                Ok(Stop::End) => {}
+                Err((pc, e)) => return Err((i, pc, e)),
+            }
+        }
+        if waiting == 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// `RELAUNCH_SIM_ISA_TRACE=1`: print every instruction wave 0 of workgroup
+/// 0 executes, with its destination's lane 0..3 values after it ran.
+fn tracing_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("RELAUNCH_SIM_ISA_TRACE").is_some_and(|v| v == "1"))
+}
+
+#[cold]
+fn trace_inst(inst: &super::program::Inst, wave: &Wave) {
+    use super::operand::Dst;
+    let val = match inst.dst {
+        Dst::Vgpr(r) => wave
+            .vgpr
+            .get(r as usize)
+            .map(|v| format!("v{r}={:x?}", &v[..4]))
+            .unwrap_or_default(),
+        Dst::Sgpr(n) => format!("s{n}={:#x}", wave.sgpr[n as usize]),
+        _ => String::new(),
+    };
+    eprintln!(
+        "isa wg{:?} {:#06x} {:<28} {val} exec={:#x} scc={} vcc={:#x}",
+        wave.workgroup_id[0],
+        inst.offset,
+        inst.decoded.mnemonic(),
+        wave.exec,
+        u8::from(wave.scc),
+        wave.vcc()
+    );
+}

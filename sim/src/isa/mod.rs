@@ -1,0 +1,83 @@
+//! The instruction interpreter: runs a kernel's real machine code (gfx10.3,
+//! gfx11, gfx12; wave32 and wave64) on the simulated device.
+//!
+//! Owns: the wave state (`wave`), operand reading and writing (`operand`),
+//! the fault type (`fault`), decoded programs (`program`), and the
+//! executors per instruction class; `valu` is the vector ALU.
+//! Refuses: any instruction it does not implement, with an error naming
+//! the kernel, byte offset, mnemonic and family (a host twin can stand in).
+//! Every memory access goes through the device's checked memory and the
+//! dispatch's access trace.
+
+// Per-lane loops index several fixed lane arrays (registers, addresses,
+// masks) by the same lane number; iterators over one of them would hide
+// that.
+#![allow(clippy::needless_range_loop)]
+
+mod atomic;
+mod buffer;
+mod cache;
+mod control;
+pub mod dispatch;
+mod exec;
+pub mod fault;
+mod lds;
+pub mod operand;
+pub mod program;
+pub mod runner;
+mod scalar;
+mod smem;
+pub mod tracebuf;
+pub mod valu;
+mod vmem;
+pub mod wave;
+
+pub use dispatch::{IsaError, Launch};
+pub use fault::{Flow, IsaFault};
+pub use operand::{Dst, Src};
+pub use program::{Inst, Program};
+pub use runner::{KernelMode, Runner};
+pub use wave::{Lanes, Wave, MAX_LANES};
+
+use crate::memory::DeviceMemory;
+use tracebuf::TraceBuf;
+
+/// Every mnemonic the interpreter executes on `family`, as LLVM spells it:
+/// what the LLVM round-trip test assembles and decodes.
+pub fn implemented(family: relaunch_isa::Family) -> Vec<&'static str> {
+    let mut v = program::implemented_non_valu(family);
+    v.extend(valu::implemented(family).iter().copied());
+    v
+}
+
+/// Whether the interpreter executes the instruction at the start of
+/// `bytes` as decoded for `isa`: its mnemonic and the answer, `None` when
+/// it does not decode.
+pub fn executes(isa: relaunch_isa::Isa, bytes: &[u8]) -> Option<(String, bool)> {
+    program::executes(isa, bytes)
+}
+
+/// What an executing instruction may reach beyond its wave: device memory
+/// (checked), the dispatch's access trace and the workgroup's LDS.
+pub struct Ctx<'a> {
+    pub mem: &'a DeviceMemory,
+    /// Accesses so far, merged into the dispatch's trace at its end.
+    pub trace: &'a mut TraceBuf,
+    /// A reusable byte buffer of at least 64 lanes x 16 bytes (vector
+    /// memory staging; kept here so no instruction allocates or clears one).
+    pub scratch: &'a mut [u8],
+    pub lds: &'a mut [u8],
+}
+
+// Interface with the vector ALU (`valu/`):
+// - at program build, `valu::prepare(isa, &decoded)` is called for every
+//   VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD/VINTERP instruction; `Some(prep)` is kept
+//   in the `Inst`, `None` makes executing it an `IsaFault::Unimplemented`;
+// - the execution loop calls `valu::execute(wave, inst, ctx)`, which reads
+//   `inst.src` / `inst.dst` / `inst.sdst` / `inst.words` / `inst.decoded`,
+//   reads and writes the wave through `Wave`'s operand helpers (EXEC masks
+//   VGPR writes; VCC, EXEC and SGPR lane masks through `read_mask` /
+//   `write_mask`), and returns `Flow::Next`;
+// - `valu::implemented(family)` lists the LLVM mnemonics it executes, for
+//   the LLVM round-trip test. ds_swizzle / ds_permute / ds_bpermute are DS
+//   instructions and stay with the LDS executor.

@@ -1,0 +1,345 @@
+//! Execution of the integer, 64-bit, carry, conversion and cross-lane
+//! operations; floating-point ones are in `fp`, comparisons in `cmp`.
+
+use super::super::fault::IsaFault;
+use super::super::operand::Src;
+use super::super::program::Inst;
+use super::super::wave::{Lanes, Wave, MAX_LANES};
+use super::ops::{CarryOp, IOp, LaneOp, Op, WOp};
+use super::{cmp, fp, src, Enc, Prep};
+
+/// Execute a non-VOPD instruction.
+pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
+    match p.op {
+        Op::I(op) => int(wave, inst, p, op),
+        Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Cvt(_) => fp::execute(wave, inst, p),
+        Op::W(op) => wide(wave, inst, p, op),
+        Op::Carry(op) => carry(wave, inst, p, op),
+        Op::Lane(op) => lane(wave, inst, op),
+        Op::Cmp(c) => cmp::execute(wave, inst, p, c),
+        Op::Nop => Ok(()),
+    }
+}
+
+/// Read sources `0..n` as raw 32-bit lanes (DPP on source 0).
+pub fn read32(
+    wave: &Wave,
+    inst: &Inst,
+    p: &Prep,
+    n: usize,
+    s: &mut [Lanes; 3],
+    mask: &mut u64,
+) -> Result<(), IsaFault> {
+    for (i, out) in s.iter_mut().enumerate().take(n) {
+        src::read(wave, p, inst.src[i], i, false, out, mask)?;
+    }
+    Ok(())
+}
+
+/// The lane mask an instruction reads implicitly: VCC in the 32-bit
+/// encodings, the third source in VOP3.
+pub fn mask_source(wave: &Wave, inst: &Inst, p: &Prep) -> Result<u64, IsaFault> {
+    match p.enc {
+        Enc::Vop3 => wave.read_mask(inst.src[2]),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3p | Enc::Vopd => Ok(wave.vcc()),
+    }
+}
+
+fn sources(op: IOp) -> usize {
+    use IOp::*;
+    match op {
+        Mov | Not | Bfrev | Clz | Ctz | Cls => 1,
+        Add3 | LshlAdd | AddLshl | LshlOr | AndOr | Or3 | Xor3 | Alignbit | Alignbyte | BfeU
+        | BfeI | Bfi | MadU24 | MadI24 | Min3U | Max3U | Med3U | Min3I | Max3I | Med3I | Xad
+        | Perm => 3,
+        _ => 2,
+    }
+}
+
+#[inline]
+fn sext24(v: u32) -> i64 {
+    (((v << 8) as i32) >> 8) as i64
+}
+
+#[inline]
+fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
+    a.max(b).min(a.min(b).max(c))
+}
+
+/// v_perm_b32: each result byte picks a byte of {S0, S1} (S1 the low
+/// four) by the selector byte of S2, or a constant.
+fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
+    let bytes = (u64::from(s0) << 32) | u64::from(s1);
+    let mut out = 0u32;
+    for i in 0..4 {
+        let k = (sel >> (8 * i)) & 0xFF;
+        let b = match k {
+            0..=7 => (bytes >> (8 * k)) as u8,
+            // Sign of bytes 1, 3, 5, 7 spread over the byte.
+            8..=11 => {
+                let src = 2 * (k - 8) + 1;
+                if (bytes >> (8 * src + 7)) & 1 != 0 {
+                    0xFF
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xFF,
+        };
+        out |= u32::from(b) << (8 * i);
+    }
+    out
+}
+
+fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> {
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    let n = sources(op);
+    let n_read = if op == IOp::Cndmask { 2 } else { n };
+    read32(wave, inst, p, n_read, &mut s, &mut wmask)?;
+    let lanes = wave.lanes;
+    let mut d = [0u32; MAX_LANES];
+    macro_rules! map {
+        (|$a:ident, $b:ident, $c:ident, $l:ident| $e:expr) => {{
+            let [sa, sb, sc] = &s;
+            for $l in 0..lanes {
+                let ($a, $b, $c) = (sa[$l], sb[$l], sc[$l]);
+                d[$l] = $e;
+            }
+        }};
+    }
+    use IOp::*;
+    match op {
+        Mov => {
+            src::sign_mods(p, 0, 0x8000_0000, &mut s[0], lanes);
+            d = s[0];
+        }
+        Not => map!(|a, _b, _c, _l| !a),
+        Bfrev => map!(|a, _b, _c, _l| a.reverse_bits()),
+        Clz => map!(|a, _b, _c, _l| if a == 0 { u32::MAX } else { a.leading_zeros() }),
+        Ctz => map!(|a, _b, _c, _l| if a == 0 { u32::MAX } else { a.trailing_zeros() }),
+        Cls => map!(|a, _b, _c, _l| if a == 0 || a == u32::MAX {
+            u32::MAX
+        } else {
+            (a ^ ((a as i32 >> 31) as u32)).leading_zeros()
+        }),
+        Add => map!(|a, b, _c, _l| a.wrapping_add(b)),
+        Sub => map!(|a, b, _c, _l| a.wrapping_sub(b)),
+        Subrev => map!(|a, b, _c, _l| b.wrapping_sub(a)),
+        And => map!(|a, b, _c, _l| a & b),
+        Or => map!(|a, b, _c, _l| a | b),
+        Xor => map!(|a, b, _c, _l| a ^ b),
+        Xnor => map!(|a, b, _c, _l| !(a ^ b)),
+        Lshlrev => map!(|a, b, _c, _l| b << (a & 31)),
+        Lshrrev => map!(|a, b, _c, _l| b >> (a & 31)),
+        Ashrrev => map!(|a, b, _c, _l| ((b as i32) >> (a & 31)) as u32),
+        MinU => map!(|a, b, _c, _l| a.min(b)),
+        MaxU => map!(|a, b, _c, _l| a.max(b)),
+        MinI => map!(|a, b, _c, _l| (a as i32).min(b as i32) as u32),
+        MaxI => map!(|a, b, _c, _l| (a as i32).max(b as i32) as u32),
+        MulLo => map!(|a, b, _c, _l| a.wrapping_mul(b)),
+        MulHiU => map!(|a, b, _c, _l| ((u64::from(a) * u64::from(b)) >> 32) as u32),
+        MulHiI => map!(|a, b, _c, _l| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32),
+        MulU24 => map!(|a, b, _c, _l| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF)),
+        MulI24 => map!(|a, b, _c, _l| (sext24(a) * sext24(b)) as u32),
+        MulHiU24 => map!(
+            |a, b, _c, _l| ((u64::from(a & 0xFF_FFFF) * u64::from(b & 0xFF_FFFF)) >> 32) as u32
+        ),
+        MulHiI24 => map!(|a, b, _c, _l| ((sext24(a) * sext24(b)) >> 32) as u32),
+        Bcnt => map!(|a, b, _c, _l| a.count_ones().wrapping_add(b)),
+        MbcntLo => map!(|a, b, _c, l| {
+            let below = if l >= 32 { u32::MAX } else { (1u32 << l) - 1 };
+            (a & below).count_ones().wrapping_add(b)
+        }),
+        MbcntHi => map!(|a, b, _c, l| {
+            let below = if l <= 32 { 0 } else { (1u32 << (l - 32)) - 1 };
+            (a & below).count_ones().wrapping_add(b)
+        }),
+        Bfm => map!(|a, b, _c, _l| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
+        Cndmask => {
+            let vcc = mask_source(wave, inst, p)?;
+            src::sign_mods(p, 0, 0x8000_0000, &mut s[0], lanes);
+            src::sign_mods(p, 1, 0x8000_0000, &mut s[1], lanes);
+            map!(|a, b, _c, l| if vcc >> l & 1 != 0 { b } else { a })
+        }
+        Add3 => map!(|a, b, c, _l| a.wrapping_add(b).wrapping_add(c)),
+        LshlAdd => map!(|a, b, c, _l| (a << (b & 31)).wrapping_add(c)),
+        AddLshl => map!(|a, b, c, _l| a.wrapping_add(b) << (c & 31)),
+        LshlOr => map!(|a, b, c, _l| (a << (b & 31)) | c),
+        AndOr => map!(|a, b, c, _l| (a & b) | c),
+        Or3 => map!(|a, b, c, _l| a | b | c),
+        Xor3 => map!(|a, b, c, _l| a ^ b ^ c),
+        Alignbit => map!(|a, b, c, _l| (((u64::from(a) << 32) | u64::from(b)) >> (c & 31)) as u32),
+        Alignbyte => {
+            map!(|a, b, c, _l| (((u64::from(a) << 32) | u64::from(b)) >> (8 * (c & 3))) as u32)
+        }
+        BfeU => map!(|a, b, c, _l| {
+            let w = c & 31;
+            if w == 0 {
+                0
+            } else {
+                (a >> (b & 31)) & ((1u32 << w) - 1)
+            }
+        }),
+        BfeI => map!(|a, b, c, _l| {
+            let w = c & 31;
+            if w == 0 {
+                0
+            } else {
+                let f = (a >> (b & 31)) & ((1u32 << w) - 1);
+                (((f << (32 - w)) as i32) >> (32 - w)) as u32
+            }
+        }),
+        Bfi => map!(|a, b, c, _l| (a & b) | (!a & c)),
+        MadU24 => map!(|a, b, c, _l| (a & 0xFF_FFFF).wrapping_mul(b & 0xFF_FFFF).wrapping_add(c)),
+        MadI24 => map!(|a, b, c, _l| ((sext24(a) * sext24(b)) as u32).wrapping_add(c)),
+        Min3U => map!(|a, b, c, _l| a.min(b).min(c)),
+        Max3U => map!(|a, b, c, _l| a.max(b).max(c)),
+        Med3U => map!(|a, b, c, _l| med3(a, b, c)),
+        Min3I => map!(|a, b, c, _l| (a as i32).min(b as i32).min(c as i32) as u32),
+        Max3I => map!(|a, b, c, _l| (a as i32).max(b as i32).max(c as i32) as u32),
+        Med3I => map!(|a, b, c, _l| med3(a as i32, b as i32, c as i32) as u32),
+        Xad => map!(|a, b, c, _l| (a ^ b).wrapping_add(c)),
+        Perm => map!(|a, b, c, _l| perm(a, b, c)),
+    }
+    src::store(wave, inst.dst, &d, wmask)
+}
+
+fn wide(wave: &mut Wave, inst: &Inst, p: &Prep, op: WOp) -> Result<(), IsaFault> {
+    let lanes = wave.lanes;
+    let mut d = [0u64; MAX_LANES];
+    match op {
+        WOp::Lshlrev64 | WOp::Lshrrev64 | WOp::Ashrrev64 => {
+            let mut sh = [0u32; MAX_LANES];
+            wave.read_lanes(inst.src[0], &mut sh)?;
+            let mut v = [0u64; MAX_LANES];
+            wave.read_lanes64(inst.src[1], op == WOp::Ashrrev64, &mut v)?;
+            for l in 0..lanes {
+                let k = sh[l] & 63;
+                d[l] = match op {
+                    WOp::Lshlrev64 => v[l] << k,
+                    WOp::Lshrrev64 => v[l] >> k,
+                    _ => ((v[l] as i64) >> k) as u64,
+                };
+            }
+            src::store64(wave, inst.dst, &d, u64::MAX)
+        }
+        WOp::MadU64U32 | WOp::MadI64I32 => {
+            let signed = op == WOp::MadI64I32;
+            let mut a = [0u32; MAX_LANES];
+            let mut b = [0u32; MAX_LANES];
+            let mut c = [0u64; MAX_LANES];
+            wave.read_lanes(inst.src[0], &mut a)?;
+            wave.read_lanes(inst.src[1], &mut b)?;
+            wave.read_lanes64(inst.src[2], signed, &mut c)?;
+            let mut flag = 0u64;
+            for l in 0..lanes {
+                let over = if signed {
+                    let prod = i128::from(a[l] as i32) * i128::from(b[l] as i32);
+                    let sum = prod + i128::from(c[l] as i64);
+                    d[l] = sum as u64;
+                    sum != i128::from(sum as i64)
+                } else {
+                    let sum = u128::from(a[l]) * u128::from(b[l]) + u128::from(c[l]);
+                    d[l] = sum as u64;
+                    sum > u128::from(u64::MAX)
+                };
+                if over {
+                    flag |= 1 << l;
+                }
+            }
+            let _ = p;
+            let exec = wave.exec;
+            src::store64(wave, inst.dst, &d, u64::MAX)?;
+            wave.write_mask(inst.sdst, flag & exec)
+        }
+    }
+}
+
+fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaFault> {
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    read32(wave, inst, p, 2, &mut s, &mut wmask)?;
+    let cin = match op {
+        CarryOp::AddCoCi | CarryOp::SubCoCi | CarryOp::SubrevCoCi => mask_source(wave, inst, p)?,
+        CarryOp::AddCo | CarryOp::SubCo | CarryOp::SubrevCo => 0,
+    };
+    let lanes = wave.lanes;
+    let mut d = [0u32; MAX_LANES];
+    let mut cout = 0u64;
+    // One loop per direction (the match is outside), the carry bit
+    // collected without a branch.
+    macro_rules! lanes {
+        (|$a:ident, $b:ident, $c:ident| $e:expr) => {
+            for l in 0..lanes {
+                let ($a, $b) = (u64::from(s[0][l]), u64::from(s[1][l]));
+                let $c = cin >> l & 1;
+                let (v, out): (u32, bool) = $e;
+                d[l] = v;
+                cout |= u64::from(out) << l;
+            }
+        };
+    }
+    match op {
+        CarryOp::AddCo | CarryOp::AddCoCi => lanes!(|a, b, c| {
+            let r = a + b + c;
+            (r as u32, r >> 32 != 0)
+        }),
+        CarryOp::SubCo | CarryOp::SubCoCi => {
+            lanes!(|a, b, c| (a.wrapping_sub(b + c) as u32, b + c > a))
+        }
+        CarryOp::SubrevCo | CarryOp::SubrevCoCi => {
+            lanes!(|a, b, c| (b.wrapping_sub(a + c) as u32, a + c > b))
+        }
+    }
+    let written = wave.exec & wmask;
+    src::store(wave, inst.dst, &d, wmask)?;
+    match p.enc {
+        Enc::Vop3 => wave.write_mask(inst.sdst, cout & written),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vop3p | Enc::Vopd => {
+            wave.set_vcc(cout & written);
+            Ok(())
+        }
+    }
+}
+
+fn lane(wave: &mut Wave, inst: &Inst, op: LaneOp) -> Result<(), IsaFault> {
+    let n = wave.lanes;
+    match op {
+        LaneOp::Readlane => {
+            let Src::Vgpr(r) = inst.src[0] else {
+                return Err(not_vgpr(inst.src[0]));
+            };
+            let l = wave.scalar(inst.src[1])? as usize & (n - 1);
+            let v = wave.v(r)?[l];
+            wave.write_scalar(inst.dst, v)
+        }
+        LaneOp::Readfirstlane => {
+            let l = if wave.exec == 0 {
+                0
+            } else {
+                wave.exec.trailing_zeros() as usize
+            };
+            let v = wave.lane(inst.src[0], l)?;
+            wave.write_scalar(inst.dst, v)
+        }
+        LaneOp::Writelane => {
+            let super::super::operand::Dst::Vgpr(r) = inst.dst else {
+                return Err(not_vgpr(inst.src[0]));
+            };
+            let v = wave.scalar(inst.src[0])?;
+            let l = wave.scalar(inst.src[1])? as usize & (n - 1);
+            wave.v_mut(r)?[l] = v;
+            Ok(())
+        }
+    }
+}
+
+#[cold]
+fn not_vgpr(src: Src) -> IsaFault {
+    IsaFault::Operand {
+        mnemonic: String::new(),
+        why: format!("expected a VGPR operand, found {src:?}"),
+    }
+}

@@ -1,0 +1,374 @@
+//! f32, f16 and packed-f16 operations and the conversions. f32 runs on the
+//! host's f32 (round to nearest even, denormals kept; flushed when MODE
+//! says so); f16 results are computed exactly in f64 and rounded once.
+//! Transcendentals use host math: v_exp/v_log are 2^x / log2 x, v_sin/v_cos
+//! take their argument in turns (sin(2*pi*x)), v_rcp/v_rsq/v_sqrt are
+//! correctly rounded; the hardware documents 1 ULP for these, so results
+//! can differ from a GPU's in the last place.
+
+use super::super::fault::IsaFault;
+use super::super::program::Inst;
+use super::super::wave::{Lanes, Wave, MAX_LANES};
+use super::float::{self, Denorm};
+use super::ops::{FOp, Op};
+use super::{cvt, exec, half, src, Prep};
+
+/// Execute an `Op::F`, `Op::H`, `Op::Pk` or `Op::Cvt` instruction.
+pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
+    if wave.mode & 0xF != 0 {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!(
+                "{} with MODE.FP_ROUND = {:#x} (only round-to-nearest-even is modelled)",
+                inst.decoded.mnemonic(),
+                wave.mode & 0xF
+            ),
+            family: wave.isa.family,
+        });
+    }
+    match p.op {
+        Op::F(op) => f32_op(wave, inst, p, op),
+        Op::H(op) => half::f16_op(wave, inst, p, op),
+        Op::Pk(op) => half::packed(wave, inst, p, op),
+        Op::Cvt(op) => cvt::convert(wave, inst, p, op),
+        _ => unreachable_op(inst),
+    }
+}
+
+#[cold]
+fn unreachable_op(inst: &Inst) -> Result<(), IsaFault> {
+    Err(IsaFault::Operand {
+        mnemonic: inst.decoded.mnemonic(),
+        why: "not a floating-point operation".into(),
+    })
+}
+
+pub fn f32_sources(op: FOp) -> usize {
+    use FOp::*;
+    match op {
+        Rcp | RcpIflag | Rsq | Sqrt | Exp | Log | Sin | Cos | Floor | Ceil | Trunc | Rndne
+        | Fract | FrexpMant | FrexpExp => 1,
+        Fma | Fmamk | Fmaak | Min3 | Max3 | Med3 | DivScale | DivFmas | DivFixup => 3,
+        Add | Sub | Subrev | Mul | Fmac | Min | Max | Ldexp => 2,
+    }
+}
+
+#[inline]
+pub(super) fn f(v: u32) -> f32 {
+    f32::from_bits(v)
+}
+
+#[inline]
+fn med3f(a: f32, b: f32, c: f32) -> f32 {
+    a.max(b).min(a.min(b).max(c))
+}
+
+/// x * 2^n, rounded once (the product is exact in f64).
+#[inline]
+fn ldexp32(x: f32, n: i32) -> f32 {
+    let n = n.clamp(-400, 400);
+    let a = f64::from_bits(((1023 + n / 2) as u64) << 52);
+    let b = f64::from_bits(((1023 + (n - n / 2)) as u64) << 52);
+    (f64::from(x) * a * b) as f32
+}
+
+/// `$body` with `$k` bound to `$op` as a constant in every arm, so the
+/// per-lane loop inside is compiled once per operation, without a
+/// dispatch per lane.
+macro_rules! each_fop {
+    ($op:expr, |$k:ident| $body:expr) => {
+        match $op {
+            FOp::Add => {
+                let $k = FOp::Add;
+                $body
+            }
+            FOp::Sub => {
+                let $k = FOp::Sub;
+                $body
+            }
+            FOp::Subrev => {
+                let $k = FOp::Subrev;
+                $body
+            }
+            FOp::Mul => {
+                let $k = FOp::Mul;
+                $body
+            }
+            FOp::Fma => {
+                let $k = FOp::Fma;
+                $body
+            }
+            FOp::Fmac => {
+                let $k = FOp::Fmac;
+                $body
+            }
+            FOp::Fmamk => {
+                let $k = FOp::Fmamk;
+                $body
+            }
+            FOp::Fmaak => {
+                let $k = FOp::Fmaak;
+                $body
+            }
+            FOp::Min => {
+                let $k = FOp::Min;
+                $body
+            }
+            FOp::Max => {
+                let $k = FOp::Max;
+                $body
+            }
+            FOp::Min3 => {
+                let $k = FOp::Min3;
+                $body
+            }
+            FOp::Max3 => {
+                let $k = FOp::Max3;
+                $body
+            }
+            FOp::Med3 => {
+                let $k = FOp::Med3;
+                $body
+            }
+            FOp::Ldexp => {
+                let $k = FOp::Ldexp;
+                $body
+            }
+            FOp::Rcp => {
+                let $k = FOp::Rcp;
+                $body
+            }
+            FOp::RcpIflag => {
+                let $k = FOp::RcpIflag;
+                $body
+            }
+            FOp::Rsq => {
+                let $k = FOp::Rsq;
+                $body
+            }
+            FOp::Sqrt => {
+                let $k = FOp::Sqrt;
+                $body
+            }
+            FOp::Exp => {
+                let $k = FOp::Exp;
+                $body
+            }
+            FOp::Log => {
+                let $k = FOp::Log;
+                $body
+            }
+            FOp::Sin => {
+                let $k = FOp::Sin;
+                $body
+            }
+            FOp::Cos => {
+                let $k = FOp::Cos;
+                $body
+            }
+            FOp::Floor => {
+                let $k = FOp::Floor;
+                $body
+            }
+            FOp::Ceil => {
+                let $k = FOp::Ceil;
+                $body
+            }
+            FOp::Trunc => {
+                let $k = FOp::Trunc;
+                $body
+            }
+            FOp::Rndne => {
+                let $k = FOp::Rndne;
+                $body
+            }
+            FOp::Fract => {
+                let $k = FOp::Fract;
+                $body
+            }
+            FOp::FrexpMant => {
+                let $k = FOp::FrexpMant;
+                $body
+            }
+            FOp::FrexpExp => {
+                let $k = FOp::FrexpExp;
+                $body
+            }
+            FOp::DivScale => {
+                let $k = FOp::DivScale;
+                $body
+            }
+            FOp::DivFmas => {
+                let $k = FOp::DivFmas;
+                $body
+            }
+            FOp::DivFixup => {
+                let $k = FOp::DivFixup;
+                $body
+            }
+        }
+    };
+}
+
+/// `f32_lane` over the lanes; `s[2]` is the third source, or fmac's
+/// accumulator.
+#[inline(always)]
+fn f32_loop(op: FOp, lanes: usize, s: &[Lanes; 3], vcc: u64, d: &mut Lanes) {
+    for l in 0..lanes {
+        let c = f(s[2][l]);
+        d[l] = f32_lane(op, f(s[0][l]), f(s[1][l]), c, c, vcc >> l & 1 != 0).to_bits();
+    }
+}
+
+/// One f32 operation on lane values (sources already modified). `acc` is
+/// the destination's old value (fmac), `k` the literal (fmamk/fmaak) and
+/// `vcc` the lane's VCC bit (div_fmas).
+#[inline(always)]
+pub fn f32_lane(op: FOp, a: f32, b: f32, c: f32, acc: f32, vcc: bool) -> f32 {
+    use FOp::*;
+    match op {
+        Add => a + b,
+        Sub => a - b,
+        Subrev => b - a,
+        Mul => a * b,
+        Fma => a.mul_add(b, c),
+        Fmac => a.mul_add(b, acc),
+        // c is the literal K: fmamk is S0 * K + S1, fmaak S0 * S1 + K.
+        Fmamk => a.mul_add(c, b),
+        Fmaak => a.mul_add(b, c),
+        Min => a.min(b),
+        Max => a.max(b),
+        Min3 => a.min(b).min(c),
+        Max3 => a.max(b).max(c),
+        Med3 => {
+            if a.is_nan() || b.is_nan() || c.is_nan() {
+                a.min(b).min(c)
+            } else {
+                med3f(a, b, c)
+            }
+        }
+        Ldexp => ldexp32(a, b.to_bits() as i32),
+        Rcp | RcpIflag => 1.0 / a,
+        Rsq => (1.0 / f64::from(a).sqrt()) as f32,
+        Sqrt => a.sqrt(),
+        Exp => (f64::from(a)).exp2() as f32,
+        Log => (f64::from(a)).log2() as f32,
+        Sin => (f64::from(a) * std::f64::consts::TAU).sin() as f32,
+        Cos => (f64::from(a) * std::f64::consts::TAU).cos() as f32,
+        Floor => a.floor(),
+        Ceil => a.ceil(),
+        Trunc => a.trunc(),
+        Rndne => a.round_ties_even(),
+        Fract => {
+            if a.is_infinite() {
+                f32::NAN
+            } else {
+                (a - a.floor()).min(f32::from_bits(0x3F7F_FFFF))
+            }
+        }
+        FrexpMant => {
+            if a.is_nan() || a.is_infinite() || a == 0.0 {
+                a
+            } else {
+                let (m, _) = frexp(a);
+                m
+            }
+        }
+        FrexpExp => {
+            // Integer result, carried as bits.
+            let e = if a.is_nan() || a.is_infinite() || a == 0.0 {
+                0
+            } else {
+                frexp(a).1
+            };
+            f32::from_bits(e as u32)
+        }
+        DivScale => float::div_scale_f32(a, b, c).0,
+        DivFmas => float::div_fmas_f32(a, b, c, vcc),
+        DivFixup => float::div_fixup_f32(a, b, c),
+    }
+}
+
+/// Mantissa in [0.5, 1) and exponent.
+fn frexp(x: f32) -> (f32, i32) {
+    let v = f64::from(x);
+    let bits = v.to_bits();
+    let e = ((bits >> 52) & 0x7FF) as i32 - 1022;
+    let m = f64::from_bits((bits & !(0x7FFu64 << 52)) | (1022u64 << 52));
+    (m as f32, e)
+}
+
+pub(super) fn omod_clamp(p: &Prep, v: f32) -> f32 {
+    let v = match p.mods.omod {
+        1 => v * 2.0,
+        2 => v * 4.0,
+        3 => v * 0.5,
+        _ => v,
+    };
+    if p.mods.clamp {
+        // NaN clamps to 0 (DX10_CLAMP).
+        if v.is_nan() {
+            0.0
+        } else {
+            v.clamp(0.0, 1.0)
+        }
+    } else {
+        v
+    }
+}
+
+fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let n = f32_sources(op);
+    let lanes = wave.lanes;
+    let mut s = [[0u32; MAX_LANES]; 3];
+    let mut wmask = u64::MAX;
+    exec::read32(wave, inst, p, n, &mut s, &mut wmask)?;
+    // v_ldexp's second source is an integer: no float modifiers.
+    let float_srcs = if op == FOp::Ldexp { 1 } else { n };
+    for (i, v) in s.iter_mut().enumerate().take(float_srcs) {
+        src::sign_mods(p, i, 0x8000_0000, v, lanes);
+    }
+    let dn = Denorm::f32_of(wave.mode);
+    if !dn.keep_in {
+        for v in s.iter_mut().take(float_srcs) {
+            for x in v.iter_mut().take(lanes) {
+                *x = float::flush32(f(*x)).to_bits();
+            }
+        }
+    }
+    // fmac's accumulator is the destination; it takes the unused third
+    // source slot.
+    if op == FOp::Fmac {
+        if let super::super::operand::Dst::Vgpr(r) = inst.dst {
+            s[2] = *wave.v(r)?;
+        }
+    }
+    let vcc = if op == FOp::DivFmas { wave.vcc() } else { 0 };
+    let mut d = [0u32; MAX_LANES];
+    each_fop!(op, |k| f32_loop(k, lanes, &s, vcc, &mut d));
+    let mut flags = 0u64;
+    if op == FOp::DivScale {
+        for l in 0..lanes {
+            if float::div_scale_f32(f(s[0][l]), f(s[1][l]), f(s[2][l])).1 {
+                flags |= 1 << l;
+            }
+        }
+    }
+    // FrexpExp's result is an integer: no output modifiers.
+    let plain = p.mods.omod == 0 && !p.mods.clamp && dn.keep_out;
+    if !plain && op != FOp::FrexpExp {
+        for v in d.iter_mut().take(lanes) {
+            let mut r = omod_clamp(p, f(*v));
+            if !dn.keep_out {
+                r = float::flush32(r);
+            }
+            *v = r.to_bits();
+        }
+    }
+    let written = wave.exec & wmask;
+    src::store(wave, inst.dst, &d, wmask)?;
+    if op == FOp::DivScale {
+        // VOP3SD-like: the scale flag goes to the SDST field (VCC by default).
+        wave.write_mask(inst.sdst, flags & written)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,455 @@
+//! The vector ALU operations the interpreter executes, and the mapping from
+//! LLVM's mnemonic (without the `_e32`/`_e64` encoding suffix) to them. A
+//! mnemonic with no entry here is not implemented: the program keeps it as
+//! an instruction that faults with its name when it runs.
+
+/// 32-bit integer and bitwise operations (one value per lane, up to three
+/// 32-bit sources). `*rev` operations take their operands swapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IOp {
+    Mov,
+    Not,
+    Bfrev,
+    /// v_ffbh_u32 / v_clz_i32_u32: leading zeros, -1 for 0.
+    Clz,
+    /// v_ffbl_b32 / v_ctz_i32_b32: trailing zeros, -1 for 0.
+    Ctz,
+    /// v_ffbh_i32 / v_cls_i32: leading sign bits, -1 for 0 and -1.
+    Cls,
+    Add,
+    Sub,
+    Subrev,
+    And,
+    Or,
+    Xor,
+    Xnor,
+    Lshlrev,
+    Lshrrev,
+    Ashrrev,
+    MinU,
+    MaxU,
+    MinI,
+    MaxI,
+    MulLo,
+    MulHiU,
+    MulHiI,
+    MulU24,
+    MulI24,
+    MulHiU24,
+    MulHiI24,
+    Bcnt,
+    MbcntLo,
+    MbcntHi,
+    Bfm,
+    Cndmask,
+    Add3,
+    LshlAdd,
+    AddLshl,
+    LshlOr,
+    AndOr,
+    Or3,
+    Xor3,
+    Alignbit,
+    Alignbyte,
+    BfeU,
+    BfeI,
+    Bfi,
+    MadU24,
+    MadI24,
+    Min3U,
+    Max3U,
+    Med3U,
+    Min3I,
+    Max3I,
+    Med3I,
+    Xad,
+    Perm,
+}
+
+/// Floating-point operations, shared by f32 (`Op::F`) and f16 (`Op::H`,
+/// `Op::Pk`); not every one exists in every width (the name table says
+/// which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FOp {
+    Add,
+    Sub,
+    Subrev,
+    Mul,
+    Fma,
+    /// D = S0 * S1 + D.
+    Fmac,
+    /// D = S0 * K + S1 (K the literal).
+    Fmamk,
+    /// D = S0 * S1 + K.
+    Fmaak,
+    Min,
+    Max,
+    Min3,
+    Max3,
+    Med3,
+    Ldexp,
+    Rcp,
+    RcpIflag,
+    Rsq,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    DivScale,
+    DivFmas,
+    DivFixup,
+}
+
+/// Conversions and packing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CvtOp {
+    F32U32,
+    F32I32,
+    U32F32,
+    I32F32,
+    F16F32,
+    F32F16,
+    F32Ubyte(u8),
+    /// v_cvt_flr_i32_f32 / v_cvt_floor_i32_f32.
+    FloorI32F32,
+    /// v_cvt_rpi_i32_f32 / v_cvt_nearest_i32_f32: floor(x + 0.5).
+    NearestI32F32,
+    /// Two f32 to a pair of f16, rounding toward zero.
+    PkRtzF16F32,
+    /// Two f16 (the low halves, op_sel may pick high ones) into one dword.
+    PackB32F16,
+    F16U16,
+    F16I16,
+    U16F16,
+    I16F16,
+}
+
+/// Operations with a 64-bit lane value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WOp {
+    Lshlrev64,
+    Lshrrev64,
+    Ashrrev64,
+    /// D64 = S0 * S1 + S2 (u32 x u32 + u64), carry out to SDST.
+    MadU64U32,
+    /// D64 = S0 * S1 + S2 (i32 x i32 + i64), overflow to SDST.
+    MadI64I32,
+}
+
+/// Additions with a carry out (VCC or SDST) and optionally a carry in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CarryOp {
+    AddCo,
+    SubCo,
+    SubrevCo,
+    AddCoCi,
+    SubCoCi,
+    SubrevCoCi,
+}
+
+/// Cross-lane reads and writes to and from SGPRs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneOp {
+    Readlane,
+    Readfirstlane,
+    Writelane,
+}
+
+/// The operand type of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpTy {
+    U16,
+    I16,
+    U32,
+    I32,
+    U64,
+    I64,
+    F16,
+    F32,
+    F64,
+}
+
+/// One comparison: `cond` is the opcode's condition index (floats: f lt eq
+/// le gt lg ge o u nge nlg ngt nle neq nlt tru; integers: f lt eq le gt ne
+/// ge t), `class` for v_cmp_class, `exec` for the v_cmpx forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cmp {
+    pub ty: CmpTy,
+    pub cond: u8,
+    pub class: bool,
+    pub exec: bool,
+}
+
+/// A vector ALU operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    I(IOp),
+    F(FOp),
+    /// Scalar f16 (low halves; op_sel picks halves in VOP3).
+    H(FOp),
+    /// Packed f16 pairs (VOP3P).
+    Pk(FOp),
+    Cvt(CvtOp),
+    W(WOp),
+    Carry(CarryOp),
+    Lane(LaneOp),
+    Cmp(Cmp),
+    Nop,
+}
+
+const FLOAT_CONDS: [&str; 16] = [
+    "f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt",
+    "tru",
+];
+const INT_CONDS: [&str; 8] = ["f", "lt", "eq", "le", "gt", "ne", "ge", "t"];
+
+/// The operation of an LLVM mnemonic (`v_add_f32`, `v_cmpx_gt_u32`, ...;
+/// without `_e32`/`_e64`/`_dpp`).
+pub fn lookup(name: &str) -> Option<Op> {
+    if let Some(rest) = name.strip_prefix("v_cmpx_") {
+        return compare(rest, true);
+    }
+    if let Some(rest) = name.strip_prefix("v_cmp_") {
+        return compare(rest, false);
+    }
+    use FOp as F;
+    use IOp as I;
+    Some(match name {
+        "v_nop" => Op::Nop,
+        "v_mov_b32" => Op::I(I::Mov),
+        "v_not_b32" => Op::I(I::Not),
+        "v_bfrev_b32" => Op::I(I::Bfrev),
+        "v_ffbh_u32" | "v_clz_i32_u32" => Op::I(I::Clz),
+        "v_ffbl_b32" | "v_ctz_i32_b32" => Op::I(I::Ctz),
+        "v_ffbh_i32" | "v_cls_i32" => Op::I(I::Cls),
+        "v_add_nc_u32" | "v_add_u32" => Op::I(I::Add),
+        "v_sub_nc_u32" | "v_sub_u32" => Op::I(I::Sub),
+        "v_subrev_nc_u32" | "v_subrev_u32" => Op::I(I::Subrev),
+        "v_and_b32" => Op::I(I::And),
+        "v_or_b32" => Op::I(I::Or),
+        "v_xor_b32" => Op::I(I::Xor),
+        "v_xnor_b32" => Op::I(I::Xnor),
+        "v_lshlrev_b32" => Op::I(I::Lshlrev),
+        "v_lshrrev_b32" => Op::I(I::Lshrrev),
+        "v_ashrrev_i32" => Op::I(I::Ashrrev),
+        "v_min_u32" => Op::I(I::MinU),
+        "v_max_u32" => Op::I(I::MaxU),
+        "v_min_i32" => Op::I(I::MinI),
+        "v_max_i32" => Op::I(I::MaxI),
+        "v_mul_lo_u32" => Op::I(I::MulLo),
+        "v_mul_hi_u32" => Op::I(I::MulHiU),
+        "v_mul_hi_i32" => Op::I(I::MulHiI),
+        "v_mul_u32_u24" => Op::I(I::MulU24),
+        "v_mul_i32_i24" => Op::I(I::MulI24),
+        "v_mul_hi_u32_u24" => Op::I(I::MulHiU24),
+        "v_mul_hi_i32_i24" => Op::I(I::MulHiI24),
+        "v_bcnt_u32_b32" => Op::I(I::Bcnt),
+        "v_mbcnt_lo_u32_b32" => Op::I(I::MbcntLo),
+        "v_mbcnt_hi_u32_b32" => Op::I(I::MbcntHi),
+        "v_bfm_b32" => Op::I(I::Bfm),
+        "v_cndmask_b32" => Op::I(I::Cndmask),
+        "v_add3_u32" => Op::I(I::Add3),
+        "v_lshl_add_u32" => Op::I(I::LshlAdd),
+        "v_add_lshl_u32" => Op::I(I::AddLshl),
+        "v_lshl_or_b32" => Op::I(I::LshlOr),
+        "v_and_or_b32" => Op::I(I::AndOr),
+        "v_or3_b32" => Op::I(I::Or3),
+        "v_xor3_b32" => Op::I(I::Xor3),
+        "v_alignbit_b32" => Op::I(I::Alignbit),
+        "v_alignbyte_b32" => Op::I(I::Alignbyte),
+        "v_bfe_u32" => Op::I(I::BfeU),
+        "v_bfe_i32" => Op::I(I::BfeI),
+        "v_bfi_b32" => Op::I(I::Bfi),
+        "v_mad_u32_u24" => Op::I(I::MadU24),
+        "v_mad_i32_i24" => Op::I(I::MadI24),
+        "v_min3_u32" => Op::I(I::Min3U),
+        "v_max3_u32" => Op::I(I::Max3U),
+        "v_med3_u32" => Op::I(I::Med3U),
+        "v_min3_i32" => Op::I(I::Min3I),
+        "v_max3_i32" => Op::I(I::Max3I),
+        "v_med3_i32" => Op::I(I::Med3I),
+        "v_xad_u32" => Op::I(I::Xad),
+        "v_perm_b32" => Op::I(I::Perm),
+
+        "v_add_f32" => Op::F(F::Add),
+        "v_sub_f32" => Op::F(F::Sub),
+        "v_subrev_f32" => Op::F(F::Subrev),
+        "v_mul_f32" => Op::F(F::Mul),
+        "v_fma_f32" => Op::F(F::Fma),
+        "v_fmac_f32" => Op::F(F::Fmac),
+        "v_fmamk_f32" => Op::F(F::Fmamk),
+        "v_fmaak_f32" => Op::F(F::Fmaak),
+        "v_min_f32" | "v_min_num_f32" => Op::F(F::Min),
+        "v_max_f32" | "v_max_num_f32" => Op::F(F::Max),
+        "v_min3_f32" | "v_min3_num_f32" => Op::F(F::Min3),
+        "v_max3_f32" | "v_max3_num_f32" => Op::F(F::Max3),
+        "v_med3_f32" | "v_med3_num_f32" => Op::F(F::Med3),
+        "v_ldexp_f32" => Op::F(F::Ldexp),
+        "v_rcp_f32" | "v_s_rcp_f32" => Op::F(F::Rcp),
+        "v_rcp_iflag_f32" => Op::F(F::RcpIflag),
+        "v_rsq_f32" | "v_s_rsq_f32" => Op::F(F::Rsq),
+        "v_sqrt_f32" | "v_s_sqrt_f32" => Op::F(F::Sqrt),
+        "v_exp_f32" | "v_s_exp_f32" => Op::F(F::Exp),
+        "v_log_f32" | "v_s_log_f32" => Op::F(F::Log),
+        "v_sin_f32" => Op::F(F::Sin),
+        "v_cos_f32" => Op::F(F::Cos),
+        "v_floor_f32" => Op::F(F::Floor),
+        "v_ceil_f32" => Op::F(F::Ceil),
+        "v_trunc_f32" => Op::F(F::Trunc),
+        "v_rndne_f32" => Op::F(F::Rndne),
+        "v_fract_f32" => Op::F(F::Fract),
+        "v_frexp_mant_f32" => Op::F(F::FrexpMant),
+        "v_frexp_exp_i32_f32" => Op::F(F::FrexpExp),
+        "v_div_scale_f32" => Op::F(F::DivScale),
+        "v_div_fmas_f32" => Op::F(F::DivFmas),
+        "v_div_fixup_f32" => Op::F(F::DivFixup),
+
+        "v_add_f16" => Op::H(F::Add),
+        "v_sub_f16" => Op::H(F::Sub),
+        "v_subrev_f16" => Op::H(F::Subrev),
+        "v_mul_f16" => Op::H(F::Mul),
+        "v_fma_f16" => Op::H(F::Fma),
+        "v_fmac_f16" => Op::H(F::Fmac),
+        "v_fmamk_f16" => Op::H(F::Fmamk),
+        "v_fmaak_f16" => Op::H(F::Fmaak),
+        "v_min_f16" | "v_min_num_f16" => Op::H(F::Min),
+        "v_max_f16" | "v_max_num_f16" => Op::H(F::Max),
+        "v_ldexp_f16" => Op::H(F::Ldexp),
+        "v_rcp_f16" => Op::H(F::Rcp),
+        "v_rsq_f16" => Op::H(F::Rsq),
+        "v_sqrt_f16" => Op::H(F::Sqrt),
+        "v_exp_f16" => Op::H(F::Exp),
+        "v_log_f16" => Op::H(F::Log),
+        "v_floor_f16" => Op::H(F::Floor),
+        "v_ceil_f16" => Op::H(F::Ceil),
+        "v_trunc_f16" => Op::H(F::Trunc),
+        "v_rndne_f16" => Op::H(F::Rndne),
+        "v_fract_f16" => Op::H(F::Fract),
+
+        "v_pk_add_f16" => Op::Pk(F::Add),
+        "v_pk_mul_f16" => Op::Pk(F::Mul),
+        "v_pk_fma_f16" => Op::Pk(F::Fma),
+        "v_pk_min_f16" | "v_pk_min_num_f16" => Op::Pk(F::Min),
+        "v_pk_max_f16" | "v_pk_max_num_f16" => Op::Pk(F::Max),
+
+        "v_cvt_f32_u32" => Op::Cvt(CvtOp::F32U32),
+        "v_cvt_f32_i32" => Op::Cvt(CvtOp::F32I32),
+        "v_cvt_u32_f32" => Op::Cvt(CvtOp::U32F32),
+        "v_cvt_i32_f32" => Op::Cvt(CvtOp::I32F32),
+        "v_cvt_f16_f32" => Op::Cvt(CvtOp::F16F32),
+        "v_cvt_f32_f16" => Op::Cvt(CvtOp::F32F16),
+        "v_cvt_f32_ubyte0" => Op::Cvt(CvtOp::F32Ubyte(0)),
+        "v_cvt_f32_ubyte1" => Op::Cvt(CvtOp::F32Ubyte(1)),
+        "v_cvt_f32_ubyte2" => Op::Cvt(CvtOp::F32Ubyte(2)),
+        "v_cvt_f32_ubyte3" => Op::Cvt(CvtOp::F32Ubyte(3)),
+        "v_cvt_flr_i32_f32" | "v_cvt_floor_i32_f32" => Op::Cvt(CvtOp::FloorI32F32),
+        "v_cvt_rpi_i32_f32" | "v_cvt_nearest_i32_f32" => Op::Cvt(CvtOp::NearestI32F32),
+        "v_cvt_pkrtz_f16_f32" | "v_cvt_pk_rtz_f16_f32" => Op::Cvt(CvtOp::PkRtzF16F32),
+        "v_pack_b32_f16" => Op::Cvt(CvtOp::PackB32F16),
+        "v_cvt_f16_u16" => Op::Cvt(CvtOp::F16U16),
+        "v_cvt_f16_i16" => Op::Cvt(CvtOp::F16I16),
+        "v_cvt_u16_f16" => Op::Cvt(CvtOp::U16F16),
+        "v_cvt_i16_f16" => Op::Cvt(CvtOp::I16F16),
+
+        "v_lshlrev_b64" => Op::W(WOp::Lshlrev64),
+        "v_lshrrev_b64" => Op::W(WOp::Lshrrev64),
+        "v_ashrrev_i64" => Op::W(WOp::Ashrrev64),
+        "v_mad_u64_u32" | "v_mad_co_u64_u32" => Op::W(WOp::MadU64U32),
+        "v_mad_i64_i32" | "v_mad_co_i64_i32" => Op::W(WOp::MadI64I32),
+
+        "v_add_co_u32" => Op::Carry(CarryOp::AddCo),
+        "v_sub_co_u32" => Op::Carry(CarryOp::SubCo),
+        "v_subrev_co_u32" => Op::Carry(CarryOp::SubrevCo),
+        "v_add_co_ci_u32" => Op::Carry(CarryOp::AddCoCi),
+        "v_sub_co_ci_u32" => Op::Carry(CarryOp::SubCoCi),
+        "v_subrev_co_ci_u32" => Op::Carry(CarryOp::SubrevCoCi),
+
+        "v_readlane_b32" => Op::Lane(LaneOp::Readlane),
+        "v_readfirstlane_b32" => Op::Lane(LaneOp::Readfirstlane),
+        "v_writelane_b32" => Op::Lane(LaneOp::Writelane),
+        _ => return None,
+    })
+}
+
+/// `v_cmp[x]_<cond>_<type>` and `v_cmp[x]_class_<type>`.
+fn compare(rest: &str, exec: bool) -> Option<Op> {
+    let (cond, ty) = rest.rsplit_once('_')?;
+    let ty = match ty {
+        "u16" => CmpTy::U16,
+        "i16" => CmpTy::I16,
+        "u32" => CmpTy::U32,
+        "i32" => CmpTy::I32,
+        "u64" => CmpTy::U64,
+        "i64" => CmpTy::I64,
+        "f16" => CmpTy::F16,
+        "f32" => CmpTy::F32,
+        "f64" => CmpTy::F64,
+        _ => return None,
+    };
+    let float = matches!(ty, CmpTy::F16 | CmpTy::F32 | CmpTy::F64);
+    if cond == "class" {
+        return float.then_some(Op::Cmp(Cmp {
+            ty,
+            cond: 0,
+            class: true,
+            exec,
+        }));
+    }
+    let conds: &[&str] = if float { &FLOAT_CONDS } else { &INT_CONDS };
+    let cond = conds.iter().position(|c| *c == cond)? as u8;
+    Some(Op::Cmp(Cmp {
+        ty,
+        cond,
+        class: false,
+        exec,
+    }))
+}
+
+/// The mnemonic without the encoding suffix LLVM adds (`_e32`, `_e64`).
+pub fn base_name(name: &str) -> &str {
+    name.strip_suffix("_e32")
+        .or_else(|| name.strip_suffix("_e64"))
+        .unwrap_or(name)
+}
+
+impl Op {
+    /// True when the operation's sources are 16-bit halves (the gfx11+
+    /// VOP1/VOP2/VOPC encodings select the high half with VGPR bit 7).
+    pub fn reads_16bit(&self) -> bool {
+        match self {
+            Op::H(_) => true,
+            Op::Cmp(c) => matches!(c.ty, CmpTy::F16 | CmpTy::U16 | CmpTy::I16),
+            Op::Cvt(c) => matches!(
+                c,
+                CvtOp::F32F16
+                    | CvtOp::PackB32F16
+                    | CvtOp::F16U16
+                    | CvtOp::F16I16
+                    | CvtOp::U16F16
+                    | CvtOp::I16F16
+            ),
+            _ => false,
+        }
+    }
+
+    /// True when the result is a 16-bit half (the rest of the register is
+    /// kept, as gfx10+ hardware does).
+    pub fn writes_16bit(&self) -> bool {
+        match self {
+            Op::H(f) => !matches!(f, FOp::FrexpExp),
+            Op::Cvt(c) => matches!(
+                c,
+                CvtOp::F16F32 | CvtOp::F16U16 | CvtOp::F16I16 | CvtOp::U16F16 | CvtOp::I16F16
+            ),
+            _ => false,
+        }
+    }
+}

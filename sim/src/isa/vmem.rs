@@ -1,0 +1,528 @@
+//! Vector memory: global, flat and buffer loads, stores and atomics, per
+//! lane through the device's checked memory (one lock per instruction,
+//! every lane's range checked), in lane order. Lanes with consecutive
+//! addresses become one range of the access trace.
+
+use relaunch_isa::{Family, Format, Operand, Role};
+
+use super::atomic::{self, AOp};
+use super::buffer::Resource;
+use super::fault::{Flow, IsaFault};
+use super::operand::{Src, PRIVATE_APERTURE, SHARED_APERTURE};
+use super::program::Inst;
+use super::wave::{Wave, MAX_LANES};
+use super::Ctx;
+use crate::trace::AccessKind;
+
+/// Which address space an instruction names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seg {
+    Global,
+    Flat,
+    Buffer,
+}
+
+/// What a vector memory instruction does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VKind {
+    Load {
+        bytes: u8,
+        signed: bool,
+    },
+    Store {
+        bytes: u8,
+    },
+    Atomic {
+        op: AOp,
+        wide: bool,
+    },
+    /// Cache invalidates and write-backs (buffer_gl0_inv, buffer_gl1_inv,
+    /// buffer_wbl2, global_inv, ...): the ordering model tracks caches,
+    /// and a kernel's own accesses are coherent here.
+    Nothing,
+}
+
+/// A prepared vector memory operation, its operands resolved once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VOp {
+    pub seg: Seg,
+    pub kind: VKind,
+    /// Immediate offset (global/flat).
+    pub offset: i64,
+    /// Address VGPR and how many (2: a 64-bit address).
+    pub areg: u16,
+    pub acount: u8,
+    /// Global's scalar base pair, when not `off`.
+    pub saddr: Option<Src>,
+    /// Data VGPR (stores, atomics).
+    pub data: u16,
+    /// Atomics: the pre-op value is returned (GLC / TH_ATOMIC_RETURN).
+    pub rtn: bool,
+}
+
+fn width(s: &str) -> Option<(u8, bool)> {
+    Some(match s {
+        "dword" | "b32" => (4, false),
+        "dwordx2" | "b64" => (8, false),
+        "dwordx3" | "b96" => (12, false),
+        "dwordx4" | "b128" => (16, false),
+        "ubyte" | "u8" | "byte" | "b8" => (1, false),
+        "sbyte" | "i8" => (1, true),
+        "ushort" | "u16" | "short" | "b16" => (2, false),
+        "sshort" | "i16" => (2, true),
+        _ => return None,
+    })
+}
+
+/// The vector memory operation `d` is, if implemented.
+pub(crate) fn prepare(
+    family: Family,
+    d: &relaunch_isa::Instruction,
+    words: &[u32; 4],
+) -> Option<VOp> {
+    let (seg, kind) = prepare_kind(d.format, d.name)?;
+    let offset = match d.field(Role::Offset) {
+        Some(Operand::Imm(v)) => v,
+        _ => 0,
+    };
+    let (areg, acount) = match d.field(Role::Addr) {
+        Some(Operand::Vgpr { first, count }) => (first, count),
+        _ => (0, 0),
+    };
+    let saddr = match (seg, d.field(Role::Soffset)) {
+        (Seg::Global, Some(o)) => Some(Src::from_operand(o)),
+        _ => None,
+    };
+    let data = match d.field(Role::Data) {
+        Some(Operand::Vgpr { first, .. }) => first,
+        _ => 0,
+    };
+    Some(VOp {
+        seg,
+        kind,
+        offset,
+        areg,
+        acount,
+        saddr,
+        data,
+        rtn: returns(family, words),
+    })
+}
+
+pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
+    let (seg, rest) = match format {
+        Format::Global => (Seg::Global, name.strip_prefix("global_")?),
+        Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
+        Format::Mubuf | Format::Vbuffer => (Seg::Buffer, name.strip_prefix("buffer_")?),
+        _ => return None,
+    };
+    let kind = match rest {
+        "gl0_inv" | "gl1_inv" | "wbl2" | "inv" | "wb" | "wbinvl1" => VKind::Nothing,
+        _ => {
+            if let Some(w) = rest.strip_prefix("load_") {
+                let (bytes, signed) = width(w)?;
+                VKind::Load { bytes, signed }
+            } else if let Some(w) = rest.strip_prefix("store_") {
+                let (bytes, _) = width(w)?;
+                VKind::Store { bytes }
+            } else if let Some(a) = rest.strip_prefix("atomic_") {
+                if seg == Seg::Buffer {
+                    return None;
+                }
+                let (op, wide) = atomic::parse(a)?;
+                VKind::Atomic { op, wide }
+            } else {
+                return None;
+            }
+        }
+    };
+    Some((seg, kind))
+}
+
+/// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
+/// on gfx12).
+fn returns(family: Family, w: &[u32; 4]) -> bool {
+    match family {
+        Family::Gfx10 => w[0] >> 16 & 1 != 0,
+        Family::Gfx11 => w[0] >> 14 & 1 != 0,
+        Family::Gfx12 => w[1] >> 20 & 1 != 0,
+    }
+}
+
+/// Per-lane byte addresses of a global/flat instruction.
+fn flat_addresses(
+    wave: &Wave,
+    inst: &Inst,
+    op: &VOp,
+    out: &mut [u64; MAX_LANES],
+) -> Result<(), IsaFault> {
+    let offset = op.offset;
+    let lo = wave.v(op.areg)?;
+    match (op.saddr, op.acount) {
+        (Some(s), _) => {
+            let base = wave.scalar64(s, false)?;
+            for l in 0..wave.lanes {
+                out[l] = base
+                    .wrapping_add(u64::from(lo[l]))
+                    .wrapping_add_signed(offset);
+            }
+        }
+        (None, 2) => {
+            let hi = wave.v(op.areg + 1)?;
+            for l in 0..wave.lanes {
+                out[l] = (u64::from(lo[l]) | (u64::from(hi[l]) << 32)).wrapping_add_signed(offset);
+            }
+        }
+        (None, _) => {
+            return Err(operand_fault(
+                inst,
+                "a 32-bit address without a scalar base",
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Per-lane addresses of a buffer instruction; `None` for a lane out of
+/// bounds (loads read zero, stores are dropped).
+fn buffer_addresses(
+    wave: &Wave,
+    inst: &Inst,
+    bytes: u32,
+    out: &mut [Option<u64>; MAX_LANES],
+) -> Result<(), IsaFault> {
+    let w = &inst.words;
+    let (imm, offen, idxen, vaddr, rsrc_first) = match wave.isa.family {
+        Family::Gfx10 => (
+            w[0] & 0xFFF,
+            w[0] >> 12 & 1 != 0,
+            w[0] >> 13 & 1 != 0,
+            (w[1] & 0xFF) as u16,
+            ((w[1] >> 16) & 0x1F) * 4,
+        ),
+        Family::Gfx11 => (
+            w[0] & 0xFFF,
+            w[1] >> 22 & 1 != 0,
+            w[1] >> 23 & 1 != 0,
+            (w[1] & 0xFF) as u16,
+            ((w[1] >> 16) & 0x1F) * 4,
+        ),
+        Family::Gfx12 => (
+            w[2] >> 8,
+            w[1] >> 30 & 1 != 0,
+            w[1] >> 31 != 0,
+            (w[2] & 0xFF) as u16,
+            (w[1] >> 9) & 0x1FF,
+        ),
+    };
+    let rsrc = Resource::read(wave, Src::Sgpr(rsrc_first as u8))?;
+    if idxen || rsrc.swizzle || rsrc.add_tid || (rsrc.stride != 0 && rsrc.oob_select != 3) {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!(
+                "{} with idxen {idxen}, swizzle {}, add_tid {}, stride {} (only raw buffers are modelled)",
+                inst.decoded.mnemonic(),
+                rsrc.swizzle,
+                rsrc.add_tid,
+                rsrc.stride
+            ),
+            family: wave.isa.family,
+        });
+    }
+    let soff = match inst.decoded.field(Role::Soffset) {
+        Some(o) => wave.scalar(Src::from_operand(o))?,
+        None => 0,
+    };
+    let v = if offen { Some(wave.v(vaddr)?) } else { None };
+    for l in 0..wave.lanes {
+        let off = u64::from(v.map_or(0, |v| v[l])) + u64::from(imm);
+        out[l] = (off + u64::from(bytes) <= u64::from(rsrc.num_records))
+            .then(|| rsrc.base.wrapping_add(u64::from(soff)).wrapping_add(off));
+    }
+    Ok(())
+}
+
+#[cold]
+fn operand_fault(inst: &Inst, why: &str) -> IsaFault {
+    IsaFault::Operand {
+        mnemonic: inst.decoded.mnemonic(),
+        why: why.into(),
+    }
+}
+
+/// Execute one vector memory instruction.
+pub(crate) fn execute(
+    wave: &mut Wave,
+    inst: &Inst,
+    op: VOp,
+    ctx: &mut Ctx<'_>,
+) -> Result<Flow, IsaFault> {
+    let bytes: u32 = match op.kind {
+        VKind::Nothing => return Ok(Flow::Next),
+        VKind::Load { bytes, .. } | VKind::Store { bytes } => bytes.into(),
+        VKind::Atomic { wide, .. } => {
+            if wide {
+                8
+            } else {
+                4
+            }
+        }
+    };
+    let mut addrs = [0u64; MAX_LANES];
+    let mut live = wave.exec;
+    match op.seg {
+        Seg::Buffer => {
+            let mut b = [None; MAX_LANES];
+            buffer_addresses(wave, inst, bytes, &mut b)?;
+            for l in 0..wave.lanes {
+                match b[l] {
+                    Some(a) => addrs[l] = a,
+                    None => live &= !(1 << l),
+                }
+            }
+            if let VKind::Load { .. } = op.kind {
+                // Out-of-bounds lanes read zero.
+                let oob = wave.exec & !live;
+                if oob != 0 {
+                    zero_lanes(wave, inst, bytes, oob)?;
+                }
+            }
+        }
+        Seg::Global | Seg::Flat => {
+            flat_addresses(wave, inst, &op, &mut addrs)?;
+            if op.seg == Seg::Flat {
+                for l in 0..wave.lanes {
+                    if live >> l & 1 != 0 {
+                        let a = addrs[l];
+                        if (SHARED_APERTURE..PRIVATE_APERTURE + (1 << 32)).contains(&a) {
+                            return Err(IsaFault::Unimplemented {
+                                mnemonic: format!(
+                                    "{} of a flat address in the LDS or scratch aperture ({a:#x})",
+                                    inst.decoded.mnemonic()
+                                ),
+                                family: wave.isa.family,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match op.kind {
+        VKind::Load { bytes, signed } => load(wave, inst, ctx, &addrs, live, bytes, signed)?,
+        VKind::Store { bytes } => store(wave, op.data, ctx, &addrs, live, bytes)?,
+        VKind::Atomic { op: a, wide } => atomic(wave, inst, &op, ctx, &addrs, live, a, wide)?,
+        VKind::Nothing => {}
+    }
+    Ok(Flow::Next)
+}
+
+fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
+    match inst.dst {
+        super::operand::Dst::Vgpr(r) => Ok(r),
+        _ => Err(operand_fault(inst, "no destination VGPR")),
+    }
+}
+
+fn zero_lanes(wave: &mut Wave, inst: &Inst, bytes: u32, lanes: u64) -> Result<(), IsaFault> {
+    let r = dst_reg(inst)?;
+    for i in 0..bytes.div_ceil(4) as u16 {
+        let v = wave.v_mut(r + i)?;
+        for (l, slot) in v.iter_mut().enumerate() {
+            if lanes >> l & 1 != 0 {
+                *slot = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn load(
+    wave: &mut Wave,
+    inst: &Inst,
+    ctx: &mut Ctx<'_>,
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    bytes: u8,
+    signed: bool,
+) -> Result<(), IsaFault> {
+    let r = dst_reg(inst)?;
+    let n = usize::from(bytes).div_ceil(4);
+    wave.v(r + n as u16 - 1)?;
+    let b = usize::from(bytes);
+    let lanes = wave.lanes;
+    record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, b as u64);
+    if b == 4 {
+        // The common case: one dword per lane, straight into the VGPR.
+        return Ok(ctx.mem.gather_u32(
+            &addrs[..lanes],
+            live,
+            &mut wave.vgpr[r as usize][..lanes],
+        )?);
+    }
+    let buf = &mut ctx.scratch[..];
+    ctx.mem.gather(&addrs[..lanes], live, b, buf)?;
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        let e = &buf[l * b..(l + 1) * b];
+        match b {
+            1 => {
+                wave.vgpr[r as usize][l] = if signed {
+                    e[0] as i8 as i32 as u32
+                } else {
+                    u32::from(e[0])
+                }
+            }
+            2 => {
+                let h = u16::from_le_bytes([e[0], e[1]]);
+                wave.vgpr[r as usize][l] = if signed {
+                    h as i16 as i32 as u32
+                } else {
+                    u32::from(h)
+                }
+            }
+            _ => {
+                for i in 0..n {
+                    let c = &e[4 * i..4 * i + 4];
+                    wave.vgpr[r as usize + i][l] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn store(
+    wave: &mut Wave,
+    r: u16,
+    ctx: &mut Ctx<'_>,
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    bytes: u8,
+) -> Result<(), IsaFault> {
+    let n = usize::from(bytes).div_ceil(4);
+    wave.v(r + n as u16 - 1)?;
+    let b = usize::from(bytes);
+    let lanes = wave.lanes;
+    if b == 4 {
+        record_lanes(ctx, AccessKind::Write, addrs, live, lanes, 4);
+        return Ok(ctx
+            .mem
+            .scatter_u32(&addrs[..lanes], live, &wave.vgpr[r as usize][..lanes])?);
+    }
+    let buf = &mut ctx.scratch[..];
+    for l in 0..lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        let mut e = [0u8; 16];
+        for i in 0..n {
+            e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
+        }
+        buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
+        ctx.trace
+            .record_lane(AccessKind::Write, l, addrs[l], b as u64);
+    }
+    ctx.mem.scatter(&addrs[..lanes], live, b, buf)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn atomic(
+    wave: &mut Wave,
+    inst: &Inst,
+    vop: &VOp,
+    ctx: &mut Ctx<'_>,
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    op: AOp,
+    wide: bool,
+) -> Result<(), IsaFault> {
+    let data = vop.data;
+    let rtn = vop.rtn;
+    let w = if wide { 2u16 } else { 1 };
+    let two = op == AOp::Cmpswap;
+    wave.v(data + if two { 2 * w } else { w } - 1)?;
+    let dst = if rtn { Some(dst_reg(inst)?) } else { None };
+    if let Some(d) = dst {
+        wave.v(d + w - 1)?;
+    }
+    for l in 0..wave.lanes {
+        if live >> l & 1 == 0 {
+            continue;
+        }
+        let get = |r: u16| {
+            let lo = u64::from(wave.vgpr[r as usize][l]);
+            if wide {
+                lo | (u64::from(wave.vgpr[r as usize + 1][l]) << 32)
+            } else {
+                lo
+            }
+        };
+        // cmpswap's data is (new value, compare value).
+        let (d, d2) = (get(data), if two { get(data + w) } else { 0 });
+        let a = addrs[l];
+        let old = if wide {
+            ctx.mem
+                .atomic_rmw_u64(a, |m| atomic::apply(op, true, m, d, d2))?
+        } else {
+            u64::from(
+                ctx.mem
+                    .atomic_rmw_u32(a, |m| atomic::apply(op, false, u64::from(m), d, d2) as u32)?,
+            )
+        };
+        ctx.trace
+            .record(AccessKind::Atomic, a, if wide { 8 } else { 4 });
+        if let Some(r) = dst {
+            wave.vgpr[r as usize][l] = old as u32;
+            if wide {
+                wave.vgpr[r as usize + 1][l] = (old >> 32) as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Record every active lane's range; a uniform address (every lane reading
+/// the same element, as a broadcast operand does) or consecutive lanes at
+/// consecutive addresses are one range.
+#[inline]
+fn record_lanes(
+    ctx: &mut Ctx<'_>,
+    kind: AccessKind,
+    addrs: &[u64; MAX_LANES],
+    live: u64,
+    lanes: usize,
+    len: u64,
+) {
+    if live == 0 {
+        return;
+    }
+    let first = addrs[live.trailing_zeros() as usize];
+    // One pass: every active lane at the same address (uniform), or each
+    // active lane right after the previous active one (coalesced): both
+    // are one exact range.
+    let (mut uniform, mut contiguous) = (true, true);
+    let mut next = first;
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            uniform &= addrs[l] == first;
+            contiguous &= addrs[l] == next;
+            next = addrs[l].wrapping_add(len);
+        }
+    }
+    if uniform {
+        ctx.trace.record(kind, first, len);
+        return;
+    }
+    if contiguous {
+        ctx.trace.record(kind, first, next.wrapping_sub(first));
+        return;
+    }
+    for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            ctx.trace.record_lane(kind, l, addrs[l], len);
+        }
+    }
+}

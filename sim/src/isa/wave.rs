@@ -1,0 +1,167 @@
+//! The state of one wave: SGPRs, VGPRs per lane, EXEC, VCC, SCC, M0, MODE,
+//! the program counter and the wave size. Register numbering follows the
+//! scalar source encoding: `s0..s105`, VCC at 106/107, TTMPs at 108..123.
+//! M0 and EXEC have their own fields (M0's encoding moved between gfx10 and
+//! gfx11; EXEC is read by every vector instruction).
+
+use relaunch_isa::Isa;
+
+use super::fault::IsaFault;
+
+/// Lanes of the widest wave; vector registers are fixed arrays of this many.
+pub const MAX_LANES: usize = 64;
+
+/// One vector register: a value per lane (lanes past the wave size unused).
+pub type Lanes = [u32; MAX_LANES];
+
+/// SGPR-file slots addressed by encoding (s0..s105, VCC, TTMPs).
+pub const SGPR_SLOTS: usize = 124;
+/// Slot of VCC_LO (VCC_HI is the next one).
+pub const VCC_LO: usize = 106;
+/// Slot of TTMP0.
+pub const TTMP0: usize = 108;
+
+/// The hardware MODE register fields kernels read and the ALU obeys
+/// (FP_ROUND 3:0, FP_DENORM 7:4, DX10_CLAMP 8, IEEE 9, ...), as
+/// `s_getreg_b32 hwreg(HW_REG_MODE)` returns it.
+pub mod mode {
+    /// FP_ROUND: round mode of f32 (bits 1:0) and f64/f16 (bits 3:2); 0 = nearest even.
+    pub const FP_ROUND_SHIFT: u32 = 0;
+    /// FP_DENORM: f32 (bits 5:4) and f64/f16 (bits 7:6); 3 = keep input and output denormals.
+    pub const FP_DENORM_SHIFT: u32 = 4;
+    pub const DX10_CLAMP: u32 = 1 << 8;
+    pub const IEEE: u32 = 1 << 9;
+}
+
+/// One wave's architectural state.
+#[derive(Debug, Clone)]
+pub struct Wave {
+    /// Family, subtarget and wave size the program was decoded for.
+    pub isa: Isa,
+    /// 32 or 64.
+    pub lanes: usize,
+    /// Scalar registers by encoding slot (see the module doc).
+    pub sgpr: [u32; SGPR_SLOTS],
+    pub m0: u32,
+    /// Lane mask; bits at and above `lanes` are always zero.
+    pub exec: u64,
+    pub scc: bool,
+    /// The MODE register (see [`mode`]).
+    pub mode: u32,
+    /// Vector registers, as many as RSRC1 allocates (`vgpr.len()`).
+    pub vgpr: Vec<Lanes>,
+    /// Index of the next instruction in the program.
+    pub pc: u32,
+    /// The wave's index within its workgroup (HW_ID / wave id).
+    pub wave_in_group: u32,
+    /// The workgroup this wave belongs to.
+    pub workgroup_id: [u32; 3],
+    /// Set by s_endpgm.
+    pub done: bool,
+}
+
+impl Wave {
+    /// A wave with every register zero, `vgprs` vector registers and EXEC
+    /// all ones for the wave size.
+    pub fn new(isa: Isa, vgprs: usize) -> Wave {
+        let lanes = if isa.wave64 { 64 } else { 32 };
+        Wave {
+            isa,
+            lanes,
+            sgpr: [0; SGPR_SLOTS],
+            m0: 0,
+            exec: full_mask(lanes),
+            scc: false,
+            mode: 0,
+            vgpr: vec![[0; MAX_LANES]; vgprs],
+            pc: 0,
+            wave_in_group: 0,
+            workgroup_id: [0; 3],
+            done: false,
+        }
+    }
+
+    /// The mask of every lane of this wave.
+    #[inline]
+    pub fn full_mask(&self) -> u64 {
+        full_mask(self.lanes)
+    }
+
+    /// VCC as a lane mask (VCC_HI only in wave64).
+    #[inline]
+    pub fn vcc(&self) -> u64 {
+        let lo = u64::from(self.sgpr[VCC_LO]);
+        if self.lanes == 64 {
+            lo | (u64::from(self.sgpr[VCC_LO + 1]) << 32)
+        } else {
+            lo
+        }
+    }
+
+    /// Write VCC from a lane mask (wave32 leaves VCC_HI alone).
+    #[inline]
+    pub fn set_vcc(&mut self, mask: u64) {
+        self.sgpr[VCC_LO] = mask as u32;
+        if self.lanes == 64 {
+            self.sgpr[VCC_LO + 1] = (mask >> 32) as u32;
+        }
+    }
+
+    /// Write EXEC, dropping bits past the wave size.
+    #[inline]
+    pub fn set_exec(&mut self, mask: u64) {
+        self.exec = mask & self.full_mask();
+    }
+
+    /// VGPR `reg`, or a fault when RSRC1 did not allocate it.
+    #[inline]
+    pub fn v(&self, reg: u16) -> Result<&Lanes, IsaFault> {
+        let n = self.vgpr.len();
+        self.vgpr
+            .get(reg as usize)
+            .ok_or_else(|| vgpr_fault(reg, n))
+    }
+
+    /// VGPR `reg` for writing, or a fault when RSRC1 did not allocate it.
+    #[inline]
+    pub fn v_mut(&mut self, reg: u16) -> Result<&mut Lanes, IsaFault> {
+        let n = self.vgpr.len();
+        self.vgpr
+            .get_mut(reg as usize)
+            .ok_or_else(|| vgpr_fault(reg, n))
+    }
+
+    /// Reset for another workgroup: registers zero, EXEC full, pc 0.
+    pub fn reset(&mut self) {
+        self.sgpr = [0; SGPR_SLOTS];
+        self.m0 = 0;
+        self.exec = self.full_mask();
+        self.scc = false;
+        for r in &mut self.vgpr {
+            *r = [0; MAX_LANES];
+        }
+        self.pc = 0;
+        self.done = false;
+    }
+}
+
+/// The mask of `lanes` lanes.
+#[inline]
+pub fn full_mask(lanes: usize) -> u64 {
+    if lanes >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << lanes) - 1
+    }
+}
+
+#[cold]
+fn vgpr_fault(reg: u16, allocated: usize) -> IsaFault {
+    IsaFault::Register {
+        what: format!(
+            "v{reg} is used but the descriptor's RSRC1 allocates {allocated} VGPRs \
+             (v0..v{})",
+            allocated.saturating_sub(1)
+        ),
+    }
+}
