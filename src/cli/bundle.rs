@@ -123,7 +123,7 @@ fn run_pack(a: PackArgs) -> Result<(), Failure> {
         .map_err(|e| fail(e.to_string()))?;
     let written = pack::write_tree(&a.out, &packed).map_err(|e| fail(e.to_string()))?;
     for p in &packed {
-        println!(
+        say!(
             "{}: {} code object{} ({}, {} bytes)",
             a.out.join(&p.arch).join(&p.manifest.kpack).display(),
             p.manifest.kernels.len(),
@@ -136,7 +136,7 @@ fn run_pack(a: PackArgs) -> Result<(), Failure> {
             p.kpack.len()
         );
     }
-    println!("wrote {} files under {}", written.len(), a.out.display());
+    say!("wrote {} files under {}", written.len(), a.out.display());
     Ok(())
 }
 
@@ -157,7 +157,7 @@ fn arch_dirs(root: &Path, verb: &str) -> Result<Vec<ArchDir>, Failure> {
 
 fn run_list(root: &Path) -> Result<(), Failure> {
     for dir in arch_dirs(root, "list")? {
-        println!("{}:", dir.dir().display());
+        say!("{}:", dir.dir().display());
         for key in dir.keys() {
             let Some(entry) = dir.entry(key) else {
                 continue;
@@ -170,14 +170,14 @@ fn run_list(root: &Path) -> Result<(), Failure> {
                         .collect()
                 })
                 .unwrap_or_default();
-            println!(
+            say!(
                 "  {key}  {} bytes  sha256 {}  kernels: {}",
                 dir.original_size(key).unwrap_or(0),
                 entry.hsaco_sha256,
                 kernels.join(", ")
             );
             if let Some(launch) = &entry.launch {
-                println!("    launch {launch}");
+                say!("    launch {launch}");
             }
         }
     }
@@ -199,7 +199,7 @@ fn run_verify(root: &Path) -> Result<(), Failure> {
             count += 1;
         }
     }
-    println!(
+    say!(
         "ok: {count} code object{} in {} arch director{} under {} verified (sha256, target, \
          args_signature)",
         if count == 1 { "" } else { "s" },

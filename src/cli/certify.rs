@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             message: format!("certify: cannot write {}: {e}", out.display()),
             code: 1,
         })?;
-        println!("manifest: {}", out.display());
+        say!("manifest: {}", out.display());
     }
     Ok(())
 }

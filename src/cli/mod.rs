@@ -5,6 +5,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+// First: `say!` is used by the subcommands below.
+#[macro_use]
+mod output;
+
 mod bundle;
 mod bundled;
 mod certify;
@@ -12,7 +16,6 @@ mod demo;
 mod devices;
 mod dump_ib;
 mod inspect;
-mod output;
 mod pm4;
 mod selftest;
 

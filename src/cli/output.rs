@@ -41,6 +41,30 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
     }
 }
 
+/// `println!` for subcommands that print as they go (`relaunch demo`): a
+/// reader that went away (`relaunch demo | head`) ends the process quietly
+/// with status 0, as it does for other Unix tools, instead of a panic.
+macro_rules! say {
+    () => {
+        $crate::cli::output::line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::output::line(format_args!($($arg)*))
+    };
+}
+
+/// One line to stdout for [`say!`].
+pub fn line(args: std::fmt::Arguments<'_>) {
+    let mut out = io::stdout().lock();
+    if let Err(e) = writeln!(out, "{args}").and_then(|()| out.flush()) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("relaunch: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// Like `to_stdout` for text already built.
 pub fn print(text: &str) -> Result<(), Failure> {
     to_stdout(|out| out.write_all(text.as_bytes()))

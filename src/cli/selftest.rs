@@ -34,7 +34,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     args.dump.enable()?;
     let gpu = open_device(args.device.as_deref())?;
-    println!("device: {}", gpu.describe());
+    say!("device: {}", gpu.describe());
     let bytes = match &args.code_object {
         Some(path) => std::fs::read(path)
             .map_err(|e| Failure::input(format!("selftest: {}: {e}", path.display())))?,
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let ib = gpu
             .finalize(builders.pop().expect("one builder"))
             .map_err(Failure::from)?;
-        println!(
+        say!(
             "ib: {} dispatches, {} dwords ({:.1} per dispatch)",
             ib.dispatch_count(),
             ib.dwords(),
@@ -86,7 +86,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let multi = gpu
             .finalize_multi(builders, QueuePolicy::Auto)
             .map_err(Failure::from)?;
-        println!(
+        say!(
             "lanes={} queues={}",
             multi.lane_count(),
             multi.queues_used()
@@ -116,8 +116,8 @@ fn report(
     let value = counter.read_u32(0).map_err(Failure::from)?;
     let verdict = if value == expected { "PASS" } else { "FAIL" };
     match lane {
-        Some(l) => println!("counter[{l}] = {value} / {expected} [{verdict}]"),
-        None => println!("counter = {value} / {expected} [{verdict}]"),
+        Some(l) => say!("counter[{l}] = {value} / {expected} [{verdict}]"),
+        None => say!("counter = {value} / {expected} [{verdict}]"),
     }
     Ok(value == expected)
 }

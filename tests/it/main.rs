@@ -16,6 +16,7 @@ mod certify_asm;
 mod certify_cli;
 mod cli_devices;
 mod cli_limits;
+mod closed_pipe;
 mod default_device;
 mod demo_bundle;
 mod demo_cli;

@@ -68,6 +68,23 @@ pub struct Args {
     twins: bool,
 }
 
+/// What runs the kernels, for the report.
+fn execution(simulated: bool, use_twins: bool) -> String {
+    if !simulated {
+        return "the GPU".to_string();
+    }
+    if use_twins {
+        return "the kernels' host twins (--twins), checked bit for bit".to_string();
+    }
+    match std::env::var("RELAUNCH_SIM_KERNELS").as_deref() {
+        Ok("both") => "the kernels' machine code on the simulator's instruction interpreter, \
+                       cross-checked byte for byte against their host twins (RELAUNCH_SIM_KERNELS=both)"
+            .to_string(),
+        Ok("twin") => "host twins only (RELAUNCH_SIM_KERNELS=twin)".to_string(),
+        _ => "the kernels' machine code on the simulator's instruction interpreter".to_string(),
+    }
+}
+
 pub fn run(args: Args) -> Result<(), Failure> {
     args.dump.enable()?;
     if args.layers == 0 || args.layers > 256 {
@@ -82,13 +99,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )));
     }
     let gpu = open_device(args.device.as_deref())?;
-    println!("device: {}", gpu.describe());
+    say!("device: {}", gpu.describe());
     let module = source::load(&gpu, args.code_object.as_deref(), args.bundle.as_deref())?;
     kernels::check(&module).map_err(|e| Failure::input(format!("demo: {e}")))?;
     let use_twins = gpu.is_simulated() && args.twins;
     if use_twins {
         twins::register();
     }
+    say!("execution: {}", execution(gpu.is_simulated(), use_twins));
     let weights = Weights::generate(args.layers, WEIGHT_SEED);
     let built = device_graph::build(&gpu, &module, &weights, args.sequences)?;
     let exec = built.graph.instantiate().map_err(Failure::from)?;

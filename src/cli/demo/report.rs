@@ -12,7 +12,7 @@ use super::model::{CAPACITY, FFN, HEAD_DIM, HIDDEN, VOCAB};
 use super::oracle::StepOut;
 
 pub fn model(layers: usize, sequences: usize) {
-    println!(
+    say!(
         "model: {layers} layers x {sequences} sequences; hidden {HIDDEN} ({} heads of {HEAD_DIM}), \
          ffn {FFN}, vocab {VOCAB}, kv capacity {CAPACITY}",
         HIDDEN / HEAD_DIM
@@ -21,14 +21,14 @@ pub fn model(layers: usize, sequences: usize) {
 
 pub fn plan(plan: &Plan) {
     let counts = plan.boundary_counts();
-    println!(
+    say!(
         "graph: {} dispatches in {} lane{}",
         plan.node_count(),
         plan.lane_count(),
         if plan.lane_count() == 1 { "" } else { "s" }
     );
     for (lane, c) in counts.iter().enumerate() {
-        println!(
+        say!(
             "  lane {lane}: {} dispatches, {} boundaries for {} dependencies \
              (wait {}, rmw_vmem {}, rmw {})",
             c.dispatches,
@@ -70,13 +70,13 @@ fn boundaries_by_consumer(plan: &Plan) {
             .map(|((_, n), c)| format!("{n} {c}"))
             .collect();
         if !list.is_empty() {
-            println!("  {kind} before: {}", list.join(", "));
+            say!("  {kind} before: {}", list.join(", "));
         }
     }
 }
 
 pub fn per_token(position_sites: usize) {
-    println!(
+    say!(
         "per token: position patched into {position_sites} kernargs (rope, kv_append, attention); \
          input = embedding of each sequence's last sampled token"
     );
@@ -87,10 +87,10 @@ pub fn installed(exec: &GraphExec) {
     let queues = exec.queues_used().unwrap_or(0);
     let dispatches: Vec<usize> =
         exec.with_plan(|p| p.boundary_counts().iter().map(|c| c.dispatches).collect());
-    println!("queues: {queues}");
+    say!("queues: {queues}");
     if let Some(dwords) = exec.lane_dwords() {
         for (lane, (d, n)) in dwords.iter().zip(&dispatches).enumerate() {
-            println!(
+            say!(
                 "  lane {lane}: {d} IB dwords ({:.1} per dispatch)",
                 *d as f64 / (*n).max(1) as f64
             );
@@ -199,7 +199,7 @@ pub fn summary(
 ) -> usize {
     for (s, tokens) in sampled.iter().enumerate() {
         let list: Vec<String> = tokens.iter().map(u32::to_string).collect();
-        println!("sequence {s} tokens: {}", list.join(" "));
+        say!("sequence {s} tokens: {}", list.join(" "));
     }
     let tokens = checks.len();
     let verified = checks.iter().filter(|c| c.ok()).count();
@@ -218,21 +218,21 @@ pub fn summary(
     } else {
         format!("relative tolerance {tolerance}")
     };
-    println!();
-    println!("  {:<22} {tokens}", "tokens");
-    println!(
+    say!();
+    say!("  {:<22} {tokens}", "tokens");
+    say!(
         "  {:<22} {} ({dispatches_per_replay} per replay)",
         "dispatches",
         dispatches_per_replay * tokens
     );
-    println!("  {:<22} {tokens}", "replays");
-    println!(
+    say!("  {:<22} {tokens}", "replays");
+    say!(
         "  {:<22} {median:.0} us median (first token {:.1} ms, includes encode + install)",
         "host time per token",
         micros(first) / 1e3
     );
-    println!("  {:<22} {max_error:e} ({check})", "max hidden error");
-    println!("verified: {verified}/{tokens}");
+    say!("  {:<22} {max_error:e} ({check})", "max hidden error");
+    say!("verified: {verified}/{tokens}");
     verified
 }
 

@@ -23,7 +23,7 @@ pub fn load(
     if let Some(path) = code_object {
         let bytes = std::fs::read(path)
             .map_err(|e| Failure::input(format!("demo: {}: {e}", path.display())))?;
-        println!("kernels: {} (code object)", path.display());
+        say!("kernels: {} (code object)", path.display());
         return gpu.load_module(&bytes).map_err(Failure::from);
     }
     let catalog = match bundle {
@@ -31,7 +31,7 @@ pub fn load(
         None => embedded(gpu)?,
     };
     let module = catalog.module(TOC_KEY).map_err(Failure::from)?;
-    println!(
+    say!(
         "kernels: catalog {} (arch {}), {TOC_KEY}, sha256 and args_signature verified",
         catalog.root().display(),
         catalog.arch()
