@@ -58,6 +58,10 @@ pub(crate) struct VOp {
     pub data: u16,
     /// Atomics: the pre-op value is returned (GLC / TH_ATOMIC_RETURN).
     pub rtn: bool,
+    /// The VDST field: where a returning atomic puts the pre-op value (the
+    /// decoder's tables, generated from the non-returning forms, name no
+    /// destination for atomics).
+    pub vdst: u16,
 }
 
 fn width(s: &str) -> Option<(u8, bool)> {
@@ -106,6 +110,7 @@ pub(crate) fn prepare(
         saddr,
         data,
         rtn: returns(family, words),
+        vdst: vdst_field(family, words),
     })
 }
 
@@ -141,6 +146,16 @@ pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
 
 /// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
 /// on gfx12).
+/// The VDST field of a FLAT/GLOBAL/SCRATCH instruction (as llvm-mc-19
+/// encodes `global_atomic_*` with a return: bits 63:56 on gfx10/gfx11,
+/// bits 39:32 of VFLAT/VGLOBAL on gfx12).
+fn vdst_field(family: Family, w: &[u32; 4]) -> u16 {
+    match family {
+        Family::Gfx10 | Family::Gfx11 => (w[1] >> 24 & 0xFF) as u16,
+        Family::Gfx12 => (w[1] & 0xFF) as u16,
+    }
+}
+
 fn returns(family: Family, w: &[u32; 4]) -> bool {
     match family {
         Family::Gfx10 => w[0] >> 16 & 1 != 0,
@@ -444,7 +459,14 @@ fn atomic(
     let w = if wide { 2u16 } else { 1 };
     let two = op == AOp::Cmpswap;
     wave.v(data + if two { 2 * w } else { w } - 1)?;
-    let dst = if rtn { Some(dst_reg(inst)?) } else { None };
+    let dst = if rtn {
+        Some(match inst.dst {
+            super::operand::Dst::Vgpr(r) => r,
+            _ => vop.vdst,
+        })
+    } else {
+        None
+    };
     if let Some(d) = dst {
         wave.v(d + w - 1)?;
     }
