@@ -301,20 +301,21 @@ impl CompletionWatch for HsaWatch {
     /// next submit retires this generation and replaces the queue. Under
     /// the live lock: no submit publishes on the queue meanwhile.
     fn abandon(&self, ticket: Ticket) -> Result<bool, BackendError> {
-        if self.poll(ticket).is_ok_and(|done| done.is_none()) {
-            let live = self.live.lock();
-            // Settled meanwhile, or already replaced: nothing to stop.
-            if ticket.epoch != live.epoch || live.done(&self.signals, ticket.seq) {
-                return Ok(false);
-            }
-            live.queue.abandon()?;
-            tracing::warn!(
-                epoch = ticket.epoch,
-                seq = ticket.seq,
-                "replay abandoned after a timeout; its queue is inactivated and will be replaced"
-            );
-            return Ok(true);
+        // Finished or failed (a faulted queue reports its own error).
+        if !self.poll(ticket).is_ok_and(|done| done.is_none()) {
+            return Ok(false);
         }
-        Ok(false)
+        let live = self.live.lock();
+        // Settled meanwhile, or already replaced: nothing to stop.
+        if ticket.epoch != live.epoch || live.done(&self.signals, ticket.seq) {
+            return Ok(false);
+        }
+        live.queue.abandon()?;
+        tracing::warn!(
+            epoch = ticket.epoch,
+            seq = ticket.seq,
+            "replay abandoned after a timeout; its queue is inactivated and will be replaced"
+        );
+        Ok(true)
     }
 }

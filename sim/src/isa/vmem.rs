@@ -325,7 +325,7 @@ pub(crate) fn execute(
     match op.kind {
         VKind::Load { bytes, signed } => load(wave, inst, ctx, &addrs, live, bytes, signed)?,
         VKind::Store { bytes } => store(wave, op.data, ctx, &addrs, live, bytes)?,
-        VKind::Atomic { op: a, wide } => atomic(wave, inst, &op, ctx, &addrs, live, a, wide)?,
+        VKind::Atomic { op: a, wide } => atomic(wave, &op, ctx, &addrs, live, a, wide)?,
         VKind::Nothing => {}
     }
     Ok(Flow::Next)
@@ -446,7 +446,6 @@ fn store(
 #[allow(clippy::too_many_arguments)]
 fn atomic(
     wave: &mut Wave,
-    inst: &Inst,
     vop: &VOp,
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
@@ -459,14 +458,8 @@ fn atomic(
     let w = if wide { 2u16 } else { 1 };
     let two = op == AOp::Cmpswap;
     wave.v(data + if two { 2 * w } else { w } - 1)?;
-    let dst = if rtn {
-        Some(match inst.dst {
-            super::operand::Dst::Vgpr(r) => r,
-            _ => vop.vdst,
-        })
-    } else {
-        None
-    };
+    // The decoder's tables name no destination for atomics: VDST it is.
+    let dst = rtn.then_some(vop.vdst);
     if let Some(d) = dst {
         wave.v(d + w - 1)?;
     }

@@ -14,10 +14,12 @@
 //! acquire) is what orders those accesses.
 
 use std::alloc::Layout;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
@@ -130,15 +132,14 @@ fn describe_cause(cause: &FaultCause, addr: u64) -> String {
 
 thread_local! {
     /// On a queue's processor thread: the queue's inactivation flag.
-    static INACTIVATION: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
-        const { std::cell::RefCell::new(None) };
+    static INACTIVATION: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
 }
 
 /// Called by a queue's processor thread first: once `flag` is set (the
 /// queue was inactivated), every memory access this thread makes is
 /// refused, so work still running when its queue was given up (a twin that
 /// had not returned) changes nothing more.
-pub fn bind_inactivation(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+pub fn bind_inactivation(flag: Arc<AtomicBool>) {
     INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
 }
 
