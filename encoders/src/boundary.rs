@@ -53,8 +53,15 @@ pub const GCR_PROLOGUE: u32 = GCR_RMW;
 /// compute fences do exactly this, since GLM_WB without GLM_INV is not a
 /// supported combination ("GLM_INV must be set with GLM_WB").
 pub const GCR_EPILOGUE: u32 = gcr::GLM_WB.place(1) | gcr::GLM_INV.place(1) | gcr::GL2_WB.place(1);
-/// GCR_CNTL of the IB epilogue on gfx12: GL2 write-back only (0x8000), the
-/// driver's choice there (radv sets no GLM bits on gfx12).
+/// GCR_CNTL of the IB epilogue on gfx12: GL2 write-back only (0x8000). Source:
+/// Linux amdgpu `gfx_v12_0.c`, `gfx_v12_0_ring_emit_fence`, whose end-of-job
+/// RELEASE_MEM writes back with GCR_SEQ | GL2_WB only; the patch that made it
+/// so (Marek Olšák, amd-gfx) drops the INV bits ("should be executed via
+/// ACQUIRE_MEM before INDIRECT_BUFFER") and the GLM bits ("the hw ignores
+/// them"). GL2_WB is bit 15 of the ACQUIRE_MEM GCR_CNTL dword on gfx12 as on
+/// gfx10/11 (`PACKET3_ACQUIRE_MEM_GCR_CNTL_GL2_WB` in the shared `nvd.h`,
+/// used by `gfx_v12_0_emit_mem_sync`). SEQ is not set: that function's
+/// ACQUIRE_MEM sets none either, and one write-back has nothing to order.
 pub const GCR_EPILOGUE_GFX12: u32 = gcr::GL2_WB.place(1);
 
 /// The epilogue's GCR_CNTL for `family`.
