@@ -16,6 +16,7 @@ use relaunch_lanes::{
 };
 use relaunch_sched::hsa_backend::HsaBackend;
 use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::Completion;
 use relaunch_sched::scheduler::{lower_plan, MultiCompletion, MultiIb};
 
 use crate::error::{Error, Result};
@@ -167,6 +168,7 @@ impl Graph {
             modules: self.modules.clone(),
             launched: Mutex::new(None),
             stream: Mutex::new(None),
+            last: Mutex::new(Vec::new()),
         })
     }
 }
@@ -187,6 +189,25 @@ pub struct GraphExec {
     /// Per lane, the words its IB is stream-ordered through (set before
     /// the first launch, see [`GraphExec::order_by_stream_words`]).
     stream: Mutex<Option<Vec<StreamWords>>>,
+    /// Every lane of the last launch: dropping the exec while it runs hands
+    /// the installed IBs and the modules to `settle` until it settled (a
+    /// stream-ordered launch returns before its replay ends).
+    last: Mutex<Vec<Completion<HsaWatch>>>,
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        let last = std::mem::take(self.last.get_mut());
+        if last.is_empty() {
+            return;
+        }
+        // IBs and kernarg allocations first, then the modules' code.
+        let keep = (
+            self.launched.get_mut().take(),
+            std::mem::take(&mut self.modules),
+        );
+        crate::settle::until_settled(last, keep);
+    }
 }
 
 /// A launch submitted and not waited for ([`GraphExec::launch_async`]).
@@ -283,6 +304,7 @@ impl GraphExec {
             )));
         }
         let completion = l.multi.replay().map_err(Error::Replay)?;
+        *self.last.lock() = completion.lanes().cloned().collect();
         Ok(LaunchInFlight { completion })
     }
 
@@ -304,6 +326,7 @@ impl GraphExec {
             )));
         }
         let replay = l.multi.replay().map_err(Error::Replay)?;
+        *self.last.lock() = replay.lanes().cloned().collect();
         drop(launched);
         replay
             .wait_or_abandon(REPLAY_TIMEOUT)

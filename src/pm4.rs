@@ -163,7 +163,9 @@ impl Drop for Pm4Ib {
     fn drop(&mut self) {
         let modules = std::mem::take(&mut self._modules);
         if let Some(last) = self.last.get_mut().take() {
-            crate::settle::until_settled(last, modules);
+            // The kernargs' allocations too: the running replay writes them.
+            let kept = std::mem::take(&mut self.kept);
+            crate::settle::until_settled(vec![last], (kept, modules));
         }
     }
 }

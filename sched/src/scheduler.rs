@@ -425,6 +425,12 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
         }
     }
 
+    /// Each lane's completion (for watching lanes one by one, e.g. to keep
+    /// code alive until every lane settled, failed lanes included).
+    pub fn lanes(&self) -> impl Iterator<Item = &Completion<W>> {
+        self.parts.iter().map(|(_, c)| c)
+    }
+
     /// True once every lane finished; an error naming a failed lane.
     pub fn is_complete(&self) -> Result<bool, SchedError> {
         let mut all = true;
