@@ -17,7 +17,7 @@ fn agents_are_listed_with_identity_and_limits() {
     let _serial = setup(false);
     let rt = open().unwrap();
     assert_eq!(rt.origin(), "scripted test table");
-    assert_eq!(rt.build_version(), Some("6.2.41133-scripted"));
+    assert_eq!(rt.build_version(), Some("6.4.43482-scripted"));
     assert_eq!(rt.agents().len(), 2);
     let gpu = rt.gpus().next().unwrap();
     assert_eq!(gpu.kind, DeviceKind::Gpu);
@@ -411,7 +411,8 @@ fn runtime_objects_can_move_to_a_queue_actor_thread() {
 }
 
 /// With the ring in device memory (ROCr's `HSA_ALLOCATE_QUEUE_DEV_MEM=1`)
-/// the header store is preceded by a store fence; the packet lands the same.
+/// the header store must follow a store fence; relaunch always fences (it
+/// costs nothing measurable), and the packet lands the same.
 #[test]
 fn a_device_memory_ring_publishes_behind_a_store_fence() {
     let _serial = setup(false);
@@ -426,4 +427,42 @@ fn a_device_memory_ring_publishes_behind_a_store_fence() {
     assert_eq!(ring_words(0), packet.words());
     assert_eq!(queue.producer().submit(&packet).unwrap(), 1);
     assert_eq!(ring_words(1), packet.words());
+}
+
+/// ROCr before 6.3 refuses (or ignores) the executable pool flag, and no
+/// public call reaches its executable allocator: executable allocations
+/// (IBs) are refused naming the version, the minimum and the override; with
+/// the override they are plain allocations (no flag, which such a runtime
+/// would refuse with INVALID_ARGUMENT).
+#[test]
+fn an_old_runtime_refuses_executable_allocations_unless_overridden() {
+    let _serial = setup(false);
+    with(|s| s.build_version = Some(c"6.2.41133-scripted"));
+    std::env::remove_var(NONEXEC_IB_ENV);
+    let rt = open().unwrap();
+    let kernarg = rt.kernarg_pool().unwrap();
+    let err = rt
+        .allocate(&kernarg, 256, AllocFlags { executable: true })
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("\"6.2.41133-scripted\""), "{text}");
+    assert!(text.contains("ROCm 6.3 or later"), "{text}");
+    assert!(text.contains(NONEXEC_IB_ENV), "{text}");
+    assert!(with(|s| s.allocations.is_empty()), "nothing was allocated");
+    // Ordinary allocations are unaffected.
+    drop(rt.allocate(&kernarg, 64, AllocFlags::default()).unwrap());
+    drop(rt);
+
+    std::env::set_var(NONEXEC_IB_ENV, "1");
+    let rt = open().unwrap();
+    std::env::remove_var(NONEXEC_IB_ENV);
+    let kernarg = rt.kernarg_pool().unwrap();
+    let ib = rt
+        .allocate(&kernarg, 256, AllocFlags { executable: true })
+        .unwrap();
+    let flags = with(|s| s.allocations[&(ib.addr() as usize)].1);
+    assert_eq!(
+        flags,
+        sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG | (scripted::KERNARG_POOL as u32) << 8
+    );
 }

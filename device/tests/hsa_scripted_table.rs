@@ -37,6 +37,9 @@ pub struct State {
     pub executables: HashMap<u64, bool>,
     /// System event handlers registered (callback, data), as ROCr keeps them.
     pub event_handlers: Vec<(sys::SystemEventCallback, usize)>,
+    /// What BUILD_VERSION reports (default: a ROCr that honours the
+    /// executable pool flag).
+    pub build_version: Option<&'static CStr>,
 }
 
 pub struct FakeQueue {
@@ -118,9 +121,10 @@ unsafe extern "C" fn status_string(status: sys::Status, out: *mut *const c_char)
 unsafe extern "C" fn system_get_info(attr: sys::SystemInfo, value: *mut c_void) -> sys::Status {
     match attr {
         sys::HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY => unsafe { put(value, 1_000_000_000u64) },
-        sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => unsafe {
-            put(value, c"6.2.41133-scripted".as_ptr())
-        },
+        sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => {
+            let version = with(|s| s.build_version).unwrap_or(c"6.4.43482-scripted");
+            unsafe { put(value, version.as_ptr()) }
+        }
         other => panic!("scripted table: system attribute {other:#x} not scripted"),
     }
     sys::HSA_STATUS_SUCCESS

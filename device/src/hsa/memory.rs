@@ -9,6 +9,7 @@ use std::sync::Arc;
 use relaunch_hsa_sys as sys;
 
 use super::agent::{AgentInfo, DeviceKind};
+use super::ib_memory::ExecMemory;
 use super::runtime::{Runtime, RuntimeInner};
 use super::HsaError;
 
@@ -247,7 +248,17 @@ impl Runtime {
             });
         }
         let raw_flags = if flags.executable {
-            sys::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG
+            match &self.inner.exec_memory {
+                ExecMemory::Flag => sys::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG,
+                // Older runtimes refuse any flag (INVALID_ARGUMENT).
+                ExecMemory::Plain => sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG,
+                ExecMemory::Refused(why) => {
+                    return Err(HsaError::Invalid {
+                        what: "executable allocation",
+                        problem: why.clone(),
+                    })
+                }
+            }
         } else {
             sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG
         };

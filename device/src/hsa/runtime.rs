@@ -10,6 +10,7 @@ use relaunch_hsa_sys as sys;
 
 use super::agent::{query_agent, AgentInfo, DeviceKind};
 use super::fault::{FaultBook, GpuFault};
+use super::ib_memory::ExecMemory;
 use super::HsaError;
 
 /// The state every HSA object shares: the table and the init it holds.
@@ -23,6 +24,8 @@ pub(crate) struct RuntimeInner {
     /// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION` (e.g. "6.2.41133-..."), when the
     /// runtime answers it.
     pub(crate) build_version: Option<String>,
+    /// How executable memory (IBs) is requested of this runtime.
+    pub(crate) exec_memory: ExecMemory,
 }
 
 impl RuntimeInner {
@@ -157,9 +160,11 @@ impl Runtime {
             timestamp_hz: 0,
             faults,
             build_version: None,
+            exec_memory: ExecMemory::Flag,
         };
         inner.timestamp_hz = query_timestamp_hz(&inner)?;
         inner.build_version = query_build_version(&inner);
+        inner.exec_memory = ExecMemory::from_env(inner.build_version.as_deref());
         let handles = iterate_agents(&inner)?;
         let agents = handles
             .into_iter()
@@ -201,10 +206,10 @@ impl Runtime {
     }
 
     /// The runtime's build identifier (`HSA_AMD_SYSTEM_INFO_BUILD_VERSION`,
-    /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. What
-    /// depends on the version (the executable flag of
-    /// `hsa_amd_memory_pool_allocate`) is checked on hardware by
-    /// `scripts/first-contact`.
+    /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. Executable
+    /// allocations (IBs) depend on it: below ROCm 6.3 they are refused
+    /// unless `RELAUNCH_ALLOW_NONEXEC_IB=1` (see `ib_memory`;
+    /// `scripts/first-contact` checks the fact on hardware).
     pub fn build_version(&self) -> Option<&str> {
         self.inner.build_version.as_deref()
     }

@@ -101,7 +101,7 @@ pub(super) extern "C" fn system_get_info(attribute: u32, value: *mut c_void) -> 
                 }
                 sys::HSA_AMD_SYSTEM_INFO_BUILD_VERSION => write_out(
                     value.cast::<*const std::ffi::c_char>(),
-                    c"relaunch-sim".as_ptr(),
+                    build_version().as_ptr(),
                     "BUILD_VERSION",
                 ),
                 other => fail(
@@ -520,5 +520,19 @@ pub(super) extern "C" fn allow_access(
             s.memory.allow_gpu_access(ptr as u64);
         }
         sys::HSA_STATUS_SUCCESS
+    })
+}
+
+/// What the simulator reports as ROCr's build id: a runtime that honours
+/// the executable pool flag (the simulator enforces execute permission on
+/// IB fetches, as such a runtime's memory has it), or
+/// `RELAUNCH_SIM_BUILD_VERSION` to script another (an old ROCr in tests).
+fn build_version() -> &'static std::ffi::CStr {
+    static VERSION: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let text = std::env::var("RELAUNCH_SIM_BUILD_VERSION")
+            .unwrap_or_else(|_| "6.4.0-relaunch-sim".to_string());
+        std::ffi::CString::new(text.replace('\0', ""))
+            .expect("interior NULs were removed")
     })
 }
