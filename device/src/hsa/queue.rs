@@ -21,13 +21,20 @@ use super::HsaError;
 /// still occupy before calling the queue stalled.
 const SLOT_WAIT: Duration = Duration::from_secs(10);
 
-/// First error status the runtime reported for a queue (0 = none). Read
-/// on every submit: a line of its own, so no neighbouring heap object
-/// written by another thread shares it (layout only).
-#[derive(Debug, Default)]
+/// First error status the runtime reported for a queue (0 = none), and
+/// its description taken inside the callback. Read on every submit: a
+/// line of its own, so no neighbouring heap object written by another
+/// thread shares it (layout only).
+#[derive(Debug)]
 #[repr(align(64))]
 struct ErrorSlot {
     status: AtomicU32,
+    /// `hsa_status_string` of the first error, asked on the reporting
+    /// thread as it reports: a runtime's detail for a status is process
+    /// state (the simulator's last queue error), so asked later it may
+    /// describe another queue's (another GPU's) error.
+    message: std::sync::OnceLock<String>,
+    hsa: Arc<sys::LoadedHsa>,
 }
 
 /// The error slot's value for a queue relaunch abandoned (not an HSA
@@ -46,6 +53,12 @@ unsafe extern "C" fn on_queue_error(
     // by its QueueOwner until after hsa_queue_destroy returns, after which
     // the runtime no longer calls back.
     let slot = unsafe { &*data.cast::<ErrorSlot>() };
+    // Described before the status is published, so a reader that sees the
+    // status finds this queue's message. No panic may leave this function.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        slot.message
+            .get_or_init(|| super::runtime::describe_status(&slot.hsa.api, status));
+    }));
     // Keep the first error: later ones are usually consequences.
     let _ = slot
         .status
@@ -65,9 +78,6 @@ pub struct AqlQueue {
     /// Read index last seen; the processor's only grows past it.
     read_seen: u64,
     size: u32,
-    /// The ring is write-combined device memory (`HSA_ALLOCATE_QUEUE_DEV_MEM=1`):
-    /// a store fence must precede the header store (see `publish_words`).
-    wc_ring: bool,
     queue: NonNull<sys::Queue>,
     inner: Arc<RuntimeInner>,
     error: Arc<ErrorSlot>,
@@ -117,7 +127,11 @@ impl Runtime {
                 ),
             });
         }
-        let error = Arc::new(ErrorSlot::default());
+        let error = Arc::new(ErrorSlot {
+            status: AtomicU32::new(0),
+            message: std::sync::OnceLock::new(),
+            hsa: Arc::clone(&self.inner.hsa),
+        });
         let mut queue: *mut sys::Queue = std::ptr::null_mut();
         // SAFETY: GPU agent of this runtime; the callback does not unwind and
         // its data (the shared slot, kept by the queue's owner) outlives the
@@ -161,7 +175,6 @@ impl Runtime {
             id,
             written: 0,
             read_seen: 0,
-            wc_ring: ring_in_device_memory(),
             _owner: owner,
         };
         if base.is_null()
@@ -197,7 +210,6 @@ impl AqlQueue {
             written: write,
             read_seen: read,
             size: self.size,
-            wc_ring: self.wc_ring,
             queue: self.queue,
             inner: Arc::clone(&self.inner),
             error: Arc::clone(&self.error),
@@ -244,7 +256,10 @@ impl AqlQueue {
             ABANDONED => "abandoned after a replay on it timed out (hsa_queue_inactivate: \
                           its work in flight was discarded)"
                 .to_string(),
-            _ => self.inner.describe(status),
+            _ => match self.error.message.get() {
+                Some(message) => message.clone(),
+                None => self.inner.describe(status),
+            },
         };
         Err(HsaError::QueueFault {
             queue_id: self.id,
@@ -352,10 +367,11 @@ impl AqlQueue {
             unsafe { std::ptr::write_volatile(slot.add(i), *word) };
         }
         // On x86 a release store orders ordinary stores, not write-combined
-        // ones: with the ring in device memory ROCr fences first, so do we.
-        if self.wc_ring {
-            store_fence();
-        }
+        // ones: with the ring in device memory (HSA_ALLOCATE_QUEUE_DEV_MEM=1)
+        // ROCr fences first. Always fenced: the fence cost nothing
+        // measurable (`submit_p50_ns` A/B, device/README.md), and relaunch
+        // cannot see where the runtime put the ring.
+        store_fence();
         // SAFETY: the slot's first dword is 4-byte aligned and only accessed
         // atomically by the packet processor; Release orders the body before it.
         unsafe { AtomicU32::from_ptr(slot) }.store(words[0], Ordering::Release);
@@ -445,13 +461,6 @@ impl AqlQueue {
             }
         }
     }
-}
-
-/// ROCr puts AQL rings in device memory (write-combined on the host) when
-/// `HSA_ALLOCATE_QUEUE_DEV_MEM=1`; otherwise they are ordinary cacheable
-/// system memory, where the release store alone orders the body.
-fn ring_in_device_memory() -> bool {
-    std::env::var("HSA_ALLOCATE_QUEUE_DEV_MEM").is_ok_and(|v| v.trim() == "1")
 }
 
 /// Orders every earlier store, write-combined ones included, before later

@@ -127,7 +127,11 @@ fn detail_for(status: Status) -> Option<String> {
     })
 }
 
+/// Called on the reporting queue's processor thread just before its error
+/// callback: `hsa_status_string` asked inside the callback (on this
+/// thread) describes this queue's error, whatever other queues report.
 fn record_queue_error(status: Status, message: &str) {
+    LAST_ERROR.with(|e| *e.borrow_mut() = (status, message.to_string()));
     *LAST_QUEUE_ERROR.lock() = Some((status, message.to_string()));
 }
 

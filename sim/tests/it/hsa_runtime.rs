@@ -298,3 +298,54 @@ fn stale_and_foreign_handles_are_refused_with_messages() {
         assert_eq!((api.shut_down)(), sys::HSA_STATUS_SUCCESS);
     }
 }
+
+/// Two simulated GPUs whose queues fail before either error is read: each
+/// queue's error names its own failure (its queue and packet), not the
+/// process's last one, because the description is taken in the queue's
+/// error callback on the reporting thread.
+#[test]
+fn two_gpus_failing_at_once_each_report_their_own_queue_error() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rigs = [
+        HsaRig::counter("gfx1100").unwrap(),
+        HsaRig::counter("gfx1201").unwrap(),
+    ];
+    let mut lanes = Vec::new();
+    for (index, rig) in rigs.iter().enumerate() {
+        let counter = rig.device_memory(4).unwrap();
+        let ib = PlacedIb::place(&rig.rt, rig.counter_ib(counter.addr(), 4).unwrap()).unwrap();
+        ib.allow_access(&[&rig.gpu]).unwrap();
+        let mut queue = rig.rt.create_queue(&rig.gpu, 64).unwrap();
+        let done = rig.rt.create_signal(1).unwrap();
+        let packet = ib.packet(done.handle()).unwrap();
+        // The second GPU fails at its second packet, so the two messages
+        // differ even if both queues have the same id on their boards.
+        for _ in 0..index {
+            done.store_relaxed(1);
+            queue.submit(&packet).unwrap();
+            queue.wait(&done, 1, Duration::from_secs(10)).unwrap();
+        }
+        let (_, write) = queue.indices();
+        let sim_queue = hsa::queue_by_id(queue.id()).unwrap();
+        sim_queue.inject(FaultPlan {
+            error_at: Some(write),
+            ..FaultPlan::default()
+        });
+        lanes.push((counter, ib, queue, done, packet, sim_queue, write));
+    }
+    for (_, _, queue, done, packet, ..) in &mut lanes {
+        done.store_relaxed(1);
+        queue.submit(packet).unwrap();
+    }
+    let start = std::time::Instant::now();
+    while lanes.iter().any(|l| !l.5.is_dead()) {
+        assert!(start.elapsed() < Duration::from_secs(10), "queues did not fail");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for (_, _, queue, _, _, sim_queue, write) in &lanes {
+        let err = queue.check_error("after both failed").unwrap_err();
+        let text = err.to_string();
+        let own = format!("queue {}, AQL packet {write}: injected queue error", sim_queue.id);
+        assert!(text.contains(&own), "{text} should name {own:?}");
+    }
+}
