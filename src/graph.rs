@@ -16,8 +16,8 @@ use relaunch_lanes::{
 };
 use relaunch_sched::hsa_backend::HsaBackend;
 use relaunch_sched::hsa_backend::HsaWatch;
-use relaunch_sched::Completion;
 use relaunch_sched::scheduler::{lower_plan, MultiCompletion, MultiIb};
+use relaunch_sched::Completion;
 
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};

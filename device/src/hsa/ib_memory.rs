@@ -100,7 +100,10 @@ mod tests {
 
     #[test]
     fn recent_runtimes_use_the_flag_and_old_ones_are_refused_by_name() {
-        assert_eq!(ExecMemory::decide(Some("6.3.42131-x"), false), ExecMemory::Flag);
+        assert_eq!(
+            ExecMemory::decide(Some("6.3.42131-x"), false),
+            ExecMemory::Flag
+        );
         assert_eq!(ExecMemory::decide(Some("7.1.0"), false), ExecMemory::Flag);
         let ExecMemory::Refused(why) = ExecMemory::decide(Some("6.2.41133-abc"), false) else {
             panic!("6.2 must be refused");

@@ -532,7 +532,6 @@ fn build_version() -> &'static std::ffi::CStr {
     VERSION.get_or_init(|| {
         let text = std::env::var("RELAUNCH_SIM_BUILD_VERSION")
             .unwrap_or_else(|_| "6.4.0-relaunch-sim".to_string());
-        std::ffi::CString::new(text.replace('\0', ""))
-            .expect("interior NULs were removed")
+        std::ffi::CString::new(text.replace('\0', "")).expect("interior NULs were removed")
     })
 }

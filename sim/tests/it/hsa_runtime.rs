@@ -339,13 +339,19 @@ fn two_gpus_failing_at_once_each_report_their_own_queue_error() {
     }
     let start = std::time::Instant::now();
     while lanes.iter().any(|l| !l.5.is_dead()) {
-        assert!(start.elapsed() < Duration::from_secs(10), "queues did not fail");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "queues did not fail"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
     for (_, _, queue, _, _, sim_queue, write) in &lanes {
         let err = queue.check_error("after both failed").unwrap_err();
         let text = err.to_string();
-        let own = format!("queue {}, AQL packet {write}: injected queue error", sim_queue.id);
+        let own = format!(
+            "queue {}, AQL packet {write}: injected queue error",
+            sim_queue.id
+        );
         assert!(text.contains(&own), "{text} should name {own:?}");
     }
 }
