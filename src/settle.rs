@@ -5,9 +5,12 @@
 //! a graph's installed IBs (`GraphExec`, whose stream-ordered launches
 //! return before the replay ends) dropped while the last replay runs hand
 //! their modules (and the allocations their kernargs point into) here: a
-//! helper thread waits for every lane of that replay to settle (finish, fail or be abandoned with its queue) and
-//! only then drops them. If it does not settle within the wait, the
+//! helper thread waits for every lane of that replay to settle (finish,
+//! fail or be abandoned with its queue) and only then drops them. If it does not settle within the wait, the
 //! modules are leaked: freeing code under a running GPU is worse.
+//! `Pm4MultiIb` needs none of this: its replays (Rust and `rl_pm4_replay_multi`)
+//! wait before returning, and a lane that times out is abandoned (its queue
+//! stopped), so nothing of it runs once the call returns.
 
 use std::time::{Duration, Instant};
 
