@@ -73,7 +73,9 @@ impl SimConfig {
             uuid: None,
             pci: None,
             listed_as: None,
-            trap_handler: true,
+            // `RELAUNCH_SIM_TRAP_HANDLER=0` models a runtime without one
+            // (ROCr on gfx11 without the driver's exception debugging).
+            trap_handler: std::env::var("RELAUNCH_SIM_TRAP_HANDLER").map_or(true, |v| v != "0"),
             kernels: crate::isa::KernelMode::from_env(),
         }
     }

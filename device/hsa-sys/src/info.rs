@@ -73,6 +73,10 @@ pub const HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES: AgentInfo = 0xA00C;
 /// u32 (PCI domain).
 pub const HSA_AMD_AGENT_INFO_DOMAIN: AgentInfo = 0xA00F;
 /// char[21], e.g. "GPU-0123456789abcdef"; "GPU-XX" means no UUID.
+/// The agent attribute relaunch's simulator answers (a `u8`, 1 when the
+/// simulated runtime installed a trap handler for that GPU): outside the
+/// HSA and AMD ranges, and never asked of another runtime.
+pub const RELAUNCH_SIM_AGENT_INFO_TRAP_HANDLER: AgentInfo = 0x7E1A_0001;
 pub const HSA_AMD_AGENT_INFO_UUID: AgentInfo = 0xA011;
 /// u32.
 pub const HSA_AMD_AGENT_INFO_ASIC_REVISION: AgentInfo = 0xA012;

@@ -24,6 +24,7 @@ mod packet;
 mod queue;
 mod runtime;
 mod signal;
+mod trap;
 
 pub use agent::{parse_uuid, AgentInfo, Bdf, DeviceKind, KernelLimits};
 pub use error::HsaError;
@@ -36,3 +37,7 @@ pub use packet::{pm4_ib_packet, AqlPacket, AQL_COMPLETION_SIGNAL_WORD};
 pub use queue::AqlQueue;
 pub use runtime::{Runtime, INIT_TIMEOUT};
 pub use signal::Signal;
+pub use trap::{
+    kfd_exception_debugging, rocr_installs_trap_handler, CAP_DEBUG_SUPPORTED_FIRMWARE,
+    KFD_TOPOLOGY, SIM_AGENT_INFO_TRAP_HANDLER,
+};

@@ -219,6 +219,13 @@ impl Runtime {
         &self.inner.hsa.origin
     }
 
+    /// Whether this runtime installed a trap handler for `gpu` (a GPU of
+    /// `family`), so that the CP sets RSRC2.TRAP_PRESENT for its AQL
+    /// dispatches (see `hsa::trap` for ROCr's rule and where it is read).
+    pub fn trap_handler(&self, gpu: &AgentInfo, family: relaunch_facts::Family) -> bool {
+        super::trap::installed(&self.inner, gpu, family)
+    }
+
     /// True when the table is relaunch's simulated device.
     pub fn is_simulated(&self) -> bool {
         self.inner.hsa.simulated

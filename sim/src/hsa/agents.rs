@@ -204,6 +204,10 @@ pub(super) extern "C" fn agent_get_info(
                 (sys::HSA_AMD_AGENT_INFO_PRODUCT_NAME, None) => {
                     write_text::<64>(value, "relaunch simulated host", "PRODUCT_NAME")
                 }
+                (sys::RELAUNCH_SIM_AGENT_INFO_TRAP_HANDLER, Some((_, d))) => {
+                    // SAFETY: the attribute's storage is one byte.
+                    write_out(value.cast::<u8>(), u8::from(d.config().trap_handler), "trap handler")
+                }
                 (sys::HSA_AMD_AGENT_INFO_UUID, Some((i, d))) => match &d.config().uuid {
                     Some(uuid) => write_text::<21>(value, uuid, "UUID"),
                     None => {
