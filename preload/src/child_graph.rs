@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::reason::Reason;
 use crate::shadow::ShadowGraph;
 
 /// Handles for flattened nodes: the top bit set, which no user-space
@@ -22,13 +23,11 @@ impl ShadowGraph {
     pub fn add_child_graph(&mut self, handle: usize, child: &ShadowGraph, deps: &[usize]) {
         if let Some(why) = &child.unsupported {
             self.unsupported
-                .get_or_insert_with(|| format!("a child graph is not replayable: {why}"));
+                .get_or_insert_with(|| Reason::Child(Box::new(why.clone())));
             return;
         }
         if !child.events.is_empty() {
-            self.unsupported.get_or_insert_with(|| {
-                "a child graph with event record or wait nodes is not flattened".into()
-            });
+            self.unsupported.get_or_insert(Reason::ChildEvents);
             return;
         }
         let entry = fresh_handle();

@@ -12,6 +12,7 @@ use relaunch::NodeId;
 use relaunch::{Gpu, GraphExec};
 
 use crate::ordered::{InFlight, StreamOrder};
+use crate::reason::Reason;
 use crate::shadow::{NodeKernel, NodeWork, ShadowGraph, ShadowModule};
 
 /// An exec's kernel nodes (handle -> relaunch node, launch) and its
@@ -38,10 +39,10 @@ pub struct ShadowExec {
     modules: Vec<Arc<ShadowModule>>,
     /// Set once this exec can no longer be replayed (later launches go to
     /// the real HIP, which has every update).
-    fallen: Mutex<Option<String>>,
+    fallen: Mutex<Option<Reason>>,
     /// The words its replays are stream-ordered through (made at the
     /// first launch; an error when the real HIP cannot order them).
-    pub(crate) stream_order: OnceLock<Result<StreamOrder, String>>,
+    pub(crate) stream_order: OnceLock<Result<StreamOrder, Reason>>,
     /// Stream-ordered launches not known to be finished.
     pub(crate) in_flight: InFlight,
     /// Events the graph's record nodes record: recorded for real on the
@@ -89,37 +90,33 @@ impl ShadowExec {
 
     /// Why this exec no longer replays: it fell back, or one of its
     /// modules was tainted since it was instantiated.
-    pub fn fallen(&self) -> Option<String> {
+    pub fn fallen(&self) -> Option<Reason> {
         if let Some(why) = self.fallen.lock().clone() {
             return Some(why);
         }
         self.modules.iter().find_map(|m| m.tainted())
     }
 
-    pub fn fall_back(&self, why: String) {
+    pub fn fall_back(&self, why: Reason) {
         tracing::warn!(reason = %why, "hipGraphExec falls through to the real HIP from now on");
         *self.fallen.lock() = Some(why);
     }
 
     /// Applies `hipGraphExecKernelNodeSetParams`: kernarg bytes are patched
     /// in place; a different kernel or geometry makes the exec fall back.
-    pub fn set_params(&self, node: usize, new: Result<NodeKernel, String>) {
+    pub fn set_params(&self, node: usize, new: Result<NodeKernel, Reason>) {
         let mut nodes = self.nodes.lock();
         let Some((id, current)) = nodes.get_mut(&node) else {
-            return self.fall_back(format!("node {node:#x} is not a node of this exec"));
+            return self.fall_back(Reason::NotExecNode { node });
         };
-        let new =
-            match new {
-                Ok(k) if k.same_launch(current) => k,
-                Ok(_) => return self.fall_back(
-                    "a patch changed the kernel or its geometry; only kernarg patches are replayed"
-                        .into(),
-                ),
-                Err(why) => return self.fall_back(why),
-            };
+        let new = match new {
+            Ok(k) if k.same_launch(current) => k,
+            Ok(_) => return self.fall_back(Reason::PatchChangesLaunch),
+            Err(why) => return self.fall_back(why),
+        };
         match self.exec.set_node_kernargs(*id, 0, &new.kernarg) {
             Ok(()) => *current = new,
-            Err(e) => self.fall_back(format!("patching kernargs: {e}")),
+            Err(e) => self.fall_back(Reason::relaunch("patching kernargs", e)),
         }
     }
 
@@ -130,20 +127,19 @@ impl ShadowExec {
     /// the exec falls back (the real HIP has the update).
     pub fn update_from(&self, graph: &ShadowGraph) {
         if let Some(why) = &graph.unsupported {
-            return self.fall_back(format!("the update's graph is not replayable: {why}"));
+            return self.fall_back(Reason::UpdateGraph(Box::new(why.clone())));
         }
         let edges = match graph.all_edges() {
             Ok(e) => e,
-            Err(why) => return self.fall_back(format!("the update's graph: {why}")),
+            Err(why) => return self.fall_back(Reason::UpdateGraph(Box::new(why))),
         };
         if graph.nodes.len() != self.order.len() || edges != self.edges {
-            return self.fall_back(format!(
-                "the update's graph has another topology ({} nodes, {} edges; the exec has {} and {})",
-                graph.nodes.len(),
-                edges.len(),
-                self.order.len(),
-                self.edges.len()
-            ));
+            return self.fall_back(Reason::UpdateTopology {
+                nodes: graph.nodes.len(),
+                edges: edges.len(),
+                exec_nodes: self.order.len(),
+                exec_edges: self.edges.len(),
+            });
         }
         let mut nodes = self.nodes.lock();
         // Checked whole before anything is patched: all or nothing.
@@ -152,39 +148,33 @@ impl ShadowExec {
             if let Some(ops) = self.transfers.get(&self.order[i]) {
                 match new {
                     Ok(NodeWork::Transfer(n)) if n == ops => continue,
-                    _ => {
-                        return self.fall_back(format!(
-                            "the update changes memset/memcpy node {i}; copies and fills are fixed \
-                             in the retained IB"
-                        ))
-                    }
+                    _ => return self.fall_back(Reason::UpdateChangesTransfer { node: i }),
                 }
             }
             let Some((id, current)) = nodes.get(&self.order[i]) else {
-                return self.fall_back(format!("node {i} of the exec is unknown"));
+                return self.fall_back(Reason::UnknownExecNode { node: i });
             };
             match new {
                 Ok(NodeWork::Transfer(_)) => {
-                    return self.fall_back(format!(
-                        "the update turns kernel node {i} into a memset/memcpy node"
-                    ))
+                    return self.fall_back(Reason::UpdateKernelToTransfer { node: i })
                 }
                 Ok(NodeWork::Kernel(k)) if k.same_launch(current) => {
                     if k.kernarg != current.kernarg {
                         changed.push((self.order[i], *id, k.clone()));
                     }
                 }
-                Ok(_) => {
-                    return self.fall_back(format!(
-                        "the update changes node {i}'s kernel or geometry; only kernarg changes are replayed"
-                    ))
+                Ok(_) => return self.fall_back(Reason::UpdateChangesLaunch { node: i }),
+                Err(why) => {
+                    return self.fall_back(Reason::UpdateNode {
+                        node: i,
+                        reason: Box::new(why.clone()),
+                    })
                 }
-                Err(why) => return self.fall_back(format!("node {i} of the update: {why}")),
             }
         }
         for (handle, id, new) in changed {
             if let Err(e) = self.exec.set_node_kernargs(id, 0, &new.kernarg) {
-                return self.fall_back(format!("patching kernargs for the update: {e}"));
+                return self.fall_back(Reason::relaunch("patching kernargs for the update", e));
             }
             if let Some(entry) = nodes.get_mut(&handle) {
                 entry.1 = new;
@@ -224,11 +214,11 @@ mod tests {
         let mut update = chain(&[at(0x2000, 1), at(0x1000, 1)]);
         update.nodes.iter_mut().for_each(|(h, _)| *h += 100);
         x.update_from(&update);
-        assert_eq!(x.fallen(), None);
+        assert!(x.fallen().is_none());
         assert_eq!(x.nodes.lock()[&1].1.kernarg[..8], 0x2000u64.to_le_bytes());
 
         x.update_from(&chain(&[at(0x2000, 1)]));
-        let why = x.fallen().unwrap();
+        let why = x.fallen().unwrap().to_string();
         assert!(why.contains("another topology (1 nodes, 0 edges"), "{why}");
 
         let x = chain(&[at(0x1000, 1), at(0x1000, 1)])
@@ -236,7 +226,10 @@ mod tests {
             .unwrap();
         x.update_from(&chain(&[at(0x1000, 1), at(0x1000, 2)]));
         let why = x.fallen().unwrap();
-        assert!(why.contains("node 1's kernel or geometry"), "{why}");
+        assert!(
+            matches!(why, crate::reason::Reason::UpdateChangesLaunch { node: 1 }),
+            "{why}"
+        );
         // Refused whole: node 0 was not patched either.
         assert_eq!(x.nodes.lock()[&1].1.kernarg[..8], 0x1000u64.to_le_bytes());
     }

@@ -2,7 +2,7 @@
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
-//! stream capture (`capture`), code-object images and
+//! stream capture (`capture`), why things fall through (`reason`), code-object images and
 //! offload bundles from a bare pointer (`image`, `bundle`), static
 //! registration of fat binaries and host stubs (`registry`), memset and
 //! memcpy nodes as CP DMA ops (`transfers`, `nodes`), graph and
@@ -31,6 +31,7 @@ pub mod nodes;
 pub mod ordered;
 pub mod ordering_nodes;
 pub mod real;
+pub mod reason;
 pub mod registry;
 pub mod shadow;
 pub mod state;

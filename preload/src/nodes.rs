@@ -13,6 +13,7 @@ use std::ffi::c_void;
 
 use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, HIP_SUCCESS};
+use crate::reason::Reason;
 use crate::state::with_state;
 use crate::transfers::{copy_3d_ops, copy_ops, memset_ops, MemKind, Memcpy3DParams, MemsetParams};
 
@@ -76,9 +77,7 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
                 match copy {
                     Some(c) => g.add_child_graph(n, &c, &deps),
                     None => {
-                        g.unsupported.get_or_insert_with(|| {
-                            "a child graph this library did not see being built".into()
-                        });
+                        g.unsupported.get_or_insert(Reason::UnseenChild);
                     }
                 }
             }
@@ -88,14 +87,14 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
 }
 
 /// Marks `graph` unsupported with `why` (the first reason is kept).
-pub(crate) fn unsupported(graph: Handle, call: &str, why: &str) {
+pub(crate) fn unsupported(graph: Handle, call: &str, why: Reason) {
     with_state(call, |s| {
         if let Some(g) = s.graphs.get_mut(&key(graph)) {
             tracing::info!(
-                reason = why,
+                reason = %why,
                 "graph node not replayable; its graph falls through"
             );
-            g.unsupported.get_or_insert_with(|| why.to_string());
+            g.unsupported.get_or_insert(why);
         }
     });
 }
@@ -127,7 +126,7 @@ macro_rules! falls_through {
 
 falls_through! {
     hipGraphAddHostNode(params: *const c_void) =>
-        "a host node (a host callback inside the graph) is not replayed";
+        Reason::HostNode;
 }
 
 /// Adds a memset/memcpy node built from the shadow state (`ops`) to
@@ -141,7 +140,7 @@ unsafe fn add_transfer_node(
     graph: Handle,
     deps: *const Handle,
     num_deps: usize,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
+    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, Reason>,
 ) {
     if node.is_null() {
         return;
@@ -250,7 +249,7 @@ pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
 fn record_transfer(
     stream: Handle,
     call: &'static str,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
+    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, Reason>,
 ) {
     let others = with_state(call, |s| {
         if !s.captures.contains_key(&key(stream)) {

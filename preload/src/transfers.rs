@@ -23,6 +23,8 @@ use std::ffi::c_void;
 use relaunch::DmaOp;
 use relaunch::MAX_DMA_PACKETS_PER_NODE;
 
+use crate::reason::{CopyKind, NodeKind, Reason, Side};
+
 /// What kind of memory an allocation HIP made is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemKind {
@@ -58,28 +60,33 @@ impl MemoryMap {
 
     /// Why the CP cannot reach `[addr, addr+len)` (`what` names the side),
     /// or `Ok` when it is device or pinned host memory HIP allocated.
-    fn reachable(&self, what: &str, addr: u64, len: u64, kind: i32) -> Result<MemKind, String> {
+    fn reachable(&self, side: Side, addr: u64, len: u64, kind: i32) -> Result<MemKind, Reason> {
         if let Some(k) = self.kind_of(addr, len) {
             return Ok(k);
         }
         let host_side = matches!(
-            (what, kind),
-            ("source", MEMCPY_HOST_TO_DEVICE | MEMCPY_HOST_TO_HOST)
-                | ("destination", MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST)
+            (side, kind),
+            (Side::Source, MEMCPY_HOST_TO_DEVICE | MEMCPY_HOST_TO_HOST)
+                | (
+                    Side::Destination,
+                    MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST
+                )
         );
+        let kind = CopyKind(kind);
         Err(if host_side {
-            format!(
-                "a {} copy's {what} {addr:#x} (+{len}) is pageable host memory (not from \
-                 hipHostMalloc): CP DMA inside the IB cannot reach it",
-                kind_name(kind)
-            )
+            Reason::PageableHost {
+                kind,
+                side,
+                addr,
+                len,
+            }
         } else {
-            format!(
-                "a {} copy's {what} {addr:#x} (+{len}) is not memory this library saw \
-                 allocated with hipMalloc or hipHostMalloc (pageable, or another allocator): \
-                 CP DMA inside the IB may not reach it",
-                kind_name(kind)
-            )
+            Reason::UnknownMemory {
+                kind,
+                side,
+                addr,
+                len,
+            }
         })
     }
 }
@@ -89,17 +96,6 @@ pub const MEMCPY_HOST_TO_DEVICE: i32 = 1;
 pub const MEMCPY_DEVICE_TO_HOST: i32 = 2;
 pub const MEMCPY_DEVICE_TO_DEVICE: i32 = 3;
 pub const MEMCPY_DEFAULT: i32 = 4;
-
-fn kind_name(kind: i32) -> String {
-    match kind {
-        MEMCPY_HOST_TO_HOST => "host-to-host".into(),
-        MEMCPY_HOST_TO_DEVICE => "host-to-device".into(),
-        MEMCPY_DEVICE_TO_HOST => "device-to-host".into(),
-        MEMCPY_DEVICE_TO_DEVICE => "device-to-device".into(),
-        MEMCPY_DEFAULT => "default-kind".into(),
-        other => format!("kind-{other}"),
-    }
-}
 
 /// `hipMemsetParams`.
 #[repr(C)]
@@ -148,44 +144,41 @@ pub struct Memcpy3DParams {
 
 /// A 2-D memset (`height` rows of `width` elements, `pitch` bytes apart;
 /// `height` 1 is 1-D) as fills.
-pub fn memset_ops(mem: &MemoryMap, p: &MemsetParams) -> Result<Vec<DmaOp>, String> {
+pub fn memset_ops(mem: &MemoryMap, p: &MemsetParams) -> Result<Vec<DmaOp>, Reason> {
     let pattern = match p.element_size {
         1 => (p.value & 0xFF) * 0x0101_0101,
         2 => (p.value & 0xFFFF) * 0x0001_0001,
         4 => p.value,
-        other => {
-            return Err(format!(
-                "a memset of {other}-byte elements (HIP takes 1, 2 or 4)"
-            ))
-        }
+        other => return Err(Reason::MemsetElement { size: other }),
     };
     let row = (p.width as u64)
         .checked_mul(u64::from(p.element_size))
-        .ok_or("a memset row overflows 64 bits")?;
+        .ok_or(Reason::Overflow {
+            what: "a memset row",
+        })?;
     let rows = p.height as u64;
     if row == 0 || rows == 0 {
-        return Err("a memset of nothing (zero width or height) is not replayed".into());
+        return Err(Reason::EmptyMemset);
     }
     if rows > 1 && (p.pitch as u64) < row {
-        return Err(format!(
-            "a memset's pitch {} is shorter than its row of {row} bytes",
-            p.pitch
-        ));
+        return Err(Reason::ShortMemsetPitch {
+            pitch: p.pitch as u64,
+            row,
+        });
     }
     let dst = p.dst as u64;
     let pitch = if rows == 1 { row } else { p.pitch as u64 };
     let span = pitch
         .checked_mul(rows - 1)
         .and_then(|s| s.checked_add(row))
-        .ok_or("a memset's extent overflows 64 bits")?;
-    mem.reachable("destination", dst, span, MEMCPY_DEVICE_TO_DEVICE)?;
+        .ok_or(Reason::Overflow {
+            what: "a memset's extent",
+        })?;
+    mem.reachable(Side::Destination, dst, span, MEMCPY_DEVICE_TO_DEVICE)?;
     if dst % 4 != 0 || row % 4 != 0 || (rows > 1 && pitch % 4 != 0) {
-        return Err(format!(
-            "a memset of {row}-byte rows at {dst:#x} (pitch {pitch}) is not in whole, aligned \
-             dwords; DMA_DATA fills whole dwords"
-        ));
+        return Err(Reason::UnalignedFill { row, dst, pitch });
     }
-    let ops = rows_of(rows, |r| DmaOp::Fill {
+    let ops = rows_of(NodeKind::Memset, rows, |r| DmaOp::Fill {
         dst: dst + r * pitch,
         pattern,
         bytes: row,
@@ -200,26 +193,26 @@ pub fn copy_ops(
     src: u64,
     bytes: u64,
     kind: i32,
-) -> Result<Vec<DmaOp>, String> {
+) -> Result<Vec<DmaOp>, Reason> {
     if !(MEMCPY_HOST_TO_HOST..=MEMCPY_DEFAULT).contains(&kind) {
-        return Err(format!("a memcpy of unknown kind {kind}"));
+        return Err(Reason::UnknownCopyKind { kind });
     }
     if bytes == 0 {
-        return Err("a memcpy of 0 bytes is not replayed".into());
+        return Err(Reason::EmptyCopy);
     }
-    mem.reachable("source", src, bytes, kind)?;
-    mem.reachable("destination", dst, bytes, kind)?;
+    mem.reachable(Side::Source, src, bytes, kind)?;
+    mem.reachable(Side::Destination, dst, bytes, kind)?;
     Ok(vec![DmaOp::Copy { dst, src, bytes }])
 }
 
 /// A 3-D copy between pitched pointers (arrays are refused): one op per
 /// row, rows that continue each other on both sides merged.
-pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, String> {
+pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, Reason> {
     if !p.src_array.is_null() || !p.dst_array.is_null() {
-        return Err("a memcpy node to or from a hipArray is not replayed".into());
+        return Err(Reason::ArrayCopy);
     }
     if !(MEMCPY_HOST_TO_HOST..=MEMCPY_DEFAULT).contains(&p.kind) {
-        return Err(format!("a memcpy of unknown kind {}", p.kind));
+        return Err(Reason::UnknownCopyKind { kind: p.kind });
     }
     let Triple {
         a: width,
@@ -228,36 +221,43 @@ pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, St
     } = p.extent;
     let (width, height, depth) = (width as u64, height as u64, depth as u64);
     if width == 0 || height == 0 || depth == 0 {
-        return Err("a memcpy of an empty extent is not replayed".into());
+        return Err(Reason::EmptyCopy);
     }
-    let side = |ptr: &PitchedPtr, pos: &Triple, what: &str| -> Result<(u64, u64, u64), String> {
+    let side = |ptr: &PitchedPtr, pos: &Triple, side: Side| -> Result<(u64, u64, u64), Reason> {
         let pitch = ptr.pitch as u64;
         let slice = pitch
             .checked_mul(ptr.ysize as u64)
-            .ok_or("a memcpy's slice overflows 64 bits")?;
+            .ok_or(Reason::Overflow {
+                what: "a memcpy's slice",
+            })?;
         if pitch < width.saturating_add(pos.a as u64)
             || (depth > 1 && (ptr.ysize as u64) < height.saturating_add(pos.b as u64))
         {
-            return Err(format!(
-                "a memcpy's {what} pitch {pitch} / rows {} do not hold the copied extent",
-                ptr.ysize
-            ));
+            return Err(Reason::CopyPitch {
+                side,
+                pitch,
+                rows: ptr.ysize as u64,
+            });
         }
         let base = (ptr.ptr as u64)
             .checked_add(pos.a as u64)
             .and_then(|b| b.checked_add((pos.b as u64).checked_mul(pitch)?))
             .and_then(|b| b.checked_add((pos.c as u64).checked_mul(slice)?))
-            .ok_or("a memcpy's start overflows 64 bits")?;
+            .ok_or(Reason::Overflow {
+                what: "a memcpy's start",
+            })?;
         let last = (depth - 1)
             .checked_mul(slice)
             .and_then(|l| l.checked_add((height - 1).checked_mul(pitch)?))
             .and_then(|l| l.checked_add(width))
-            .ok_or("a memcpy's extent overflows 64 bits")?;
-        mem.reachable(what, base, last, p.kind)?;
+            .ok_or(Reason::Overflow {
+                what: "a memcpy's extent",
+            })?;
+        mem.reachable(side, base, last, p.kind)?;
         Ok((base, pitch, slice))
     };
-    let (sb, sp, ss) = side(&p.src_ptr, &p.src_pos, "source")?;
-    let (db, dp, ds) = side(&p.dst_ptr, &p.dst_pos, "destination")?;
+    let (sb, sp, ss) = side(&p.src_ptr, &p.src_pos, Side::Source)?;
+    let (db, dp, ds) = side(&p.dst_ptr, &p.dst_pos, Side::Destination)?;
     let mut ops: Vec<DmaOp> = Vec::new();
     for z in 0..depth {
         for y in 0..height {
@@ -274,10 +274,11 @@ pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, St
                 }
             }
             if ops.len() == MAX_DMA_PACKETS_PER_NODE {
-                return Err(format!(
-                    "a memcpy of {} rows takes more than {MAX_DMA_PACKETS_PER_NODE} DMA_DATA packets",
-                    height * depth
-                ));
+                return Err(Reason::TooManyPackets {
+                    kind: NodeKind::Memcpy,
+                    rows: height * depth,
+                    max: MAX_DMA_PACKETS_PER_NODE,
+                });
             }
             ops.push(DmaOp::Copy {
                 dst,
@@ -290,7 +291,7 @@ pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, St
 }
 
 /// `rows` ops, contiguous ones merged, bounded by the packet limit.
-fn rows_of(rows: u64, op: impl Fn(u64) -> DmaOp) -> Result<Vec<DmaOp>, String> {
+fn rows_of(kind: NodeKind, rows: u64, op: impl Fn(u64) -> DmaOp) -> Result<Vec<DmaOp>, Reason> {
     let mut ops: Vec<DmaOp> = Vec::new();
     for r in 0..rows {
         let next = op(r);
@@ -313,9 +314,11 @@ fn rows_of(rows: u64, op: impl Fn(u64) -> DmaOp) -> Result<Vec<DmaOp>, String> {
             }
         }
         if ops.len() == MAX_DMA_PACKETS_PER_NODE {
-            return Err(format!(
-                "a memset of {rows} rows takes more than {MAX_DMA_PACKETS_PER_NODE} DMA_DATA packets"
-            ));
+            return Err(Reason::TooManyPackets {
+                kind,
+                rows,
+                max: MAX_DMA_PACKETS_PER_NODE,
+            });
         }
         ops.push(next);
     }
@@ -384,25 +387,33 @@ mod tests {
         let packed = MemsetParams { pitch: 16, ..rows };
         assert_eq!(memset_ops(&m, &packed).unwrap().len(), 1);
         let odd = MemsetParams { width: 3, ..p };
-        assert!(memset_ops(&m, &odd).unwrap_err().contains("whole"));
+        assert!(memset_ops(&m, &odd)
+            .unwrap_err()
+            .to_string()
+            .contains("whole"));
         let outside = MemsetParams {
             dst: 0x30_0000 as *mut c_void,
             ..p
         };
         assert!(memset_ops(&m, &outside)
             .unwrap_err()
+            .to_string()
             .contains("not memory this library saw"));
     }
 
     #[test]
     fn pageable_host_memory_is_named_and_pinned_memory_copies() {
         let m = mem();
-        let e = copy_ops(&m, 0x10_0000, 0x7000_0000, 16, MEMCPY_HOST_TO_DEVICE).unwrap_err();
+        let e = copy_ops(&m, 0x10_0000, 0x7000_0000, 16, MEMCPY_HOST_TO_DEVICE)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("host-to-device") && e.contains("pageable"),
             "{e}"
         );
-        let e = copy_ops(&m, 0x7000_0000, 0x10_0000, 16, MEMCPY_DEVICE_TO_HOST).unwrap_err();
+        let e = copy_ops(&m, 0x7000_0000, 0x10_0000, 16, MEMCPY_DEVICE_TO_HOST)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("device-to-host") && e.contains("pageable"),
             "{e}"
@@ -470,6 +481,6 @@ mod tests {
             src_array: 0x1000 as *mut c_void,
             ..p
         };
-        assert!(copy_3d_ops(&m, &array).unwrap_err().contains("hipArray"));
+        assert!(matches!(copy_3d_ops(&m, &array), Err(Reason::ArrayCopy)));
     }
 }
