@@ -349,7 +349,7 @@ mod tests {
         assert_eq!(g.edges, [(0, 1), (1, 2)]);
         assert!(g.unsupported.is_none());
         let x = g.instantiate(&Gpu::open("sim:gfx1201").unwrap()).unwrap();
-        assert_eq!(x.exec.lane_count(), 1);
+        assert_eq!(x.current().exec.lane_count(), 1);
     }
 
     #[test]

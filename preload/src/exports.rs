@@ -403,7 +403,7 @@ fn shadow_instantiate(e: usize, graph: Handle) {
         match built {
             Ok(x) => {
                 tracing::info!(
-                    lanes = x.exec.lane_count(),
+                    lanes = x.current().exec.lane_count(),
                     "hipGraphExec replays as retained PM4"
                 );
                 s.execs.insert(e, Arc::new(x));
@@ -440,8 +440,11 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     // Stream order through the stream's own memory operations, without
     // waiting (ordered.rs); where the real HIP cannot do that, the
     // synchronous path below.
-    let order = shadow.stream_order.get_or_init(|| {
-        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&shadow.exec))
+    // The build this launch replays (a later geometry change makes another;
+    // this one stays alive until its replay finished).
+    let build = shadow.current();
+    let order = build.stream_order.get_or_init(|| {
+        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&build.exec))
             .unwrap_or(Err(Reason::Panicked("setting up the stream words")))
             .inspect_err(|why| {
                 tracing::info!(reason = %why, "replays of this exec synchronise the stream instead")
@@ -450,7 +453,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     if let Ok(order) = order {
         // SAFETY: the application's stream, as given to hipGraphLaunch.
         let launched = guarded("hipGraphLaunch", || unsafe {
-            crate::ordered::launch(&shadow, order, stream)
+            crate::ordered::launch(&shadow, &build, order, stream)
         });
         return match launched {
             Some(Ok(rc)) => {
@@ -474,7 +477,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         );
         return forward!(hipGraphLaunch(exec, stream));
     }
-    match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
+    match guarded("hipGraphLaunch", || build.exec.launch(&shadow.gpu)) {
         Some(Ok(())) => {
             crate::events::record_after_replay(&shadow.events, stream);
             HIP_SUCCESS

@@ -7,7 +7,7 @@
 //! registration of fat binaries and host stubs (`registry`), memset and
 //! memcpy nodes as CP DMA ops (`transfers`, `nodes`), graph and
 //! exec changes made behind the builders' backs (`mutate`) and the shadow
-//! record of modules, graphs and execs (`shadow`, `exec`, `state`).
+//! record of modules, graphs and execs (`shadow`, `exec`, `build`, `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -17,6 +17,7 @@
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
 pub mod args;
+pub mod build;
 pub mod bundle;
 pub mod capture;
 pub mod child_graph;

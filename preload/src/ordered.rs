@@ -31,6 +31,7 @@ use relaunch::stream_order::{DONE, GATE_OPEN, NOT_DONE};
 use relaunch::StreamWords;
 use relaunch::{LaunchInFlight, REPLAY_TIMEOUT};
 
+use crate::build::Build;
 use crate::exec::ShadowExec;
 use crate::hip::{Handle, HipError, HIP_SUCCESS};
 use crate::reason::Reason;
@@ -131,8 +132,12 @@ impl InFlight {
 
 /// A submitted launch the watcher follows to its end.
 struct Watched {
-    shadow: Arc<ShadowExec>,
+    // Fields drop in order: the flight before the build it replays.
     flight: LaunchInFlight,
+    shadow: Arc<ShadowExec>,
+    /// The build replayed (kept alive until its replay finished, even
+    /// when a geometry change replaced it meanwhile), and its words.
+    _build: Arc<Build>,
     done: Vec<u64>,
 }
 
@@ -188,6 +193,7 @@ fn watcher() -> &'static crossbeam_channel::Sender<Watched> {
 /// `stream` is a stream handle the application passed to hipGraphLaunch.
 pub unsafe fn launch(
     shadow: &Arc<ShadowExec>,
+    build: &Arc<Build>,
     order: &StreamOrder,
     stream: Handle,
 ) -> Result<HipError, Reason> {
@@ -200,7 +206,7 @@ pub unsafe fn launch(
         });
     };
     shadow.in_flight.enter(stream as usize);
-    let flight = match shadow.exec.launch_async(&shadow.gpu) {
+    let flight = match build.exec.launch_async(&shadow.gpu) {
         Ok(f) => f,
         Err(e) => {
             shadow.in_flight.leave();
@@ -250,6 +256,7 @@ pub unsafe fn launch(
     let done = (0..order.lanes).map(|l| order.words(l).done).collect();
     let watched = Watched {
         shadow: Arc::clone(shadow),
+        _build: Arc::clone(build),
         flight,
         done,
     };

@@ -292,8 +292,18 @@ pub enum Reason {
     // ---- execs: patches and updates ----
     #[error("node {node:#x} is not a node of this exec")]
     NotExecNode { node: usize },
-    #[error("a patch changed the kernel or its geometry; only kernarg patches are replayed")]
-    PatchChangesLaunch,
+    #[error(
+        "a patch changed the node's kernel (to {symbol}); only kernarg and geometry changes are \
+         replayed"
+    )]
+    PatchChangesKernel { symbol: String },
+    #[error("rebuilding the exec for a new geometry: {0}")]
+    Rebuild(Box<Reason>),
+    #[error("{context}: {reason}")]
+    Context {
+        context: &'static str,
+        reason: Box<Reason>,
+    },
     #[error("hipGraphExecUpdate from a graph the interposer did not see")]
     UpdateFromUnseen,
     #[error("the update's graph is not replayable: {0}")]
@@ -316,9 +326,9 @@ pub enum Reason {
     #[error("the update turns kernel node {node} into a memset/memcpy node")]
     UpdateKernelToTransfer { node: usize },
     #[error(
-        "the update changes node {node}'s kernel or geometry; only kernarg changes are replayed"
+        "the update changes node {node}'s kernel; only kernarg and geometry changes are replayed"
     )]
-    UpdateChangesLaunch { node: usize },
+    UpdateChangesKernel { node: usize },
     #[error("node {node} of the exec is unknown")]
     UnknownExecNode { node: usize },
     #[error("node {node} of the update: {reason}")]
@@ -357,12 +367,5 @@ impl From<relaunch::Error> for Reason {
 impl From<relaunch::CodeObjectError> for Reason {
     fn from(e: relaunch::CodeObjectError) -> Self {
         relaunch::Error::from(e).into()
-    }
-}
-
-impl Reason {
-    /// The facade's error with `context: ` in front of it.
-    pub fn relaunch(context: &str, e: relaunch::Error) -> Self {
-        e.context(context).into()
     }
 }

@@ -15,8 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use relaunch::DmaOp;
 use relaunch::{CodeObject, KernelInfo};
-use relaunch::{Geometry, Gpu, NodeSpec};
-use relaunch::{NodeId, Order};
+use relaunch::{Geometry, Gpu};
 
 use crate::exec::ShadowExec;
 use crate::ordering_nodes::OrderingNodes;
@@ -78,7 +77,7 @@ impl ShadowModule {
         self.tainted.lock().get_or_insert(why);
     }
 
-    fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, Reason> {
+    pub(crate) fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, Reason> {
         let code = self.code()?;
         let mut loaded = self.loaded.lock();
         if let Some((_, m)) = loaded.iter().find(|(on, _)| on == gpu.describe()) {
@@ -110,11 +109,16 @@ pub struct NodeKernel {
 }
 
 impl NodeKernel {
+    /// The same kernel of the same module (its geometry may differ).
+    pub fn same_kernel(&self, other: &NodeKernel) -> bool {
+        Arc::ptr_eq(&self.function.module, &other.function.module)
+            && self.function.symbol == other.function.symbol
+    }
+
     /// Same kernel and geometry: only kernarg bytes differ, so a patch can
     /// update the retained IB in place.
     pub fn same_launch(&self, other: &NodeKernel) -> bool {
-        Arc::ptr_eq(&self.function.module, &other.function.module)
-            && self.function.symbol == other.function.symbol
+        self.same_kernel(other)
             && self.grid == other.grid
             && self.block == other.block
             && self.dynamic_group_bytes == other.dynamic_group_bytes
@@ -333,37 +337,8 @@ impl ShadowGraph {
         }
     }
 
-    /// Node indices in an order where every edge goes forward.
-    fn topological(&self, edges: &[(usize, usize)]) -> Result<Vec<usize>, Reason> {
-        let n = self.nodes.len();
-        let mut indegree = vec![0usize; n];
-        let mut out = vec![Vec::new(); n];
-        for &(f, t) in edges {
-            indegree[t] += 1;
-            out[f].push(t);
-        }
-        let mut ready: Vec<usize> = (0..n).rev().filter(|&i| indegree[i] == 0).collect();
-        let mut order = Vec::with_capacity(n);
-        while let Some(i) = ready.pop() {
-            order.push(i);
-            for &t in out[i].iter().rev() {
-                indegree[t] -= 1;
-                if indegree[t] == 0 {
-                    ready.push(t);
-                }
-            }
-        }
-        if order.len() != n {
-            return Err(Reason::Cycle);
-        }
-        Ok(order)
-    }
-
-    /// The relaunch graph for this HIP graph on `gpu`, or why it cannot be.
-    /// A HIP edge says nothing of the data it carries, so every edge is an
-    /// ordered dependency on memory (`Order::Memory`): each gets an RMW
-    /// boundary unless one already covers it, the full one or the
-    /// vector-cache one before a consumer proven VMEM-only.
+    /// The relaunch exec for this HIP graph on `gpu`, or why it cannot be
+    /// (recorded by `build.rs`).
     pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, Reason> {
         if let Some(why) = &self.unsupported {
             return Err(why.clone());
@@ -371,66 +346,13 @@ impl ShadowGraph {
         if self.nodes.is_empty() {
             return Err(Reason::NoWork);
         }
-        for (_, k) in &self.nodes {
-            k.as_ref().map_err(Clone::clone)?;
-        }
         let edges = self.all_edges()?;
-        let order = self.topological(&edges)?;
-        let mut g = relaunch::Graph::new(relaunch::default_graph_options());
-        let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
-        let mut nodes = HashMap::new();
-        let mut transfers = HashMap::new();
-        let mut modules: Vec<Arc<ShadowModule>> = Vec::new();
-        for &i in &order {
-            let (handle, work) = &self.nodes[i];
-            let work = work.as_ref().map_err(Clone::clone)?;
-            let id = match work {
-                NodeWork::Transfer(ops) => {
-                    // The copy's own memory is HIP's, not declared: its
-                    // edges order it, as they do kernels.
-                    let id = g.transfer(ops.to_vec(), Vec::new(), Vec::new())?;
-                    transfers.insert(*handle, Arc::clone(ops));
-                    id
-                }
-                NodeWork::Kernel(kernel) => {
-                    let module = kernel.function.module.on(gpu)?;
-                    if !modules
-                        .iter()
-                        .any(|m| Arc::ptr_eq(m, &kernel.function.module))
-                    {
-                        modules.push(Arc::clone(&kernel.function.module));
-                    }
-                    let id = g.kernel(NodeSpec {
-                        module: &module,
-                        symbol: &kernel.function.symbol,
-                        grid: kernel.grid,
-                        block: kernel.block,
-                        dynamic_group_bytes: kernel.dynamic_group_bytes,
-                        kernarg: kernel.kernarg.clone(),
-                        accesses: Vec::new(),
-                        deps: Vec::new(),
-                    })?;
-                    nodes.insert(*handle, (id, kernel.clone()));
-                    id
-                }
-            };
-            // Producers come first in topological order: placed already.
-            for &(f, _) in edges.iter().filter(|&&(_, t)| t == i) {
-                let from = ids[f].ok_or(Reason::Internal("an edge from a node not yet placed"))?;
-                g.add_ordered_dependency(from, id, Order::Memory)?;
-            }
-            ids[i] = Some(id);
-        }
-        let exec = g.instantiate()?;
-        let order = self.nodes.iter().map(|(h, _)| *h).collect();
-        Ok(ShadowExec::new(
-            exec,
-            gpu.clone(),
-            (nodes, transfers),
-            (order, edges),
-            modules,
-        )
-        .recording(self.events.recorded()))
+        let works: Vec<(usize, &NodeWork)> = self
+            .nodes
+            .iter()
+            .map(|(h, w)| w.as_ref().map(|w| (*h, w)).map_err(Clone::clone))
+            .collect::<Result<_, _>>()?;
+        ShadowExec::instantiate(gpu, &works, edges, self.events.recorded())
     }
 }
 
@@ -520,9 +442,9 @@ mod tests {
         g.add_node(20, Ok(k.clone()), &[]);
         g.add_node(21, Ok(k), &[20]);
         let x = g.instantiate(&gpu).unwrap();
-        assert_eq!(x.exec.lane_count(), 2);
-        let nodes = x.nodes.lock();
-        x.exec.with_plan(|plan| {
+        let build = x.current();
+        assert_eq!(build.exec.lane_count(), 2);
+        build.exec.with_plan(|plan| {
             for (handle, first) in [
                 (10, true),
                 (11, false),
@@ -530,7 +452,7 @@ mod tests {
                 (20, true),
                 (21, false),
             ] {
-                let id = nodes[&handle].0;
+                let id = build.ids[&handle];
                 let before = plan.node(id).unwrap().boundary_before;
                 if first {
                     assert!(before.is_none(), "node {handle}: {before:?}");

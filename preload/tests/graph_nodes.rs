@@ -57,3 +57,49 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
         ]
     );
 }
+
+/// `app/dispatch_geometry.c`: a code object v4 kernel that reads its
+/// workgroup size through the dispatch packet (the committed
+/// `add_scalar-v4.co`, gfx1100, run by the simulator's interpreter), in a
+/// graph whose geometry a patch changes between launches: the exec is
+/// built again each time, so every replay's packet (and kernargs) carry
+/// its own geometry, and nothing falls through.
+#[test]
+fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
+    let Some(b) = built() else { return };
+    let app = build_c(
+        &b.dir,
+        "dispatch_geometry",
+        "app/dispatch_geometry.c",
+        &[],
+        true,
+    );
+    let co = relaunch_testsupport::fixture_path("gfx1100", "add_scalar-v4");
+    let env = [
+        ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
+        ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        ("RELAUNCH_SIM_KERNELS", Some("isa")),
+        ("RELAUNCH_LOG", Some("info")),
+    ];
+    let (lines, stderr) = run_with(b, &app, &[&co], true, &env);
+    assert_eq!(
+        lines,
+        [
+            "first acc=1111111100000000 launches=0",
+            "wider acc=3333333322222222 launches=0",
+            "narrower acc=7777773322222222 launches=0",
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("rebuilt"), "{stderr}");
+    // Without the interposer the fake runs nothing.
+    let (lines, _) = run_with(b, &app, &[&co], false, &env);
+    assert_eq!(
+        lines,
+        [
+            "first acc=0000000000000000 launches=1",
+            "wider acc=0000000000000000 launches=2",
+            "narrower acc=0000000000000000 launches=3",
+        ]
+    );
+}
