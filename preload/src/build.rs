@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use relaunch::{Gpu, GraphExec, NodeId, NodeSpec, Order};
+use relaunch::{DmaOp, Gpu, GraphExec, NodeId, NodeSpec, Order};
 
 use crate::ordered::StreamOrder;
 use crate::reason::Reason;
@@ -50,10 +50,22 @@ impl Build {
         let mut modules: Vec<Arc<ShadowModule>> = Vec::new();
         for &i in &order {
             let (handle, work) = works[i];
-            let id = match work {
+            // Edges into the node go to `id`, edges out of it leave `last`.
+            let (id, last) = match work {
                 // The copy's own memory is HIP's, not declared: its edges
                 // order it, as they do kernels.
-                NodeWork::Transfer(ops) => g.transfer(ops.to_vec(), Vec::new(), Vec::new())?,
+                NodeWork::Transfer(ops) => {
+                    let mut stages = stages(ops).into_iter();
+                    let first =
+                        g.transfer(stages.next().unwrap_or_default(), Vec::new(), Vec::new())?;
+                    let mut last = first;
+                    for stage in stages {
+                        let next = g.transfer(stage, Vec::new(), Vec::new())?;
+                        g.add_ordered_dependency(last, next, Order::Memory)?;
+                        last = next;
+                    }
+                    (first, last)
+                }
                 NodeWork::Kernel(kernel) => {
                     let module = kernel.function.module.on(gpu)?;
                     if !modules
@@ -73,7 +85,7 @@ impl Build {
                         deps: Vec::new(),
                     })?;
                     ids.insert(handle, id);
-                    id
+                    (id, id)
                 }
             };
             // Producers come first in topological order: placed already.
@@ -82,7 +94,7 @@ impl Build {
                     placed[f].ok_or(Reason::Internal("an edge from a node not yet placed"))?;
                 g.add_ordered_dependency(from, id, Order::Memory)?;
             }
-            placed[i] = Some(id);
+            placed[i] = Some(last);
         }
         let build = Build {
             exec: g.instantiate()?,
@@ -99,6 +111,29 @@ impl Build {
             .copied()
             .ok_or(Reason::NotExecNode { node: handle })
     }
+}
+
+/// A transfer's ops cut where an op reads bytes an earlier op of the same
+/// piece writes (a memset's unaligned ends copied from its filled middle,
+/// `fills.rs`): each piece is its own transfer node, ordered after the
+/// previous one with a boundary, so no copy reads a fill it races with.
+fn stages(ops: &[DmaOp]) -> Vec<Vec<DmaOp>> {
+    let mut out: Vec<Vec<DmaOp>> = vec![Vec::new()];
+    for op in ops {
+        let current = out.last_mut().expect("never empty");
+        let reads_written = op.src().is_some_and(|(src, n)| {
+            current.iter().any(|w| {
+                let (dst, m) = w.dst();
+                src < dst + m && dst < src + n
+            })
+        });
+        if reads_written {
+            out.push(vec![*op]);
+        } else {
+            current.push(*op);
+        }
+    }
+    out
 }
 
 /// Node indices (of `n`) in an order where every edge goes forward.
@@ -124,4 +159,56 @@ pub(crate) fn topological(n: usize, edges: &[(usize, usize)]) -> Result<Vec<usiz
         return Err(Reason::Cycle);
     }
     Ok(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_of_bytes_its_node_fills_starts_a_new_stage() {
+        let fill = DmaOp::Fill {
+            dst: 0x1004,
+            pattern: 0xABAB_ABAB,
+            bytes: 8,
+        };
+        let head = DmaOp::Copy {
+            dst: 0x1001,
+            src: 0x1005,
+            bytes: 3,
+        };
+        let tail = DmaOp::Copy {
+            dst: 0x100C,
+            src: 0x1008,
+            bytes: 2,
+        };
+        let apart = DmaOp::Copy {
+            dst: 0x2000,
+            src: 0x3000,
+            bytes: 4,
+        };
+        assert_eq!(
+            stages(&[fill, head, tail]),
+            vec![vec![fill], vec![head, tail]]
+        );
+        assert_eq!(stages(&[fill, apart]), vec![vec![fill, apart]]);
+    }
+
+    #[test]
+    fn an_unaligned_memset_replays_exactly_on_the_simulator() {
+        let gpu = Gpu::open("sim:gfx1201").unwrap();
+        let buf = gpu.alloc(64, true).unwrap();
+        let z = buf.address();
+        buf.write(0, &[0x11; 64]).unwrap();
+        let ops = crate::fills::span_ops(z + 1, 13, 0xABAB_ABAB).unwrap();
+        let work = NodeWork::Transfer(ops.into());
+        let (build, _) = Build::record(&gpu, &[(1, &work)], &[]).unwrap();
+        build.exec.launch(&gpu).unwrap();
+        let mut want = [0x11u8; 16];
+        want[1..14].fill(0xAB);
+        let got: Vec<u8> = (0..4)
+            .flat_map(|i| buf.read_u32(4 * i).unwrap().to_le_bytes())
+            .collect();
+        assert_eq!(got, want);
+    }
 }

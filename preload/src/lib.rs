@@ -5,7 +5,7 @@
 //! stream capture (`capture`), why things fall through (`reason`), code-object images and
 //! offload bundles from a bare pointer (`image`, `bundle`), static
 //! registration of fat binaries and host stubs (`registry`), memset and
-//! memcpy nodes as CP DMA ops (`transfers`, `nodes`), graph and
+//! memcpy nodes as CP DMA ops (`transfers`, `fills`, `nodes`), graph and
 //! exec changes made behind the builders' backs (`mutate`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `exec`, `build`, `state`).
 //!
@@ -24,6 +24,7 @@ pub mod child_graph;
 pub mod events;
 pub mod exec;
 pub mod exports;
+pub mod fills;
 pub mod hip;
 pub mod image;
 pub mod mutate;

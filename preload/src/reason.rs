@@ -196,6 +196,16 @@ pub enum Reason {
          dwords; DMA_DATA fills whole dwords"
     )]
     UnalignedFill { row: u64, dst: u64, pitch: u64 },
+    #[error(
+        "a memset of {bytes} bytes at {dst:#x} holds no whole aligned dword: DMA_DATA fills whole \
+         dwords, and the unaligned head and tail are copied from the filled ones"
+    )]
+    NoWholeDword { dst: u64, bytes: u64 },
+    #[error(
+        "a memset of {size}-byte elements at {dst:#x} (pitch {pitch}) is not aligned to its \
+         elements"
+    )]
+    MisalignedElement { size: u32, dst: u64, pitch: u64 },
     #[error("a memcpy of unknown kind {kind}")]
     UnknownCopyKind { kind: i32 },
     #[error("a memcpy node to or from a hipArray is not replayed")]

@@ -175,14 +175,32 @@ pub fn memset_ops(mem: &MemoryMap, p: &MemsetParams) -> Result<Vec<DmaOp>, Reaso
             what: "a memset's extent",
         })?;
     mem.reachable(Side::Destination, dst, span, MEMCPY_DEVICE_TO_DEVICE)?;
-    if dst % 4 != 0 || row % 4 != 0 || (rows > 1 && pitch % 4 != 0) {
-        return Err(Reason::UnalignedFill { row, dst, pitch });
+    let size = u64::from(p.element_size);
+    if dst % size != 0 || (rows > 1 && pitch % size != 0) {
+        return Err(match size {
+            4 => Reason::UnalignedFill { row, dst, pitch },
+            _ => Reason::MisalignedElement {
+                size: p.element_size,
+                dst,
+                pitch,
+            },
+        });
     }
-    let ops = rows_of(NodeKind::Memset, rows, |r| DmaOp::Fill {
-        dst: dst + r * pitch,
-        pattern,
-        bytes: row,
-    })?;
+    // Contiguous rows are one span; otherwise each row is one, its
+    // unaligned ends (1- and 2-byte elements) copied from its middle.
+    let (spans, span_bytes) = if pitch == row { (1, span) } else { (rows, row) };
+    let mut ops = Vec::new();
+    for r in 0..spans {
+        let more = crate::fills::span_ops(dst + r * pitch, span_bytes, pattern)?;
+        if ops.len() + more.len() > MAX_DMA_PACKETS_PER_NODE {
+            return Err(Reason::TooManyPackets {
+                kind: NodeKind::Memset,
+                rows,
+                max: MAX_DMA_PACKETS_PER_NODE,
+            });
+        }
+        ops.extend(more);
+    }
     Ok(ops)
 }
 
@@ -290,41 +308,6 @@ pub fn copy_3d_ops(mem: &MemoryMap, p: &Memcpy3DParams) -> Result<Vec<DmaOp>, Re
     Ok(ops)
 }
 
-/// `rows` ops, contiguous ones merged, bounded by the packet limit.
-fn rows_of(kind: NodeKind, rows: u64, op: impl Fn(u64) -> DmaOp) -> Result<Vec<DmaOp>, Reason> {
-    let mut ops: Vec<DmaOp> = Vec::new();
-    for r in 0..rows {
-        let next = op(r);
-        if let (
-            Some(DmaOp::Fill {
-                dst,
-                pattern,
-                bytes,
-            }),
-            DmaOp::Fill {
-                dst: nd,
-                pattern: np,
-                bytes: nb,
-            },
-        ) = (ops.last_mut(), next)
-        {
-            if *dst + *bytes == nd && *pattern == np {
-                *bytes += nb;
-                continue;
-            }
-        }
-        if ops.len() == MAX_DMA_PACKETS_PER_NODE {
-            return Err(Reason::TooManyPackets {
-                kind,
-                rows,
-                max: MAX_DMA_PACKETS_PER_NODE,
-            });
-        }
-        ops.push(next);
-    }
-    Ok(ops)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,11 +369,46 @@ mod tests {
         );
         let packed = MemsetParams { pitch: 16, ..rows };
         assert_eq!(memset_ops(&m, &packed).unwrap().len(), 1);
-        let odd = MemsetParams { width: 3, ..p };
-        assert!(memset_ops(&m, &odd)
-            .unwrap_err()
-            .to_string()
-            .contains("whole"));
+        // Bytes: the aligned middle filled, head and tail copied from it.
+        let odd = MemsetParams {
+            dst: 0x10_0001 as *mut c_void,
+            width: 10,
+            ..p
+        };
+        assert_eq!(
+            memset_ops(&m, &odd).unwrap(),
+            vec![
+                DmaOp::Fill {
+                    dst: 0x10_0004,
+                    pattern: 0xABAB_ABAB,
+                    bytes: 4
+                },
+                DmaOp::Copy {
+                    dst: 0x10_0001,
+                    src: 0x10_0005,
+                    bytes: 3
+                },
+                DmaOp::Copy {
+                    dst: 0x10_0008,
+                    src: 0x10_0004,
+                    bytes: 3
+                },
+            ]
+        );
+        let tiny = MemsetParams { width: 3, ..p };
+        assert!(matches!(
+            memset_ops(&m, &tiny),
+            Err(Reason::NoWholeDword { bytes: 3, .. })
+        ));
+        let odd_half = MemsetParams {
+            dst: 0x10_0001 as *mut c_void,
+            element_size: 2,
+            ..p
+        };
+        assert!(matches!(
+            memset_ops(&m, &odd_half),
+            Err(Reason::MisalignedElement { size: 2, .. })
+        ));
         let outside = MemsetParams {
             dst: 0x30_0000 as *mut c_void,
             ..p

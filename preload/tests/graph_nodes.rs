@@ -32,6 +32,9 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "explicit rows=64 gaps=192 copied=32 tail=0 k1=8 k2=8 launches=0",
             "pageable launches=1",
             "foreign k2=8 launches=2",
+            // z[1..14] = 0xAB, z[22..32] = five 0xBEEF elements, the rest
+            // 0x11: both replayed (no launch reached the fake).
+            "bytes z=11ababababababababababababab1111111111111111efbeefbeefbeefbeefbe11111111 launches=2",
         ],
         "{stderr}"
     );
@@ -43,6 +46,9 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
         stderr.contains("which no node of the graph records"),
         "{stderr}"
     );
+    // Every replay finished (a failed one would release its stream and
+    // fall through, leaving partial results).
+    assert!(!stderr.contains("replay failed"), "{stderr}");
     // Without the interposer every launch reaches the fake (which runs no
     // graph): nothing is set or copied.
     let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
@@ -54,6 +60,7 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "explicit rows=0 gaps=192 copied=0 tail=0 k1=0 k2=0 launches=102",
             "pageable launches=103",
             "foreign k2=0 launches=104",
+            "bytes z=111111111111111111111111111111111111111111111111111111111111111111111111 launches=106",
         ]
     );
 }

@@ -148,6 +148,30 @@ int main(int argc, char **argv) {
     CHECK(hipGraphLaunch(x4, stream));
     CHECK(hipStreamSynchronize(stream));
     printf("foreign k2=%u launches=%ld\n", peek(k2), fakehip_launches());
+    /* Byte-granular memsets (not in whole aligned dwords): a captured
+     * hipMemsetAsync of 13 bytes at offset 1 and a memset node of five
+     * 2-byte elements at offset 22: each aligned middle filled, the ends
+     * copied from it; the bytes around them untouched. */
+    unsigned char *z;
+    CHECK(hipMalloc((void **)&z, 64));
+    memset(z, 0x11, 64);
+    hipGraph_t g5, g6;
+    hipGraphExec_t x5, x6;
+    CHECK(hipStreamBeginCapture(stream, 0));
+    CHECK(hipMemsetAsync(z + 1, 0xAB, 13, stream));
+    CHECK(hipStreamEndCapture(stream, &g5));
+    hipGraphNode_t half;
+    hipMemsetParams hp = {z + 22, 2, 1, 0, 0xBEEF, 5};
+    CHECK(hipGraphCreate(&g6, 0));
+    CHECK(hipGraphAddMemsetNode(&half, g6, NULL, 0, &hp));
+    CHECK(hipGraphInstantiate(&x5, g5, NULL, NULL, 0));
+    CHECK(hipGraphInstantiate(&x6, g6, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x5, stream));
+    CHECK(hipGraphLaunch(x6, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("bytes z=");
+    for (int i = 0; i < 36; i++) printf("%02x", z[i]);
+    printf(" launches=%ld\n", fakehip_launches());
     free(pageable);
     CHECK(hipGraphExecDestroy(exec));
     CHECK(hipStreamDestroy(stream));
