@@ -2,12 +2,14 @@
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
-//! stream capture (`capture`), why things fall through (`reason`), code-object images and
-//! offload bundles from a bare pointer (`image`, `bundle`), static
-//! registration of fat binaries and host stubs (`registry`), memset and
-//! memcpy nodes as CP DMA ops (`transfers`, `fills`, `nodes`), graph and
-//! exec changes made behind the builders' backs (`mutate`) and the shadow
-//! record of modules, graphs and execs (`shadow`, `exec`, `build`, `state`).
+//! stream capture (`capture`), why things fall through (`reason`),
+//! code-object images and offload bundles from a bare pointer (`image`,
+//! `bundle`), static registration of fat binaries and host stubs
+//! (`registry`), memset and memcpy nodes and stream copies as CP DMA ops
+//! (`transfers`, `fills`, `nodes`, `stream_transfers`), graph and exec
+//! changes made behind the builders' backs (`mutate`) and the shadow
+//! record of modules, graphs and execs (`shadow`, `exec`, `build`,
+//! `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -37,4 +39,5 @@ pub mod reason;
 pub mod registry;
 pub mod shadow;
 pub mod state;
+pub mod stream_transfers;
 pub mod transfers;

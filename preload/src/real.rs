@@ -142,6 +142,10 @@ real_functions! {
     hipMemcpyAsync: fn(*mut c_void, *const c_void, usize, i32, Handle) -> HipError;
     hipMemsetAsync: fn(*mut c_void, i32, usize, Handle) -> HipError;
     hipMemsetD32Async: fn(*mut c_void, i32, usize, Handle) -> HipError;
+    hipMemsetD8Async: fn(*mut c_void, u8, usize, Handle) -> HipError;
+    hipMemsetD16Async: fn(*mut c_void, u16, usize, Handle) -> HipError;
+    hipMemcpy2DAsync: fn(*mut c_void, usize, *const c_void, usize, usize, usize, i32, Handle) -> HipError;
+    hipMemset2DAsync: fn(*mut c_void, usize, i32, usize, usize, Handle) -> HipError;
     hipEventRecord: fn(Handle, Handle) -> HipError;
     // Node changes that make a graph or exec fall through (mutate_nodes.rs).
     hipGraphMemsetNodeSetParams: fn(Handle, *const c_void) -> HipError;

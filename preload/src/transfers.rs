@@ -189,19 +189,27 @@ pub fn memset_ops(mem: &MemoryMap, p: &MemsetParams) -> Result<Vec<DmaOp>, Reaso
     // Contiguous rows are one span; otherwise each row is one, its
     // unaligned ends (1- and 2-byte elements) copied from its middle.
     let (spans, span_bytes) = if pitch == row { (1, span) } else { (rows, row) };
-    let mut ops = Vec::new();
+    // Every row's fill first, then the copies of the ends (each reads only
+    // its own row's middle): two stages for the whole node (`build.rs`).
+    let (mut fills, mut copies) = (Vec::new(), Vec::new());
     for r in 0..spans {
         let more = crate::fills::span_ops(dst + r * pitch, span_bytes, pattern)?;
-        if ops.len() + more.len() > MAX_DMA_PACKETS_PER_NODE {
+        if fills.len() + copies.len() + more.len() > MAX_DMA_PACKETS_PER_NODE {
             return Err(Reason::TooManyPackets {
                 kind: NodeKind::Memset,
                 rows,
                 max: MAX_DMA_PACKETS_PER_NODE,
             });
         }
-        ops.extend(more);
+        for op in more {
+            match op {
+                DmaOp::Fill { .. } => fills.push(op),
+                DmaOp::Copy { .. } => copies.push(op),
+            }
+        }
     }
-    Ok(ops)
+    fills.extend(copies);
+    Ok(fills)
 }
 
 /// A 1-D copy of `bytes` from `src` to `dst`.

@@ -35,6 +35,8 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             // z[1..14] = 0xAB, z[22..32] = five 0xBEEF elements, the rest
             // 0x11: both replayed (no launch reached the fake).
             "bytes z=11ababababababababababababab1111111111111111efbeefbeefbeefbeefbe11111111 launches=2",
+            // Every byte as the captured 2-D and D8/D16 forms leave it.
+            "twod right=128 of 128 launches=2",
         ],
         "{stderr}"
     );
@@ -61,6 +63,8 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "pageable launches=103",
             "foreign k2=0 launches=104",
             "bytes z=111111111111111111111111111111111111111111111111111111111111111111111111 launches=106",
+            // Only the 76 bytes none of them writes.
+            "twod right=76 of 128 launches=107",
         ]
     );
 }

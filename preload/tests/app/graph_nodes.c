@@ -172,6 +172,33 @@ int main(int argc, char **argv) {
     printf("bytes z=");
     for (int i = 0; i < 36; i++) printf("%02x", z[i]);
     printf(" launches=%ld\n", fakehip_launches());
+    /* The 2-D and D8/D16 stream forms, captured: 3 rows of 6 bytes of
+     * 0xCD 16 apart at w, those rows copied 8 apart to w + 64, four 0xBEEF
+     * at w + 96 and eight 0x5A at w + 104; counted against the image. */
+    unsigned char *w, want[128];
+    CHECK(hipMalloc((void **)&w, sizeof want));
+    memset(w, 0x11, sizeof want);
+    memset(want, 0x11, sizeof want);
+    for (int r = 0; r < 3; r++) {
+        memset(want + 16 * r, 0xCD, 6);
+        memset(want + 64 + 8 * r, 0xCD, 6);
+    }
+    for (int i = 0; i < 4; i++) { want[96 + 2 * i] = 0xEF; want[97 + 2 * i] = 0xBE; }
+    memset(want + 104, 0x5A, 8);
+    hipGraph_t g7;
+    hipGraphExec_t x7;
+    CHECK(hipStreamBeginCapture(stream, 0));
+    CHECK(hipMemset2DAsync(w, 16, 0xCD, 6, 3, stream));
+    CHECK(hipMemcpy2DAsync(w + 64, 8, w, 16, 6, 3, hipMemcpyDeviceToDevice, stream));
+    CHECK(hipMemsetD16Async(w + 96, 0xBEEF, 4, stream));
+    CHECK(hipMemsetD8Async(w + 104, 0x5A, 8, stream));
+    CHECK(hipStreamEndCapture(stream, &g7));
+    CHECK(hipGraphInstantiate(&x7, g7, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x7, stream));
+    CHECK(hipStreamSynchronize(stream));
+    int same = 0;
+    for (size_t i = 0; i < sizeof want; i++) same += w[i] == want[i];
+    printf("twod right=%d of %zu launches=%ld\n", same, sizeof want, fakehip_launches());
     free(pageable);
     CHECK(hipGraphExecDestroy(exec));
     CHECK(hipStreamDestroy(stream));

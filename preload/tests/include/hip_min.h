@@ -92,6 +92,10 @@ hipError_t hipDeviceSynchronize(void);
 hipError_t hipStreamDestroy(hipStream_t);
 hipError_t hipMemsetAsync(void *, int, size_t, hipStream_t);
 hipError_t hipMemsetD32Async(void *, int, size_t, hipStream_t);
+hipError_t hipMemsetD8Async(void *, unsigned char, size_t, hipStream_t);
+hipError_t hipMemsetD16Async(void *, unsigned short, size_t, hipStream_t);
+hipError_t hipMemcpy2DAsync(void *, size_t, const void *, size_t, size_t, size_t, int, hipStream_t);
+hipError_t hipMemset2DAsync(void *, size_t, int, size_t, size_t, hipStream_t);
 hipError_t hipHostMalloc(void **, size_t, unsigned int);
 hipError_t hipHostFree(void *);
 /* Memset, memcpy and event nodes (hip_runtime_api.h, driver_types.h). */
