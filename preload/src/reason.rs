@@ -234,8 +234,6 @@ pub enum Reason {
     UnseenChild,
     #[error("a child graph is not replayable: {0}")]
     Child(Box<Reason>),
-    #[error("a child graph with event record or wait nodes is not flattened")]
-    ChildEvents,
     #[error(
         "an event wait node waits for event {event:#x}, which no node of the graph records \
          (recorded outside the graph or by an earlier launch): not replayed"

@@ -500,6 +500,8 @@ fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
             "host b=0 launches=1",
             // 4 counter nodes (2 in the child) x 8 x 2 launches, replayed.
             "child c=64 launches=1",
+            // A child's event record/wait pair: 2 nodes x 8 x 2, replayed.
+            "events d=32 launches=1",
         ],
         "{stderr}"
     );
@@ -511,6 +513,7 @@ fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
             "empty a=0 launches=3",
             "host b=0 launches=4",
             "child c=0 launches=6",
+            "events d=0 launches=8",
         ]
     );
 }
