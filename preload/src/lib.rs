@@ -5,7 +5,8 @@
 //! stream capture (`capture`), why things fall through (`reason`),
 //! code-object images and offload bundles from a bare pointer (`image`,
 //! `bundle`), static registration of fat binaries and host stubs
-//! (`registry`), memset and memcpy nodes and stream copies as CP DMA ops
+//! (`registry`), the allocations the shadow sees (`allocators`), memset
+//! and memcpy nodes and stream copies as CP DMA ops
 //! (`transfers`, `fills`, `nodes`, `stream_transfers`), graph and exec
 //! changes made behind the builders' backs (`mutate`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `exec`, `build`,
@@ -18,6 +19,7 @@
 //! later calls fall through). Must not import anything below the facade
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
+pub mod allocators;
 pub mod args;
 pub mod build;
 pub mod bundle;

@@ -15,7 +15,7 @@ use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, HIP_SUCCESS};
 use crate::reason::Reason;
 use crate::state::with_state;
-use crate::transfers::{copy_3d_ops, copy_ops, memset_ops, MemKind, Memcpy3DParams, MemsetParams};
+use crate::transfers::{copy_3d_ops, copy_ops, memset_ops, Memcpy3DParams, MemsetParams};
 
 /// The dependency handles of a successful real add-node call.
 ///
@@ -240,63 +240,4 @@ pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
         };
     }
     rc
-}
-
-/// Records a successful allocation of `size` bytes at `*ptr`.
-///
-/// # Safety
-/// `ptr` is null or was written by the successful real call.
-unsafe fn allocated(call: &str, ptr: *mut *mut c_void, size: usize, kind: MemKind) {
-    if ptr.is_null() {
-        return;
-    }
-    // SAFETY: per the caller.
-    let at = unsafe { *ptr } as u64;
-    with_state(call, |s| s.memory.insert(at, size as u64, kind));
-}
-
-/// # Safety
-/// HIP's `hipMalloc(ptr, size)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipError {
-    let rc = forward!(hipMalloc(ptr, size));
-    if rc == HIP_SUCCESS {
-        // SAFETY: written by the successful real call.
-        unsafe { allocated("hipMalloc", ptr, size, MemKind::Device) };
-    }
-    rc
-}
-
-/// # Safety
-/// HIP's `hipHostMalloc(ptr, size, flags)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> HipError {
-    let rc = forward!(hipHostMalloc(ptr, size, flags));
-    if rc == HIP_SUCCESS {
-        // SAFETY: written by the successful real call.
-        unsafe { allocated("hipHostMalloc", ptr, size, MemKind::PinnedHost) };
-    }
-    rc
-}
-
-/// Forgets `ptr` before the real free (a node recorded later must not
-/// reach memory that may be reused).
-fn freed(call: &str, ptr: *mut c_void) {
-    with_state(call, |s| s.memory.remove(ptr as u64));
-}
-
-/// # Safety
-/// HIP's `hipFree(ptr)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> HipError {
-    freed("hipFree", ptr);
-    forward!(hipFree(ptr))
-}
-
-/// # Safety
-/// HIP's `hipHostFree(ptr)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipHostFree(ptr: *mut c_void) -> HipError {
-    freed("hipHostFree", ptr);
-    forward!(hipHostFree(ptr))
 }

@@ -139,6 +139,12 @@ real_functions! {
     // Memory the memset/memcpy nodes may reach, and captured copies (nodes.rs).
     hipMalloc: fn(*mut *mut c_void, usize) -> HipError;
     hipFree: fn(*mut c_void) -> HipError;
+    hipMallocAsync: fn(*mut *mut c_void, usize, Handle) -> HipError;
+    hipFreeAsync: fn(*mut c_void, Handle) -> HipError;
+    hipMallocManaged: fn(*mut *mut c_void, usize, u32) -> HipError;
+    hipHostRegister: fn(*mut c_void, usize, u32) -> HipError;
+    hipHostUnregister: fn(*mut c_void) -> HipError;
+    hipHostGetDevicePointer: fn(*mut *mut c_void, *mut c_void, u32) -> HipError;
     hipMemcpyAsync: fn(*mut c_void, *const c_void, usize, i32, Handle) -> HipError;
     hipMemsetAsync: fn(*mut c_void, i32, usize, Handle) -> HipError;
     hipMemsetD32Async: fn(*mut c_void, i32, usize, Handle) -> HipError;

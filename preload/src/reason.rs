@@ -172,14 +172,34 @@ pub enum Reason {
     },
     #[error(
         "a {kind} copy's {side} {addr:#x} (+{len}) is not memory this library saw allocated \
-         with hipMalloc or hipHostMalloc (pageable, or another allocator): CP DMA inside the IB \
-         may not reach it"
+         (hipMalloc, hipMallocAsync, hipHostMalloc, hipHostRegister; pageable, or another \
+         allocator): CP DMA inside the IB may not reach it"
     )]
     UnknownMemory {
         kind: CopyKind,
         side: Side,
         addr: u64,
         len: u64,
+    },
+    #[error(
+        "a {kind} copy's {side} {addr:#x} (+{len}) is managed memory (hipMallocManaged), which \
+         may migrate between host and device: CP DMA inside the IB does not follow migrations"
+    )]
+    ManagedMemory {
+        kind: CopyKind,
+        side: Side,
+        addr: u64,
+        len: u64,
+    },
+    #[error(
+        "a {kind} copy's {side} {addr:#x} is hipHostRegister'ed memory the device reaches at \
+         {device:#x} (hipHostGetDevicePointer), not at the host address the copy names"
+    )]
+    RegisteredElsewhere {
+        kind: CopyKind,
+        side: Side,
+        addr: u64,
+        device: u64,
     },
     #[error("a memset of {size}-byte elements (HIP takes 1, 2 or 4)")]
     MemsetElement { size: u32 },

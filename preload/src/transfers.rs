@@ -2,8 +2,11 @@
 //! the IB): what HIP's node parameters (`hipMemsetParams`,
 //! `hipMemcpy3DParms`, the 1-D form) and captured `hipMemsetAsync` /
 //! `hipMemcpyAsync` calls ask for, checked against the memory the
-//! interposer saw HIP allocate. The CP reaches device memory (`hipMalloc`)
-//! and pinned host memory (`hipHostMalloc`); pageable host memory, or any
+//! interposer saw HIP allocate (`allocators.rs`). The CP reaches device
+//! memory (`hipMalloc`, `hipMallocAsync`) and pinned host memory
+//! (`hipHostMalloc`, registered memory at the same address); managed
+//! memory, registered memory the GPU reaches elsewhere, pageable host
+//! memory, or any
 //! pointer this library did not see allocated, makes the graph fall
 //! through with the reason.
 //!
@@ -28,10 +31,15 @@ use crate::reason::{CopyKind, NodeKind, Reason, Side};
 /// What kind of memory an allocation HIP made is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemKind {
-    /// `hipMalloc`.
+    /// `hipMalloc`, `hipMallocAsync`.
     Device,
-    /// `hipHostMalloc`: pinned, GPU-accessible host memory.
+    /// `hipHostMalloc` (or `hipHostRegister`ed memory the GPU reaches at
+    /// the same address): pinned, GPU-accessible host memory.
     PinnedHost,
+    /// `hipMallocManaged`: may migrate between host and device.
+    Managed,
+    /// `hipHostRegister`ed memory the GPU reaches at another address.
+    RegisteredAt(u64),
 }
 
 /// The live allocations the interposer saw HIP make, by start address.
@@ -61,8 +69,26 @@ impl MemoryMap {
     /// Why the CP cannot reach `[addr, addr+len)` (`what` names the side),
     /// or `Ok` when it is device or pinned host memory HIP allocated.
     fn reachable(&self, side: Side, addr: u64, len: u64, kind: i32) -> Result<MemKind, Reason> {
-        if let Some(k) = self.kind_of(addr, len) {
-            return Ok(k);
+        let copy = CopyKind(kind);
+        match self.kind_of(addr, len) {
+            Some(k @ (MemKind::Device | MemKind::PinnedHost)) => return Ok(k),
+            Some(MemKind::Managed) => {
+                return Err(Reason::ManagedMemory {
+                    kind: copy,
+                    side,
+                    addr,
+                    len,
+                })
+            }
+            Some(MemKind::RegisteredAt(device)) => {
+                return Err(Reason::RegisteredElsewhere {
+                    kind: copy,
+                    side,
+                    addr,
+                    device,
+                })
+            }
+            None => {}
         }
         let host_side = matches!(
             (side, kind),
@@ -72,17 +98,16 @@ impl MemoryMap {
                     MEMCPY_DEVICE_TO_HOST | MEMCPY_HOST_TO_HOST
                 )
         );
-        let kind = CopyKind(kind);
         Err(if host_side {
             Reason::PageableHost {
-                kind,
+                kind: copy,
                 side,
                 addr,
                 len,
             }
         } else {
             Reason::UnknownMemory {
-                kind,
+                kind: copy,
                 side,
                 addr,
                 len,
@@ -425,6 +450,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not memory this library saw"));
+    }
+
+    #[test]
+    fn managed_and_relocated_registered_memory_fall_through_by_name() {
+        let mut m = mem();
+        m.insert(0x30_0000, 0x1000, MemKind::Managed);
+        m.insert(0x40_0000, 0x1000, MemKind::RegisteredAt(0x9000_0000));
+        let e = copy_ops(&m, 0x10_0000, 0x30_0000, 16, MEMCPY_DEFAULT).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Reason::ManagedMemory {
+                    side: Side::Source,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = copy_ops(&m, 0x40_0000, 0x10_0000, 16, MEMCPY_DEVICE_TO_HOST).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Reason::RegisteredElsewhere {
+                    side: Side::Destination,
+                    device: 0x9000_0000,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

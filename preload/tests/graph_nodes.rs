@@ -37,6 +37,10 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "bytes z=11ababababababababababababab1111111111111111efbeefbeefbeefbeefbe11111111 launches=2",
             // Every byte as the captured 2-D and D8/D16 forms leave it.
             "twod right=128 of 128 launches=2",
+            // Between hipMallocAsync allocations: replayed.
+            "async moved=64 launches=2",
+            // From managed and from relocated registered memory: HIP's.
+            "managed registered launches=4",
         ],
         "{stderr}"
     );
@@ -46,6 +50,14 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
     );
     assert!(
         stderr.contains("which no node of the graph records"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is managed memory (hipMallocManaged)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hipHostRegister'ed memory the device reaches at"),
         "{stderr}"
     );
     // Every replay finished (a failed one would release its stream and
@@ -65,6 +77,8 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "bytes z=111111111111111111111111111111111111111111111111111111111111111111111111 launches=106",
             // Only the 76 bytes none of them writes.
             "twod right=76 of 128 launches=107",
+            "async moved=0 launches=108",
+            "managed registered launches=110",
         ]
     );
 }
