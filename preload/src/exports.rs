@@ -258,16 +258,7 @@ pub unsafe extern "C" fn hipGraphAddKernelNode(
     if rc == HIP_SUCCESS && !node.is_null() {
         // SAFETY: written by the successful real call, which also read
         // `num_deps` dependencies.
-        let n = key(unsafe { *node });
-        let deps: Vec<usize> = if deps.is_null() {
-            Vec::new()
-        } else {
-            // SAFETY: as above.
-            unsafe { std::slice::from_raw_parts(deps, num_deps) }
-                .iter()
-                .map(|d| key(*d))
-                .collect()
-        };
+        let (n, deps) = unsafe { (key(*node), crate::nodes::deps_of(deps, num_deps)) };
         with_state("hipGraphAddKernelNode", |s| {
             // SAFETY: `params` was valid for the real call.
             let kernel = unsafe { kernel_of(s, params) };

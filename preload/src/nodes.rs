@@ -1,7 +1,8 @@
 //! Graph nodes other than kernel nodes. Empty nodes only order others and
 //! become dependencies (`ordering_nodes.rs`); child graphs are flattened
-//! (`child_graph.rs`); memset and memcpy nodes (explicit or captured)
-//! become copy/fill nodes run by the CP inside the IB (`transfers.rs`),
+//! (`child_graph.rs`); memset and memcpy nodes (explicit here, captured
+//! ones in `stream_transfers.rs`, both through `transfers.rs`) become
+//! copy/fill nodes run by the CP inside the IB,
 //! or make the graph fall through with the reason (pageable host memory,
 //! shapes DMA_DATA cannot express); event record and wait nodes within
 //! one graph are ordering only (`events.rs`). Host nodes make the graph
