@@ -1,7 +1,8 @@
 //! Stream-ordered graph launches: a replayed `hipGraphLaunch(exec, stream)`
 //! returns without waiting and is ordered with the application's other
 //! work on that stream in both directions, through HIP's own stream memory
-//! operations. Per lane of the exec, two words in `hipHostMalloc` memory
+//! operations. Per lane of the exec's build (`build.rs`; a geometry change
+//! makes a new build with its own words), two words in `hipHostMalloc` memory
 //! (which the stream's memory operations accept and the GPU reads): the
 //! IB waits for its gate and consumes it before its prologue, and writes
 //! done after its epilogue (relaunch-encoders `stream_order`). Per launch,
