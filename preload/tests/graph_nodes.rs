@@ -113,6 +113,8 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
             "first acc=1111111100000000 launches=0",
             "wider acc=3333333322222222 launches=0",
             "narrower acc=7777773322222222 launches=0",
+            // 7 + 4 + 8 = 19 for 0..6 and 3 + 8 = 11 for 6..8 (decimal).
+            "inflight acc=191919191919111122222222 launches=0",
         ],
         "{stderr}"
     );
@@ -125,6 +127,7 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
             "first acc=0000000000000000 launches=1",
             "wider acc=0000000000000000 launches=2",
             "narrower acc=0000000000000000 launches=3",
+            "inflight acc=0000000000000000 launches=5",
         ]
     );
 }

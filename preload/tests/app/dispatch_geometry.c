@@ -55,5 +55,19 @@ int main(int argc, char **argv) {
     CHECK(hipGraphLaunch(exec, stream));
     CHECK(hipStreamSynchronize(stream));
     show("narrower", acc);
+
+    /* While a launch waits at its gate (the stream held), a patch back to
+     * 2 groups of 4 (acc[0..8] += 8): the held launch still runs 3 groups
+     * of 2 with 4 (acc[0..6] += 4), the next one the new geometry. */
+    fakehip_stream_hold(stream, 1);
+    CHECK(hipGraphLaunch(exec, stream));
+    value = 8;
+    p.blockDim.x = 4;
+    p.gridDim.x = 2;
+    CHECK(hipGraphExecKernelNodeSetParams(exec, node, &p));
+    CHECK(hipGraphLaunch(exec, stream));
+    fakehip_stream_hold(stream, 0);
+    CHECK(hipStreamSynchronize(stream));
+    show("inflight", acc);
     return 0;
 }
