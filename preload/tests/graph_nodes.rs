@@ -131,3 +131,57 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
         ]
     );
 }
+
+/// The check of #19: a code object v4 HIP kernel built now by clang-19
+/// with `-mcode-object-version=4`, reading `blockDim.x` and `gridDim.x`
+/// through the dispatch pointer (`tests/kernels/hip/dims_v4.hip`), in a
+/// graph whose geometry SetParams changes between launches: every group
+/// of every launch reads that launch's values (the simulator's
+/// interpreter runs the machine code).
+#[test]
+fn a_v4_hip_kernel_reads_each_patched_geometry_through_the_dispatch_packet() {
+    let Some(b) = built() else { return };
+    if !relaunch_testsupport::require_tool("clang-19", "Debian clang-19, lld-19, libamdhip64-dev") {
+        return;
+    }
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/hip/dims_v4.hip");
+    let co = b.dir.join("dims_v4.co");
+    let out = std::process::Command::new("clang-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "--offload-arch=gfx1100",
+            "-mcode-object-version=4",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("run clang-19");
+    assert!(
+        out.status.success(),
+        "clang-19 failed (needs lld-19 and libamdhip64-dev):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let app = build_c(&b.dir, "dims_geometry", "app/dims_geometry.c", &[], true);
+    let env = [
+        ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
+        ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        ("RELAUNCH_SIM_KERNELS", Some("isa")),
+    ];
+    let (lines, stderr) = run_with(b, &app, &[&co], true, &env);
+    assert_eq!(
+        lines,
+        [
+            "block=64 groups=3 read=64/3,64/3,64/3 launches=0",
+            "block=32 groups=5 read=32/5,32/5,32/5,32/5,32/5 launches=0",
+            "block=128 groups=2 read=128/2,128/2 launches=0",
+        ],
+        "{stderr}"
+    );
+}
