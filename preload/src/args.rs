@@ -10,6 +10,7 @@
 use std::ffi::c_void;
 
 use crate::hip::{key, KernelNodeParams};
+use crate::reason::{ExtraError, Reason};
 use crate::shadow::{node_kernel, node_kernel_packed, NodeKernel};
 use crate::state::State;
 
@@ -21,24 +22,19 @@ use crate::state::State;
 pub(crate) unsafe fn kernel_of(
     state: &State,
     params: *const KernelNodeParams,
-) -> Result<NodeKernel, String> {
+) -> Result<NodeKernel, Reason> {
     // SAFETY: null or valid per the caller.
-    let p = unsafe { params.as_ref() }.ok_or("null hipKernelNodeParams")?;
+    let p = unsafe { params.as_ref() }.ok_or(Reason::NullParams)?;
     // A module function, else a host stub of a statically registered
     // kernel (hipcc programs put the stub in `func`).
     let function = match state.functions.get(&key(p.func)) {
         Some(f) => f.clone(),
-        None => crate::registry::function_of_stub(p.func).ok_or_else(|| {
-            format!(
-                "function {:p} came neither from hipModuleGetFunction nor from \
-                 __hipRegisterFunction",
-                p.func
-            )
-        })?,
+        None => crate::registry::function_of_stub(p.func)
+            .ok_or(Reason::UnknownFunction { func: key(p.func) })?,
     };
     if !p.extra.is_null() {
         if !p.kernel_params.is_null() {
-            return Err("both kernelParams and extra are set; HIP takes one".into());
+            return Err(Reason::BothArgForms);
         }
         // SAFETY: `extra` is a HIP_LAUNCH_PARAM_* list (HIP's contract).
         let buffer = unsafe { extra_buffer(p.extra) }?;
@@ -50,15 +46,15 @@ pub(crate) unsafe fn kernel_of(
             &buffer,
         );
     }
-    let args = |i: usize, size: usize| -> Result<Vec<u8>, String> {
+    let args = |i: usize, size: usize| -> Result<Vec<u8>, Reason> {
         if p.kernel_params.is_null() {
-            return Err("kernelParams is null but the kernel takes arguments".into());
+            return Err(Reason::NullKernelParams);
         }
         // SAFETY: one pointer per explicit argument (HIP's contract), each
         // to `size` bytes as the kernel's metadata says.
         let arg = unsafe { *p.kernel_params.add(i) };
         if arg.is_null() {
-            return Err(format!("kernelParams[{i}] is null"));
+            return Err(Reason::NullKernelParam { index: i });
         }
         // SAFETY: as above.
         Ok(unsafe { std::slice::from_raw_parts(arg as *const u8, size) }.to_vec())
@@ -89,22 +85,20 @@ const MAX_EXTRA_BYTES: usize = 1 << 16;
 /// # Safety
 /// `extra` is a `HIP_LAUNCH_PARAM_*` list as HIP takes it, its buffer
 /// readable for the size it states.
-unsafe fn extra_buffer(extra: *mut *mut c_void) -> Result<Vec<u8>, String> {
+unsafe fn extra_buffer(extra: *mut *mut c_void) -> Result<Vec<u8>, ExtraError> {
     let (mut buffer, mut size) = (None, None);
     for i in 0..MAX_EXTRA_KEYS {
         // SAFETY: keys and values alternate until END (HIP's contract).
         let key = unsafe { *extra.add(2 * i) } as usize;
         if key == PARAM_END {
             let (Some(buffer), Some(size)) = (buffer, size) else {
-                return Err(
-                    "the `extra` list lacks HIP_LAUNCH_PARAM_BUFFER_POINTER or _BUFFER_SIZE".into(),
-                );
+                return Err(ExtraError::Incomplete);
             };
             if size > MAX_EXTRA_BYTES {
-                return Err(format!("the `extra` argument buffer claims {size} bytes"));
+                return Err(ExtraError::Oversized { size });
             }
             if buffer == 0 && size > 0 {
-                return Err("the `extra` argument buffer is null".into());
+                return Err(ExtraError::NullBuffer);
             }
             if size == 0 {
                 return Ok(Vec::new());
@@ -116,24 +110,22 @@ unsafe fn extra_buffer(extra: *mut *mut c_void) -> Result<Vec<u8>, String> {
         let value = unsafe { *extra.add(2 * i + 1) };
         match key {
             PARAM_BUFFER_POINTER => buffer = Some(value as usize),
-            PARAM_BUFFER_SIZE if value.is_null() => {
-                return Err("the `extra` list's buffer size pointer is null".into())
-            }
+            PARAM_BUFFER_SIZE if value.is_null() => return Err(ExtraError::NullSizePointer),
             // SAFETY: a pointer to a size_t (HIP's contract).
             PARAM_BUFFER_SIZE => size = Some(unsafe { *(value as *const usize) }),
-            other => return Err(format!("the `extra` list holds an unknown key {other:#x}")),
+            other => return Err(ExtraError::UnknownKey { key: other }),
         }
     }
-    Err(format!(
-        "the `extra` list has no HIP_LAUNCH_PARAM_END within {MAX_EXTRA_KEYS} keys"
-    ))
+    Err(ExtraError::NoEnd {
+        keys: MAX_EXTRA_KEYS,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn buffer_of(list: &mut [*mut c_void]) -> Result<Vec<u8>, String> {
+    fn buffer_of(list: &mut [*mut c_void]) -> Result<Vec<u8>, ExtraError> {
         // SAFETY: every list here is a local array; buffers are locals.
         unsafe { extra_buffer(list.as_mut_ptr()) }
     }
@@ -155,23 +147,26 @@ mod tests {
         assert_eq!(buffer_of(&mut swapped).unwrap(), bytes);
 
         let mut no_size = [k(1), buf, k(3)];
-        assert!(buffer_of(&mut no_size).unwrap_err().contains("lacks"));
+        assert_eq!(buffer_of(&mut no_size), Err(ExtraError::Incomplete));
         let mut unknown = [k(7), buf, k(3)];
-        assert!(buffer_of(&mut unknown)
-            .unwrap_err()
-            .contains("unknown key 0x7"));
+        let e = buffer_of(&mut unknown).unwrap_err();
+        assert!(e.to_string().contains("unknown key 0x7"), "{e}");
         let mut null_size = [k(1), buf, k(2), std::ptr::null_mut(), k(3)];
-        assert!(buffer_of(&mut null_size)
-            .unwrap_err()
-            .contains("size pointer is null"));
+        assert_eq!(buffer_of(&mut null_size), Err(ExtraError::NullSizePointer));
         let mut huge = usize::MAX;
         let mut too_big = [k(1), buf, k(2), (&mut huge as *mut usize).cast(), k(3)];
-        assert!(buffer_of(&mut too_big).unwrap_err().contains("claims"));
+        assert_eq!(
+            buffer_of(&mut too_big),
+            Err(ExtraError::Oversized { size: usize::MAX })
+        );
         // Pointer keys only, and no END among the first MAX_EXTRA_KEYS.
         let mut endless: Vec<*mut c_void> =
             (0..=MAX_EXTRA_KEYS).flat_map(|_| [k(1), buf]).collect();
-        assert!(buffer_of(&mut endless)
-            .unwrap_err()
-            .contains("no HIP_LAUNCH_PARAM_END"));
+        assert_eq!(
+            buffer_of(&mut endless),
+            Err(ExtraError::NoEnd {
+                keys: MAX_EXTRA_KEYS
+            })
+        );
     }
 }

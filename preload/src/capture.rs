@@ -40,6 +40,7 @@ use crate::exports::forward;
 use crate::hip::HIP_SUCCESS;
 use crate::hip::{key, Dim3, Handle, HipError, KernelNodeParams};
 use crate::real;
+use crate::reason::Reason;
 use crate::shadow::{NodeKernel, NodeWork, ShadowGraph};
 use crate::state::{with_state, State};
 
@@ -59,12 +60,12 @@ impl Capture {
     /// (1, 2, ...): the real node handles of a captured graph are not
     /// visible to the interposer, and small integers never equal a real
     /// handle (a pointer).
-    pub fn push(&mut self, kernel: Result<NodeKernel, String>) {
+    pub fn push(&mut self, kernel: Result<NodeKernel, Reason>) {
         self.push_work(kernel.map(NodeWork::Kernel));
     }
 
     /// Appends a captured launch, memset or memcpy (see [`Capture::push`]).
-    pub fn push_work(&mut self, work: Result<NodeWork, String>) {
+    pub fn push_work(&mut self, work: Result<NodeWork, Reason>) {
         if let Err(why) = &work {
             tracing::info!(reason = %why, "captured work not replayable; its graph falls through");
         }
@@ -76,9 +77,8 @@ impl Capture {
 
     /// Makes the graph this capture produces fall through (the first
     /// reason is kept).
-    pub fn mark_unsupported(&mut self, why: impl Into<String>) {
+    pub fn mark_unsupported(&mut self, why: Reason) {
         if self.graph.unsupported.is_none() {
-            let why = why.into();
             tracing::info!(reason = %why, "stream capture falls through");
             self.graph.unsupported = Some(why);
         }
@@ -133,9 +133,7 @@ pub unsafe extern "C" fn hipStreamBeginCaptureToGraph(
     if rc == HIP_SUCCESS {
         with_state("hipStreamBeginCaptureToGraph", |s| {
             let mut capture = Capture::default();
-            capture.mark_unsupported(
-                "captured into an existing graph (hipStreamBeginCaptureToGraph), which is not followed",
-            );
+            capture.mark_unsupported(Reason::CaptureToGraph);
             s.captures.insert(key(stream), capture);
         });
     }
@@ -177,9 +175,7 @@ pub unsafe extern "C" fn hipStreamIsCapturing(stream: Handle, status: *mut i32) 
             // shadow holds for this stream no longer matches the real one.
             with_state("hipStreamIsCapturing", |s| {
                 if let Some(c) = s.captures.get_mut(&key(stream)) {
-                    c.mark_unsupported(format!(
-                        "the real HIP reports capture status {status} while the shadow is capturing"
-                    ));
+                    c.mark_unsupported(Reason::CaptureStatus { status });
                 }
             });
         }
@@ -281,9 +277,9 @@ pub unsafe extern "C" fn hipLaunchKernel(
     let Ok(shared) = u32::try_from(shared_mem_bytes) else {
         with_state("hipLaunchKernel", |s| {
             if let Some(c) = s.captures.get_mut(&key(stream)) {
-                c.mark_unsupported(format!(
-                    "a captured launch asks for {shared_mem_bytes} bytes of dynamic LDS"
-                ));
+                c.mark_unsupported(Reason::LaunchLds {
+                    bytes: shared_mem_bytes,
+                });
             }
         });
         return rc;
@@ -324,11 +320,9 @@ fn record_launch(stream: Handle, params: &KernelNodeParams, call: &'static str) 
 
 pub(crate) fn mark_all(s: &mut State, stream: Handle) {
     for c in s.captures.values_mut() {
-        c.mark_unsupported(format!(
-            "a kernel was launched on stream {stream:p}, which the real HIP reports as capturing \
-             but which did not begin a capture here (joined through events): cross-stream \
-             capture is not followed"
-        ));
+        c.mark_unsupported(Reason::CrossStream {
+            stream: key(stream),
+        });
     }
 }
 
@@ -355,7 +349,7 @@ mod tests {
         assert_eq!(g.edges, [(0, 1), (1, 2)]);
         assert!(g.unsupported.is_none());
         let x = g.instantiate(&Gpu::open("sim:gfx1201").unwrap()).unwrap();
-        assert_eq!(x.exec.lane_count(), 1);
+        assert_eq!(x.current().exec.lane_count(), 1);
     }
 
     #[test]
@@ -363,17 +357,15 @@ mod tests {
         let gpu = Gpu::open("sim:gfx1201").unwrap();
         let mut c = Capture::default();
         c.push(Ok(counter()));
-        c.push(Err(
-            "kernel arguments in the `extra` form are not supported yet".into(),
-        ));
+        c.push(Err(Reason::BothArgForms));
         let err = c.into_graph().instantiate(&gpu).err().unwrap();
-        assert!(err.contains("`extra` form"), "{err}");
+        assert!(matches!(err, Reason::BothArgForms), "{err}");
 
         let mut c = Capture::default();
         c.push(Ok(counter()));
-        c.mark_unsupported("first reason");
-        c.mark_unsupported("second reason");
+        c.mark_unsupported(Reason::CaptureToGraph);
+        c.mark_unsupported(Reason::CaptureStatus { status: 2 });
         let err = c.into_graph().instantiate(&gpu).err().unwrap();
-        assert_eq!(err, "first reason");
+        assert!(matches!(err, Reason::CaptureToGraph), "{err}");
     }
 }

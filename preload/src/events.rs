@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, HIP_SUCCESS};
 use crate::nodes::deps_of;
+use crate::reason::Reason;
 use crate::shadow::ShadowGraph;
 use crate::state::with_state;
 
@@ -54,7 +55,7 @@ impl ShadowGraph {
     }
 
     /// The record -> wait edges (as handles) the graph's event nodes imply.
-    pub fn event_edges(&self) -> Result<Vec<(usize, usize)>, String> {
+    pub fn event_edges(&self) -> Result<Vec<(usize, usize)>, Reason> {
         let mut out = Vec::new();
         for &(wait, event) in &self.events.waits {
             let records: Vec<usize> = self
@@ -65,26 +66,17 @@ impl ShadowGraph {
                 .map(|&(n, _)| n)
                 .collect();
             let record = match records[..] {
-                [] => {
-                    return Err(format!(
-                        "an event wait node waits for event {event:#x}, which no node of the graph \
-                         records (recorded outside the graph or by an earlier launch): not replayed"
-                    ))
-                }
+                [] => return Err(Reason::WaitUnrecorded { event }),
                 [one] => one,
                 _ => {
-                    return Err(format!(
-                        "event {event:#x} is recorded by {} nodes of the graph; which one a wait \
-                         sees is not modelled",
-                        records.len()
-                    ))
+                    return Err(Reason::RecordedTwice {
+                        event,
+                        records: records.len(),
+                    })
                 }
             };
             if self.reaches(wait, record) {
-                return Err(format!(
-                    "an event wait node on {event:#x} comes before the node recording it (it \
-                     waits for an earlier record): not replayed"
-                ));
+                return Err(Reason::WaitBeforeRecord { event });
             }
             out.push((record, wait));
         }
@@ -232,21 +224,25 @@ mod tests {
         g.add_event_node(2, 0xE, true, &[1]);
         assert_eq!(g.event_edges().unwrap(), vec![(1, 2)]);
         g.add_event_node(3, 0xF, true, &[]);
-        assert!(g
-            .event_edges()
-            .unwrap_err()
-            .contains("no node of the graph"));
+        assert!(matches!(
+            g.event_edges(),
+            Err(Reason::WaitUnrecorded { event: 0xF })
+        ));
 
         let mut g = ShadowGraph::default();
         g.add_event_node(1, 0xE, true, &[]);
         g.add_event_node(2, 0xE, false, &[1]);
-        assert!(g.event_edges().unwrap_err().contains("comes before"));
+        assert!(matches!(
+            g.event_edges(),
+            Err(Reason::WaitBeforeRecord { event: 0xE })
+        ));
 
         let mut g = ShadowGraph::default();
         g.add_event_node(1, 0xE, false, &[]);
         g.add_event_node(2, 0xE, false, &[]);
         g.add_event_node(3, 0xE, true, &[]);
-        assert!(g.event_edges().unwrap_err().contains("2 nodes"));
+        let e = g.event_edges().unwrap_err();
+        assert!(e.to_string().contains("by 2 nodes"), "{e}");
         assert_eq!(g.events.recorded(), vec![0xE]);
     }
 }

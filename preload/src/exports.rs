@@ -18,6 +18,7 @@ use crate::args::kernel_of;
 use crate::hip::{key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_SUCCESS};
 use crate::image::copy_image;
 use crate::real;
+use crate::reason::Reason;
 use crate::shadow::ShadowModule;
 use crate::state::{gpu, guarded, with_state};
 
@@ -80,7 +81,10 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut Handle, path: *const c_char)
             let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
             // The file is read again (the real HIP keeps its copy private),
             // once, bounded like an image read through a pointer.
-            let failed = |e: std::io::Error| format!("{}: {e}", path.display());
+            let failed = |e: std::io::Error| Reason::ReadFile {
+                path: path.to_path_buf(),
+                source: Arc::new(e),
+            };
             let mut bytes = Vec::new();
             std::fs::File::open(path)
                 .and_then(|f| {
@@ -89,11 +93,10 @@ pub unsafe extern "C" fn hipModuleLoad(module: *mut Handle, path: *const c_char)
                 })
                 .map_err(failed)?;
             if bytes.len() as u64 > crate::image::MAX_IMAGE_BYTES {
-                return Err(format!(
-                    "{}: more than {} bytes is too large a code object",
-                    path.display(),
-                    crate::image::MAX_IMAGE_BYTES
-                ));
+                return Err(Reason::FileTooLarge {
+                    path: path.to_path_buf(),
+                    max: crate::image::MAX_IMAGE_BYTES,
+                });
             }
             code_of_image(&bytes)
         });
@@ -127,8 +130,8 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
             return unsafe { crate::registry::code_of_loaded_bundle(image as *const u8) };
         }
         // SAFETY: as above.
-        let bytes = unsafe { copy_image(image as *const u8) }.map_err(|e| e.to_string())?;
-        relaunch::CodeObject::parse(&bytes).map_err(|e| e.to_string())
+        let bytes = unsafe { copy_image(image as *const u8) }?;
+        Ok(relaunch::CodeObject::parse(&bytes)?)
     });
     if let Some(code) = code {
         file_module(handle, code, call);
@@ -137,15 +140,15 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
 
 /// A code object from bytes in memory: a plain ELF, or an offload bundle
 /// whose entry for the device is picked.
-fn code_of_image(bytes: &[u8]) -> Result<relaunch::CodeObject, String> {
+fn code_of_image(bytes: &[u8]) -> Result<relaunch::CodeObject, Reason> {
     if crate::bundle::looks_like_bundle(bytes) {
         return crate::registry::code_of_bundle_bytes(bytes);
     }
-    relaunch::CodeObject::parse(bytes).map_err(|e| e.to_string())
+    Ok(relaunch::CodeObject::parse(bytes)?)
 }
 
 /// Files the shadow of module `handle`.
-fn file_module(handle: usize, code: Result<relaunch::CodeObject, String>, call: &str) {
+fn file_module(handle: usize, code: Result<relaunch::CodeObject, Reason>, call: &str) {
     if let Err(why) = &code {
         tracing::info!(reason = %why, "module is not replayable; its graphs fall through");
     }
@@ -173,10 +176,7 @@ pub unsafe extern "C" fn hipModuleGetGlobal(
         let name = unsafe { crate::hip::c_name(name) };
         with_state("hipModuleGetGlobal", |s| {
             if let Some(m) = s.modules.get(&key(module)) {
-                m.taint(format!(
-                    "the application took device variable {name:?} of the module \
-                     (hipModuleGetGlobal), which relaunch's copy would not see"
-                ));
+                m.taint(Reason::ModuleGlobal { name });
             }
         });
     }
@@ -258,16 +258,7 @@ pub unsafe extern "C" fn hipGraphAddKernelNode(
     if rc == HIP_SUCCESS && !node.is_null() {
         // SAFETY: written by the successful real call, which also read
         // `num_deps` dependencies.
-        let n = key(unsafe { *node });
-        let deps: Vec<usize> = if deps.is_null() {
-            Vec::new()
-        } else {
-            // SAFETY: as above.
-            unsafe { std::slice::from_raw_parts(deps, num_deps) }
-                .iter()
-                .map(|d| key(*d))
-                .collect()
-        };
+        let (n, deps) = unsafe { (key(*node), crate::nodes::deps_of(deps, num_deps)) };
         with_state("hipGraphAddKernelNode", |s| {
             // SAFETY: `params` was valid for the real call.
             let kernel = unsafe { kernel_of(s, params) };
@@ -313,19 +304,29 @@ pub unsafe extern "C" fn hipGraphAddDependencies(
 
 /// Node and edge counts of the real graph (to catch nodes added through
 /// calls this library does not intercept).
-fn real_counts(graph: Handle) -> Result<(usize, usize), String> {
-    let nodes = real::hipGraphGetNodes().ok_or("hipGraphGetNodes is not loaded")?;
-    let edges = real::hipGraphGetEdges().ok_or("hipGraphGetEdges is not loaded")?;
+fn real_counts(graph: Handle) -> Result<(usize, usize), Reason> {
+    let nodes = real::hipGraphGetNodes().ok_or(Reason::RealMissing {
+        function: "hipGraphGetNodes",
+    })?;
+    let edges = real::hipGraphGetEdges().ok_or(Reason::RealMissing {
+        function: "hipGraphGetEdges",
+    })?;
     let (mut n, mut e) = (0usize, 0usize);
     // SAFETY: null arrays ask HIP for the counts only.
     let rc = unsafe { nodes(graph, std::ptr::null_mut(), &mut n) };
     if rc != HIP_SUCCESS {
-        return Err(format!("hipGraphGetNodes failed with {rc}"));
+        return Err(Reason::RealFailed {
+            function: "hipGraphGetNodes",
+            status: rc,
+        });
     }
     // SAFETY: as above.
     let rc = unsafe { edges(graph, std::ptr::null_mut(), std::ptr::null_mut(), &mut e) };
     if rc != HIP_SUCCESS {
-        return Err(format!("hipGraphGetEdges failed with {rc}"));
+        return Err(Reason::RealFailed {
+            function: "hipGraphGetEdges",
+            status: rc,
+        });
     }
     Ok((n, e))
 }
@@ -377,22 +378,23 @@ fn shadow_instantiate(e: usize, graph: Handle) {
             return;
         };
         let built = counts
-            .unwrap_or_else(|| Err("panicked".into()))
+            .unwrap_or(Err(Reason::Panicked("counting the real graph's nodes")))
             .and_then(|(n, edges)| {
                 let (shadow_n, shadow_edges) = g.real_counts();
                 if n != shadow_n || edges != shadow_edges {
-                    return Err(format!(
-                        "the real graph has {n} nodes and {edges} edges, the shadow {shadow_n} and \
-                         {shadow_edges}: something was added through a call this library does not \
-                         intercept"
-                    ));
+                    return Err(Reason::CountMismatch {
+                        nodes: n,
+                        edges,
+                        shadow_nodes: shadow_n,
+                        shadow_edges,
+                    });
                 }
                 g.instantiate(&gpu()?)
             });
         match built {
             Ok(x) => {
                 tracing::info!(
-                    lanes = x.exec.lane_count(),
+                    lanes = x.current().exec.lane_count(),
                     "hipGraphExec replays as retained PM4"
                 );
                 s.execs.insert(e, Arc::new(x));
@@ -429,9 +431,12 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     // Stream order through the stream's own memory operations, without
     // waiting (ordered.rs); where the real HIP cannot do that, the
     // synchronous path below.
-    let order = shadow.stream_order.get_or_init(|| {
-        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&shadow.exec))
-            .unwrap_or_else(|| Err("setting up the stream words panicked".into()))
+    // The build this launch replays (a later geometry change makes another;
+    // this one stays alive until its replay finished).
+    let build = shadow.current();
+    let order = build.stream_order.get_or_init(|| {
+        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&build.exec))
+            .unwrap_or(Err(Reason::Panicked("setting up the stream words")))
             .inspect_err(|why| {
                 tracing::info!(reason = %why, "replays of this exec synchronise the stream instead")
             })
@@ -439,7 +444,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
     if let Ok(order) = order {
         // SAFETY: the application's stream, as given to hipGraphLaunch.
         let launched = guarded("hipGraphLaunch", || unsafe {
-            crate::ordered::launch(&shadow, order, stream)
+            crate::ordered::launch(&shadow, &build, order, stream)
         });
         return match launched {
             Some(Ok(rc)) => {
@@ -463,7 +468,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         );
         return forward!(hipGraphLaunch(exec, stream));
     }
-    match guarded("hipGraphLaunch", || shadow.exec.launch(&shadow.gpu)) {
+    match guarded("hipGraphLaunch", || build.exec.launch(&shadow.gpu)) {
         Some(Ok(())) => {
             crate::events::record_after_replay(&shadow.events, stream);
             HIP_SUCCESS
@@ -471,7 +476,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         // A memory fault lost the GPU for relaunch: the graph is HIP's from
         // now on (HIP reports the loss its own way).
         Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {
-            shadow.fall_back(format!("the GPU is lost: {e}"));
+            shadow.fall_back(Reason::DeviceLost(Arc::new(e)));
             forward!(hipGraphLaunch(exec, stream))
         }
         Some(Err(e)) => {
@@ -549,8 +554,7 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
     if let Some((shadow, graph)) = found {
         guarded("hipGraphExecUpdate", || match graph {
             Some(g) => shadow.update_from(&g),
-            None => shadow
-                .fall_back("hipGraphExecUpdate from a graph the interposer did not see".into()),
+            None => shadow.fall_back(Reason::UpdateFromUnseen),
         });
     }
     rc

@@ -2,12 +2,15 @@
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
-//! stream capture (`capture`), code-object images and
-//! offload bundles from a bare pointer (`image`, `bundle`), static
-//! registration of fat binaries and host stubs (`registry`), memset and
-//! memcpy nodes as CP DMA ops (`transfers`, `nodes`), graph and
-//! exec changes made behind the builders' backs (`mutate`) and the shadow
-//! record of modules, graphs and execs (`shadow`, `exec`, `state`).
+//! stream capture (`capture`), why things fall through (`reason`),
+//! code-object images and offload bundles from a bare pointer (`image`,
+//! `bundle`), static registration of fat binaries and host stubs
+//! (`registry`), the allocations the shadow sees (`allocators`), memset
+//! and memcpy nodes and stream copies as CP DMA ops
+//! (`transfers`, `fills`, `nodes`, `stream_transfers`), graph and exec
+//! changes made behind the builders' backs (`mutate`) and the shadow
+//! record of modules, graphs and execs (`shadow`, `exec`, `build`,
+//! `state`).
 //!
 //! Every call goes to the real HIP first, so the application only holds
 //! real handles; supported graphs then replay as retained PM4 through the
@@ -16,13 +19,16 @@
 //! later calls fall through). Must not import anything below the facade
 //! except through `relaunch::` re-exports, and nothing may depend on it.
 
+pub mod allocators;
 pub mod args;
+pub mod build;
 pub mod bundle;
 pub mod capture;
 pub mod child_graph;
 pub mod events;
 pub mod exec;
 pub mod exports;
+pub mod fills;
 pub mod hip;
 pub mod image;
 pub mod mutate;
@@ -31,7 +37,9 @@ pub mod nodes;
 pub mod ordered;
 pub mod ordering_nodes;
 pub mod real;
+pub mod reason;
 pub mod registry;
 pub mod shadow;
 pub mod state;
+pub mod stream_transfers;
 pub mod transfers;

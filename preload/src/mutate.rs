@@ -21,6 +21,7 @@ use std::ffi::c_void;
 use crate::args::kernel_of;
 use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, KernelNodeParams, HIP_SUCCESS};
+use crate::reason::Reason;
 use crate::shadow::ShadowGraph;
 use crate::state::{guarded, with_state, State};
 
@@ -32,14 +33,14 @@ fn graph_of(s: &mut State, node: Handle) -> Option<(&mut ShadowGraph, usize)> {
 }
 
 /// Marks the graph holding `node` unsupported (the first reason is kept).
-fn give_up_graph(node: Handle, why: String, call: &'static str) {
+fn give_up_graph(node: Handle, why: Reason, call: &'static str) {
     with_state(call, |s| give_up_graph_in(s, node, why));
 }
 
 /// [`give_up_graph`] with the state locked. A node of no shadow graph may
 /// belong to a captured one (whose real node handles the shadow never
 /// saw): every captured graph gives up then, as any may hold it.
-pub(crate) fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
+pub(crate) fn give_up_graph_in(s: &mut State, node: Handle, why: Reason) {
     if let Some((g, _)) = graph_of(s, node) {
         tracing::info!(reason = %why, "graph falls through");
         g.unsupported.get_or_insert(why);
@@ -47,15 +48,15 @@ pub(crate) fn give_up_graph_in(s: &mut State, node: Handle, why: String) {
     }
     for g in s.graphs.values_mut().filter(|g| g.positional) {
         tracing::info!(reason = %why, "captured graph falls through (the node may be one of its)");
-        g.unsupported.get_or_insert(format!(
-            "{why} (node {node:p}, a node of no graph built through the interposer: \
-             possibly of this captured graph)"
-        ));
+        g.unsupported.get_or_insert(Reason::PossiblyCaptured {
+            reason: Box::new(why.clone()),
+            node: key(node),
+        });
     }
 }
 
 /// Makes exec `exec` fall through from now on.
-pub(crate) fn give_up_exec(exec: Handle, why: String, call: &'static str) {
+pub(crate) fn give_up_exec(exec: Handle, why: Reason, call: &'static str) {
     let shadow = with_state(call, |s| s.execs.get(&key(exec)).cloned()).flatten();
     if let Some(shadow) = shadow {
         guarded(call, || shadow.fall_back(why));
@@ -79,7 +80,9 @@ pub unsafe extern "C" fn hipGraphKernelNodeSetParams(
                 None => give_up_graph_in(
                     s,
                     node,
-                    "a kernel node was changed with hipGraphKernelNodeSetParams".into(),
+                    Reason::NodeChanged {
+                        call: "hipGraphKernelNodeSetParams",
+                    },
                 ),
             }
         });
@@ -93,9 +96,10 @@ pub unsafe extern "C" fn hipGraphKernelNodeSetParams(
 pub unsafe extern "C" fn hipGraphNodeSetParams(node: Handle, params: *mut c_void) -> HipError {
     let rc = forward!(hipGraphNodeSetParams(node, params));
     if rc == HIP_SUCCESS {
-        let why =
-            "a node was changed with hipGraphNodeSetParams, which the interposer does not follow";
-        give_up_graph(node, why.into(), "hipGraphNodeSetParams");
+        let why = Reason::NodeChanged {
+            call: "hipGraphNodeSetParams",
+        };
+        give_up_graph(node, why, "hipGraphNodeSetParams");
     }
     rc
 }
@@ -110,7 +114,7 @@ pub unsafe extern "C" fn hipGraphKernelNodeSetAttribute(
 ) -> HipError {
     let rc = forward!(hipGraphKernelNodeSetAttribute(node, attr, value));
     if rc == HIP_SUCCESS {
-        let why = format!("a kernel node attribute ({attr}) was set; attributes are not replayed");
+        let why = Reason::Attribute { attr };
         give_up_graph(node, why, "hipGraphKernelNodeSetAttribute");
     }
     rc
@@ -126,8 +130,10 @@ pub unsafe extern "C" fn hipGraphExecNodeSetParams(
 ) -> HipError {
     let rc = forward!(hipGraphExecNodeSetParams(exec, node, params));
     if rc == HIP_SUCCESS {
-        let why = "a node was changed with hipGraphExecNodeSetParams, which the interposer does not follow";
-        give_up_exec(exec, why.into(), "hipGraphExecNodeSetParams");
+        let why = Reason::NodeChanged {
+            call: "hipGraphExecNodeSetParams",
+        };
+        give_up_exec(exec, why, "hipGraphExecNodeSetParams");
     }
     rc
 }
@@ -142,14 +148,9 @@ pub unsafe extern "C" fn hipGraphNodeSetEnabled(
 ) -> HipError {
     let rc = forward!(hipGraphNodeSetEnabled(exec, node, enabled));
     if rc == HIP_SUCCESS {
-        let why = format!(
-            "a node was {} in the exec",
-            if enabled == 0 {
-                "disabled"
-            } else {
-                "re-enabled"
-            }
-        );
+        let why = Reason::NodeEnabled {
+            enabled: enabled != 0,
+        };
         give_up_exec(exec, why, "hipGraphNodeSetEnabled");
     }
     rc

@@ -16,11 +16,13 @@ use std::ffi::c_void;
 use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, HIP_SUCCESS};
 use crate::mutate::{give_up_exec, give_up_graph_in};
+use crate::reason::{NodeKind, Reason};
 use crate::state::with_state;
 
 /// Marks the graph holding `node` (a memset, memcpy or event node)
 /// unsupported.
-fn give_up_node_graph(node: Handle, why: &str, call: &'static str) {
+fn give_up_node_graph(node: Handle, kind: NodeKind, call: &'static str) {
+    let why = Reason::KindChanged { kind, call };
     with_state(call, |s| {
         let k = key(node);
         let graph = s
@@ -29,16 +31,16 @@ fn give_up_node_graph(node: Handle, why: &str, call: &'static str) {
             .find(|g| g.index.contains_key(&k) || g.ordering.contains(k));
         match graph {
             Some(g) => {
-                tracing::info!(reason = why, "graph falls through");
-                g.unsupported.get_or_insert_with(|| why.to_string());
+                tracing::info!(reason = %why, "graph falls through");
+                g.unsupported.get_or_insert(why);
             }
-            None => give_up_graph_in(s, node, why.to_string()),
+            None => give_up_graph_in(s, node, why),
         }
     });
 }
 
 macro_rules! graph_node_setters {
-    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $why:expr;)*) => {
+    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $kind:expr;)*) => {
         $(
             /// # Safety
             /// HIP's contract for this function (`hip_runtime_api.h`).
@@ -46,7 +48,7 @@ macro_rules! graph_node_setters {
             pub unsafe extern "C" fn $name(node: Handle, $($arg: $ty),*) -> HipError {
                 let rc = forward!($name(node $(, $arg)*));
                 if rc == HIP_SUCCESS {
-                    give_up_node_graph(node, $why, stringify!($name));
+                    give_up_node_graph(node, $kind, stringify!($name));
                 }
                 rc
             }
@@ -55,7 +57,7 @@ macro_rules! graph_node_setters {
 }
 
 macro_rules! exec_node_setters {
-    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $why:expr;)*) => {
+    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $kind:expr;)*) => {
         $(
             /// # Safety
             /// HIP's contract for this function (`hip_runtime_api.h`).
@@ -63,7 +65,8 @@ macro_rules! exec_node_setters {
             pub unsafe extern "C" fn $name(exec: Handle, node: Handle, $($arg: $ty),*) -> HipError {
                 let rc = forward!($name(exec, node $(, $arg)*));
                 if rc == HIP_SUCCESS {
-                    give_up_exec(exec, $why.into(), stringify!($name));
+                    let why = Reason::ExecNodeChanged { kind: $kind, call: stringify!($name) };
+                    give_up_exec(exec, why, stringify!($name));
                 }
                 rc
             }
@@ -73,26 +76,26 @@ macro_rules! exec_node_setters {
 
 graph_node_setters! {
     hipGraphMemsetNodeSetParams(params: *const c_void) =>
-        "a memset node was changed (hipGraphMemsetNodeSetParams), which is not followed";
+        NodeKind::Memset;
     hipGraphMemcpyNodeSetParams(params: *const c_void) =>
-        "a memcpy node was changed (hipGraphMemcpyNodeSetParams), which is not followed";
+        NodeKind::Memcpy;
     hipGraphMemcpyNodeSetParams1D(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) =>
-        "a memcpy node was changed (hipGraphMemcpyNodeSetParams1D), which is not followed";
+        NodeKind::Memcpy;
     hipGraphEventRecordNodeSetEvent(event: Handle) =>
-        "an event record node's event was changed, which is not followed";
+        NodeKind::EventRecord;
     hipGraphEventWaitNodeSetEvent(event: Handle) =>
-        "an event wait node's event was changed, which is not followed";
+        NodeKind::EventWait;
 }
 
 exec_node_setters! {
     hipGraphExecMemsetNodeSetParams(params: *const c_void) =>
-        "a memset node of the exec was changed; copies and fills are fixed in the retained IB";
+        NodeKind::Memset;
     hipGraphExecMemcpyNodeSetParams(params: *mut c_void) =>
-        "a memcpy node of the exec was changed; copies and fills are fixed in the retained IB";
+        NodeKind::Memcpy;
     hipGraphExecMemcpyNodeSetParams1D(dst: *mut c_void, src: *const c_void, count: usize, kind: i32) =>
-        "a memcpy node of the exec was changed; copies and fills are fixed in the retained IB";
+        NodeKind::Memcpy;
     hipGraphExecEventRecordNodeSetEvent(event: Handle) =>
-        "an event record node of the exec was changed, which is not followed";
+        NodeKind::EventRecord;
     hipGraphExecEventWaitNodeSetEvent(event: Handle) =>
-        "an event wait node of the exec was changed, which is not followed";
+        NodeKind::EventWait;
 }

@@ -1,7 +1,8 @@
 //! Graph nodes other than kernel nodes. Empty nodes only order others and
 //! become dependencies (`ordering_nodes.rs`); child graphs are flattened
-//! (`child_graph.rs`); memset and memcpy nodes (explicit or captured)
-//! become copy/fill nodes run by the CP inside the IB (`transfers.rs`),
+//! (`child_graph.rs`); memset and memcpy nodes (explicit here, captured
+//! ones in `stream_transfers.rs`, both through `transfers.rs`) become
+//! copy/fill nodes run by the CP inside the IB,
 //! or make the graph fall through with the reason (pageable host memory,
 //! shapes DMA_DATA cannot express); event record and wait nodes within
 //! one graph are ordering only (`events.rs`). Host nodes make the graph
@@ -13,8 +14,9 @@ use std::ffi::c_void;
 
 use crate::exports::forward;
 use crate::hip::{key, Handle, HipError, HIP_SUCCESS};
+use crate::reason::Reason;
 use crate::state::with_state;
-use crate::transfers::{copy_3d_ops, copy_ops, memset_ops, MemKind, Memcpy3DParams, MemsetParams};
+use crate::transfers::{copy_3d_ops, copy_ops, memset_ops, Memcpy3DParams, MemsetParams};
 
 /// The dependency handles of a successful real add-node call.
 ///
@@ -76,9 +78,7 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
                 match copy {
                     Some(c) => g.add_child_graph(n, &c, &deps),
                     None => {
-                        g.unsupported.get_or_insert_with(|| {
-                            "a child graph this library did not see being built".into()
-                        });
+                        g.unsupported.get_or_insert(Reason::UnseenChild);
                     }
                 }
             }
@@ -88,14 +88,14 @@ pub unsafe extern "C" fn hipGraphAddChildGraphNode(
 }
 
 /// Marks `graph` unsupported with `why` (the first reason is kept).
-pub(crate) fn unsupported(graph: Handle, call: &str, why: &str) {
+pub(crate) fn unsupported(graph: Handle, call: &str, why: Reason) {
     with_state(call, |s| {
         if let Some(g) = s.graphs.get_mut(&key(graph)) {
             tracing::info!(
-                reason = why,
+                reason = %why,
                 "graph node not replayable; its graph falls through"
             );
-            g.unsupported.get_or_insert_with(|| why.to_string());
+            g.unsupported.get_or_insert(why);
         }
     });
 }
@@ -127,7 +127,7 @@ macro_rules! falls_through {
 
 falls_through! {
     hipGraphAddHostNode(params: *const c_void) =>
-        "a host node (a host callback inside the graph) is not replayed";
+        Reason::HostNode;
 }
 
 /// Adds a memset/memcpy node built from the shadow state (`ops`) to
@@ -141,7 +141,7 @@ unsafe fn add_transfer_node(
     graph: Handle,
     deps: *const Handle,
     num_deps: usize,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
+    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, Reason>,
 ) {
     if node.is_null() {
         return;
@@ -241,155 +241,4 @@ pub unsafe extern "C" fn hipGraphAddMemcpyNode1D(
         };
     }
     rc
-}
-
-/// A memset/memcpy enqueued on `stream` after a successful real call: a
-/// node of the capture on it, if the shadow is capturing it; on a stream
-/// the real HIP reports capturing but the shadow is not (joined through
-/// events), every capture in progress falls through.
-fn record_transfer(
-    stream: Handle,
-    call: &'static str,
-    ops: impl FnOnce(&crate::transfers::MemoryMap) -> Result<Vec<relaunch::DmaOp>, String>,
-) {
-    let others = with_state(call, |s| {
-        if !s.captures.contains_key(&key(stream)) {
-            return !s.captures.is_empty();
-        }
-        let work = ops(&s.memory).map(|o| crate::shadow::NodeWork::Transfer(o.into()));
-        if let Some(c) = s.captures.get_mut(&key(stream)) {
-            c.push_work(work);
-        }
-        false
-    });
-    if others == Some(true) && crate::capture::real_is_capturing(stream) {
-        with_state(call, |s| crate::capture::mark_all(s, stream));
-    }
-}
-
-/// # Safety
-/// HIP's `hipMemcpyAsync(dst, src, sizeBytes, kind, stream)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyAsync(
-    dst: *mut c_void,
-    src: *const c_void,
-    bytes: usize,
-    kind: i32,
-    stream: Handle,
-) -> HipError {
-    let rc = forward!(hipMemcpyAsync(dst, src, bytes, kind, stream));
-    if rc == HIP_SUCCESS {
-        record_transfer(stream, "hipMemcpyAsync", |m| {
-            copy_ops(m, dst as u64, src as u64, bytes as u64, kind)
-        });
-    }
-    rc
-}
-
-/// # Safety
-/// HIP's `hipMemsetAsync(dst, value, sizeBytes, stream)` contract (the
-/// value's low byte is written).
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetAsync(
-    dst: *mut c_void,
-    value: i32,
-    bytes: usize,
-    stream: Handle,
-) -> HipError {
-    let rc = forward!(hipMemsetAsync(dst, value, bytes, stream));
-    if rc == HIP_SUCCESS {
-        let p = MemsetParams {
-            dst,
-            element_size: 1,
-            height: 1,
-            pitch: 0,
-            value: value as u32,
-            width: bytes,
-        };
-        record_transfer(stream, "hipMemsetAsync", |m| memset_ops(m, &p));
-    }
-    rc
-}
-
-/// # Safety
-/// HIP's `hipMemsetD32Async(dst, value, count, stream)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD32Async(
-    dst: *mut c_void,
-    value: i32,
-    count: usize,
-    stream: Handle,
-) -> HipError {
-    let rc = forward!(hipMemsetD32Async(dst, value, count, stream));
-    if rc == HIP_SUCCESS {
-        let p = MemsetParams {
-            dst,
-            element_size: 4,
-            height: 1,
-            pitch: 0,
-            value: value as u32,
-            width: count,
-        };
-        record_transfer(stream, "hipMemsetD32Async", |m| memset_ops(m, &p));
-    }
-    rc
-}
-
-/// Records a successful allocation of `size` bytes at `*ptr`.
-///
-/// # Safety
-/// `ptr` is null or was written by the successful real call.
-unsafe fn allocated(call: &str, ptr: *mut *mut c_void, size: usize, kind: MemKind) {
-    if ptr.is_null() {
-        return;
-    }
-    // SAFETY: per the caller.
-    let at = unsafe { *ptr } as u64;
-    with_state(call, |s| s.memory.insert(at, size as u64, kind));
-}
-
-/// # Safety
-/// HIP's `hipMalloc(ptr, size)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipError {
-    let rc = forward!(hipMalloc(ptr, size));
-    if rc == HIP_SUCCESS {
-        // SAFETY: written by the successful real call.
-        unsafe { allocated("hipMalloc", ptr, size, MemKind::Device) };
-    }
-    rc
-}
-
-/// # Safety
-/// HIP's `hipHostMalloc(ptr, size, flags)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> HipError {
-    let rc = forward!(hipHostMalloc(ptr, size, flags));
-    if rc == HIP_SUCCESS {
-        // SAFETY: written by the successful real call.
-        unsafe { allocated("hipHostMalloc", ptr, size, MemKind::PinnedHost) };
-    }
-    rc
-}
-
-/// Forgets `ptr` before the real free (a node recorded later must not
-/// reach memory that may be reused).
-fn freed(call: &str, ptr: *mut c_void) {
-    with_state(call, |s| s.memory.remove(ptr as u64));
-}
-
-/// # Safety
-/// HIP's `hipFree(ptr)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> HipError {
-    freed("hipFree", ptr);
-    forward!(hipFree(ptr))
-}
-
-/// # Safety
-/// HIP's `hipHostFree(ptr)` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipHostFree(ptr: *mut c_void) -> HipError {
-    freed("hipHostFree", ptr);
-    forward!(hipHostFree(ptr))
 }

@@ -1,7 +1,8 @@
 //! Stream-ordered graph launches: a replayed `hipGraphLaunch(exec, stream)`
 //! returns without waiting and is ordered with the application's other
 //! work on that stream in both directions, through HIP's own stream memory
-//! operations. Per lane of the exec, two words in `hipHostMalloc` memory
+//! operations. Per lane of the exec's build (`build.rs`; a geometry change
+//! makes a new build with its own words), two words in `hipHostMalloc` memory
 //! (which the stream's memory operations accept and the GPU reads): the
 //! IB waits for its gate and consumes it before its prologue, and writes
 //! done after its epilogue (relaunch-encoders `stream_order`). Per launch,
@@ -31,8 +32,10 @@ use relaunch::stream_order::{DONE, GATE_OPEN, NOT_DONE};
 use relaunch::StreamWords;
 use relaunch::{LaunchInFlight, REPLAY_TIMEOUT};
 
+use crate::build::Build;
 use crate::exec::ShadowExec;
 use crate::hip::{Handle, HipError, HIP_SUCCESS};
+use crate::reason::Reason;
 
 /// `hipStreamWaitValueEq` (hip_runtime_api.h).
 const WAIT_VALUE_EQ: u32 = 1;
@@ -67,9 +70,8 @@ impl StreamOrder {
 
     /// Allocates the words and orders the exec's IBs by them (before its
     /// first launch).
-    pub fn new(exec: &relaunch::GraphExec) -> Result<StreamOrder, String> {
-        let missing =
-            |f: &str| format!("the real HIP has no {f}, which stream-ordered replays need");
+    pub fn new(exec: &relaunch::GraphExec) -> Result<StreamOrder, Reason> {
+        let missing = |function: &'static str| Reason::NoStreamOp { function };
         let malloc = crate::real::hipHostMalloc().ok_or_else(|| missing("hipHostMalloc"))?;
         crate::real::hipHostFree().ok_or_else(|| missing("hipHostFree"))?;
         crate::real::hipStreamWriteValue32().ok_or_else(|| missing("hipStreamWriteValue32"))?;
@@ -80,9 +82,7 @@ impl StreamOrder {
         // SAFETY: a valid out pointer; flags 0 (default: coherent, mapped).
         let rc = unsafe { malloc(&mut p, bytes, 0) };
         if rc != HIP_SUCCESS || p.is_null() {
-            return Err(format!(
-                "hipHostMalloc of {bytes} bytes for the stream words failed ({rc})"
-            ));
+            return Err(Reason::StreamWords { bytes, status: rc });
         }
         // SAFETY: `bytes` bytes were just allocated at `p`.
         unsafe { std::ptr::write_bytes(p as *mut u8, 0, bytes) };
@@ -91,8 +91,7 @@ impl StreamOrder {
             lanes,
         };
         let words = (0..lanes).map(|l| order.words(l)).collect();
-        exec.order_by_stream_words(words)
-            .map_err(|e| e.to_string())?;
+        exec.order_by_stream_words(words)?;
         Ok(order)
     }
 }
@@ -134,8 +133,12 @@ impl InFlight {
 
 /// A submitted launch the watcher follows to its end.
 struct Watched {
-    shadow: Arc<ShadowExec>,
+    // Fields drop in order: the flight before the build it replays.
     flight: LaunchInFlight,
+    shadow: Arc<ShadowExec>,
+    /// The build replayed (kept alive until its replay finished, even
+    /// when a geometry change replaced it meanwhile), and its words.
+    _build: Arc<Build>,
     done: Vec<u64>,
 }
 
@@ -162,12 +165,12 @@ fn watcher() -> &'static crossbeam_channel::Sender<Watched> {
                         match w.flight.is_complete() {
                             Ok(true) => break None,
                             Ok(false) => continue,
-                            Err(e) => break Some(e.to_string()),
+                            Err(e) => break Some(e),
                         }
                     };
                     if let Some(e) = failed {
                         tracing::error!(error = %e, "a stream-ordered replay failed; its stream is released");
-                        w.shadow.fall_back(format!("a replay failed: {e}"));
+                        w.shadow.fall_back(Reason::ReplayFailed(Arc::new(e)));
                         for &d in &w.done {
                             // SAFETY: a live done word of the exec, which
                             // the watcher keeps alive through `shadow`.
@@ -191,24 +194,27 @@ fn watcher() -> &'static crossbeam_channel::Sender<Watched> {
 /// `stream` is a stream handle the application passed to hipGraphLaunch.
 pub unsafe fn launch(
     shadow: &Arc<ShadowExec>,
+    build: &Arc<Build>,
     order: &StreamOrder,
     stream: Handle,
-) -> Result<HipError, String> {
+) -> Result<HipError, Reason> {
     let (Some(write), Some(wait)) = (
         crate::real::hipStreamWriteValue32(),
         crate::real::hipStreamWaitValue32(),
     ) else {
-        return Err("the real HIP lost its stream memory operations".into());
+        return Err(Reason::NoStreamOp {
+            function: "hipStreamWriteValue32 or hipStreamWaitValue32",
+        });
     };
     shadow.in_flight.enter(stream as usize);
-    let flight = match shadow.exec.launch_async(&shadow.gpu) {
+    let flight = match build.exec.launch_async(&shadow.gpu) {
         Ok(f) => f,
         Err(e) => {
             shadow.in_flight.leave();
-            return Err(e.to_string());
+            return Err(e.into());
         }
     };
-    let open_from_host = |why: String| {
+    let open_from_host = |why: String| -> Result<HipError, Reason> {
         for lane in 0..order.lanes {
             let w = order.words(lane);
             // SAFETY: the gate is a live word of this exec's allocation.
@@ -218,7 +224,7 @@ pub unsafe fn launch(
         let waited = flight.wait(REPLAY_TIMEOUT);
         shadow.in_flight.leave();
         crate::exports::sync_stream(stream);
-        waited.map(|()| HIP_SUCCESS).map_err(|e| e.to_string())
+        Ok(waited.map(|()| HIP_SUCCESS)?)
     };
     for lane in 0..order.lanes {
         let w = order.words(lane);
@@ -245,12 +251,13 @@ pub unsafe fn launch(
             );
             let waited = flight.wait(REPLAY_TIMEOUT);
             shadow.in_flight.leave();
-            return waited.map(|()| HIP_SUCCESS).map_err(|e| e.to_string());
+            return Ok(waited.map(|()| HIP_SUCCESS)?);
         }
     }
     let done = (0..order.lanes).map(|l| order.words(l).done).collect();
     let watched = Watched {
         shadow: Arc::clone(shadow),
+        _build: Arc::clone(build),
         flight,
         done,
     };
@@ -258,7 +265,7 @@ pub unsafe fn launch(
         // No watcher: wait here instead (the stream is ordered already).
         let waited = w.flight.wait(REPLAY_TIMEOUT);
         w.shadow.in_flight.leave();
-        waited.map_err(|e| e.to_string())?;
+        waited?;
     }
     Ok(HIP_SUCCESS)
 }

@@ -139,9 +139,19 @@ real_functions! {
     // Memory the memset/memcpy nodes may reach, and captured copies (nodes.rs).
     hipMalloc: fn(*mut *mut c_void, usize) -> HipError;
     hipFree: fn(*mut c_void) -> HipError;
+    hipMallocAsync: fn(*mut *mut c_void, usize, Handle) -> HipError;
+    hipFreeAsync: fn(*mut c_void, Handle) -> HipError;
+    hipMallocManaged: fn(*mut *mut c_void, usize, u32) -> HipError;
+    hipHostRegister: fn(*mut c_void, usize, u32) -> HipError;
+    hipHostUnregister: fn(*mut c_void) -> HipError;
+    hipHostGetDevicePointer: fn(*mut *mut c_void, *mut c_void, u32) -> HipError;
     hipMemcpyAsync: fn(*mut c_void, *const c_void, usize, i32, Handle) -> HipError;
     hipMemsetAsync: fn(*mut c_void, i32, usize, Handle) -> HipError;
     hipMemsetD32Async: fn(*mut c_void, i32, usize, Handle) -> HipError;
+    hipMemsetD8Async: fn(*mut c_void, u8, usize, Handle) -> HipError;
+    hipMemsetD16Async: fn(*mut c_void, u16, usize, Handle) -> HipError;
+    hipMemcpy2DAsync: fn(*mut c_void, usize, *const c_void, usize, usize, usize, i32, Handle) -> HipError;
+    hipMemset2DAsync: fn(*mut c_void, usize, i32, usize, usize, Handle) -> HipError;
     hipEventRecord: fn(Handle, Handle) -> HipError;
     // Node changes that make a graph or exec fall through (mutate_nodes.rs).
     hipGraphMemsetNodeSetParams: fn(Handle, *const c_void) -> HipError;

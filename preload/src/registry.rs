@@ -27,11 +27,13 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use parking_lot::Mutex;
+use relaunch::extent::ExtentError;
 use relaunch::CodeObject;
 use relaunch::GfxTarget;
 
 use crate::bundle::{self, pointer_reader};
 use crate::hip::{key, Dim3, Handle};
+use crate::reason::Reason;
 use crate::shadow::{Function, ShadowModule};
 use crate::state::{gpu, guarded};
 
@@ -54,12 +56,12 @@ pub struct FatBinaryWrapper {
 /// for the device, once.
 pub struct FatBinary {
     base: usize,
-    extent: Result<u64, String>,
+    extent: Result<u64, Reason>,
     module: OnceLock<Arc<ShadowModule>>,
     /// Why its kernels may not replay although the code is fine: it
     /// registers device variables (`__hipRegisterVar`), which the
     /// application reaches in HIP's copy of the module, not relaunch's.
-    variable: Mutex<Option<String>>,
+    variable: Mutex<Option<Reason>>,
 }
 
 impl FatBinary {
@@ -73,15 +75,12 @@ impl FatBinary {
         let w = unsafe { wrapper.as_ref() };
         let base = w.map_or(0, |w| w.binary as usize);
         let extent = match w {
-            None => Err("__hipRegisterFatBinary was given a null wrapper".to_string()),
-            Some(w) if w.magic != HIPF_MAGIC => Err(format!(
-                "fat binary wrapper magic {:#x} is not HIPF ({HIPF_MAGIC:#x})",
-                w.magic
-            )),
+            None => Err(Reason::NullWrapper),
+            Some(w) if w.magic != HIPF_MAGIC => Err(Reason::WrapperMagic { magic: w.magic }),
             Some(_) => {
                 // SAFETY: the bundle is readable per the caller.
                 let read = unsafe { pointer_reader(base as *const u8) };
-                relaunch::extent::bundle_extent(&read).map_err(|e| e.to_string())
+                relaunch::extent::bundle_extent(&read).map_err(Reason::from)
             }
         };
         FatBinary {
@@ -93,14 +92,18 @@ impl FatBinary {
     }
 
     /// The code object for `target`, from a copy of the bundle.
-    pub fn code_for(&self, target: &GfxTarget) -> Result<CodeObject, String> {
+    pub fn code_for(&self, target: &GfxTarget) -> Result<CodeObject, Reason> {
         let extent = *self.extent.as_ref().map_err(Clone::clone)?;
         // SAFETY: `base` holds a bundle of `extent` bytes (its table said
         // so at registration) and stays valid until the fat binary is
         // unregistered, which drops this value from the map (nodes built
         // earlier keep only the copied module).
         let read = unsafe { pointer_reader(self.base as *const u8) };
-        bundle::code_for(&read(0, extent)?, target).map_err(|e| e.to_string())
+        let bytes = read(0, extent).map_err(|reason| ExtentError::Read {
+            what: "offload bundle",
+            reason,
+        })?;
+        Ok(bundle::code_for(&bytes, target)?)
     }
 
     /// The module for the relaunch device (opened here if it was not
@@ -121,7 +124,7 @@ impl FatBinary {
 
 impl FatBinary {
     /// Nothing of this fat binary replays any more (see `variable`).
-    pub fn taint(&self, why: String) {
+    pub fn taint(&self, why: Reason) {
         if let Some(module) = self.module.get() {
             module.taint(why.clone());
         }
@@ -155,16 +158,16 @@ pub fn function_of_stub(func: *const c_void) -> Option<Function> {
 ///
 /// # Safety
 /// `image` points to a readable offload bundle.
-pub unsafe fn code_of_loaded_bundle(image: *const u8) -> Result<CodeObject, String> {
+pub unsafe fn code_of_loaded_bundle(image: *const u8) -> Result<CodeObject, Reason> {
     // SAFETY: per the caller.
-    let bytes = unsafe { bundle::copy(image) }.map_err(|e| e.to_string())?;
-    bundle::code_for(&bytes, gpu()?.target()).map_err(|e| e.to_string())
+    let bytes = unsafe { bundle::copy(image) }?;
+    Ok(bundle::code_for(&bytes, gpu()?.target())?)
 }
 
 /// [`code_of_loaded_bundle`] for a bundle already in memory (read from a
 /// file by `hipModuleLoad`); the reader bounds every entry by the slice.
-pub fn code_of_bundle_bytes(bytes: &[u8]) -> Result<CodeObject, String> {
-    bundle::code_for(bytes, gpu()?.target()).map_err(|e| e.to_string())
+pub fn code_of_bundle_bytes(bytes: &[u8]) -> Result<CodeObject, Reason> {
+    Ok(bundle::code_for(bytes, gpu()?.target())?)
 }
 
 /// The real function, or return (with `$missing`) when it is not loaded.
@@ -371,16 +374,13 @@ pub unsafe extern "C" fn __hipRegisterTexture(
 ///
 /// # Safety
 /// `name` is null or NUL-terminated.
-unsafe fn taint_fatbin(modules: *mut c_void, name: *const c_char, what: &str, call: &str) {
+unsafe fn taint_fatbin(modules: *mut c_void, name: *const c_char, what: &'static str, call: &str) {
     guarded(call, || {
         // SAFETY: NUL-terminated per the caller.
         let name = unsafe { crate::hip::c_name(name) };
         let fatbin = REGISTRY.lock().fatbins.get(&key(modules)).cloned();
         if let Some(fatbin) = fatbin {
-            fatbin.taint(format!(
-                "the fat binary registers {what} {name:?}, which the application reaches \
-                 in HIP's copy of the code, not relaunch's"
-            ));
+            fatbin.taint(Reason::FatBinaryGlobal { what, name });
         }
     });
 }
@@ -437,7 +437,8 @@ mod tests {
         assert!(code.kernel("counter").is_some());
         let err = fatbin
             .code_for(&GfxTarget::parse("gfx1030").unwrap())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("gfx1030") && err.contains("gfx1100"), "{err}");
     }
 
@@ -448,10 +449,13 @@ mod tests {
         // SAFETY: as above.
         let fatbin = unsafe { FatBinary::from_wrapper(&w) };
         let err = fatbin.extent.err().unwrap();
-        assert!(err.contains("not HIPF"), "{err}");
+        assert!(
+            matches!(err, Reason::WrapperMagic { magic: 0x1234 }),
+            "{err}"
+        );
         // SAFETY: null is allowed.
         let fatbin = unsafe { FatBinary::from_wrapper(std::ptr::null()) };
-        assert!(fatbin.extent.err().unwrap().contains("null wrapper"));
+        assert!(matches!(fatbin.extent, Err(Reason::NullWrapper)));
         let mut ccob = b"CCOB".to_vec();
         ccob.resize(64, 0);
         let w = wrapped(&ccob, HIPF_MAGIC);
@@ -461,6 +465,7 @@ mod tests {
             .extent
             .err()
             .unwrap()
+            .to_string()
             .contains("compressed offload bundle"));
         // An entry that is not a code object: refused when picked.
         let w = wrapped(&bundle, HIPF_MAGIC);
@@ -468,7 +473,8 @@ mod tests {
         let fatbin = unsafe { FatBinary::from_wrapper(&w) };
         let err = fatbin
             .code_for(&GfxTarget::parse("gfx1201").unwrap())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not an ELF file"), "{err}");
     }
 

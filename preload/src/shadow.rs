@@ -15,20 +15,20 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use relaunch::DmaOp;
 use relaunch::{CodeObject, KernelInfo};
-use relaunch::{Geometry, Gpu, NodeSpec};
-use relaunch::{NodeId, Order};
+use relaunch::{Geometry, Gpu};
 
 use crate::exec::ShadowExec;
 use crate::ordering_nodes::OrderingNodes;
+use crate::reason::Reason;
 
 /// A module as loaded by `hipModuleLoadData`.
 pub struct ShadowModule {
     /// The code object, or why this module cannot be replayed.
-    pub code: Result<CodeObject, String>,
+    pub code: Result<CodeObject, Reason>,
     /// Set once the application reached the module's device variables
     /// (`hipModuleGetGlobal`): relaunch's copy of the module would no
     /// longer see what the application writes, so nothing of it replays.
-    tainted: Mutex<Option<String>>,
+    tainted: Mutex<Option<Reason>>,
     /// The module on each relaunch device (by its description), loaded at
     /// the first instantiate there.
     loaded: Mutex<Vec<(String, relaunch::Module)>>,
@@ -49,7 +49,7 @@ impl std::fmt::Debug for ShadowModule {
 }
 
 impl ShadowModule {
-    pub fn new(code: Result<CodeObject, String>) -> Self {
+    pub fn new(code: Result<CodeObject, Reason>) -> Self {
         ShadowModule {
             code,
             tainted: Mutex::new(None),
@@ -58,7 +58,7 @@ impl ShadowModule {
     }
 
     /// The code object, unless the module is unsupported or tainted.
-    pub fn code(&self) -> Result<&CodeObject, String> {
+    pub fn code(&self) -> Result<&CodeObject, Reason> {
         if let Some(why) = self.tainted() {
             return Err(why);
         }
@@ -66,24 +66,24 @@ impl ShadowModule {
     }
 
     /// Why the module stopped being replayable after it was loaded.
-    pub fn tainted(&self) -> Option<String> {
+    pub fn tainted(&self) -> Option<Reason> {
         self.tainted.lock().clone()
     }
 
     /// Stops every replay of this module's kernels (the first reason is
     /// kept); execs check at each launch.
-    pub fn taint(&self, why: String) {
+    pub fn taint(&self, why: Reason) {
         tracing::info!(reason = %why, "module no longer replayable; its graphs fall through");
         self.tainted.lock().get_or_insert(why);
     }
 
-    fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, String> {
+    pub(crate) fn on(&self, gpu: &Gpu) -> Result<relaunch::Module, Reason> {
         let code = self.code()?;
         let mut loaded = self.loaded.lock();
         if let Some((_, m)) = loaded.iter().find(|(on, _)| on == gpu.describe()) {
             return Ok(m.clone());
         }
-        let m = gpu.load_module(code.bytes()).map_err(|e| e.to_string())?;
+        let m = gpu.load_module(code.bytes())?;
         loaded.push((gpu.describe().to_string(), m.clone()));
         Ok(m)
     }
@@ -109,11 +109,16 @@ pub struct NodeKernel {
 }
 
 impl NodeKernel {
+    /// The same kernel of the same module (its geometry may differ).
+    pub fn same_kernel(&self, other: &NodeKernel) -> bool {
+        Arc::ptr_eq(&self.function.module, &other.function.module)
+            && self.function.symbol == other.function.symbol
+    }
+
     /// Same kernel and geometry: only kernarg bytes differ, so a patch can
     /// update the retained IB in place.
     pub fn same_launch(&self, other: &NodeKernel) -> bool {
-        Arc::ptr_eq(&self.function.module, &other.function.module)
-            && self.function.symbol == other.function.symbol
+        self.same_kernel(other)
             && self.grid == other.grid
             && self.block == other.block
             && self.dynamic_group_bytes == other.dynamic_group_bytes
@@ -128,8 +133,8 @@ pub fn node_kernel(
     grid_blocks: [u32; 3],
     block: [u32; 3],
     dynamic_group_bytes: u32,
-    args: &dyn Fn(usize, usize) -> Result<Vec<u8>, String>,
-) -> Result<NodeKernel, String> {
+    args: &dyn Fn(usize, usize) -> Result<Vec<u8>, Reason>,
+) -> Result<NodeKernel, Reason> {
     let info = kernel_info(function)?;
     let mut explicit = Vec::new();
     for (i, arg) in info.explicit_args().enumerate() {
@@ -159,7 +164,7 @@ pub fn node_kernel_packed(
     block: [u32; 3],
     dynamic_group_bytes: u32,
     buffer: &[u8],
-) -> Result<NodeKernel, String> {
+) -> Result<NodeKernel, Reason> {
     let info = kernel_info(function)?;
     let need = info
         .explicit_args()
@@ -167,11 +172,11 @@ pub fn node_kernel_packed(
         .max()
         .unwrap_or(0);
     if buffer.len() < need {
-        return Err(format!(
-            "the `extra` argument buffer holds {} bytes; kernel {}'s explicit arguments take {need}",
-            buffer.len(),
-            info.name
-        ));
+        return Err(Reason::ShortExtraBuffer {
+            held: buffer.len(),
+            kernel: info.name.clone(),
+            need,
+        });
     }
     launch_of(
         function,
@@ -183,10 +188,12 @@ pub fn node_kernel_packed(
     )
 }
 
-fn kernel_info(function: &Function) -> Result<&KernelInfo, String> {
+fn kernel_info(function: &Function) -> Result<&KernelInfo, Reason> {
     let code = function.module.code()?;
     code.kernel(&function.symbol)
-        .ok_or_else(|| format!("module has no kernel {:?} in its metadata", function.symbol))
+        .ok_or_else(|| Reason::NoKernel {
+            symbol: function.symbol.clone(),
+        })
 }
 
 /// The launch of `info` with its explicit arguments `explicit`: grid in
@@ -198,22 +205,24 @@ fn launch_of(
     block: [u32; 3],
     dynamic_group_bytes: u32,
     explicit: &[u8],
-) -> Result<NodeKernel, String> {
+) -> Result<NodeKernel, Reason> {
     let mut grid = [0u32; 3];
     for d in 0..3 {
-        grid[d] = grid_blocks[d].checked_mul(block[d]).ok_or_else(|| {
-            format!(
-                "kernel {}: gridDim {grid_blocks:?} * blockDim {block:?} overflows 32 bits",
-                info.name
-            )
-        })?;
+        grid[d] = grid_blocks[d]
+            .checked_mul(block[d])
+            .ok_or_else(|| Reason::GridOverflow {
+                kernel: info.name.clone(),
+                grid: grid_blocks,
+                block,
+            })?;
     }
     let geometry = Geometry {
         grid,
         block,
         dynamic_group_bytes,
     };
-    let kernarg = relaunch::pack_kernargs(info, explicit, &geometry).map_err(|e| e.to_string())?;
+    let kernarg =
+        relaunch::pack_kernargs(info, explicit, &geometry).map_err(relaunch::Error::from)?;
     Ok(NodeKernel {
         function: function.clone(),
         grid,
@@ -235,12 +244,12 @@ pub enum NodeWork {
 #[derive(Default, Clone)]
 pub struct ShadowGraph {
     /// Node handle and its work (or why it is not replayable), in order.
-    pub nodes: Vec<(usize, Result<NodeWork, String>)>,
+    pub nodes: Vec<(usize, Result<NodeWork, Reason>)>,
     pub index: HashMap<usize, usize>,
     /// Edges as node indices, without duplicates.
     pub edges: Vec<(usize, usize)>,
     /// Set when something made the whole graph unsupported.
-    pub unsupported: Option<String>,
+    pub unsupported: Option<Reason>,
     /// Node keys are positions, not the real handles (a captured graph:
     /// the real HIP made its nodes where the shadow cannot see them).
     pub positional: bool,
@@ -256,16 +265,16 @@ pub struct ShadowGraph {
 }
 
 impl ShadowGraph {
-    pub fn add_node(&mut self, handle: usize, kernel: Result<NodeKernel, String>, deps: &[usize]) {
+    pub fn add_node(&mut self, handle: usize, kernel: Result<NodeKernel, Reason>, deps: &[usize]) {
         self.add_work(handle, kernel.map(NodeWork::Kernel), deps);
     }
 
     /// A memset/memcpy node (its ops, or why it is not replayable).
-    pub fn add_transfer(&mut self, handle: usize, ops: Result<Vec<DmaOp>, String>, deps: &[usize]) {
+    pub fn add_transfer(&mut self, handle: usize, ops: Result<Vec<DmaOp>, Reason>, deps: &[usize]) {
         self.add_work(handle, ops.map(|o| NodeWork::Transfer(o.into())), deps);
     }
 
-    pub fn add_work(&mut self, handle: usize, work: Result<NodeWork, String>, deps: &[usize]) {
+    pub fn add_work(&mut self, handle: usize, work: Result<NodeWork, Reason>, deps: &[usize]) {
         let at = self.nodes.len();
         self.nodes.push((handle, work));
         self.index.insert(handle, at);
@@ -292,7 +301,7 @@ impl ShadowGraph {
 
     /// Kernel-node edges (indices): the direct ones and those implied
     /// through ordering nodes, without duplicates.
-    pub fn all_edges(&self) -> Result<Vec<(usize, usize)>, String> {
+    pub fn all_edges(&self) -> Result<Vec<(usize, usize)>, Reason> {
         let mut edges = self.edges.clone();
         // A wait on an event recorded in the graph orders after the record.
         let mut ordering = self.ordering.clone();
@@ -301,9 +310,7 @@ impl ShadowGraph {
         }
         for (from, to) in ordering.implied_edges() {
             let (Some(&f), Some(&t)) = (self.index.get(&from), self.index.get(&to)) else {
-                return Err(format!(
-                    "an edge names a node ({from:#x} -> {to:#x}) not added through a call this library follows"
-                ));
+                return Err(Reason::ForeignEdge { from, to });
             };
             if !edges.contains(&(f, t)) {
                 edges.push((f, t));
@@ -325,116 +332,27 @@ impl ShadowGraph {
                 }
             }
             _ => {
-                self.unsupported = Some(format!(
-                    "an edge names a node ({from:#x} -> {to:#x}) not added through hipGraphAddKernelNode"
-                ));
+                self.unsupported = Some(Reason::ForeignEdge { from, to });
             }
         }
     }
 
-    /// Node indices in an order where every edge goes forward.
-    fn topological(&self, edges: &[(usize, usize)]) -> Result<Vec<usize>, String> {
-        let n = self.nodes.len();
-        let mut indegree = vec![0usize; n];
-        let mut out = vec![Vec::new(); n];
-        for &(f, t) in edges {
-            indegree[t] += 1;
-            out[f].push(t);
-        }
-        let mut ready: Vec<usize> = (0..n).rev().filter(|&i| indegree[i] == 0).collect();
-        let mut order = Vec::with_capacity(n);
-        while let Some(i) = ready.pop() {
-            order.push(i);
-            for &t in out[i].iter().rev() {
-                indegree[t] -= 1;
-                if indegree[t] == 0 {
-                    ready.push(t);
-                }
-            }
-        }
-        if order.len() != n {
-            return Err("the graph's dependencies form a cycle".into());
-        }
-        Ok(order)
-    }
-
-    /// The relaunch graph for this HIP graph on `gpu`, or why it cannot be.
-    /// A HIP edge says nothing of the data it carries, so every edge is an
-    /// ordered dependency on memory (`Order::Memory`): each gets an RMW
-    /// boundary unless one already covers it, the full one or the
-    /// vector-cache one before a consumer proven VMEM-only.
-    pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, String> {
+    /// The relaunch exec for this HIP graph on `gpu`, or why it cannot be
+    /// (recorded by `build.rs`).
+    pub fn instantiate(&self, gpu: &Gpu) -> Result<ShadowExec, Reason> {
         if let Some(why) = &self.unsupported {
             return Err(why.clone());
         }
         if self.nodes.is_empty() {
-            return Err("the graph has no kernel, memset or memcpy nodes".into());
-        }
-        for (_, k) in &self.nodes {
-            k.as_ref().map_err(Clone::clone)?;
+            return Err(Reason::NoWork);
         }
         let edges = self.all_edges()?;
-        let order = self.topological(&edges)?;
-        let mut g = relaunch::Graph::new(relaunch::default_graph_options());
-        let mut ids: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
-        let mut nodes = HashMap::new();
-        let mut transfers = HashMap::new();
-        let mut modules: Vec<Arc<ShadowModule>> = Vec::new();
-        for &i in &order {
-            let (handle, work) = &self.nodes[i];
-            let work = work.as_ref().map_err(Clone::clone)?;
-            let id = match work {
-                NodeWork::Transfer(ops) => {
-                    // The copy's own memory is HIP's, not declared: its
-                    // edges order it, as they do kernels.
-                    let id = g
-                        .transfer(ops.to_vec(), Vec::new(), Vec::new())
-                        .map_err(|e| e.to_string())?;
-                    transfers.insert(*handle, Arc::clone(ops));
-                    id
-                }
-                NodeWork::Kernel(kernel) => {
-                    let module = kernel.function.module.on(gpu)?;
-                    if !modules
-                        .iter()
-                        .any(|m| Arc::ptr_eq(m, &kernel.function.module))
-                    {
-                        modules.push(Arc::clone(&kernel.function.module));
-                    }
-                    let id = g
-                        .kernel(NodeSpec {
-                            module: &module,
-                            symbol: &kernel.function.symbol,
-                            grid: kernel.grid,
-                            block: kernel.block,
-                            dynamic_group_bytes: kernel.dynamic_group_bytes,
-                            kernarg: kernel.kernarg.clone(),
-                            accesses: Vec::new(),
-                            deps: Vec::new(),
-                        })
-                        .map_err(|e| e.to_string())?;
-                    nodes.insert(*handle, (id, kernel.clone()));
-                    id
-                }
-            };
-            // Producers come first in topological order: placed already.
-            for &(f, _) in edges.iter().filter(|&&(_, t)| t == i) {
-                let from = ids[f].ok_or("edge from a node not yet placed")?;
-                g.add_ordered_dependency(from, id, Order::Memory)
-                    .map_err(|e| e.to_string())?;
-            }
-            ids[i] = Some(id);
-        }
-        let exec = g.instantiate().map_err(|e| e.to_string())?;
-        let order = self.nodes.iter().map(|(h, _)| *h).collect();
-        Ok(ShadowExec::new(
-            exec,
-            gpu.clone(),
-            (nodes, transfers),
-            (order, edges),
-            modules,
-        )
-        .recording(self.events.recorded()))
+        let works: Vec<(usize, &NodeWork)> = self
+            .nodes
+            .iter()
+            .map(|(h, w)| w.as_ref().map(|w| (*h, w)).map_err(Clone::clone))
+            .collect::<Result<_, _>>()?;
+        ShadowExec::instantiate(gpu, &works, edges, self.events.recorded())
     }
 }
 
@@ -445,7 +363,7 @@ pub(crate) fn counter_for(target: &str) -> Function {
     let bytes = relaunch_testsupport::fixture(target, "counter");
     Function {
         module: Arc::new(ShadowModule::new(
-            CodeObject::parse(&bytes).map_err(|e| e.to_string()),
+            CodeObject::parse(&bytes).map_err(Reason::from),
         )),
         symbol: "counter".into(),
     }
@@ -480,9 +398,12 @@ mod tests {
             0,
             &|_, _| Ok(vec![]),
         );
-        assert!(missing.unwrap_err().contains("no kernel \"nope\""));
+        assert!(missing
+            .unwrap_err()
+            .to_string()
+            .contains("no kernel \"nope\""));
         let overflow = node_kernel(&f, [u32::MAX, 1, 1], [2, 1, 1], 0, &|_, _| Ok(vec![0; 8]));
-        assert!(overflow.unwrap_err().contains("overflows"));
+        assert!(overflow.unwrap_err().to_string().contains("overflows"));
     }
 
     #[test]
@@ -495,11 +416,14 @@ mod tests {
         g.add_node(2, Ok(k.clone()), &[1]);
         g.add_edge(2, 1);
         let err = g.instantiate(&gpu).err().unwrap();
-        assert!(err.contains("cycle"), "{err}");
+        assert!(matches!(err, Reason::Cycle), "{err}");
         let mut g = ShadowGraph::default();
         g.add_node(1, Ok(k), &[7]);
         let err = g.instantiate(&gpu).err().unwrap();
-        assert!(err.contains("not added through"), "{err}");
+        assert!(
+            matches!(err, Reason::ForeignEdge { from: 7, to: 1 }),
+            "{err}"
+        );
     }
 
     #[test]
@@ -518,9 +442,9 @@ mod tests {
         g.add_node(20, Ok(k.clone()), &[]);
         g.add_node(21, Ok(k), &[20]);
         let x = g.instantiate(&gpu).unwrap();
-        assert_eq!(x.exec.lane_count(), 2);
-        let nodes = x.nodes.lock();
-        x.exec.with_plan(|plan| {
+        let build = x.current();
+        assert_eq!(build.exec.lane_count(), 2);
+        build.exec.with_plan(|plan| {
             for (handle, first) in [
                 (10, true),
                 (11, false),
@@ -528,7 +452,7 @@ mod tests {
                 (20, true),
                 (21, false),
             ] {
-                let id = nodes[&handle].0;
+                let id = build.ids[&handle];
                 let before = plan.node(id).unwrap().boundary_before;
                 if first {
                     assert!(before.is_none(), "node {handle}: {before:?}");
@@ -559,7 +483,7 @@ mod tests {
         let k = node_kernel(&f, [1; 3], [1; 3], 0, &|_, _| Ok(vec![0; 8])).unwrap();
         let mut g = ShadowGraph::default();
         g.add_node(1, Ok(k), &[]);
-        let err = g.instantiate(&gpu).err().unwrap();
+        let err = g.instantiate(&gpu).err().unwrap().to_string();
         assert!(err.contains("gfx1100"), "{err}");
     }
 }

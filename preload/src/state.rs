@@ -16,6 +16,7 @@ use crate::capture::Capture;
 use crate::exec::ShadowExec;
 use crate::hip::HIP_SUCCESS;
 use crate::real;
+use crate::reason::Reason;
 use crate::shadow::{Function, ShadowGraph, ShadowModule};
 
 #[derive(Default)]
@@ -85,8 +86,8 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
 /// mismatch is refused (graphs fall through) rather than replayed on
 /// another board. Without those two HIP calls, `Gpu::open_default` (which
 /// honours `RELAUNCH_DEVICE`). Opened once per PCI address.
-pub fn gpu() -> Result<Gpu, String> {
-    static GPUS: LazyLock<Mutex<HashMap<String, Result<Gpu, String>>>> =
+pub fn gpu() -> Result<Gpu, Reason> {
+    static GPUS: LazyLock<Mutex<HashMap<String, Result<Gpu, Reason>>>> =
         LazyLock::new(Default::default);
     let hip = hip_current_bdf();
     let key = hip.map_or_else(|| "default".to_string(), |b| b.to_string());
@@ -94,37 +95,36 @@ pub fn gpu() -> Result<Gpu, String> {
     if let Some(known) = gpus.get(&key) {
         return known.clone();
     }
-    let opened = open_for(hip).map_err(|e| {
-        let msg = format!("opening the relaunch device: {e}");
-        tracing::error!("{msg}; every hipGraph on it falls through to the real HIP");
-        msg
+    let opened = open_for(hip).inspect_err(|why| {
+        tracing::error!("{why}; every hipGraph on it falls through to the real HIP");
     });
     gpus.insert(key, opened.clone());
     opened
 }
 
-fn open_for(hip: Option<Bdf>) -> Result<Gpu, String> {
+fn open_for(hip: Option<Bdf>) -> Result<Gpu, Reason> {
     let Some(hip) = hip else {
         tracing::warn!(
             "the real HIP does not say which GPU is current (hipGetDevice / \
              hipDeviceGetPCIBusId); using RELAUNCH_DEVICE or the first GPU"
         );
-        return Gpu::open_default().map_err(|e| e.to_string());
+        return Gpu::open_default().map_err(opening);
     };
     let named = std::env::var(relaunch::DEVICE_ENV)
         .ok()
         .filter(|s| !s.trim().is_empty());
     let Some(selector) = named else {
-        return Gpu::open(&format!("bdf:{hip}")).map_err(|e| e.to_string());
+        return Gpu::open(&format!("bdf:{hip}")).map_err(opening);
     };
-    let gpu = Gpu::open(selector.trim()).map_err(|e| e.to_string())?;
+    let gpu = Gpu::open(selector.trim()).map_err(opening)?;
     match gpu.pci_address() {
         Some(at) if at == hip => Ok(gpu),
-        at => Err(format!(
-            "RELAUNCH_DEVICE={selector} is the GPU at {}, but the application's current HIP device is at {hip}",
-            at.map_or_else(|| "no PCI address".to_string(), |b| b.to_string())
-        )),
+        at => Err(Reason::DeviceMismatch { selector, at, hip }),
     }
+}
+
+fn opening(e: relaunch::Error) -> Reason {
+    Reason::OpenDevice(Arc::new(e))
 }
 
 /// The PCI address of HIP's current device, if the real HIP says.

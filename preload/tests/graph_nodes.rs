@@ -32,6 +32,15 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "explicit rows=64 gaps=192 copied=32 tail=0 k1=8 k2=8 launches=0",
             "pageable launches=1",
             "foreign k2=8 launches=2",
+            // z[1..14] = 0xAB, z[22..32] = five 0xBEEF elements, the rest
+            // 0x11: both replayed (no launch reached the fake).
+            "bytes z=11ababababababababababababab1111111111111111efbeefbeefbeefbeefbe11111111 launches=2",
+            // Every byte as the captured 2-D and D8/D16 forms leave it.
+            "twod right=128 of 128 launches=2",
+            // Between hipMallocAsync allocations: replayed.
+            "async moved=64 launches=2",
+            // From managed and from relocated registered memory: HIP's.
+            "managed registered launches=4",
         ],
         "{stderr}"
     );
@@ -43,6 +52,17 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
         stderr.contains("which no node of the graph records"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("is managed memory (hipMallocManaged)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hipHostRegister'ed memory the device reaches at"),
+        "{stderr}"
+    );
+    // Every replay finished (a failed one would release its stream and
+    // fall through, leaving partial results).
+    assert!(!stderr.contains("replay failed"), "{stderr}");
     // Without the interposer every launch reaches the fake (which runs no
     // graph): nothing is set or copied.
     let (lines, _) = run_with(b, &app, &[&counter_co()], false, &[]);
@@ -54,6 +74,114 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
             "explicit rows=0 gaps=192 copied=0 tail=0 k1=0 k2=0 launches=102",
             "pageable launches=103",
             "foreign k2=0 launches=104",
+            "bytes z=111111111111111111111111111111111111111111111111111111111111111111111111 launches=106",
+            // Only the 76 bytes none of them writes.
+            "twod right=76 of 128 launches=107",
+            "async moved=0 launches=108",
+            "managed registered launches=110",
         ]
+    );
+}
+
+/// `app/dispatch_geometry.c`: a code object v4 kernel that reads its
+/// workgroup size through the dispatch packet (the committed
+/// `add_scalar-v4.co`, gfx1100, run by the simulator's interpreter), in a
+/// graph whose geometry a patch changes between launches: the exec is
+/// built again each time, so every replay's packet (and kernargs) carry
+/// its own geometry, and nothing falls through.
+#[test]
+fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
+    let Some(b) = built() else { return };
+    let app = build_c(
+        &b.dir,
+        "dispatch_geometry",
+        "app/dispatch_geometry.c",
+        &[],
+        true,
+    );
+    let co = relaunch_testsupport::fixture_path("gfx1100", "add_scalar-v4");
+    let env = [
+        ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
+        ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        ("RELAUNCH_SIM_KERNELS", Some("isa")),
+        ("RELAUNCH_LOG", Some("info")),
+    ];
+    let (lines, stderr) = run_with(b, &app, &[&co], true, &env);
+    assert_eq!(
+        lines,
+        [
+            "first acc=1111111100000000 launches=0",
+            "wider acc=3333333322222222 launches=0",
+            "narrower acc=7777773322222222 launches=0",
+            // 7 + 4 + 8 = 19 for 0..6 and 3 + 8 = 11 for 6..8 (decimal).
+            "inflight acc=191919191919111122222222 launches=0",
+        ],
+        "{stderr}"
+    );
+    assert!(stderr.contains("rebuilt"), "{stderr}");
+    // Without the interposer the fake runs nothing.
+    let (lines, _) = run_with(b, &app, &[&co], false, &env);
+    assert_eq!(
+        lines,
+        [
+            "first acc=0000000000000000 launches=1",
+            "wider acc=0000000000000000 launches=2",
+            "narrower acc=0000000000000000 launches=3",
+            "inflight acc=0000000000000000 launches=5",
+        ]
+    );
+}
+
+/// The check of #19: a code object v4 HIP kernel built now by clang-19
+/// with `-mcode-object-version=4`, reading `blockDim.x` and `gridDim.x`
+/// through the dispatch pointer (`tests/kernels/hip/dims_v4.hip`), in a
+/// graph whose geometry SetParams changes between launches: every group
+/// of every launch reads that launch's values (the simulator's
+/// interpreter runs the machine code).
+#[test]
+fn a_v4_hip_kernel_reads_each_patched_geometry_through_the_dispatch_packet() {
+    let Some(b) = built() else { return };
+    if !relaunch_testsupport::require_tool("clang-19", "Debian clang-19, lld-19, libamdhip64-dev") {
+        return;
+    }
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/hip/dims_v4.hip");
+    let co = b.dir.join("dims_v4.co");
+    let out = std::process::Command::new("clang-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "--offload-arch=gfx1100",
+            "-mcode-object-version=4",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("run clang-19");
+    assert!(
+        out.status.success(),
+        "clang-19 failed (needs lld-19 and libamdhip64-dev):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let app = build_c(&b.dir, "dims_geometry", "app/dims_geometry.c", &[], true);
+    let env = [
+        ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
+        ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        ("RELAUNCH_SIM_KERNELS", Some("isa")),
+    ];
+    let (lines, stderr) = run_with(b, &app, &[&co], true, &env);
+    assert_eq!(
+        lines,
+        [
+            "block=64 groups=3 read=64/3,64/3,64/3 launches=0",
+            "block=32 groups=5 read=32/5,32/5,32/5,32/5,32/5 launches=0",
+            "block=128 groups=2 read=128/2,128/2 launches=0",
+        ],
+        "{stderr}"
     );
 }

@@ -36,18 +36,19 @@ fn preloaded_app_replays_supported_graphs_and_falls_through_otherwise() {
     // A node added behind the interposer's back: the counts differ at
     // instantiate, so the graph falls through.
     assert_eq!(lines[4], "hidden f=0 launches=2", "{lines:?}");
-    // A patch changing the geometry: that exec falls through from then on.
-    assert_eq!(lines[5], "regeometry a=120 c=8 launches=3", "{lines:?}");
+    // A patch changing the geometry (node 0 to 4 groups of 4): the exec is
+    // built again and replays with it (c += 16, a += 3 x 8).
+    assert_eq!(lines[5], "regeometry a=144 c=24 launches=2", "{lines:?}");
     // hipModuleLoad (a path) and hipModuleLoadDataEx: 2 nodes x 8, replayed.
-    assert_eq!(lines[6], "loaders g=16 launches=3", "{lines:?}");
+    assert_eq!(lines[6], "loaders g=16 launches=2", "{lines:?}");
     // A node re-pointed to y before instantiate: followed (y=8, x=0; a
     // stale shadow would have counted into x). Disabling the node made
     // that exec fall through, and an attribute made its graph fall
     // through: two launches reached the fake.
-    assert_eq!(lines[7], "changed x=0 y=8 launches=5", "{lines:?}");
+    assert_eq!(lines[7], "changed x=0 y=8 launches=4", "{lines:?}");
     // Replayed once; after hipModuleGetGlobal the module's exec fell
     // through (relaunch's copy would not see the variable).
-    assert_eq!(lines[8], "global w=8 launches=6", "{lines:?}");
+    assert_eq!(lines[8], "global w=8 launches=5", "{lines:?}");
     assert_eq!(lines[9], "done");
 }
 
@@ -104,6 +105,7 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "__hipRegisterVar",
             "__hipUnregisterFatBinary",
             "hipFree",
+            "hipFreeAsync",
             "hipGraphAddChildGraphNode",
             "hipGraphAddDependencies",
             "hipGraphAddEmptyNode",
@@ -139,11 +141,19 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipGraphNodeSetParams",
             "hipHostFree",
             "hipHostMalloc",
+            "hipHostRegister",
+            "hipHostUnregister",
             "hipLaunchKernel",
             "hipMalloc",
+            "hipMallocAsync",
+            "hipMallocManaged",
+            "hipMemcpy2DAsync",
             "hipMemcpyAsync",
+            "hipMemset2DAsync",
             "hipMemsetAsync",
+            "hipMemsetD16Async",
             "hipMemsetD32Async",
+            "hipMemsetD8Async",
             "hipModuleGetFunction",
             "hipModuleGetGlobal",
             "hipModuleLaunchKernel",
@@ -495,6 +505,8 @@ fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
             "host b=0 launches=1",
             // 4 counter nodes (2 in the child) x 8 x 2 launches, replayed.
             "child c=64 launches=1",
+            // A child's event record/wait pair: 2 nodes x 8 x 2, replayed.
+            "events d=32 launches=1",
         ],
         "{stderr}"
     );
@@ -506,6 +518,7 @@ fn empty_nodes_order_child_graphs_flatten_and_host_nodes_fall_through() {
             "empty a=0 launches=3",
             "host b=0 launches=4",
             "child c=0 launches=6",
+            "events d=0 launches=8",
         ]
     );
 }

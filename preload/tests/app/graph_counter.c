@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
     CHECK(hipStreamSynchronize(stream));
     printf("hidden f=%u launches=%ld\n", read_counter(f), fakehip_launches());
 
-    /* A patch that changes the geometry: the exec falls through from now on. */
+    /* A patch that changes the geometry: the exec is built again with it. */
     hipKernelNodeParams wider = counter_node(counter, args_c);
     wider.gridDim.x = 4;
     CHECK(hipGraphExecKernelNodeSetParams(exec, one[0], &wider));

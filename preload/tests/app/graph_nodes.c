@@ -148,6 +148,92 @@ int main(int argc, char **argv) {
     CHECK(hipGraphLaunch(x4, stream));
     CHECK(hipStreamSynchronize(stream));
     printf("foreign k2=%u launches=%ld\n", peek(k2), fakehip_launches());
+    /* Byte-granular memsets (not in whole aligned dwords): a captured
+     * hipMemsetAsync of 13 bytes at offset 1 and a memset node of five
+     * 2-byte elements at offset 22: each aligned middle filled, the ends
+     * copied from it; the bytes around them untouched. */
+    unsigned char *z;
+    CHECK(hipMalloc((void **)&z, 64));
+    memset(z, 0x11, 64);
+    hipGraph_t g5, g6;
+    hipGraphExec_t x5, x6;
+    CHECK(hipStreamBeginCapture(stream, 0));
+    CHECK(hipMemsetAsync(z + 1, 0xAB, 13, stream));
+    CHECK(hipStreamEndCapture(stream, &g5));
+    hipGraphNode_t half;
+    hipMemsetParams hp = {z + 22, 2, 1, 0, 0xBEEF, 5};
+    CHECK(hipGraphCreate(&g6, 0));
+    CHECK(hipGraphAddMemsetNode(&half, g6, NULL, 0, &hp));
+    CHECK(hipGraphInstantiate(&x5, g5, NULL, NULL, 0));
+    CHECK(hipGraphInstantiate(&x6, g6, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x5, stream));
+    CHECK(hipGraphLaunch(x6, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("bytes z=");
+    for (int i = 0; i < 36; i++) printf("%02x", z[i]);
+    printf(" launches=%ld\n", fakehip_launches());
+    /* The 2-D and D8/D16 stream forms, captured: 3 rows of 6 bytes of
+     * 0xCD 16 apart at w, those rows copied 8 apart to w + 64, four 0xBEEF
+     * at w + 96 and eight 0x5A at w + 104; counted against the image. */
+    unsigned char *w, want[128];
+    CHECK(hipMalloc((void **)&w, sizeof want));
+    memset(w, 0x11, sizeof want);
+    memset(want, 0x11, sizeof want);
+    for (int r = 0; r < 3; r++) {
+        memset(want + 16 * r, 0xCD, 6);
+        memset(want + 64 + 8 * r, 0xCD, 6);
+    }
+    for (int i = 0; i < 4; i++) { want[96 + 2 * i] = 0xEF; want[97 + 2 * i] = 0xBE; }
+    memset(want + 104, 0x5A, 8);
+    hipGraph_t g7;
+    hipGraphExec_t x7;
+    CHECK(hipStreamBeginCapture(stream, 0));
+    CHECK(hipMemset2DAsync(w, 16, 0xCD, 6, 3, stream));
+    CHECK(hipMemcpy2DAsync(w + 64, 8, w, 16, 6, 3, hipMemcpyDeviceToDevice, stream));
+    CHECK(hipMemsetD16Async(w + 96, 0xBEEF, 4, stream));
+    CHECK(hipMemsetD8Async(w + 104, 0x5A, 8, stream));
+    CHECK(hipStreamEndCapture(stream, &g7));
+    CHECK(hipGraphInstantiate(&x7, g7, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x7, stream));
+    CHECK(hipStreamSynchronize(stream));
+    int same = 0;
+    for (size_t i = 0; i < sizeof want; i++) same += w[i] == want[i];
+    printf("twod right=%d of %zu launches=%ld\n", same, sizeof want, fakehip_launches());
+    /* Other allocators: a copy between hipMallocAsync allocations replays;
+     * one from managed memory, and one from registered memory that the
+     * device reaches at another address, fall through. */
+    unsigned char *as1, *as2, *managed;
+    CHECK(hipMallocAsync((void **)&as1, 64, stream));
+    CHECK(hipMallocAsync((void **)&as2, 64, stream));
+    CHECK(hipMallocManaged((void **)&managed, 64, 1));
+    CHECK(hipStreamSynchronize(stream));
+    memset(as1, 0x42, 64);
+    hipGraph_t g8, g9, g10;
+    hipGraphExec_t x8, x9, x10;
+    CHECK(hipStreamBeginCapture(stream, 0));
+    CHECK(hipMemcpyAsync(as2, as1, 64, hipMemcpyDeviceToDevice, stream));
+    CHECK(hipStreamEndCapture(stream, &g8));
+    CHECK(hipGraphInstantiate(&x8, g8, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x8, stream));
+    CHECK(hipStreamSynchronize(stream));
+    int moved = 0;
+    for (int i = 0; i < 64; i++) moved += as2[i] == 0x42;
+    printf("async moved=%d launches=%ld\n", moved, fakehip_launches());
+    hipGraphNode_t mn, rn;
+    CHECK(hipGraphCreate(&g9, 0));
+    CHECK(hipGraphAddMemcpyNode1D(&mn, g9, NULL, 0, as2, managed, 64, hipMemcpyDeviceToDevice));
+    CHECK(hipGraphInstantiate(&x9, g9, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x9, stream));
+    CHECK(hipHostRegister(pageable, 64, 0));
+    CHECK(hipGraphCreate(&g10, 0));
+    CHECK(hipGraphAddMemcpyNode1D(&rn, g10, NULL, 0, as2, pageable, 64, hipMemcpyHostToDevice));
+    CHECK(hipGraphInstantiate(&x10, g10, NULL, NULL, 0));
+    CHECK(hipGraphLaunch(x10, stream));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipHostUnregister(pageable));
+    CHECK(hipFreeAsync(as1, stream));
+    CHECK(hipFreeAsync(as2, stream));
+    printf("managed registered launches=%ld\n", fakehip_launches());
     free(pageable);
     CHECK(hipGraphExecDestroy(exec));
     CHECK(hipStreamDestroy(stream));

@@ -65,5 +65,27 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 2; i++) CHECK(hipGraphLaunch(pexec, stream));
     CHECK(hipStreamSynchronize(stream));
     printf("child c=%u launches=%ld\n", read_counter(c), fakehip_launches());
+
+    /* A child graph ordering its two kernels through an event record and
+     * wait pair: flattened with that order, and its event recorded. */
+    void *d;
+    CHECK(hipMalloc(&d, 4));
+    void *args_d[] = {&d};
+    hipKernelNodeParams pd = counter_node(counter, args_d);
+    hipEvent_t ev;
+    CHECK(hipEventCreate(&ev));
+    hipGraph_t evchild, evparent; hipGraphNode_t e0, erec, ewait, e1, enode; hipGraphExec_t eexec;
+    CHECK(hipGraphCreate(&evchild, 0));
+    CHECK(hipGraphAddKernelNode(&e0, evchild, NULL, 0, &pd));
+    CHECK(hipGraphAddEventRecordNode(&erec, evchild, &e0, 1, ev));
+    CHECK(hipGraphAddEventWaitNode(&ewait, evchild, &erec, 1, ev));
+    CHECK(hipGraphAddKernelNode(&e1, evchild, &ewait, 1, &pd));
+    CHECK(hipGraphCreate(&evparent, 0));
+    CHECK(hipGraphAddChildGraphNode(&enode, evparent, NULL, 0, evchild));
+    CHECK(hipGraphInstantiate(&eexec, evparent, NULL, NULL, 0));
+    for (int i = 0; i < 2; i++) CHECK(hipGraphLaunch(eexec, stream));
+    CHECK(hipEventSynchronize(ev));
+    CHECK(hipStreamSynchronize(stream));
+    printf("events d=%u launches=%ld\n", read_counter(d), fakehip_launches());
     return 0;
 }

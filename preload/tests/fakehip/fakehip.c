@@ -96,7 +96,9 @@ hipError_t hipInit(unsigned int flags) {
     return hsa.have_pool ? hipSuccess : hipErrorNotInitialized;
 }
 
-hipError_t hipMalloc(void **ptr, size_t size) {
+/* Static: the allocators share it without calling each other through the
+ * exported (interposable) symbols. */
+static hipError_t pool_alloc(void **ptr, size_t size) {
     if (!ptr || !hsa.have_pool) return hipErrorInvalidValue;
     if (hsa.pool_allocate(hsa.pool, size, 0, ptr) != 0) return hipErrorOutOfMemory;
     if (hsa.allow_access(1, &hsa.gpu, NULL, *ptr) != 0) return hipErrorInvalidValue;
@@ -104,9 +106,44 @@ hipError_t hipMalloc(void **ptr, size_t size) {
     return hipSuccess;
 }
 
+hipError_t hipMalloc(void **ptr, size_t size) { return pool_alloc(ptr, size); }
+
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags) {
     (void)flags;
-    return hipMalloc(ptr, size);
+    return pool_alloc(ptr, size);
+}
+
+/* Stream-ordered and managed allocations: pool memory like hipMalloc's
+ * (the fake's streams need no ordering for them). */
+hipError_t hipMallocAsync(void **ptr, size_t size, void *stream) {
+    (void)stream;
+    return pool_alloc(ptr, size);
+}
+
+hipError_t hipFreeAsync(void *ptr, void *stream) {
+    fake_stream_sync(stream);
+    return ptr && hsa.pool_free(ptr) != 0 ? hipErrorInvalidValue : hipSuccess;
+}
+
+hipError_t hipMallocManaged(void **ptr, size_t size, unsigned int flags) {
+    (void)flags;
+    return pool_alloc(ptr, size);
+}
+
+/* Registration only succeeds; the device pointer it reports is another
+ * address than the host one (as HIP's may be), so a copy naming the host
+ * address must not be replayed. */
+hipError_t hipHostRegister(void *ptr, size_t size, unsigned int flags) {
+    (void)flags;
+    return ptr && size ? hipSuccess : hipErrorInvalidValue;
+}
+
+hipError_t hipHostUnregister(void *ptr) { return ptr ? hipSuccess : hipErrorInvalidValue; }
+
+hipError_t hipHostGetDevicePointer(void **device, void *host, unsigned int flags) {
+    if (!device || !host || flags) return hipErrorInvalidValue;
+    *device = (char *)host + ((size_t)1 << 40);
+    return hipSuccess;
 }
 
 hipError_t hipHostFree(void *ptr) { return ptr && hsa.pool_free(ptr) != 0 ? hipErrorInvalidValue : hipSuccess; }

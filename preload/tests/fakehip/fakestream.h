@@ -226,6 +226,46 @@ hipError_t hipMemsetD32Async(void *dst, int value, size_t count, void *stream) {
                                               .value = (uint32_t)value});
 }
 
+/* Not through hipMemsetAsync: an interposer would see that call too. */
+hipError_t hipMemsetD8Async(void *dst, unsigned char value, size_t count, void *stream) {
+    if (!dst) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    return fake_push(stream, (struct fake_op){.kind = FAKE_FILL, .ptr = dst, .bytes = count, .flags = 1,
+                                              .value = value});
+}
+
+hipError_t hipMemsetD16Async(void *dst, unsigned short value, size_t count, void *stream) {
+    if (!dst) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    return fake_push(stream, (struct fake_op){.kind = FAKE_FILL, .ptr = dst, .bytes = 2 * count, .flags = 2,
+                                              .value = value});
+}
+
+/* 2-D forms: one node of the capture, or one stream op per row. */
+hipError_t hipMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                            size_t height, int kind, void *stream) {
+    (void)kind;
+    if (!dst || !src || (height > 1 && (dpitch < width || spitch < width))) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    for (size_t r = 0; r < height; r++) {
+        hipError_t rc = fake_push(stream, (struct fake_op){.kind = FAKE_COPY, .ptr = (char *)dst + r * dpitch,
+                                                           .src = (const char *)src + r * spitch, .bytes = width});
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+hipError_t hipMemset2DAsync(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream) {
+    if (!dst || (height > 1 && pitch < width)) return 1;
+    if (fake_capture_transfer(stream)) return 0;
+    for (size_t r = 0; r < height; r++) {
+        hipError_t rc = fake_push(stream, (struct fake_op){.kind = FAKE_FILL, .ptr = (char *)dst + r * pitch,
+                                                           .bytes = width, .flags = 1, .value = (uint8_t)value});
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 hipError_t hipDeviceSynchronize(void) {
     fake_device_sync();
     return 0;

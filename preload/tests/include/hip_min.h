@@ -92,8 +92,18 @@ hipError_t hipDeviceSynchronize(void);
 hipError_t hipStreamDestroy(hipStream_t);
 hipError_t hipMemsetAsync(void *, int, size_t, hipStream_t);
 hipError_t hipMemsetD32Async(void *, int, size_t, hipStream_t);
+hipError_t hipMemsetD8Async(void *, unsigned char, size_t, hipStream_t);
+hipError_t hipMemsetD16Async(void *, unsigned short, size_t, hipStream_t);
+hipError_t hipMemcpy2DAsync(void *, size_t, const void *, size_t, size_t, size_t, int, hipStream_t);
+hipError_t hipMemset2DAsync(void *, size_t, int, size_t, size_t, hipStream_t);
 hipError_t hipHostMalloc(void **, size_t, unsigned int);
 hipError_t hipHostFree(void *);
+hipError_t hipMallocAsync(void **, size_t, hipStream_t);
+hipError_t hipFreeAsync(void *, hipStream_t);
+hipError_t hipMallocManaged(void **, size_t, unsigned int);
+hipError_t hipHostRegister(void *, size_t, unsigned int);
+hipError_t hipHostUnregister(void *);
+hipError_t hipHostGetDevicePointer(void **, void *, unsigned int);
 /* Memset, memcpy and event nodes (hip_runtime_api.h, driver_types.h). */
 typedef struct {
     void *dst;
