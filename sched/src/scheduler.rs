@@ -298,13 +298,12 @@ impl<B: QueueBackend> MultiIb<B> {
                 }
                 let at = match claims.iter().position(|(c, _)| c.is_of(shared)) {
                     Some(at) => at,
-                    None => match shared.claim() {
-                        Ok(Ok(claimed)) => {
+                    None => match shared.claim_idle() {
+                        Ok(Some(claimed)) => {
                             claims.push((claimed, None));
                             claims.len() - 1
                         }
-                        Ok(Err(inbox)) => {
-                            drop(inbox);
+                        Ok(None) => {
                             busy.push(lane);
                             continue;
                         }
