@@ -21,44 +21,48 @@ fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>, rx: channel::Receiver<Op<B
         if !shared.take_busy(wake) {
             continue;
         }
-        let ptr = shared.core.get_mut();
-        // SAFETY: this thread set `BUSY` in `take_busy` and clears it below,
-        // after `ptr` is gone: nobody else touches the core meanwhile.
-        let core = unsafe { ptr.deref() };
-        // A deferred operation was sent before anything queued while its
-        // claim held the actor: it runs first.
-        let (op, counted) = match core.as_mut().and_then(|core| core.first.take()) {
-            Some(first) => {
-                if !wake {
-                    held = Some(op);
+        // The core is ours from here to the end of this block (the pointer
+        // goes with it), before `BUSY` is cleared.
+        let (last, counted, retired) = {
+            let ptr = shared.core.get_mut();
+            // SAFETY: this thread set `BUSY` in `take_busy` and clears it
+            // below, after this block: nobody else touches the core meanwhile.
+            let core = unsafe { ptr.deref() };
+            // A deferred operation was sent before anything queued while its
+            // claim held the actor: it runs first.
+            let (op, counted) = match core.as_mut().and_then(|core| core.first.take()) {
+                Some(first) => {
+                    if !wake {
+                        held = Some(op);
+                    }
+                    (*first, true)
                 }
-                (*first, true)
+                None => (op, !wake),
+            };
+            let last = matches!(op, Op::Shutdown);
+            if last {
+                // Senders that reserved before `STOPPED` may still be sending:
+                // their operations were sent before the shutdown took effect.
+                while queued(shared.state.load(Ordering::Acquire)) > 1 {
+                    let Some(next) = held.take().or_else(|| rx.recv().ok()) else {
+                        break;
+                    };
+                    if matches!(next, Op::Wake) {
+                        continue;
+                    }
+                    if let Some(core) = core.as_mut() {
+                        shared.run_queued(core, next);
+                    }
+                    shared.state.fetch_sub(ONE, Ordering::AcqRel);
+                }
             }
-            None => (op, !wake),
+            if let Some(core) = core.as_mut() {
+                shared.run_queued(core, op);
+            }
+            // Shutdown drops the backend here: the queue goes with the actor.
+            let retired = if last { core.take() } else { None };
+            (last, counted, retired)
         };
-        let last = matches!(op, Op::Shutdown);
-        if last {
-            // Senders that reserved before `STOPPED` may still be sending:
-            // their operations were sent before the shutdown took effect.
-            while queued(shared.state.load(Ordering::Acquire)) > 1 {
-                let Some(next) = held.take().or_else(|| rx.recv().ok()) else {
-                    break;
-                };
-                if matches!(next, Op::Wake) {
-                    continue;
-                }
-                if let Some(core) = core.as_mut() {
-                    shared.run_queued(core, next);
-                }
-                shared.state.fetch_sub(ONE, Ordering::AcqRel);
-            }
-        }
-        if let Some(core) = core.as_mut() {
-            shared.run_queued(core, op);
-        }
-        // Shutdown drops the backend here: the queue goes with the actor.
-        let retired = if last { core.take() } else { None };
-        drop(ptr);
         drop(retired);
         let done = if counted { ONE + BUSY } else { BUSY };
         shared.state.fetch_sub(done, Ordering::AcqRel);
