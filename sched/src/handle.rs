@@ -69,11 +69,11 @@ impl<B: QueueBackend> IbHandle<B> {
                 let watch = Arc::clone(&shared.watch);
                 Ok(Completion::issued(shared.index, watch, ticket))
             }
-            Err(slot) => {
+            Err(inbox) => {
                 let watch = Arc::clone(&shared.watch);
                 let (tx, reply) = Reply::pair(shared.index);
                 self.track.sent();
-                if let Err(err) = shared.enqueue(slot, Op::Replay(self.id, tx)) {
+                if let Err(err) = shared.enqueue(inbox, Op::Replay(self.id, tx)) {
                     self.track.ran();
                     return Err(err);
                 }
@@ -140,7 +140,7 @@ impl<B: QueueBackend> IbHandle<B> {
                     }
                 }
             }
-            Err(slot) => {
+            Err(inbox) => {
                 self.track.sent();
                 let op = Op::Patch {
                     ib: self.id,
@@ -148,7 +148,7 @@ impl<B: QueueBackend> IbHandle<B> {
                     offset,
                     bytes: bytes.to_vec(),
                 };
-                shared.enqueue(slot, op).inspect_err(|_| self.track.ran())
+                shared.enqueue(inbox, op).inspect_err(|_| self.track.ran())
             }
         }
     }
@@ -163,7 +163,7 @@ impl<B: QueueBackend> IbHandle<B> {
                     Ok(())
                 }
             },
-            Err(slot) => shared.enqueue(slot, Op::Uninstall(self.id)),
+            Err(inbox) => shared.enqueue(inbox, Op::Uninstall(self.id)),
         }
     }
 }

@@ -298,12 +298,13 @@ impl<B: QueueBackend> MultiIb<B> {
                 }
                 let at = match claims.iter().position(|(c, _)| c.is_of(shared)) {
                     Some(at) => at,
-                    None => match shared.claim_idle() {
-                        Ok(Some(claimed)) => {
+                    None => match shared.claim() {
+                        Ok(Ok(claimed)) => {
                             claims.push((claimed, None));
                             claims.len() - 1
                         }
-                        Ok(None) => {
+                        Ok(Err(inbox)) => {
+                            drop(inbox);
                             busy.push(lane);
                             continue;
                         }

@@ -192,11 +192,10 @@ fn loom_fanout_publish_then_ring() {
     });
 }
 
-/// Two installs race a shutdown: one may claim the idle actor, the other
-/// then reserves a place in the mailbox, and the shutdown may be counted
-/// in between that reservation and its send (so the install arrives after
-/// the `Shutdown`). Each install either succeeds or is refused as
-/// `Stopped`; none waits forever, and the actor thread ends.
+/// Two installs race a shutdown: one may claim the idle actor while the
+/// other queues behind it, and the shutdown may come before, between or
+/// after them. Each install either succeeds or is refused as `Stopped`;
+/// none waits forever, and the actor thread ends.
 #[test]
 fn loom_installs_racing_shutdown() {
     loom::model(|| {

@@ -1,71 +1,58 @@
 //! The actor's thread (which runs what callers queued) and [`Actor`], the
 //! public handle that starts it, installs IBs and shuts it down.
 
-use super::mailbox::{queued, BUSY, ONE};
-use super::{ActorOptions, Core, Op, Shared};
+use std::collections::VecDeque;
+
+use super::{ActorOptions, Core, Inbox, Op, Shared, BUSY, QUEUED};
 use crate::backend::QueueBackend;
 use crate::completion::Reply;
 use crate::error::SchedError;
 use crate::handle::IbHandle;
-use crate::loom::{self, channel, thread, Arc, AtomicU32, Condvar, Mutex, Ordering, UnsafeCell};
+use crate::loom::{self, thread, Arc, AtomicU8, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::slab::Slab;
 
-fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>, rx: channel::Receiver<Op<B>>) {
-    // Received while a deferred operation waited in `Core::first`: runs next.
-    let mut held: Option<Op<B>> = None;
+fn run_actor<B: QueueBackend>(shared: Arc<Shared<B>>) {
     loop {
-        let Some(op) = held.take().or_else(|| rx.recv().ok()) else {
-            return;
-        };
-        let wake = matches!(op, Op::Wake);
-        if !shared.take_busy(wake) {
-            continue;
-        }
-        // The core is ours from here to the end of this block (the pointer
-        // goes with it), before `BUSY` is cleared.
-        let (last, counted, retired) = {
-            let ptr = shared.core.get_mut();
-            // SAFETY: this thread set `BUSY` in `take_busy` and clears it
-            // below, after this block: nobody else touches the core meanwhile.
-            let core = unsafe { ptr.deref() };
-            // A deferred operation was sent before anything queued while its
-            // claim held the actor: it runs first.
-            let (op, counted) = match core.as_mut().and_then(|core| core.first.take()) {
-                Some(first) => {
-                    if !wake {
-                        held = Some(op);
+        let op = {
+            let mut inbox = loom::lock(&shared.inbox);
+            let op = loop {
+                // Nobody can claim meanwhile: QUEUED is set while the
+                // mailbox holds work, and we hold its lock.
+                if shared.state.load(Ordering::Acquire) & BUSY == 0 {
+                    if let Some(op) = inbox.queue.pop_front() {
+                        break op;
                     }
-                    (*first, true)
                 }
-                None => (op, !wake),
+                inbox = loom::wait(&shared.wake, inbox);
             };
-            let last = matches!(op, Op::Shutdown);
-            if last {
-                // Senders that reserved before `STOPPED` may still be sending:
-                // their operations were sent before the shutdown took effect.
-                while queued(shared.state.load(Ordering::Acquire)) > 1 {
-                    let Some(next) = held.take().or_else(|| rx.recv().ok()) else {
-                        break;
-                    };
-                    if matches!(next, Op::Wake) {
-                        continue;
-                    }
-                    if let Some(core) = core.as_mut() {
-                        shared.run_queued(core, next);
-                    }
-                    shared.state.fetch_sub(ONE, Ordering::AcqRel);
-                }
-            }
+            let clear = if inbox.queue.is_empty() { QUEUED } else { 0 };
+            shared.state.fetch_or(BUSY, Ordering::AcqRel);
+            shared.state.fetch_and(!clear, Ordering::AcqRel);
+            op
+        };
+        shared.space.notify_all();
+        let last = matches!(op, Op::Shutdown);
+        let retired = {
+            let ptr = shared.core.get_mut();
+            // SAFETY: this thread set `BUSY` above (only with the mailbox
+            // lock held and `BUSY` clear) and clears it below, after `ptr`
+            // is gone: nobody else touches the core meanwhile.
+            let core = unsafe { ptr.deref() };
             if let Some(core) = core.as_mut() {
                 shared.run_queued(core, op);
             }
             // Shutdown drops the backend here: the queue goes with the actor.
-            let retired = if last { core.take() } else { None };
-            (last, counted, retired)
+            if last {
+                core.take()
+            } else {
+                None
+            }
         };
         drop(retired);
-        let done = if counted { ONE + BUSY } else { BUSY };
-        shared.state.fetch_sub(done, Ordering::AcqRel);
+        {
+            let _inbox = loom::lock(&shared.inbox);
+            shared.state.fetch_and(!BUSY, Ordering::AcqRel);
+        }
         if last {
             tracing::debug!(actor = shared.index, "queue actor stopped");
             return;
@@ -108,18 +95,18 @@ impl<B: QueueBackend> Actor<B> {
     /// Starts actor number `index` owning `backend`.
     pub fn spawn(index: usize, backend: B, opts: ActorOptions) -> Result<Self, SchedError> {
         let watch = backend.watch();
-        let (tx, rx) = channel::bounded(opts.mailbox_capacity.max(1));
         let shared = Arc::new(Shared {
             index,
-            state: AtomicU32::new(0),
-            tx,
-            handoff: Mutex::new(()),
-            released: Condvar::new(),
+            state: AtomicU8::new(0),
+            inbox: Mutex::new(Inbox {
+                queue: VecDeque::new(),
+            }),
+            wake: Condvar::new(),
+            space: Condvar::new(),
             core: UnsafeCell::new(Some(Core {
                 backend,
                 ibs: Slab::default(),
                 graveyard: Vec::new(),
-                first: None,
             })),
             watch,
             opts: ActorOptions {
@@ -128,7 +115,7 @@ impl<B: QueueBackend> Actor<B> {
             },
         });
         let runner = Arc::clone(&shared);
-        let handle = spawn_named(index, move || run_actor(runner, rx))?;
+        let handle = spawn_named(index, move || run_actor(runner))?;
         Ok(Actor {
             inner: Arc::new(ActorInner {
                 shared,
@@ -151,9 +138,9 @@ impl<B: QueueBackend> Actor<B> {
         let shared = &*self.inner.shared;
         let installed = match shared.claim()? {
             Ok(mut claimed) => claimed.core()?.install(shared.index, program)?,
-            Err(slot) => {
+            Err(inbox) => {
                 let (tx, reply) = Reply::pair(shared.index);
-                shared.enqueue(slot, Op::Install(Box::new(program), tx))?;
+                shared.enqueue(inbox, Op::Install(program, tx))?;
                 reply.get(None).unwrap_or(Err(SchedError::Stopped {
                     actor: shared.index,
                 }))?
