@@ -7,11 +7,13 @@
 //! measured, converted with the agent's timestamp frequency, never a host
 //! estimate.
 
+use std::sync::Arc;
+
 use facade::{Error, ErrorClass, Profiling};
 
 use crate::gpu::RlGpu;
-use crate::multi::{finalize_multi_with, multi_obj, RlPm4MultiIb};
-use crate::pm4::{finalize_with, ib_obj, RlPm4Builder, RlPm4Ib};
+use crate::multi::{finalize_multi_with, multi_obj, MultiObj, RlPm4MultiIb};
+use crate::pm4::{finalize_with, ib_obj, IbObj, RlPm4Builder, RlPm4Ib};
 use crate::status::status;
 use crate::util::non_null;
 
@@ -129,14 +131,15 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled_dispatches(
 /// `out_gpu_us` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_pm4_replay_profiled(ib: *mut RlPm4Ib, out_gpu_us: *mut f64) -> i32 {
-    status("rl_pm4_replay_profiled", || {
-        let obj = ib_obj(ib)?;
-        non_null(out_gpu_us, "out_gpu_us")?;
-        let times = obj.ib.lock().replay_profiled()?;
-        // SAFETY: checked non-null; the caller gives a writable double.
-        unsafe { out_gpu_us.write(times.gpu_us) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        replay_span(
+            "rl_pm4_replay_profiled",
+            out_gpu_us,
+            || ib_obj(ib),
+            |obj| obj.ib.lock().replay_profiled(),
+        )
+    }
 }
 
 /// `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan (from
@@ -151,14 +154,15 @@ pub unsafe extern "C" fn rl_pm4_replay_multi_profiled(
     ib: *mut RlPm4MultiIb,
     out_gpu_us: *mut f64,
 ) -> i32 {
-    status("rl_pm4_replay_multi_profiled", || {
-        let obj = multi_obj(ib)?;
-        non_null(out_gpu_us, "out_gpu_us")?;
-        let times = obj.multi.lock().replay_profiled()?;
-        // SAFETY: checked non-null; the caller gives a writable double.
-        unsafe { out_gpu_us.write(times.gpu_us) };
-        Ok(())
-    })
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        replay_span(
+            "rl_pm4_replay_multi_profiled",
+            out_gpu_us,
+            || multi_obj(ib),
+            |obj| obj.multi.lock().replay_profiled(),
+        )
+    }
 }
 
 /// Extension: per-dispatch times of the last `rl_pm4_replay_profiled` of
@@ -180,14 +184,10 @@ pub unsafe extern "C" fn rl_pm4_ib_dispatch_times(
     end_us: *mut f64,
     count: usize,
 ) -> i32 {
-    status("rl_pm4_ib_dispatch_times", || {
-        let obj = ib_obj(ib)?;
-        non_null(start_us, "start_us")?;
-        non_null(end_us, "end_us")?;
-        let times = obj.ib.lock().dispatch_times()?;
-        // SAFETY: forwarded caller contract.
-        unsafe { write_times(&times, start_us, end_us, count) }
-    })
+    let call = "rl_pm4_ib_dispatch_times";
+    let times = |obj: Arc<IbObj>| obj.ib.lock().dispatch_times();
+    // SAFETY: forwarded caller contract.
+    unsafe { dispatch_times_into(call, || ib_obj(ib), times, start_us, end_us, count) }
 }
 
 /// Extension: `rl_pm4_ib_dispatch_times` for lane `lane` of a multi-IB
@@ -206,12 +206,54 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_dispatch_times(
     end_us: *mut f64,
     count: usize,
 ) -> i32 {
-    status("rl_pm4_multi_ib_dispatch_times", || {
-        let obj = multi_obj(ib)?;
+    let call = "rl_pm4_multi_ib_dispatch_times";
+    let times = |obj: Arc<MultiObj>| obj.multi.lock().dispatch_times(lane);
+    // SAFETY: forwarded caller contract.
+    unsafe { dispatch_times_into(call, || multi_obj(ib), times, start_us, end_us, count) }
+}
+
+/// What the single and multi `replay_profiled` calls share: the handle
+/// looked up (`get`), then the output checked, then `replay` run on the
+/// handle; the output is written only on success.
+///
+/// # Safety
+/// `out_gpu_us` is NULL or writable.
+unsafe fn replay_span<H>(
+    call: &'static str,
+    out_gpu_us: *mut f64,
+    get: impl FnOnce() -> Result<H, Error>,
+    replay: impl FnOnce(H) -> Result<facade::ReplayTimes, Error>,
+) -> i32 {
+    status(call, || {
+        let obj = get()?;
+        non_null(out_gpu_us, "out_gpu_us")?;
+        let times = replay(obj)?;
+        // SAFETY: checked non-null; the caller gives a writable double.
+        unsafe { out_gpu_us.write(times.gpu_us) };
+        Ok(())
+    })
+}
+
+/// What the single and multi `dispatch_times` calls share: the handle
+/// looked up (`get`), both arrays checked, then `times` read from the
+/// handle and written out.
+///
+/// # Safety
+/// `start_us` and `end_us` are NULL or writable for `count` doubles.
+unsafe fn dispatch_times_into<H>(
+    call: &'static str,
+    get: impl FnOnce() -> Result<H, Error>,
+    times: impl FnOnce(H) -> Result<Vec<facade::DispatchTime>, Error>,
+    start_us: *mut f64,
+    end_us: *mut f64,
+    count: usize,
+) -> i32 {
+    status(call, || {
+        let obj = get()?;
         non_null(start_us, "start_us")?;
         non_null(end_us, "end_us")?;
-        let times = obj.multi.lock().dispatch_times(lane)?;
-        // SAFETY: forwarded caller contract.
+        let times = times(obj)?;
+        // SAFETY: both non-null, writable for `count` (caller contract).
         unsafe { write_times(&times, start_us, end_us, count) }
     })
 }

@@ -191,3 +191,32 @@ fn loom_fanout_publish_then_ring() {
         assert!(mem.violations().is_empty(), "{:?}", mem.violations());
     });
 }
+
+/// Two installs race a shutdown: one may claim the idle actor while the
+/// other queues behind it, and the shutdown may come before, between or
+/// after them. Each install either succeeds or is refused as `Stopped`;
+/// none waits forever, and the actor thread ends.
+#[test]
+fn loom_installs_racing_shutdown() {
+    loom::model(|| {
+        let mem = CounterMemory::new(2);
+        let (backend, _gpu) = CounterBackend::manual(Arc::clone(&mem));
+        let actor = Actor::spawn(0, backend, ActorOptions::default()).unwrap();
+        let installers: Vec<_> = (0..2)
+            .map(|counter| {
+                let actor = actor.clone();
+                thread::spawn(move || match actor.install(one_add(counter, 1)) {
+                    Ok(ib) => drop(ib),
+                    Err(SchedError::Stopped { actor: 0 }) => {}
+                    Err(err) => panic!("install failed: {err}"),
+                })
+            })
+            .collect();
+        actor.shutdown();
+        for installer in installers {
+            installer.join().unwrap();
+        }
+        drop(actor);
+        assert!(mem.violations().is_empty(), "{:?}", mem.violations());
+    });
+}
