@@ -453,8 +453,13 @@ fn foreign_handles_are_refused_and_free_nothing() {
 
 #[test]
 fn garbage_pointers_are_not_dereferenced() {
-    let mut x = 0u64;
-    let garbage: *mut c_void = (&mut x as *mut u64).cast();
+    // A real address (so dereferencing it would not crash), aligned so its
+    // low byte is 0: an arbitrary stack address can carry a handle's tag
+    // and kind bits by chance and be reported as the wrong kind instead.
+    #[repr(align(256))]
+    struct Aligned(u64);
+    let mut x = Aligned(0);
+    let garbage: *mut c_void = (&mut x as *mut Aligned).cast();
     assert_eq!(rl_pm4_replay(garbage.cast()), RL_ERR_HANDLE);
     assert!(
         last_error().contains("is not a relaunch handle"),
