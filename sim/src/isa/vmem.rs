@@ -535,9 +535,5 @@ fn record_lanes(
         ctx.trace.record(kind, first, next.wrapping_sub(first));
         return;
     }
-    for l in 0..lanes {
-        if live >> l & 1 != 0 {
-            ctx.trace.record_lane(kind, l, addrs[l], len);
-        }
-    }
+    ctx.trace.record_lanes(kind, &addrs[..lanes], live, len);
 }
