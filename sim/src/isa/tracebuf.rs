@@ -113,6 +113,29 @@ impl TraceBuf {
     /// nor one contiguous run).
     #[inline]
     pub fn record_lanes(&mut self, kind: AccessKind, addrs: &[u64], live: u64, len: u64) {
+        let k = slot(kind);
+        let n = addrs.len().min(64);
+        // Common case first, in one branch-free pass per open range: every
+        // live lane continues the same one of its two ranges.
+        for w in 0..2 {
+            let (starts, ends) = (&self.lane_start[w][k], &self.lane_end[w][k]);
+            let mut all = true;
+            for l in 0..n {
+                let on = live >> l & 1 != 0;
+                all &= !on || (ends[l] == addrs[l] && ends[l] != starts[l]);
+            }
+            if all {
+                let ends = &mut self.lane_end[w][k];
+                for l in 0..n {
+                    if live >> l & 1 != 0 {
+                        ends[l] = addrs[l].saturating_add(len);
+                    }
+                }
+                let mine = if w == 1 { live } else { 0 };
+                self.lane_newer[k] = (self.lane_newer[k] & !live) | mine;
+                return;
+            }
+        }
         for (l, &a) in addrs.iter().enumerate().take(64) {
             if live >> l & 1 != 0 {
                 self.record_lane(kind, l, a, len);
