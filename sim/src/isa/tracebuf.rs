@@ -115,6 +115,9 @@ impl TraceBuf {
     pub fn record_lanes(&mut self, kind: AccessKind, addrs: &[u64], live: u64, len: u64) {
         let k = slot(kind);
         let n = addrs.len().min(64);
+        if n == 0 {
+            return;
+        }
         // Common case first, in one branch-free pass per open range: every
         // live lane continues the same one of its two ranges.
         for w in 0..2 {
@@ -136,10 +139,11 @@ impl TraceBuf {
                 return;
             }
         }
-        for (l, &a) in addrs.iter().enumerate().take(64) {
-            if live >> l & 1 != 0 {
-                self.record_lane(kind, l, a, len);
-            }
+        let mut bits = live & (u64::MAX >> (64 - n));
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            self.record_lane(kind, l, addrs[l], len);
+            bits &= bits - 1;
         }
     }
 
