@@ -281,20 +281,22 @@ pub(crate) fn execute(
         }
         DOp::Swizzle => swizzle(wave, offset, addr_r, vdst)?,
         DOp::Permute | DOp::Bpermute => {
-            if lanes != 32 {
-                return Err(IsaFault::Unimplemented {
-                    mnemonic: format!("{} in wave64", inst.decoded.mnemonic()),
-                    family: wave.isa.family,
-                });
-            }
+            let span = permute_span(wave, op).ok_or_else(|| IsaFault::Unimplemented {
+                mnemonic: format!("{} in wave64", inst.decoded.mnemonic()),
+                family: wave.isa.family,
+            })?;
             let addrs = *wave.v(addr_r)?;
             let src = *wave.v(data0)?;
             let mut out: Lanes = *wave.v(vdst)?;
+            // The lane an address names, within the lane's span of lanes.
+            let pick = |l: usize, a: u32| {
+                (l & !(span - 1)) | ((a.wrapping_add(offset) >> 2) as usize & (span - 1))
+            };
             if op == DOp::Bpermute {
                 // Each active lane reads the lane its address selects; a
                 // disabled source lane reads as zero.
                 for l in (0..lanes).filter(|&l| active(l)) {
-                    let s = ((addrs[l].wrapping_add(offset) >> 2) as usize) % lanes;
+                    let s = pick(l, addrs[l]);
                     out[l] = if active(s) { src[s] } else { 0 };
                 }
             } else {
@@ -302,8 +304,7 @@ pub(crate) fn execute(
                 // selects (higher lanes win a collision).
                 let mut tmp = [0u32; MAX_LANES];
                 for l in (0..lanes).filter(|&l| active(l)) {
-                    let t = ((addrs[l].wrapping_add(offset) >> 2) as usize) % lanes;
-                    tmp[t] = src[l];
+                    tmp[pick(l, addrs[l])] = src[l];
                 }
                 for l in (0..lanes).filter(|&l| active(l)) {
                     out[l] = tmp[l];
@@ -313,6 +314,28 @@ pub(crate) fn execute(
         }
     }
     Ok(Flow::Next)
+}
+
+/// How many lanes one ds_permute/ds_bpermute routes among: the whole wave
+/// in wave32; in wave64, gfx10 and gfx11 run the crossbar once per 32-lane
+/// half, so ds_bpermute reads lane `(l & 32) | (index & 31)` of its own
+/// half, while gfx12's covers all 64 lanes. Source: LLVM 19+
+/// `GCNSubtarget::supportsWaveWideBPermute()` (true for gfx12 or wave32,
+/// false for gfx10/gfx11 wave64), which is why LLVM's wave64 shuffle
+/// lowering on gfx10/gfx11 (`SITargetLowering::lowerWaveShuffle`) permutes
+/// both the value and its `v_permlane64_b32` half-swap and selects by
+/// whether the index is in the other half. `None`: ds_permute_b32 in wave64,
+/// whose forward routing across halves no public source states (refused).
+fn permute_span(wave: &Wave, op: DOp) -> Option<usize> {
+    use relaunch_isa::Family;
+    match (wave.lanes, op) {
+        (32, _) => Some(32),
+        (_, DOp::Bpermute) => Some(match wave.isa.family {
+            Family::Gfx10 | Family::Gfx11 => 32,
+            Family::Gfx12 => 64,
+        }),
+        _ => None,
+    }
 }
 
 /// ds_swizzle_b32: the quad-permute mode (offset bit 15) and the bit-mask

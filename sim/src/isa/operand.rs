@@ -211,12 +211,14 @@ impl Wave {
         }
     }
 
-    /// Every lane's 32-bit value of `src` into `out`.
+    /// Every lane's 32-bit value of `src` into `out` (the wave's lanes only:
+    /// entries past them are left as they are; nothing reads them).
     #[inline]
     pub fn read_lanes(&self, src: Src, out: &mut Lanes) -> Result<(), IsaFault> {
+        let n = self.lanes;
         match src {
-            Src::Vgpr(r) => *out = *self.v(r)?,
-            _ => *out = [self.scalar(src)?; MAX_LANES],
+            Src::Vgpr(r) => out[..n].copy_from_slice(&self.v(r)?[..n]),
+            _ => out[..n].fill(self.scalar(src)?),
         }
         Ok(())
     }

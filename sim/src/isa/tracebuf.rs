@@ -6,24 +6,43 @@
 
 use crate::trace::{AccessKind, AccessTrace};
 
-/// Ranges `[start, end)` per access kind, unsorted until merged, and per
-/// lane the range each lane last touched (a lane walking through memory,
-/// as in a dot-product loop, extends its own range instead of adding one
-/// per instruction).
+/// Ranges `[start, end)` per access kind, unsorted until merged; per kind
+/// a few open ranges that the next access may extend (a kernel streaming
+/// through several arrays at once, as a dot product's loop does, keeps one
+/// open range per array instead of adding one per instruction); and per
+/// lane the range each lane last touched (a lane walking through memory
+/// extends its own range).
 #[derive(Debug)]
 pub struct TraceBuf {
     kinds: [Vec<(u64, u64)>; 4],
-    lanes: [[(u64, u64); 64]; 4],
+    open: [[(u64, u64); OPEN]; 4],
+    /// The open slot the next new range replaces, per kind (round robin).
+    victim: [usize; 4],
+    /// The open slot last used, per kind (checked first).
+    recent: [usize; 4],
+    /// Per lane two open ranges ([which][kind][lane]) and which of the two
+    /// was used last (a bit per lane, per kind).
+    lane_start: [[[u64; 64]; 4]; 2],
+    lane_end: [[[u64; 64]; 4]; 2],
+    lane_newer: [u64; 4],
 }
 
 impl Default for TraceBuf {
     fn default() -> Self {
         TraceBuf {
             kinds: Default::default(),
-            lanes: [[(0, 0); 64]; 4],
+            open: [[(0, 0); OPEN]; 4],
+            victim: [0; 4],
+            recent: [0; 4],
+            lane_start: [[[0; 64]; 4]; 2],
+            lane_end: [[[0; 64]; 4]; 2],
+            lane_newer: [0; 4],
         }
     }
 }
+
+/// Open ranges per kind.
+const OPEN: usize = 8;
 
 /// Entries per kind before the list is sorted and merged in place.
 const COMPACT_AT: usize = 1 << 16;
@@ -53,53 +72,134 @@ impl TraceBuf {
     /// Record `[addr, addr + len)`.
     #[inline]
     pub fn record(&mut self, kind: AccessKind, addr: u64, len: u64) {
-        let v = &mut self.kinds[slot(kind)];
+        let k = slot(kind);
         let end = addr.saturating_add(len);
-        if let Some(last) = v.last_mut() {
-            if last.1 == addr {
-                last.1 = end;
+        // The range last opened or extended first: a single stream hits it.
+        let last = &mut self.open[k][self.recent[k]];
+        if last.1 == addr && last.1 != last.0 {
+            last.1 = end;
+            return;
+        }
+        for (i, r) in self.open[k].iter_mut().enumerate() {
+            // Empty slots are (0, 0): never extended, only replaced.
+            if r.1 == addr && r.1 != r.0 {
+                r.1 = end;
+                self.recent[k] = i;
                 return;
             }
-            if last.0 <= addr && end <= last.1 {
+            if r.0 <= addr && end <= r.1 {
                 return;
             }
         }
-        v.push((addr, end));
+        let v = self.victim[k];
+        self.recent[k] = v;
+        self.victim[k] = (v + 1) % OPEN;
+        let done = std::mem::replace(&mut self.open[k][v], (addr, end));
+        if done.1 > done.0 {
+            self.push(k, done);
+        }
+    }
+
+    fn push(&mut self, k: usize, range: (u64, u64)) {
+        let v = &mut self.kinds[k];
+        v.push(range);
         if v.len() >= COMPACT_AT {
             merge(v);
         }
     }
 
+    /// Record `len` bytes at `addrs[l]` for every lane `l` set in `live`
+    /// (a vector instruction whose lanes' addresses are neither one address
+    /// nor one contiguous run).
+    #[inline]
+    pub fn record_lanes(&mut self, kind: AccessKind, addrs: &[u64], live: u64, len: u64) {
+        let k = slot(kind);
+        let n = addrs.len().min(64);
+        if n == 0 {
+            return;
+        }
+        // Common case first, in one branch-free pass per open range: every
+        // live lane continues the same one of its two ranges.
+        for w in 0..2 {
+            let (starts, ends) = (&self.lane_start[w][k], &self.lane_end[w][k]);
+            let mut all = true;
+            for l in 0..n {
+                let on = live >> l & 1 != 0;
+                all &= !on || (ends[l] == addrs[l] && ends[l] != starts[l]);
+            }
+            if all {
+                let ends = &mut self.lane_end[w][k];
+                for l in 0..n {
+                    if live >> l & 1 != 0 {
+                        ends[l] = addrs[l].saturating_add(len);
+                    }
+                }
+                let mine = if w == 1 { live } else { 0 };
+                self.lane_newer[k] = (self.lane_newer[k] & !live) | mine;
+                return;
+            }
+        }
+        let mut bits = live & (u64::MAX >> (64 - n));
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            self.record_lane(kind, l, addrs[l], len);
+            bits &= bits - 1;
+        }
+    }
+
     /// Record `[addr, addr + len)` accessed by lane `lane` of a vector
-    /// instruction.
+    /// instruction: it extends (or lies in) one of the lane's two open
+    /// ranges, else replaces the older of them (two, so that a lane reading
+    /// two arrays in turn, as a dot product does, keeps both streams).
     #[inline]
     pub fn record_lane(&mut self, kind: AccessKind, lane: usize, addr: u64, len: u64) {
         let k = slot(kind);
-        let last = &mut self.lanes[k][lane & 63];
-        let end = addr.saturating_add(len);
-        if last.1 == addr && last.1 != last.0 {
-            last.1 = end;
-            return;
+        let l = lane & 63;
+        let new_end = addr.saturating_add(len);
+        for w in 0..2 {
+            let (start, end) = (self.lane_start[w][k][l], self.lane_end[w][k][l]);
+            if end == addr && end != start {
+                self.lane_end[w][k][l] = new_end;
+                self.lane_newer[k] = (self.lane_newer[k] & !(1 << l)) | ((w as u64) << l);
+                return;
+            }
+            if start <= addr && new_end <= end {
+                return;
+            }
         }
-        if last.0 <= addr && end <= last.1 {
-            return;
-        }
-        let done = std::mem::replace(last, (addr, end));
-        if done.1 > done.0 {
-            self.record(kind, done.0, done.1 - done.0);
+        // Replace the older range.
+        let w = (!(self.lane_newer[k] >> l) & 1) as usize;
+        let (start, end) = (self.lane_start[w][k][l], self.lane_end[w][k][l]);
+        self.lane_start[w][k][l] = addr;
+        self.lane_end[w][k][l] = new_end;
+        self.lane_newer[k] = (self.lane_newer[k] & !(1 << l)) | ((w as u64) << l);
+        if end > start {
+            self.record(kind, start, end - start);
         }
     }
 
     /// Merge everything recorded into `trace` and empty the buffer.
     pub fn flush_into(&mut self, trace: &mut AccessTrace) {
         for k in 0..4 {
-            for l in 0..64 {
-                let (s, e) = std::mem::take(&mut self.lanes[k][l]);
-                if e > s {
-                    let v = &mut self.kinds[k];
-                    v.push((s, e));
+            for w in 0..2 {
+                for l in 0..64 {
+                    let (s, e) = (
+                        std::mem::take(&mut self.lane_start[w][k][l]),
+                        std::mem::take(&mut self.lane_end[w][k][l]),
+                    );
+                    if e > s {
+                        self.kinds[k].push((s, e));
+                    }
                 }
             }
+            self.lane_newer[k] = 0;
+            for r in std::mem::take(&mut self.open[k]) {
+                if r.1 > r.0 {
+                    self.kinds[k].push(r);
+                }
+            }
+            self.victim[k] = 0;
+            self.recent[k] = 0;
         }
         for (i, kind) in [
             AccessKind::ScalarRead,
@@ -145,6 +245,42 @@ mod tests {
         assert_eq!(
             t.writes.iter().collect::<Vec<_>>(),
             vec![(0x2000, 0x2008), (0x3000, 0x3008)]
+        );
+    }
+
+    #[test]
+    fn interleaved_streams_and_strided_lanes_stay_exact() {
+        let mut b = TraceBuf::default();
+        // Three arrays read in turn, one dword each per step.
+        for k in 0..100u64 {
+            for base in [0x10_000u64, 0x20_000, 0x30_000] {
+                b.record(AccessKind::ScalarRead, base + 4 * k, 4);
+            }
+        }
+        // 32 lanes each walking its own row of 256 bytes, then one lane
+        // jumping elsewhere.
+        let mut addrs = [0u64; 32];
+        for k in 0..64u64 {
+            for (l, a) in addrs.iter_mut().enumerate() {
+                *a = 0x40_000 + 256 * l as u64 + 4 * k;
+            }
+            b.record_lanes(AccessKind::VectorRead, &addrs, u64::from(u32::MAX), 4);
+        }
+        addrs[3] = 0x90_000;
+        b.record_lanes(AccessKind::VectorRead, &addrs, 1 << 3, 4);
+        let mut t = AccessTrace::default();
+        b.flush_into(&mut t);
+        assert_eq!(
+            t.scalar_reads.iter().collect::<Vec<_>>(),
+            vec![
+                (0x10_000, 0x10_190),
+                (0x20_000, 0x20_190),
+                (0x30_000, 0x30_190)
+            ]
+        );
+        assert_eq!(
+            t.vector_reads.iter().collect::<Vec<_>>(),
+            vec![(0x40_000, 0x40_000 + 32 * 256), (0x90_000, 0x90_004)]
         );
     }
 }

@@ -520,12 +520,14 @@ fn record_lanes(
     // are one exact range.
     let (mut uniform, mut contiguous) = (true, true);
     let mut next = first;
-    for l in 0..lanes {
-        if live >> l & 1 != 0 {
-            uniform &= addrs[l] == first;
-            contiguous &= addrs[l] == next;
-            next = addrs[l].wrapping_add(len);
-        }
+    // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
+    let mut bits = live & super::wave::full_mask(lanes);
+    while bits != 0 {
+        let l = bits.trailing_zeros() as usize;
+        uniform &= addrs[l] == first;
+        contiguous &= addrs[l] == next;
+        next = addrs[l].wrapping_add(len);
+        bits &= bits - 1;
     }
     if uniform {
         ctx.trace.record(kind, first, len);
@@ -535,9 +537,5 @@ fn record_lanes(
         ctx.trace.record(kind, first, next.wrapping_sub(first));
         return;
     }
-    for l in 0..lanes {
-        if live >> l & 1 != 0 {
-            ctx.trace.record_lane(kind, l, addrs[l], len);
-        }
-    }
+    ctx.trace.record_lanes(kind, &addrs[..lanes], live, len);
 }

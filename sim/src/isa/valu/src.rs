@@ -185,10 +185,12 @@ pub fn store(wave: &mut Wave, dst: Dst, vals: &Lanes, mask: u64) -> Result<(), I
             if m == full {
                 reg[..lanes].copy_from_slice(&vals[..lanes]);
             } else {
-                for l in 0..lanes {
-                    if m >> l & 1 != 0 {
-                        reg[l] = vals[l];
-                    }
+                // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
+                let mut bits = m & full;
+                while bits != 0 {
+                    let l = bits.trailing_zeros() as usize;
+                    reg[l] = vals[l];
+                    bits &= bits - 1;
                 }
             }
             Ok(())
