@@ -163,7 +163,6 @@ pub struct SimDevice {
     pub signals: Arc<SignalTable>,
     kernels: RwLock<KernelMaps>,
     violations: Mutex<(Vec<Violation>, u64)>,
-    next_queue_id: AtomicU64,
     /// Packets executing on this device's queues (cross-queue check).
     pub(crate) in_flight: InFlight,
     /// The VM fault that stopped every queue (see `fault`).
@@ -233,7 +232,6 @@ impl SimDevice {
             signals,
             kernels: RwLock::new(KernelMaps::default()),
             violations: Mutex::new((Vec::new(), 0)),
-            next_queue_id: AtomicU64::new(0),
             in_flight: InFlight::default(),
             lost: std::sync::OnceLock::new(),
             fault_handlers: crate::fault::Handlers::default(),
@@ -258,8 +256,12 @@ impl SimDevice {
         &self.facts
     }
 
+    /// A queue id unique in the process, as `hsa_queue_t.id` must be
+    /// over the application's lifetime (HSA runtime spec): two boards'
+    /// queues never share one (a lookup by id found either before).
     pub(crate) fn next_queue_id(&self) -> u64 {
-        self.next_queue_id.fetch_add(1, Ordering::Relaxed)
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Load a code object: copy its PT_LOAD segments into device memory and

@@ -341,7 +341,9 @@ fn two_gpus_failing_at_once_each_report_their_own_queue_error() {
     while lanes.iter().any(|l| !l.5.is_dead()) {
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "queues did not fail"
+            "queues did not fail: dead {:?}, indices {:?}",
+            lanes.iter().map(|l| l.5.is_dead()).collect::<Vec<_>>(),
+            lanes.iter().map(|l| l.2.indices()).collect::<Vec<_>>()
         );
         std::thread::sleep(Duration::from_millis(1));
     }
