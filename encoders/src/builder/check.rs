@@ -27,7 +27,7 @@ impl IbBuilder {
         let expected = self
             .last
             .and_then(|last| tables.transitions.get(last.transition as usize))
-            .and_then(|x| tables.transitions.get(x.next as usize))
+            .and_then(|x| tables.transitions.get(x.next[0].1 as usize))
             .map_or(self.last_resolved, |next| next.template);
         for t in [expected, self.last_resolved] {
             if let Some(tpl) = tables.templates.get(t as usize) {

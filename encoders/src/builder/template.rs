@@ -11,10 +11,9 @@
 //! once; a transition is cached only where they cannot depend on anything
 //! else (see `Templates::transition_allowed`).
 
-use std::collections::HashMap;
-
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::Family;
+use rustc_hash::FxHashMap;
 
 use crate::boundary::BoundaryKind;
 use crate::dispatch::{KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE};
@@ -200,11 +199,13 @@ pub(super) struct Transition {
     pub lo_at: u32,
     pub hi_at: Option<u32>,
     pub dispatch_at: u32,
-    /// The step last taken after this one (`step_key`) and its transition:
-    /// the next dispatch is found with one comparison while the stream
-    /// repeats (a miss costs a look-up, never a wrong dispatch).
-    pub next_key: u64,
-    pub next: TransitionId,
+    /// The last two steps taken after this one (`step_key`, newest first)
+    /// and their transitions: the next dispatch is found with a comparison
+    /// or two while the stream repeats, also where one transition has two
+    /// successors (a decode step's shared norm kernel is followed by one
+    /// projection or the other); a miss costs a look-up, never a wrong
+    /// dispatch.
+    pub next: [(u64, TransitionId); 2],
 }
 
 /// `Transition::next_key` of a transition with no memo yet.
@@ -227,9 +228,9 @@ fn step_key(boundary: Option<BoundaryKind>, to: TemplateIx) -> u64 {
 #[derive(Debug, Default)]
 pub(super) struct Templates {
     pub templates: Vec<Template>,
-    by_key: HashMap<(u32, Launch, usize, u32), TemplateIx>,
+    by_key: FxHashMap<(u32, Launch, usize, u32), TemplateIx>,
     pub transitions: Vec<Transition>,
-    by_step: HashMap<(TemplateIx, Option<BoundaryKind>, TemplateIx), TransitionId>,
+    by_step: FxHashMap<(TemplateIx, Option<BoundaryKind>, TemplateIx), TransitionId>,
     /// Every transition's words, one after another, then `SHORT` zeros
     /// (so any transition's first `SHORT` dwords can be copied at once).
     words: Vec<u32>,
@@ -329,8 +330,8 @@ impl Templates {
     }
 
     /// The transition a dispatch of `to` after `boundary` takes following
-    /// one that took `last` (`NO_TRANSITION`: none) from template `from`,
-    /// if cached: `last`'s memo first, else the table (and the memo learns
+    /// one of template `from` that took `last` (`NO_TRANSITION`: none), if
+    /// cached: `last`'s memo first, else the table (and the memo learns
     /// it).
     #[inline(always)]
     pub fn next_step(
@@ -342,8 +343,10 @@ impl Templates {
     ) -> Option<TransitionId> {
         let key = step_key(boundary, to);
         if let Some(x) = self.transitions.get(last as usize) {
-            if x.next_key == key {
-                return Some(x.next);
+            for (k, next) in x.next {
+                if k == key {
+                    return Some(next);
+                }
             }
         }
         self.learn_step(from, last, boundary, to)
@@ -359,8 +362,7 @@ impl Templates {
     ) -> Option<TransitionId> {
         let next = self.step(from, boundary, to)?;
         if let Some(x) = self.transitions.get_mut(last as usize) {
-            x.next_key = step_key(boundary, to);
-            x.next = next;
+            x.next = [(step_key(boundary, to), next), x.next[0]];
         }
         Some(next)
     }
@@ -398,8 +400,7 @@ impl Templates {
             lo_at: lo_at as u32,
             hi_at: hi_at.map(|h| h as u32),
             dispatch_at: dispatch_at as u32,
-            next_key: NO_STEP,
-            next: 0,
+            next: [(NO_STEP, 0); 2],
         });
         self.longest = self.longest.max(words.len() as u32);
         self.words.truncate(start);
