@@ -160,9 +160,11 @@ impl IbBuilder {
         self.label.as_deref()
     }
 
-    /// A builder for `family`, checking launches against the limits every
-    /// target of the family allows. `RELAUNCH_PM4_FULL_STATE=1` forces full
-    /// state.
+    /// A builder for any target of `family`, checking launches against the
+    /// limits every one of them allows: for IBs made before (or without) a
+    /// device, as tests and the benchmarks make them. A device's IBs are
+    /// built for its target (`for_target`). `RELAUNCH_PM4_FULL_STATE=1`
+    /// forces full state.
     pub fn new(family: Family, opts: EncodeOptions) -> Self {
         Self::with_stream(family, Limits::of_family(family), opts, None)
     }
@@ -172,18 +174,18 @@ impl IbBuilder {
         Self::with_stream(target.family, target.limits, opts, None)
     }
 
-    /// A builder whose IB is ordered with another queue's work through
-    /// `words`: it waits for (and closes) the gate before its prologue and
-    /// writes done after its epilogue (see `stream_order.rs`).
+    /// A builder for one target whose IB is ordered with another queue's
+    /// work through `words`: it waits for (and closes) the gate before its
+    /// prologue and writes done after its epilogue (see `stream_order.rs`).
     pub fn new_stream_ordered(
-        family: Family,
+        target: &TargetFacts,
         opts: EncodeOptions,
         words: StreamWords,
     ) -> Result<Self, EncodeError> {
         crate::stream_order::check(words)?;
         Ok(Self::with_stream(
-            family,
-            Limits::of_family(family),
+            target.family,
+            target.limits,
             opts,
             Some(words),
         ))
