@@ -1,18 +1,21 @@
 //! `IbBuilder`: records dispatches and boundaries into PM4, then
 //! `finish(kernarg_base)` fills in the kernarg pointers and returns the
-//! segments. Every dword is written once, in recording order. The general
-//! path checks a dispatch (each kernel once, each launch shape once: the
-//! result is a template, `template.rs`), writes the registers that changed
-//! and DISPATCH_DIRECT through the one emitter (`emit_dispatch`), and
+//! segments. Every dword is written once, in recording order. A dispatch is
+//! of a template (`template.rs`): one checked (kernel, launch, kernarg
+//! length and alignment), interned under an id the caller keeps
+//! (`intern`, then `dispatch_template`) or found from the caller's values
+//! (`dispatch`, `check.rs`). The general path (`general.rs`) writes the
+//! registers that changed and DISPATCH_DIRECT through the one emitter and
 //! caches what it wrote as the transition from the previous dispatch's
 //! template. A dispatch whose transition is cached takes the fast path
-//! (`fast.rs`): its kernarg copy, a few comparisons and a copy of the
+//! (`fast.rs`): its kernarg copy, a comparison or two and a copy of the
 //! transition's words; from the second of a chain of the same dispatch on,
 //! only a count in the open run (`run.rs`), whose words are written in one
 //! pass when it ends. A kernel that reads its dispatch packet, and full
 //! state, always take the general path. Low kernarg-pointer dwords written
-//! before `finish` hold offsets from the base, which `finish` adds (a run
-//! open at `finish` is written with the final pointers).
+//! before `finish` hold offsets from the base, which `finish` adds
+//! (`finish.rs`; a run open at `finish` is written with the final
+//! pointers).
 
 mod check;
 mod fast;
