@@ -88,20 +88,23 @@ impl IbBuilder {
                 return Some(id);
             }
         }
-        let last = self.last?;
-        let repeat = named_same && t == last.template;
+        // Fields, not the whole `Last`: a wide load of what was just
+        // stored field by field stalls on store forwarding.
+        let (from, before) = match &self.last {
+            Some(last) => (last.template, last.transition),
+            None => return None,
+        };
+        let repeat = named_same && t == from;
         if !self.tables.templates[t as usize].fresh {
             // Shared blocks are only fast for repeats.
             return if repeat {
-                self.repeat_shared(last, kernarg)
+                self.repeat_shared(kernarg)
             } else {
                 None
             };
         }
-        let x = self
-            .tables
-            .next_step(last.template, last.transition, self.pending, t)?;
-        self.record_fast(last, t, x, repeat, kernarg)
+        let x = self.tables.next_step(from, before, self.pending, t)?;
+        self.record_fast(before, t, x, repeat, kernarg)
     }
 
     /// One more of the open run: the same template after the same boundary
@@ -143,19 +146,23 @@ impl IbBuilder {
         repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
     }
 
-    /// Write a dispatch of template `t` taking transition `x` after `last`
-    /// (`repeat`: of the same template, named by the same string).
+    /// Write a dispatch of template `t` taking transition `x` after the
+    /// previous dispatch, which took `before` (`repeat`: of the same
+    /// template, named by the same string).
     #[inline(always)]
     fn record_fast(
         &mut self,
-        last: Last,
+        before: TransitionId,
         t: TemplateIx,
         x: TransitionId,
         repeat: bool,
         kernarg: &[u8],
     ) -> Option<DispatchId> {
         let dispatches = self.dispatch_count();
-        let left = if repeat { self.budget_left(&last) } else { 0 };
+        let left = match &self.last {
+            Some(last) if repeat => self.budget_left(last),
+            _ => 0,
+        };
         let budget = if left > 0 {
             Some(left - 1)
         } else {
@@ -174,7 +181,7 @@ impl IbBuilder {
         let boundary = self.pending.take();
         if self.run.count > 0 && self.run.transition == x {
             self.run.count += 1;
-        } else if last.transition == x {
+        } else if before == x {
             // The second of a chain: the rest join it in a run.
             self.flush_run(None);
             self.run = Run {
@@ -230,7 +237,8 @@ impl IbBuilder {
 
     /// A repeat whose kernarg block may be shared (immutable image) or
     /// needs more than 16-byte alignment: placed and written at once.
-    fn repeat_shared(&mut self, last: Last, kernarg: &[u8]) -> Option<DispatchId> {
+    fn repeat_shared(&mut self, kernarg: &[u8]) -> Option<DispatchId> {
+        let last = self.last?;
         let left = self.budget_left(&last);
         let align = self.tables.templates[last.template as usize].kernarg_align;
         // (A template the fast path follows has a kernarg pointer.)
