@@ -15,6 +15,7 @@ use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime};
 use relaunch_device::identity::{
     self, AgentFacts, HostContext, IdentityError, Inventory, Resolved,
 };
+use relaunch_device::target::TargetFacts;
 use relaunch_device::{Family, GfxTarget};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
@@ -36,6 +37,8 @@ pub(crate) struct GpuInner {
     pub(crate) runtime: Runtime,
     pub(crate) agent: AgentInfo,
     pub(crate) target: GfxTarget,
+    /// The target's facts row (what the encoder checks launches against).
+    pub(crate) facts: &'static TargetFacts,
     pub(crate) family: Family,
     pub(crate) simulated: bool,
     describe: String,
@@ -213,13 +216,14 @@ impl Gpu {
         simulated: bool,
     ) -> Result<Gpu> {
         let target = GfxTarget::parse(&agent.name)?;
-        let family = target.family()?;
+        let facts = target.facts()?;
         Ok(Gpu {
             inner: Arc::new(GpuInner {
                 runtime,
                 agent,
                 target,
-                family,
+                facts,
+                family: facts.family,
                 simulated,
                 describe,
                 schedulers: Mutex::new(HashMap::new()),
@@ -246,6 +250,11 @@ impl Gpu {
 
     pub fn family(&self) -> Family {
         self.inner.family
+    }
+
+    /// The target's facts row (family, limits, queue width, ...).
+    pub fn facts(&self) -> &'static TargetFacts {
+        self.inner.facts
     }
 
     /// True on the simulated device.

@@ -345,11 +345,11 @@ impl GraphExec {
             }
         }
         let lanes = plan.lane_count();
-        let family = gpu.family();
+        let facts = gpu.facts();
         let stream = self.stream.lock().clone();
         let builder = |lane: usize| match stream.as_ref().and_then(|w| w.get(lane)) {
-            Some(words) => IbBuilder::new_stream_ordered(family, EncodeOptions::default(), *words),
-            None => Ok(IbBuilder::new(family, EncodeOptions::default())),
+            Some(words) => IbBuilder::new_stream_ordered(facts, EncodeOptions::default(), *words),
+            None => Ok(IbBuilder::for_target(facts, EncodeOptions::default())),
         };
         let encoded = lower_plan(&plan, builder, |_| {
             |kernel: &KernelRef| self.resolve(kernel)

@@ -55,7 +55,7 @@ impl Gpu {
     pub fn builder_with(&self, options: EncodeOptions) -> Pm4Builder {
         Pm4Builder {
             gpu: self.clone(),
-            builder: IbBuilder::new(self.family(), options),
+            builder: IbBuilder::for_target(self.facts(), options),
             modules: Vec::new(),
             kept: KeptAlive::default(),
         }

@@ -214,7 +214,9 @@ impl Workload {
         })
     }
 
-    /// Record `n` dispatches (cycling the period) into `b`.
+    /// Record `n` dispatches (cycling the period) into `b`: each step's
+    /// template interned once, then dispatched by its id, as a caller
+    /// lowering a graph does.
     // Inlined so a timed loop measures the encoder, not this helper's call.
     #[inline(always)]
     pub fn record(&self, b: &mut IbBuilder, n: u64) -> Result<(), EncodeError> {
@@ -222,13 +224,40 @@ impl Workload {
         // run-time values are.
         let kernels = black_box(&self.kernels[..]);
         let steps = black_box(&self.steps[..]);
+        // Only the steps dispatched (interning a kernel lists it in the
+        // IB's kernels).
+        let ids = steps
+            .iter()
+            .take(n.min(steps.len() as u64) as usize)
+            .map(|s| b.intern(&kernels[s.kernel], &s.launch, s.kernarg_len, s.align))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ids = black_box(&ids[..]);
         let mut j = 0;
         for i in 0..n {
             let s = &steps[j];
+            let id = ids[j];
             j += 1;
             if j == steps.len() {
                 j = 0;
             }
+            if let Some(kind) = s.boundary {
+                b.boundary(kind);
+            }
+            let mut kernarg = s.kernarg;
+            if self.fresh {
+                kernarg[..8].copy_from_slice(&i.to_le_bytes());
+            }
+            b.dispatch_template(id, &kernarg[..s.kernarg_len])?;
+        }
+        Ok(())
+    }
+
+    /// `record` passing each dispatch by value (`IbBuilder::dispatch`).
+    pub fn record_by_value(&self, b: &mut IbBuilder, n: u64) -> Result<(), EncodeError> {
+        let kernels = black_box(&self.kernels[..]);
+        let steps = black_box(&self.steps[..]);
+        for i in 0..n {
+            let s = &steps[i as usize % steps.len()];
             if let Some(kind) = s.boundary {
                 b.boundary(kind);
             }

@@ -206,3 +206,27 @@ fn shapes_decode_to_what_full_state_programs() {
         }
     }
 }
+
+/// Passing each dispatch by value (`IbBuilder::dispatch`) encodes what
+/// dispatching interned templates (`Workload::record`) does, byte for byte.
+#[test]
+fn by_value_dispatches_encode_what_interned_ones_do() {
+    for (shape, n, small) in cases() {
+        let options = EncodeOptions {
+            max_segment_dwords: if small {
+                256
+            } else {
+                shape.options.max_segment_dwords
+            },
+            ..shape.options
+        };
+        let mut b = relaunch_encoders::IbBuilder::new(FAMILY, options);
+        b.reserve(n as usize);
+        shape.record_by_value(&mut b, n).expect("records");
+        let by_value = b.finish(KERNARG_BASE).expect("finishes");
+        let interned = encode(&shape, n, small, false);
+        let what = format!("{} x{n} small={small}", shape.name);
+        assert_eq!(digest(&by_value), digest(&interned), "{what}");
+        assert_eq!(by_value.sites, interned.sites, "{what}");
+    }
+}

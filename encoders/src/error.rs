@@ -83,6 +83,20 @@ pub enum EncodeError {
          pass an empty kernarg slice"
     )]
     KernargUnused { symbol: String, got: usize },
+    #[error(
+        "kernel {symbol}: its template was interned for {template}-byte kernarg blocks, yet \
+         {got} bytes were given; intern a template for this length"
+    )]
+    KernargLengthMismatch {
+        symbol: String,
+        template: usize,
+        got: usize,
+    },
+    #[error(
+        "the template id was interned by another IbBuilder; ids are valid only with the \
+         builder that made them"
+    )]
+    ForeignTemplate,
     #[error("the kernarg image would exceed 4 GiB; split the work over several IBs")]
     KernargImageTooLarge,
     #[error("an IB holds at most {max} dispatches")]

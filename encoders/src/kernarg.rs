@@ -118,33 +118,28 @@ impl KernargImage {
 /// next block needs no padding at the usual 16-byte alignment. Small blocks
 /// are written with fixed-size copies, which compile to a few stores where a
 /// variable-length copy is a library call; this runs once per dispatch.
+/// Nothing is assembled on the stack first: reading back a chunk just
+/// written in overlapping pieces stalls on store forwarding.
 #[inline(always)]
 fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
+    let (at, len) = (image.len(), bytes.len());
     if let Ok(b) = <[u8; 8]>::try_from(bytes) {
         // One 16-byte append built in a register: byte-wise stores would make
         // the compiler reload the vector's length after each (a byte store
-        // may alias it), and a stack copy stalls on store forwarding.
+        // may alias it).
         let chunk = (u64::from_le_bytes(b) as u128).to_le_bytes();
         image.extend_from_slice(&chunk);
-    } else if bytes.len() <= 16 {
-        let mut chunk = [0u8; 16];
-        for (d, s) in chunk.iter_mut().zip(bytes) {
-            *d = *s;
-        }
-        image.extend_from_slice(&chunk);
-    } else if let (Some(head), Some(tail)) = (bytes.first_chunk::<16>(), bytes.last_chunk::<16>()) {
-        // 17..=32 bytes: the first and the last 16 (overlapping) cover the
-        // block; the 32-byte chunk's rest stays zero.
-        if bytes.len() <= 32 {
-            let mut chunk = [0u8; 32];
-            chunk[..16].copy_from_slice(head);
-            chunk[bytes.len() - 16..bytes.len()].copy_from_slice(tail);
-            image.extend_from_slice(&chunk);
-        } else {
-            image.extend_from_slice(bytes);
-            let padded = (image.len() + 15) & !15;
-            image.resize(padded, 0);
-        }
+    } else if let (Some(head), Some(tail), true) = (
+        bytes.first_chunk::<16>(),
+        bytes.last_chunk::<16>(),
+        len <= 32,
+    ) {
+        // 16..=32 bytes: 32 zeros, then the first and the last 16
+        // (overlapping) over them, in place; the padding stays zero.
+        image.extend_from_slice(&[0u8; 32]);
+        image[at..at + 16].copy_from_slice(head);
+        image[at + len - 16..at + len].copy_from_slice(tail);
+        image.truncate(at + len.div_ceil(16) * 16);
     } else {
         image.extend_from_slice(bytes);
         let padded = (image.len() + 15) & !15;

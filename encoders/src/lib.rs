@@ -34,7 +34,7 @@ pub mod verdict;
 pub mod writer;
 
 pub use boundary::BoundaryKind;
-pub use builder::{EncodeOptions, IbBuilder, FULL_STATE_ENV};
+pub use builder::{EncodeOptions, IbBuilder, TemplateId, FULL_STATE_ENV};
 pub use decode::{decode, decode_lenient, Packet};
 pub use dispatch::{KernelCode, Launch};
 pub use dma::DmaOp;

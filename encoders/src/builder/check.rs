@@ -1,15 +1,76 @@
 //! The checks, each made once: a kernel is prepared (`Prepared`) the first
 //! time the builder sees it, found again by its descriptor address,
 //! descriptor and symbol; a launch shape of a prepared kernel is checked and
-//! kept as a template (`template.rs`) the first time it is seen.
+//! kept as a template (`template.rs`) the first time it is seen. A
+//! dispatch passed by value is resolved to its template here: the one the
+//! previous transition's memo expects next, or the last one resolved, by
+//! comparing the caller's values with its identity whole; else by look-up.
 
-use super::template::TemplateId;
+use super::template::TemplateIx;
 use super::IbBuilder;
 use crate::dispatch::{check_launch, KernelCode, Launch, Prepared};
 use crate::error::EncodeError;
 use crate::ib::KernelInfo;
 
 impl IbBuilder {
+    /// The template of a dispatch passed by value, and whether the caller
+    /// named the kernel by the string the template remembers (else the
+    /// template remembers this one now).
+    #[inline(always)]
+    pub(super) fn resolve(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        shape: (usize, u32),
+    ) -> Result<(TemplateIx, bool), EncodeError> {
+        let tables = &self.tables;
+        let expected = self
+            .last
+            .and_then(|last| tables.transitions.get(last.transition as usize))
+            .and_then(|x| tables.transitions.get(x.next[0].1 as usize))
+            .map_or(self.last_resolved, |next| next.template);
+        for t in [expected, self.last_resolved] {
+            if let Some(tpl) = tables.templates.get(t as usize) {
+                if tpl.matches(code, launch, shape) {
+                    self.last_resolved = t;
+                    return Ok((t, true));
+                }
+            }
+        }
+        self.resolve_slow(code, launch, shape)
+    }
+
+    #[inline(never)]
+    fn resolve_slow(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        shape: (usize, u32),
+    ) -> Result<(TemplateIx, bool), EncodeError> {
+        let t = self.template_of(code, launch, shape)?;
+        let same = self.tables.templates[t as usize].matches(code, launch, shape);
+        if !same {
+            self.tables.remember_symbol(t, code);
+        }
+        self.last_resolved = t;
+        Ok((t, same))
+    }
+
+    /// The template of `code` launched as `launch` with kernarg `shape`
+    /// (length, alignment), checked and made now if it is new.
+    pub(super) fn template_of(
+        &mut self,
+        code: &KernelCode<'_>,
+        launch: &Launch,
+        shape: (usize, u32),
+    ) -> Result<TemplateIx, EncodeError> {
+        let k = self.kernel_index(code)?;
+        match self.tables.find(k as u32, launch, shape) {
+            Some(t) => Ok(t),
+            None => self.new_template(k, code, launch, shape),
+        }
+    }
+
     /// Check a launch of prepared kernel `k` with a kernarg shape and
     /// remember it as a template.
     pub(super) fn new_template(
@@ -18,7 +79,7 @@ impl IbBuilder {
         code: &KernelCode<'_>,
         launch: &Launch,
         (len, align): (usize, u32),
-    ) -> Result<TemplateId, EncodeError> {
+    ) -> Result<TemplateIx, EncodeError> {
         let p = self.prepared[k];
         let st = check_launch(&p, launch, code.symbol)?;
         if p.kernarg_ptr {

@@ -4,18 +4,16 @@
 //! offset until `finish`) put in. A repeat with a shared kernarg block
 //! (immutable image, or alignment above 16) goes through the one emitter.
 //!
-//! Which transition comes next is guessed from the last two (a decode
-//! step's rmsnorm is followed by one projection or the other depending on
-//! where in the layer it is), and the guess is checked whole: the previous
-//! dispatch's template, the pending boundary, and the caller's kernel,
-//! launch and kernarg shape against the template's identity. A wrong guess
-//! falls back to a look-up, and anything not cached to the general path.
+//! The dispatch comes as a template (`IbBuilder::intern`, or found from
+//! the caller's values by `resolve`), so which transition it takes is one
+//! comparison with the previous transition's memo of what followed it
+//! (`Templates::next_step`); a miss falls back to a look-up, and anything
+//! not cached to the general path.
 
 use super::run::Run;
-use super::template::{Next, TemplateId, TransitionId, SHORT};
+use super::template::{TemplateIx, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
-use crate::dispatch::{KernelCode, Launch};
 use crate::elide::TAG_KERNARG_LO;
 use crate::emit;
 use crate::ib::{DispatchId, DispatchSite};
@@ -25,19 +23,15 @@ use crate::ib::{DispatchId, DispatchSite};
 pub(super) const MAX_REPEAT_DWORDS: usize = 10 + 3 + 5;
 /// `Last::transition` of a dispatch that took no cached transition.
 pub(super) const NO_TRANSITION: TransitionId = TransitionId::MAX;
-/// Slots of the table of guesses (direct-mapped on the last two
-/// transitions; a collision costs a look-up, never a wrong dispatch).
-const GUESS_SLOTS: usize = 512;
 
 /// The previous dispatch, while the registers it programmed are what the
 /// shadow holds (or will once `IbBuilder::sync_shadow` brings it up to
 /// date).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Last {
-    pub template: TemplateId,
-    /// The transition it took and the one before it (`NO_TRANSITION`).
+    pub template: TemplateIx,
+    /// The transition it took (`NO_TRANSITION`: none).
     pub transition: TransitionId,
-    pub before: TransitionId,
     /// Its kernarg block's offset.
     pub koff: u32,
     /// Repeats of `template` (the same kernel, by the same symbol string,
@@ -77,66 +71,40 @@ pub(super) fn repeat_budget(
     by_room.min(by_image).min(by_ids).min(u32::MAX as usize) as u32
 }
 
-/// Fibonacci hashing of the pair: every bit of both ids reaches the top
-/// bits, which pick the slot.
-#[inline(always)]
-fn guess_slot(before: TransitionId, transition: TransitionId) -> usize {
-    let pair = (before as u64) << 32 | transition as u64;
-    let h = pair.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> (64 - GUESS_SLOTS.trailing_zeros())) as usize
-}
-
-/// The guesses, allocated with the first transition.
-#[derive(Debug, Default)]
-pub(super) struct Guesses {
-    slots: Vec<Option<Next>>,
-}
-
-impl Guesses {
-    #[inline(always)]
-    fn get(&self, last: &Last) -> Option<Next> {
-        *self.slots.get(guess_slot(last.before, last.transition))?
-    }
-
-    pub fn set(&mut self, last: &Last, next: Next) {
-        if self.slots.is_empty() {
-            self.slots = vec![None; GUESS_SLOTS];
-        }
-        self.slots[guess_slot(last.before, last.transition)] = Some(next);
-    }
-}
-
 impl IbBuilder {
-    /// Record the dispatch on the fast path, or return `None` (having
-    /// changed nothing) when the general path must take it.
+    /// Record a dispatch of template `t` on the fast path, or return
+    /// `None` (having changed nothing) when the general path must take it.
+    /// `named_same`: the caller named the kernel by the string the
+    /// template remembers (a repeat must, see `Last::budget`).
     #[inline(always)]
     pub(super) fn try_fast(
         &mut self,
-        code: &KernelCode<'_>,
-        launch: &Launch,
+        t: TemplateIx,
+        named_same: bool,
         kernarg: &[u8],
-        kernarg_align: u32,
     ) -> Option<DispatchId> {
-        let shape = (kernarg.len(), kernarg_align);
-        if self.run.count > 0 {
-            if let Some(id) = self.continue_run(code, launch, kernarg, shape) {
+        if self.run.count > 0 && named_same && t == self.run.template {
+            if let Some(id) = self.continue_run(kernarg) {
                 return Some(id);
             }
         }
-        let last = self.last?;
-        if let Some(n) = self.guesses.get(&last) {
-            if n.from == last.template
-                && n.boundary == self.pending
-                && self.tables.templates[n.template as usize].matches(code, launch, shape)
-            {
-                return self.record_fast(last, n, n.template == last.template, kernarg);
-            }
+        // Fields, not the whole `Last`: a wide load of what was just
+        // stored field by field stalls on store forwarding.
+        let (from, before) = match &self.last {
+            Some(last) => (last.template, last.transition),
+            None => return None,
+        };
+        let repeat = named_same && t == from;
+        if !self.tables.templates[t as usize].fresh {
+            // Shared blocks are only fast for repeats.
+            return if repeat {
+                self.repeat_shared(kernarg)
+            } else {
+                None
+            };
         }
-        let t = &self.tables.templates[last.template as usize];
-        if !t.fresh && t.matches(code, launch, shape) {
-            return self.repeat_shared(last, kernarg, kernarg_align);
-        }
-        self.look_up(last, code, launch, kernarg, kernarg_align)
+        let x = self.tables.next_step(from, before, self.pending, t)?;
+        self.record_fast(before, t, x, repeat, kernarg)
     }
 
     /// One more of the open run: the same template after the same boundary
@@ -144,26 +112,16 @@ impl IbBuilder {
     /// at the second dispatch taking a transition, which is then from that
     /// template to itself).
     #[inline(always)]
-    fn continue_run(
-        &mut self,
-        code: &KernelCode<'_>,
-        launch: &Launch,
-        kernarg: &[u8],
-        shape: (usize, u32),
-    ) -> Option<DispatchId> {
+    fn continue_run(&mut self, kernarg: &[u8]) -> Option<DispatchId> {
         let r = self.run;
         let last = self.last.as_mut()?;
         let left = last.budget.filter(|&left| left > 0)?;
-        if self.pending != r.boundary
-            || !self.tables.templates[r.template as usize].matches(code, launch, shape)
-        {
+        if self.pending != r.boundary {
             return None;
         }
         let id = self.sites.len() + r.count as usize;
         let koff = self.kernargs.push_fresh(kernarg);
         last.budget = Some(left - 1);
-        // (`before` is the run's transition already: the run opened at
-        // its second dispatch.)
         last.koff = koff;
         self.pending = None;
         self.run.count += 1;
@@ -188,53 +146,23 @@ impl IbBuilder {
         repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
     }
 
-    /// The fast path when the guess was wrong: find the template and the
-    /// transition, or the repeat with a shared block.
-    #[inline(never)]
-    fn look_up(
-        &mut self,
-        last: Last,
-        code: &KernelCode<'_>,
-        launch: &Launch,
-        kernarg: &[u8],
-        kernarg_align: u32,
-    ) -> Option<DispatchId> {
-        let shape = (kernarg.len(), kernarg_align);
-        let k = self.find_kernel(code)?;
-        let t = self.tables.find(k as u32, launch, shape)?;
-        let tpl = &self.tables.templates[t as usize];
-        // Shared blocks are only fast for repeats, caught above.
-        if !tpl.fresh {
-            return None;
-        }
-        let same = tpl.matches(code, launch, shape);
-        let transition = self.tables.step(last.template, self.pending, t)?;
-        if !same {
-            self.tables.remember_symbol(t, code);
-        }
-        let next = Next {
-            from: last.template,
-            boundary: self.pending,
-            template: t,
-            transition,
-        };
-        self.guesses.set(&last, next);
-        // A repeat names the kernel by the same string (see `Last::budget`).
-        self.record_fast(last, next, same && t == last.template, kernarg)
-    }
-
-    /// Write a dispatch taking transition `next` after `last` (`repeat`: of
-    /// the same template, with the same symbol string).
+    /// Write a dispatch of template `t` taking transition `x` after the
+    /// previous dispatch, which took `before` (`repeat`: of the same
+    /// template, named by the same string).
     #[inline(always)]
     fn record_fast(
         &mut self,
-        last: Last,
-        next: Next,
+        before: TransitionId,
+        t: TemplateIx,
+        x: TransitionId,
         repeat: bool,
         kernarg: &[u8],
     ) -> Option<DispatchId> {
         let dispatches = self.dispatch_count();
-        let left = if repeat { self.budget_left(&last) } else { 0 };
+        let left = match &self.last {
+            Some(last) if repeat => self.budget_left(last),
+            _ => 0,
+        };
         let budget = if left > 0 {
             Some(left - 1)
         } else {
@@ -250,29 +178,27 @@ impl IbBuilder {
             None
         };
         let koff = self.kernargs.push_fresh(kernarg);
-        self.pending = None;
-        let len = self.tables.transitions[next.transition as usize].len as usize;
-        if self.run.count > 0 && self.run.transition == next.transition {
+        let boundary = self.pending.take();
+        if self.run.count > 0 && self.run.transition == x {
             self.run.count += 1;
-        } else if last.transition == next.transition {
+        } else if before == x {
             // The second of a chain: the rest join it in a run.
             self.flush_run(None);
             self.run = Run {
-                transition: next.transition,
-                template: next.template,
-                boundary: next.boundary,
-                len: len as u32,
+                transition: x,
+                template: t,
+                boundary,
+                len: self.tables.transitions[x as usize].len,
                 first_kernarg: koff,
                 count: 1,
             };
         } else {
             self.flush_run(None);
-            self.write_now(next.transition, koff);
+            self.write_now(x, koff);
         }
         self.last = Some(Last {
-            template: next.template,
-            transition: next.transition,
-            before: last.transition,
+            template: t,
+            transition: x,
             koff,
             budget,
         });
@@ -311,8 +237,10 @@ impl IbBuilder {
 
     /// A repeat whose kernarg block may be shared (immutable image) or
     /// needs more than 16-byte alignment: placed and written at once.
-    fn repeat_shared(&mut self, last: Last, kernarg: &[u8], align: u32) -> Option<DispatchId> {
+    fn repeat_shared(&mut self, kernarg: &[u8]) -> Option<DispatchId> {
+        let last = self.last?;
         let left = self.budget_left(&last);
+        let align = self.tables.templates[last.template as usize].kernarg_align;
         // (A template the fast path follows has a kernarg pointer.)
         let lo = self.tables.templates[last.template as usize].lo_register()?;
         if left == 0 {

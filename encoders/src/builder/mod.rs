@@ -1,43 +1,47 @@
 //! `IbBuilder`: records dispatches and boundaries into PM4, then
 //! `finish(kernarg_base)` fills in the kernarg pointers and returns the
-//! segments. Every dword is written once, in recording order. The general
-//! path checks a dispatch (each kernel once, each launch shape once: the
-//! result is a template, `template.rs`), writes the registers that changed
-//! and DISPATCH_DIRECT through the one emitter (`emit_dispatch`), and
+//! segments. Every dword is written once, in recording order. A dispatch is
+//! of a template (`template.rs`): one checked (kernel, launch, kernarg
+//! length and alignment), interned under an id the caller keeps
+//! (`intern`, then `dispatch_template`) or found from the caller's values
+//! (`dispatch`, `check.rs`). The general path (`general.rs`) writes the
+//! registers that changed and DISPATCH_DIRECT through the one emitter and
 //! caches what it wrote as the transition from the previous dispatch's
 //! template. A dispatch whose transition is cached takes the fast path
-//! (`fast.rs`): its kernarg copy, a few comparisons and a copy of the
+//! (`fast.rs`): its kernarg copy, a comparison or two and a copy of the
 //! transition's words; from the second of a chain of the same dispatch on,
 //! only a count in the open run (`run.rs`), whose words are written in one
 //! pass when it ends. A kernel that reads its dispatch packet, and full
 //! state, always take the general path. Low kernarg-pointer dwords written
-//! before `finish` hold offsets from the base, which `finish` adds (a run
-//! open at `finish` is written with the final pointers).
+//! before `finish` hold offsets from the base, which `finish` adds
+//! (`finish.rs`; a run open at `finish` is written with the final
+//! pointers).
 
 mod check;
 mod fast;
+mod finish;
+mod general;
 mod run;
 mod template;
 mod transfer;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::{Family, Limits, TargetFacts};
 
-use crate::boundary::{emit_epilogue, emit_prologue, BoundaryKind, EPILOGUE_DWORDS};
+use crate::boundary::{emit_prologue, BoundaryKind};
 use crate::dispatch::{KernelCode, Launch, Prepared};
-use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN, KERNARG_ADDRESS_OFFSET};
-use crate::elide::{ShShadow, TAG_KERNARG_HI};
-use crate::emit;
+use crate::elide::ShShadow;
 use crate::error::EncodeError;
-use crate::ib::{DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, Segment};
+use crate::ib::{DispatchId, DispatchSite, KernargLayout, KernelInfo, Segment};
 use crate::kernarg::{KernargImage, MIN_KERNARG_ALIGN};
 use crate::packet::MAX_IB_DWORDS;
-use crate::regs::off;
 use crate::stream_order::{self, StreamWords};
 use crate::writer::DwordWriter;
-use fast::{Guesses, Last, NO_TRANSITION};
+use fast::{Last, NO_TRANSITION};
 use run::{PatchRun, Run};
-use template::{Next, TemplateId, Templates, STATE_RUNS, USER_AT};
+use template::{TemplateIx, Templates};
 
 /// Environment variable that forces `full_state` when set to `1`.
 pub const FULL_STATE_ENV: &str = "RELAUNCH_PM4_FULL_STATE";
@@ -72,8 +76,23 @@ impl Default for EncodeOptions {
     }
 }
 
+/// A checked (kernel, launch, kernarg length and alignment) of one
+/// builder (`IbBuilder::intern`): what `IbBuilder::dispatch_template`
+/// records a dispatch of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TemplateId {
+    /// The builder's serial (`NEXT_SERIAL`): another builder's id is refused.
+    builder: u64,
+    index: TemplateIx,
+}
+
+/// Serial of the next builder made.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(0);
+
 /// Records one IB. See the module docs and `docs/pm4.md`.
 pub struct IbBuilder {
+    /// This builder's serial, in its `TemplateId`s.
+    serial: u64,
     /// A name for the IB in dumps and logs (e.g. `lane1`); not encoded.
     label: Option<String>,
     family: Family,
@@ -87,7 +106,6 @@ pub struct IbBuilder {
     shadow: ShShadow,
     /// Every checked launch shape and cached transition.
     tables: Templates,
-    guesses: Guesses,
     /// The previous dispatch, while the next may take the fast path.
     last: Option<Last>,
     /// Fast-path dispatches not written yet (`run.rs`).
@@ -98,6 +116,8 @@ pub struct IbBuilder {
     descriptors: Vec<KernelDescriptor>,
     kernels: Vec<KernelInfo>,
     last_kernel: usize,
+    /// The template `resolve` found last (`TemplateIx::MAX`: none yet).
+    last_resolved: TemplateIx,
     /// Address and length of the symbol string last matched to
     /// `last_kernel`: the same string again skips the byte comparison.
     last_symbol: (usize, usize),
@@ -125,13 +145,6 @@ pub struct IbBuilder {
     profile: Option<crate::profile::Profile>,
 }
 
-/// Where `emit_dispatch` wrote a dispatch's placeholders and packet.
-struct Written {
-    lo: Option<usize>,
-    hi: Option<usize>,
-    dispatch: usize,
-}
-
 impl IbBuilder {
     /// Names the IB for dumps and logs (e.g. its lane); not encoded.
     pub fn set_label(&mut self, label: impl Into<String>) {
@@ -150,9 +163,11 @@ impl IbBuilder {
         self.label.as_deref()
     }
 
-    /// A builder for `family`, checking launches against the limits every
-    /// target of the family allows. `RELAUNCH_PM4_FULL_STATE=1` forces full
-    /// state.
+    /// A builder for any target of `family`, checking launches against the
+    /// limits every one of them allows: for IBs made before (or without) a
+    /// device, as tests and the benchmarks make them. A device's IBs are
+    /// built for its target (`for_target`). `RELAUNCH_PM4_FULL_STATE=1`
+    /// forces full state.
     pub fn new(family: Family, opts: EncodeOptions) -> Self {
         Self::with_stream(family, Limits::of_family(family), opts, None)
     }
@@ -162,18 +177,18 @@ impl IbBuilder {
         Self::with_stream(target.family, target.limits, opts, None)
     }
 
-    /// A builder whose IB is ordered with another queue's work through
-    /// `words`: it waits for (and closes) the gate before its prologue and
-    /// writes done after its epilogue (see `stream_order.rs`).
+    /// A builder for one target whose IB is ordered with another queue's
+    /// work through `words`: it waits for (and closes) the gate before its
+    /// prologue and writes done after its epilogue (see `stream_order.rs`).
     pub fn new_stream_ordered(
-        family: Family,
+        target: &TargetFacts,
         opts: EncodeOptions,
         words: StreamWords,
     ) -> Result<Self, EncodeError> {
         crate::stream_order::check(words)?;
         Ok(Self::with_stream(
-            family,
-            Limits::of_family(family),
+            target.family,
+            target.limits,
             opts,
             Some(words),
         ))
@@ -201,6 +216,7 @@ impl IbBuilder {
         }
         emit_prologue(&mut w);
         IbBuilder {
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             label: None,
             family,
             limits,
@@ -211,7 +227,6 @@ impl IbBuilder {
             segment_first_dispatch: 0,
             shadow: ShShadow::new(),
             tables: Templates::default(),
-            guesses: Guesses::default(),
             last: None,
             run: Run::default(),
             pending: None,
@@ -219,6 +234,7 @@ impl IbBuilder {
             descriptors: Vec::new(),
             kernels: Vec::new(),
             last_kernel: 0,
+            last_resolved: TemplateIx::MAX,
             last_symbol: (0, 0),
             kernargs: KernargImage::new(opts.kernargs_immutable),
             sites: Vec::new(),
@@ -293,6 +309,8 @@ impl IbBuilder {
 
     /// Record one dispatch of `code` with `kernarg` bytes (copied into the
     /// kernarg image at an offset aligned to max(16, `kernarg_align`)).
+    /// The same as `intern` then `dispatch_template`, with the template
+    /// found from the values each time.
     #[inline]
     pub fn dispatch(
         &mut self,
@@ -301,310 +319,77 @@ impl IbBuilder {
         kernarg: &[u8],
         kernarg_align: u32,
     ) -> Result<DispatchId, EncodeError> {
-        if let Some(id) = self.try_fast(code, launch, kernarg, kernarg_align) {
-            return Ok(id);
-        }
-        self.dispatch_general(code, launch, kernarg, kernarg_align)
+        let (t, named_same) = match self.resolve(code, launch, (kernarg.len(), kernarg_align)) {
+            Ok(found) => found,
+            Err(e) => return Err(self.refuse(e)),
+        };
+        self.record(t, named_same, kernarg)
     }
 
-    /// Every dispatch the fast path does not take: finds or makes its
-    /// template (the checks), writes what changed, and caches that as the
-    /// transition from the previous dispatch where it may.
-    #[inline(never)]
-    fn dispatch_general(
+    /// Check `code` launched as `launch` with kernarg blocks of
+    /// `kernarg_len` bytes aligned to max(16, `kernarg_align`) (each kernel
+    /// once, each such shape once), and return its template: then
+    /// `dispatch_template(id, kernarg)` records a dispatch of it with one
+    /// comparison for its identity. The id is this builder's only.
+    pub fn intern(
         &mut self,
         code: &KernelCode<'_>,
         launch: &Launch,
-        kernarg: &[u8],
+        kernarg_len: usize,
         kernarg_align: u32,
+    ) -> Result<TemplateId, EncodeError> {
+        let index = self.template_of(code, launch, (kernarg_len, kernarg_align))?;
+        Ok(TemplateId {
+            builder: self.serial,
+            index,
+        })
+    }
+
+    /// Record one dispatch of template `id` (from this builder's `intern`)
+    /// with `kernarg`, which must be as long as the template says.
+    #[inline]
+    pub fn dispatch_template(
+        &mut self,
+        id: TemplateId,
+        kernarg: &[u8],
     ) -> Result<DispatchId, EncodeError> {
-        let before = self.last;
-        // Until a dispatch is recorded here, the next one looks here too.
+        if id.builder != self.serial {
+            return Err(self.refuse(EncodeError::ForeignTemplate));
+        }
+        let t = id.index;
+        let tpl = &self.tables.templates[t as usize];
+        if kernarg.len() != tpl.kernarg_len as usize {
+            let e = EncodeError::KernargLengthMismatch {
+                symbol: self.kernels[tpl.kernel as usize].symbol.clone(),
+                template: tpl.kernarg_len as usize,
+                got: kernarg.len(),
+            };
+            return Err(self.refuse(e));
+        }
+        self.record(t, true, kernarg)
+    }
+
+    /// Record a dispatch of template `t` (`named_same`: see `try_fast`).
+    #[inline(always)]
+    fn record(
+        &mut self,
+        t: TemplateIx,
+        named_same: bool,
+        kernarg: &[u8],
+    ) -> Result<DispatchId, EncodeError> {
+        if let Some(id) = self.try_fast(t, named_same, kernarg) {
+            return Ok(id);
+        }
+        self.dispatch_general(t, named_same, kernarg)
+    }
+
+    /// A refused dispatch: the next one looks again where the general path
+    /// would (its room check), as if this one had been recorded there.
+    #[cold]
+    fn refuse(&mut self, e: EncodeError) -> EncodeError {
         if let Some(last) = &mut self.last {
             last.budget = Some(0);
         }
-        let k = self.kernel_index(code)?;
-        let shape = (kernarg.len(), kernarg_align);
-        let (t, same) = match self.tables.find(k as u32, launch, shape) {
-            Some(t) => {
-                let same = self.tables.templates[t as usize].matches(code, launch, shape);
-                self.tables.remember_symbol(t, code);
-                (t, same)
-            }
-            None => (self.new_template(k, code, launch, shape)?, false),
-        };
-        // A repeat within its budget whose transition is not cached yet:
-        // where the segment is cut must not depend on the cache.
-        let kept_budget = match before {
-            Some(b) if same && b.template == t => match self.budget_left(&b) {
-                0 => None,
-                left => Some(left - 1),
-            },
-            _ => None,
-        };
-        let id = self.dispatch_count();
-        if id >= u32::MAX as usize {
-            return Err(EncodeError::TooManyDispatches { max: u32::MAX - 1 });
-        }
-        let id = id as u32;
-        let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
-        let p = &self.prepared[k];
-        let packet = if p.dispatch_ptr {
-            let image =
-                DispatchPacketImage::for_launch(p.kd_address, launch, p.static_lds, koff.into());
-            let (at, _) = self
-                .kernargs
-                .place(&image.to_bytes(), DISPATCH_PACKET_ALIGN)?;
-            self.packets.push((id, at));
-            Some(at)
-        } else {
-            None
-        };
-
-        // The run's words come before this dispatch's.
-        self.flush_run(None);
-        if kept_budget.is_none()
-            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
-        {
-            self.close_segment();
-        } else {
-            self.sync_shadow();
-        }
-        let start = self.w.len();
-        let boundary = self.pending.take();
-        if let Some(b) = boundary {
-            if id > 0 {
-                b.emit(&mut self.w);
-            }
-        }
-        let written = self.emit_dispatch(t, koff, packet);
-        debug_assert!(self.w.len() + EPILOGUE_DWORDS <= self.limit);
-        let tpl = &self.tables.templates[t as usize];
-        self.sites.push(DispatchSite {
-            segment: self.segments.len() as u32,
-            dispatch_dword: written.dispatch as u32,
-            kernarg_offset: koff,
-            kernarg_len: klen,
-            kernel: tpl.kernel,
-        });
-        let prev = self.last.take();
-        let p = &self.prepared[k];
-        // A dispatch packet is placed per dispatch, so such a dispatch is
-        // never a transition the fast path could repeat.
-        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr {
-            // Nothing the next dispatch could repeat without looking.
-            return Ok(id);
-        }
-        let transition = match (prev, written.lo) {
-            (Some(p), Some(lo)) if self.tables.transition_allowed(p.template, t) => {
-                let step = (p.template, boundary, t);
-                let x = match self.tables.step(step.0, step.1, step.2) {
-                    Some(x) => x,
-                    None => {
-                        let hi = written.hi.map(|h| h - start);
-                        let words = &self.w.as_slice()[start..];
-                        let d = written.dispatch - start;
-                        let x = self.tables.add_transition(step, words, lo - start, hi, d);
-                        // IB room by the longest transition, for what
-                        // `reserve` announced (within the segment).
-                        let left = self.reserved.saturating_sub(self.sites.len());
-                        let longest = self.tables.longest as usize;
-                        let total = self.w.len().saturating_add(left.saturating_mul(longest));
-                        self.w.reserve_total(total.min(self.limit));
-                        x
-                    }
-                };
-                let next = Next {
-                    from: p.template,
-                    boundary,
-                    template: t,
-                    transition: x,
-                };
-                self.guesses.set(&p, next);
-                x
-            }
-            _ => NO_TRANSITION,
-        };
-        self.last = Some(Last {
-            template: t,
-            transition,
-            before: prev.map_or(NO_TRANSITION, |p| p.transition),
-            koff,
-            budget: kept_budget,
-        });
-        Ok(id)
-    }
-
-    /// The one emitter of a dispatch: write template `t`'s registers with
-    /// its kernarg block at `koff` (and its dispatch packet at `packet`)
-    /// where the shadow says they changed (all of them in full state), then
-    /// DISPATCH_DIRECT. Low pointer dwords (offsets until `finish`) and high
-    /// ones (filled at `finish`) are noted for patching.
-    fn emit_dispatch(&mut self, t: TemplateId, koff: u32, packet: Option<u32>) -> Written {
-        let full = self.opts.full_state;
-        let tpl = &self.tables.templates[t as usize];
-        let image = tpl.image(koff, packet);
-        let segment = self.segments.len() as u32;
-        let (sh, w) = (&mut self.shadow, &mut self.w);
-        for (first, from, to) in STATE_RUNS {
-            sh.write_tagged(w, first, &image[from..to], full, |_, _| {});
-        }
-        let (mut lo, mut hi) = (None, None);
-        let (lo_pointer, hi_pointer) = (&mut self.lo_pointer, &mut self.hi_pointer);
-        let user = &image[USER_AT..USER_AT + tpl.user];
-        sh.write_tagged(w, off::COMPUTE_USER_DATA_0, user, full, |pos, tag| {
-            if tag & TAG_KERNARG_HI != 0 {
-                hi_pointer.push((segment, pos as u32));
-                hi = Some(pos);
-            } else {
-                lo_pointer.push(pos as u32);
-                lo = Some(pos);
-            }
-        });
-        let dispatch = w.len();
-        emit::dispatch_direct(w, tpl.st.groups, tpl.initiator);
-        Written { lo, hi, dispatch }
-    }
-
-    /// Bring the shadow up to date with the previous dispatch, whose words
-    /// the fast path copied without it. Every dispatch since the general
-    /// path last wrote programmed the same registers (transitions keep the
-    /// USER_DATA count), so the previous one's values are the shadow's.
-    fn sync_shadow(&mut self) {
-        if let Some(last) = self.last {
-            let t = &self.tables.templates[last.template as usize];
-            let image = t.image(last.koff, None);
-            for (first, from, to) in STATE_RUNS {
-                self.shadow.assign(first, &image[from..to]);
-            }
-            self.shadow
-                .assign(off::COMPUTE_USER_DATA_0, &image[USER_AT..USER_AT + t.user]);
-        }
-    }
-
-    /// Forget the previous dispatch (the shadow brought up to date), so the
-    /// next one takes the general path: what an emitter of other packets
-    /// between dispatches (`transfer.rs`) calls before it writes.
-    fn end_repeat(&mut self) {
-        self.flush_run(None);
-        self.sync_shadow();
-        self.last = None;
-    }
-
-    /// Close the last segment with the epilogue, fill in kernarg pointers for
-    /// a kernarg block at `kernarg_base`, and return the IB.
-    pub fn finish(mut self, kernarg_base: u64) -> Result<EncodedIb, EncodeError> {
-        if self.dispatch_count() == 0 {
-            return Err(EncodeError::Empty);
-        }
-        let layout = self.kernarg_layout();
-        if kernarg_base % layout.align as u64 != 0 {
-            return Err(EncodeError::MisalignedKernargBase {
-                base: kernarg_base,
-                align: layout.align,
-            });
-        }
-        if layout.within_4gib {
-            let last = kernarg_base.checked_add(layout.bytes.max(1) - 1).ok_or(
-                EncodeError::KernargCrosses4GiB {
-                    base: kernarg_base,
-                    bytes: layout.bytes,
-                },
-            )?;
-            if last >> 32 != kernarg_base >> 32 {
-                return Err(EncodeError::KernargCrosses4GiB {
-                    base: kernarg_base,
-                    bytes: layout.bytes,
-                });
-            }
-        }
-        // Low dwords hold offsets below the image size; the block does not
-        // cross a 4 GiB boundary (checked above: low pointer dwords exist only
-        // where high ones do), so adding the base's low dword cannot carry.
-        let base_lo = kernarg_base as u32;
-        // The open run is written now, with final pointers.
-        self.flush_run(Some(kernarg_base));
-        self.last = None;
-        self.pending = None;
-        emit_epilogue(&mut self.w, self.family);
-        if let Some(words) = self.stream {
-            stream_order::emit_done(&mut self.w, words);
-        }
-        self.push_segment();
-        let mut from = 0;
-        for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
-            let d = &mut seg.dwords[..];
-            for &pos in &self.lo_pointer[from..end] {
-                d[pos as usize] = d[pos as usize].wrapping_add(base_lo);
-            }
-            from = end;
-        }
-        for run in &self.lo_runs {
-            let d = &mut self.segments[run.segment as usize].dwords[..];
-            let mut pos = run.first as usize;
-            for _ in 0..run.count {
-                d[pos] = d[pos].wrapping_add(base_lo);
-                pos += run.stride as usize;
-            }
-        }
-        for &(segment, pos) in &self.hi_pointer {
-            self.segments[segment as usize].dwords[pos as usize] = (kernarg_base >> 32) as u32;
-        }
-        let mut image = self.kernargs.into_bytes();
-        // Shared (immutable) packets appear once per dispatch: fix each once.
-        let mut fixed: Vec<u32> = self.packets.iter().map(|&(_, at)| at).collect();
-        fixed.sort_unstable();
-        fixed.dedup();
-        for at in fixed {
-            let field = at as usize + KERNARG_ADDRESS_OFFSET;
-            let slot: &mut [u8; 8] = (&mut image[field..field + 8])
-                .try_into()
-                .expect("packet images are 64 bytes inside the kernarg image");
-            *slot = u64::from_le_bytes(*slot)
-                .wrapping_add(kernarg_base)
-                .to_le_bytes();
-        }
-        tracing::debug!(
-            family = %self.family,
-            dispatches = self.sites.len(),
-            segments = self.segments.len(),
-            kernarg_bytes = image.len(),
-            "pm4 ib finished"
-        );
-        let mut ib = EncodedIb {
-            family: self.family,
-            segments: self.segments,
-            kernarg_image: image,
-            kernarg_base,
-            sites: self.sites,
-            dispatch_packets: self.packets,
-            kernels: self.kernels,
-            kernargs_shared: self.opts.kernargs_immutable,
-        };
-        if let Some(profile) = self.profile {
-            crate::profile::splice(&mut ib, profile, self.stream.is_some())?;
-        }
-        Ok(ib)
-    }
-
-    fn push_segment(&mut self) {
-        let first = self.segment_first_dispatch;
-        let count = self.sites.len() as u32 - first;
-        self.segments.push(Segment {
-            dwords: self.w.take(),
-            first_dispatch: first,
-            dispatch_count: count,
-        });
-        self.lo_pointer_ends.push(self.lo_pointer.len());
-        self.segment_first_dispatch = self.sites.len() as u32;
-    }
-
-    /// End the current segment (no epilogue: only the last one carries it)
-    /// and start the next with the prologue and no remembered state.
-    fn close_segment(&mut self) {
-        self.last = None;
-        self.push_segment();
-        emit_prologue(&mut self.w);
-        self.shadow.reset();
+        e
     }
 }

@@ -6,7 +6,7 @@
 //! when the run ends early, with the final kernarg pointers when it ends
 //! at `finish`, so a steady chain's IB is written once and never patched.
 
-use super::template::{TemplateId, TransitionId, SHORT};
+use super::template::{TemplateIx, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::BoundaryKind;
 use crate::ib::DispatchSite;
@@ -28,7 +28,7 @@ pub(super) struct PatchRun {
 pub(super) struct Run {
     pub transition: TransitionId,
     /// The transition's template (repeating), boundary and dwords.
-    pub template: TemplateId,
+    pub template: TemplateIx,
     pub boundary: Option<BoundaryKind>,
     pub len: u32,
     pub first_kernarg: u32,

@@ -11,10 +11,9 @@
 //! once; a transition is cached only where they cannot depend on anything
 //! else (see `Templates::transition_allowed`).
 
-use std::collections::HashMap;
-
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_facts::Family;
+use rustc_hash::FxHashMap;
 
 use crate::boundary::BoundaryKind;
 use crate::dispatch::{KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE};
@@ -22,7 +21,9 @@ use crate::elide::{TAG_KERNARG_HI, TAG_KERNARG_LO};
 use crate::kernarg::MIN_KERNARG_ALIGN;
 use crate::regs::off;
 
-pub(super) type TemplateId = u32;
+/// Index of a template in the builder's table (`TemplateId` is the
+/// caller's handle on one).
+pub(super) type TemplateIx = u32;
 pub(super) type TransitionId = u32;
 
 /// First register and index range in `Template::image` of each run of
@@ -149,6 +150,11 @@ impl Template {
         wide | narrow as u64 == 0
     }
 
+    /// The launch the template was checked with.
+    pub fn launch(&self) -> &Launch {
+        &self.identity.launch
+    }
+
     /// The register holding the kernarg pointer's low dword, if any.
     pub fn lo_register(&self) -> Option<u16> {
         self.lo
@@ -179,6 +185,8 @@ pub(super) const SHORT: usize = 32;
 /// of its template to write it out.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Transition {
+    /// The template it writes a dispatch of.
+    pub template: TemplateIx,
     pub kernel: u32,
     pub kernarg_len: u32,
     /// Bytes one fresh block takes (its length padded to 16).
@@ -191,25 +199,38 @@ pub(super) struct Transition {
     pub lo_at: u32,
     pub hi_at: Option<u32>,
     pub dispatch_at: u32,
+    /// The last two steps taken after this one (`step_key`, newest first)
+    /// and their transitions: the next dispatch is found with a comparison
+    /// or two while the stream repeats, also where one transition has two
+    /// successors (a decode step's shared norm kernel is followed by one
+    /// projection or the other); a miss costs a look-up, never a wrong
+    /// dispatch.
+    pub next: [(u64, TransitionId); 2],
 }
 
-/// A transition and what a dispatch must bring to take it (the guess of
-/// what follows a dispatch, `fast.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Next {
-    pub from: TemplateId,
-    pub boundary: Option<BoundaryKind>,
-    pub template: TemplateId,
-    pub transition: TransitionId,
+/// `Transition::next_key` of a transition with no memo yet.
+const NO_STEP: u64 = u64::MAX;
+
+/// The step to template `to` after `boundary`, as one number (below
+/// `NO_STEP`).
+#[inline(always)]
+fn step_key(boundary: Option<BoundaryKind>, to: TemplateIx) -> u64 {
+    let b = match boundary {
+        None => 0,
+        Some(BoundaryKind::Wait) => 1,
+        Some(BoundaryKind::RmwVmem) => 2,
+        Some(BoundaryKind::Rmw) => 3,
+    };
+    (to as u64) << 2 | b
 }
 
 /// Every template and transition of one builder.
 #[derive(Debug, Default)]
 pub(super) struct Templates {
     pub templates: Vec<Template>,
-    by_key: HashMap<(u32, Launch, usize, u32), TemplateId>,
+    by_key: FxHashMap<(u32, Launch, usize, u32), TemplateIx>,
     pub transitions: Vec<Transition>,
-    by_step: HashMap<(TemplateId, Option<BoundaryKind>, TemplateId), TransitionId>,
+    by_step: FxHashMap<(TemplateIx, Option<BoundaryKind>, TemplateIx), TransitionId>,
     /// Every transition's words, one after another, then `SHORT` zeros
     /// (so any transition's first `SHORT` dwords can be copied at once).
     words: Vec<u32>,
@@ -222,7 +243,7 @@ pub(super) struct Templates {
 impl Templates {
     /// The template of prepared kernel `kernel` with `launch` and `kernarg`
     /// (length, alignment), if one was made.
-    pub fn find(&self, kernel: u32, launch: &Launch, kernarg: (usize, u32)) -> Option<TemplateId> {
+    pub fn find(&self, kernel: u32, launch: &Launch, kernarg: (usize, u32)) -> Option<TemplateIx> {
         self.by_key
             .get(&(kernel, *launch, kernarg.0, kernarg.1))
             .copied()
@@ -240,7 +261,7 @@ impl Templates {
         st: LaunchState,
         kernarg: (usize, u32),
         fresh_image: bool,
-    ) -> TemplateId {
+    ) -> TemplateIx {
         let (len, align) = kernarg;
         let mut image = [0u64; IMAGE_LEN];
         image[..3].copy_from_slice(&launch.block.map(u64::from));
@@ -271,7 +292,7 @@ impl Templates {
         if fresh {
             self.max_stride = self.max_stride.max(stride as u32);
         }
-        let id = self.templates.len() as TemplateId;
+        let id = self.templates.len() as TemplateIx;
         self.templates.push(Template {
             identity: Identity::of(code, launch, kernarg),
             kernel,
@@ -291,7 +312,7 @@ impl Templates {
 
     /// Point template `t` at the caller's symbol string (same text, found by
     /// comparing it), so the next dispatch passing it matches at once.
-    pub fn remember_symbol(&mut self, t: TemplateId, code: &KernelCode<'_>) {
+    pub fn remember_symbol(&mut self, t: TemplateIx, code: &KernelCode<'_>) {
         let i = &mut self.templates[t as usize].identity;
         i.symbol = (code.symbol.as_ptr() as usize, code.symbol.len());
     }
@@ -303,17 +324,55 @@ impl Templates {
     /// `from`'s values for each, and both take fresh blocks (so both have a
     /// kernarg pointer, and its low dword always changes: a fresh block's
     /// offset is above every earlier one).
-    pub fn transition_allowed(&self, from: TemplateId, to: TemplateId) -> bool {
+    pub fn transition_allowed(&self, from: TemplateIx, to: TemplateIx) -> bool {
         let (f, t) = (&self.templates[from as usize], &self.templates[to as usize]);
         t.fresh && f.fresh && f.user == t.user
+    }
+
+    /// The transition a dispatch of `to` after `boundary` takes following
+    /// one of template `from` that took `last` (`NO_TRANSITION`: none), if
+    /// cached: `last`'s memo first, else the table (and the memo learns
+    /// it).
+    #[inline(always)]
+    pub fn next_step(
+        &mut self,
+        from: TemplateIx,
+        last: TransitionId,
+        boundary: Option<BoundaryKind>,
+        to: TemplateIx,
+    ) -> Option<TransitionId> {
+        let key = step_key(boundary, to);
+        if let Some(x) = self.transitions.get(last as usize) {
+            for (k, next) in x.next {
+                if k == key {
+                    return Some(next);
+                }
+            }
+        }
+        self.learn_step(from, last, boundary, to)
+    }
+
+    #[inline(never)]
+    fn learn_step(
+        &mut self,
+        from: TemplateIx,
+        last: TransitionId,
+        boundary: Option<BoundaryKind>,
+        to: TemplateIx,
+    ) -> Option<TransitionId> {
+        let next = self.step(from, boundary, to)?;
+        if let Some(x) = self.transitions.get_mut(last as usize) {
+            x.next = [(step_key(boundary, to), next), x.next[0]];
+        }
+        Some(next)
     }
 
     /// The transition from `from` to `to` across `boundary`, if cached.
     pub fn step(
         &self,
-        from: TemplateId,
+        from: TemplateIx,
         boundary: Option<BoundaryKind>,
-        to: TemplateId,
+        to: TemplateIx,
     ) -> Option<TransitionId> {
         self.by_step.get(&(from, boundary, to)).copied()
     }
@@ -322,7 +381,7 @@ impl Templates {
     /// after one of `from`) as their transition. Offsets are into `words`.
     pub fn add_transition(
         &mut self,
-        step: (TemplateId, Option<BoundaryKind>, TemplateId),
+        step: (TemplateIx, Option<BoundaryKind>, TemplateIx),
         words: &[u32],
         lo_at: usize,
         hi_at: Option<usize>,
@@ -332,6 +391,7 @@ impl Templates {
         let t = &self.templates[step.2 as usize];
         let start = self.words.len().saturating_sub(SHORT);
         self.transitions.push(Transition {
+            template: step.2,
             kernel: t.kernel,
             kernarg_len: t.kernarg_len,
             kernarg_stride: t.kernarg_len.div_ceil(16) * 16,
@@ -340,6 +400,7 @@ impl Templates {
             lo_at: lo_at as u32,
             hi_at: hi_at.map(|h| h as u32),
             dispatch_at: dispatch_at as u32,
+            next: [(NO_STEP, 0); 2],
         });
         self.longest = self.longest.max(words.len() as u32);
         self.words.truncate(start);

@@ -376,3 +376,59 @@ fn repeated_dispatches_keep_their_boundaries_and_pointers() {
         );
     }
 }
+
+/// Interned templates: a bad kernel is refused at `intern`, a block of
+/// another length or another builder's id at `dispatch_template` (nothing
+/// recorded), and what is recorded is what passing the values gives.
+#[test]
+fn interned_templates_check_their_shape_and_builder() {
+    let a = code("a", Family::Gfx12, counter_kd(true), 0x10_0040);
+    let mut b = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    let zero = Launch {
+        grid: [0, 1, 1],
+        ..L
+    };
+    assert!(matches!(
+        b.intern(&a, &zero, 8, 8),
+        Err(EncodeError::ZeroDimension { .. })
+    ));
+    let t = b.intern(&a, &L, 8, 8).unwrap();
+    assert_eq!(b.intern(&a, &L, 8, 8).unwrap(), t, "interned once");
+    assert_eq!(b.dispatch_template(t, &1u64.to_le_bytes()).unwrap(), 0);
+    let e = b.dispatch_template(t, &[0u8; 12]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            EncodeError::KernargLengthMismatch {
+                template: 8,
+                got: 12,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut other = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    let foreign = other.intern(&a, &L, 8, 8).unwrap();
+    assert_eq!(
+        b.dispatch_template(foreign, &2u64.to_le_bytes()),
+        Err(EncodeError::ForeignTemplate)
+    );
+    assert_eq!(b.dispatch_count(), 1, "refusals record nothing");
+    for i in 2..6u64 {
+        b.boundary(BoundaryKind::Rmw);
+        b.dispatch_template(t, &i.to_le_bytes()).unwrap();
+    }
+    let interned = b.finish(0x7F00_0000_0000).unwrap();
+
+    let mut v = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    for i in [1u64, 2, 3, 4, 5] {
+        if i > 1 {
+            v.boundary(BoundaryKind::Rmw);
+        }
+        v.dispatch(&a, &L, &i.to_le_bytes(), 8).unwrap();
+    }
+    let by_value = v.finish(0x7F00_0000_0000).unwrap();
+    assert_eq!(interned.segments, by_value.segments);
+    assert_eq!(interned.sites, by_value.sites);
+    assert_eq!(interned.kernarg_image, by_value.kernarg_image);
+}

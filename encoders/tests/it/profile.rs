@@ -32,7 +32,12 @@ fn record(n: u32, stream: bool, profile: Option<Profile>) -> Result<EncodedIb, E
             gate: 0x7F30_0000_0000,
             done: 0x7F30_0000_0004,
         };
-        IbBuilder::new_stream_ordered(Family::Gfx11, opts, words).unwrap()
+        IbBuilder::new_stream_ordered(
+            relaunch_facts::TargetFacts::lookup("gfx1100").unwrap(),
+            opts,
+            words,
+        )
+        .unwrap()
     } else {
         IbBuilder::new(Family::Gfx11, opts)
     };

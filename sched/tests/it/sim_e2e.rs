@@ -193,10 +193,10 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
     let plan = g.instantiate().unwrap();
     assert_eq!(plan.lane_count(), LANES);
     let (descriptor, kd_address) = (sim.descriptor, sim.sym.kernel_object);
-    let family = sim.device.family();
+    let facts = *sim.device.facts();
     let builder = |_| {
-        Ok(relaunch_encoders::IbBuilder::new(
-            family,
+        Ok(relaunch_encoders::IbBuilder::for_target(
+            &facts,
             EncodeOptions::default(),
         ))
     };

@@ -24,7 +24,7 @@ fn words(rig: &Rig) -> StreamWords {
 
 fn ordered_counter(rig: &Rig, counter: u64, w: StreamWords) -> Vec<u32> {
     let mut b =
-        IbBuilder::new_stream_ordered(rig.dev.family(), EncodeOptions::default(), w).unwrap();
+        IbBuilder::new_stream_ordered(rig.dev.facts(), EncodeOptions::default(), w).unwrap();
     for _ in 0..3 {
         rig.dispatch(&mut b, "counter", &linear(64, 32), &counter.to_le_bytes());
     }
@@ -98,7 +98,7 @@ fn wait_encodings_other_than_a_memory_compare_are_refused() {
 #[test]
 fn bad_words_are_refused_by_the_builder() {
     let e = IbBuilder::new_stream_ordered(
-        relaunch_device::Family::Gfx12,
+        relaunch_device::target::TargetFacts::lookup("gfx1201").unwrap(),
         EncodeOptions::default(),
         StreamWords { gate: 6, done: 64 },
     )

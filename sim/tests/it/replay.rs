@@ -391,7 +391,7 @@ fn segmented_counter(rig: &Rig, counter: u64, n: usize) -> Vec<PlacedIb> {
         max_segment_dwords: 256,
         ..EncodeOptions::default()
     };
-    let mut b = IbBuilder::new(rig.dev.family(), opts);
+    let mut b = IbBuilder::for_target(rig.dev.facts(), opts);
     for _ in 0..n {
         rig.dispatch(&mut b, "counter", &linear(1, 1), &counter.to_le_bytes());
         b.boundary(BoundaryKind::Rmw);

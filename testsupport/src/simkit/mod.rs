@@ -139,7 +139,7 @@ impl Rig {
     }
 
     pub fn builder(&self) -> IbBuilder {
-        IbBuilder::new(self.dev.family(), EncodeOptions::default())
+        IbBuilder::for_target(self.dev.facts(), EncodeOptions::default())
     }
 
     /// Device memory for kernel data.
