@@ -41,6 +41,10 @@ pub(crate) struct GpuInner {
     pub(crate) facts: &'static TargetFacts,
     pub(crate) family: Family,
     pub(crate) simulated: bool,
+    /// The runtime installed a trap handler for this GPU (ROCr's rule, see
+    /// `relaunch_device::hsa::trap`): replayed dispatches then carry
+    /// RSRC2.TRAP_PRESENT as the CP sets it for AQL dispatches.
+    pub(crate) trap_handler: bool,
     describe: String,
     /// One scheduler per queue width asked for, created on first use and
     /// kept: queues are long-lived, never created per replay.
@@ -219,6 +223,7 @@ impl Gpu {
         let facts = target.facts()?;
         Ok(Gpu {
             inner: Arc::new(GpuInner {
+                trap_handler: runtime.trap_handler(&agent, facts.family),
                 runtime,
                 agent,
                 target,

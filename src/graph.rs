@@ -347,9 +347,13 @@ impl GraphExec {
         let lanes = plan.lane_count();
         let facts = gpu.facts();
         let stream = self.stream.lock().clone();
+        let options = EncodeOptions {
+            trap_handler: gpu.inner.trap_handler,
+            ..EncodeOptions::default()
+        };
         let builder = |lane: usize| match stream.as_ref().and_then(|w| w.get(lane)) {
-            Some(words) => IbBuilder::new_stream_ordered(facts, EncodeOptions::default(), *words),
-            None => Ok(IbBuilder::for_target(facts, EncodeOptions::default())),
+            Some(words) => IbBuilder::new_stream_ordered(facts, options, *words),
+            None => Ok(IbBuilder::for_target(facts, options)),
         };
         let encoded = lower_plan(&plan, builder, |_| {
             |kernel: &KernelRef| self.resolve(kernel)

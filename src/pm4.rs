@@ -52,7 +52,11 @@ impl Gpu {
         self.builder_with(EncodeOptions::default())
     }
 
-    pub fn builder_with(&self, options: EncodeOptions) -> Pm4Builder {
+    /// A builder with `options`; whether dispatches carry TRAP_PRESENT is
+    /// the runtime's fact (it installed a trap handler or not), not an
+    /// option, so it is set from this GPU whatever `options` say.
+    pub fn builder_with(&self, mut options: EncodeOptions) -> Pm4Builder {
+        options.trap_handler = self.inner.trap_handler;
         Pm4Builder {
             gpu: self.clone(),
             builder: IbBuilder::for_target(self.facts(), options),

@@ -76,8 +76,14 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Check the kernel against `family` and `limits` and derive its fixed state.
-    pub fn new(code: &KernelCode<'_>, family: Family, limits: Limits) -> Result<Self, EncodeError> {
+    /// Check the kernel against `family` and `limits` and derive its fixed
+    /// state; `trap_handler`: the runtime installed one for the GPU.
+    pub fn new(
+        code: &KernelCode<'_>,
+        family: Family,
+        limits: Limits,
+        trap_handler: bool,
+    ) -> Result<Self, EncodeError> {
         if code.family != family {
             return Err(EncodeError::FamilyMismatch {
                 symbol: code.symbol.to_string(),
@@ -117,11 +123,10 @@ impl Prepared {
             kd_address: code.kd_address,
             pgm: [(entry >> 8) as u32, (entry >> 40) as u32],
             rsrc1: kd.compute_pgm_rsrc1,
-            // The runtime relaunch replays on installs a trap handler (ROCr
-            // does for every GPU agent), so TRAP_PRESENT is set as the CP
-            // would for an AQL dispatch.
+            // TRAP_PRESENT exactly when the CP would set it for an AQL
+            // dispatch: when the runtime installed a trap handler.
             rsrc2_base: (kd.compute_pgm_rsrc2 & !RSRC2_LDS_SIZE.mask())
-                | crate::regs::rsrc2_trap_bits(family, true),
+                | crate::regs::rsrc2_trap_bits(family, trap_handler),
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
             private_segment_dwords: sgprs.private_segment_dwords,

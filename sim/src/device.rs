@@ -50,7 +50,8 @@ pub struct SimConfig {
     /// shared library can play a ROCr whose GPUs are all unusable. Code
     /// objects for the reported name are not loadable on it.
     pub listed_as: Option<String>,
-    /// The runtime installs a trap handler (ROCr does): dispatches must
+    /// The runtime installs a trap handler (ROCr's rule in relaunch-device's
+    /// `hsa::trap`; the simulator answers it to relaunch): dispatches must
     /// then carry RSRC2.TRAP_PRESENT on gfx10/gfx11, as the CP sets it for
     /// AQL dispatches; without one they must not.
     pub trap_handler: bool,

@@ -69,3 +69,30 @@ fn demo_dumps_every_lane() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// TRAP_PRESENT follows the runtime's trap handler: the simulator answers
+/// whether it installed one (`RELAUNCH_SIM_TRAP_HANDLER=0` models ROCr on
+/// gfx11 without the driver's exception debugging), relaunch sets the bit
+/// exactly then, and the simulator's dispatch check accepts both.
+#[test]
+fn trap_present_follows_the_runtime_trap_handler() {
+    for (env, want) in [("1", true), ("0", false)] {
+        let dir =
+            std::env::temp_dir().join(format!("relaunch-dump-trap{env}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (code, out, err) = common::run(
+            common::relaunch("selftest")
+                .env("RELAUNCH_SIM_TRAP_HANDLER", env)
+                .args(["--device", "sim:gfx1100", "--dispatches", "2", "--dump-ib"])
+                .arg(&dir),
+        );
+        assert_eq!(code, 0, "trap handler {env}: {out}{err}");
+        let text = strict_dump(&dumped(&dir)[0]);
+        let rsrc2 = text
+            .lines()
+            .find(|l| l.contains("COMPUTE_PGM_RSRC2"))
+            .unwrap_or_else(|| panic!("no RSRC2 write in {text}"));
+        assert_eq!(rsrc2.contains("TRAP_PRESENT"), want, "{rsrc2}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -146,7 +146,7 @@ impl IbBuilder {
         if let Some(k) = self.find_kernel(code) {
             return Ok(k);
         }
-        let p = Prepared::new(code, self.family, self.limits)?;
+        let p = Prepared::new(code, self.family, self.limits, self.opts.trap_handler)?;
         self.prepared.push(p);
         self.descriptors.push(code.descriptor);
         self.kernels.push(KernelInfo {

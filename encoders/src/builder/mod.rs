@@ -64,6 +64,11 @@ pub struct EncodeOptions {
     /// Segment size limit in dwords; clamped to
     /// `MIN_SEGMENT_DWORDS..=1_048_575` (tests use small values).
     pub max_segment_dwords: u32,
+    /// The runtime installed a trap handler for the GPU (ROCr's rule; the
+    /// facade sets it from the device): COMPUTE_PGM_RSRC2.TRAP_PRESENT is
+    /// then set on gfx10/gfx11, as the CP sets it for an AQL dispatch.
+    /// Default true (ROCr on a driver with exception debugging).
+    pub trap_handler: bool,
 }
 
 impl Default for EncodeOptions {
@@ -72,6 +77,7 @@ impl Default for EncodeOptions {
             full_state: false,
             kernargs_immutable: false,
             max_segment_dwords: MAX_IB_DWORDS,
+            trap_handler: true,
         }
     }
 }

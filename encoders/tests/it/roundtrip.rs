@@ -67,6 +67,7 @@ proptest! {
             full_state: full,
             kernargs_immutable: immutable,
             max_segment_dwords: if small { 256 } else { u32::MAX },
+            ..EncodeOptions::default()
         };
         let mut b = IbBuilder::new(family, opts);
         let mut want = Vec::new();

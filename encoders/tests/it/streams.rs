@@ -314,6 +314,7 @@ fn option_sets() -> Vec<EncodeOptions> {
         full_state: full,
         kernargs_immutable: immutable,
         max_segment_dwords: if small { 256 } else { u32::MAX },
+        ..EncodeOptions::default()
     })
     .to_vec()
 }

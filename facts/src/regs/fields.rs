@@ -139,7 +139,9 @@ pub const RSRC2_USER_SGPR: Field = f("USER_SGPR", 1, 5);
 pub const RSRC2_TRAP_PRESENT: Field = b("TRAP_PRESENT", 6);
 
 /// The RSRC2 bits the CP sets for an AQL dispatch when the runtime has a
-/// trap handler installed (ROCr installs one for every GPU agent): the
+/// trap handler installed (ROCr: on gfx10 always, on gfx11 and later when
+/// the driver supports exception debugging; see relaunch-device's
+/// `hsa::trap`): the
 /// code object leaves TRAP_PRESENT 0 by contract, so the direct PM4 path
 /// sets it itself to give replayed kernels the handler they have under
 /// HIP. gfx12 has no such bit.

@@ -457,7 +457,7 @@ fn garbage_pointers_are_not_dereferenced() {
     // low byte is 0: an arbitrary stack address can carry a handle's tag
     // and kind bits by chance and be reported as the wrong kind instead.
     #[repr(align(256))]
-    struct Aligned(u64);
+    struct Aligned(#[allow(dead_code)] u64);
     let mut x = Aligned(0);
     let garbage: *mut c_void = (&mut x as *mut Aligned).cast();
     assert_eq!(rl_pm4_replay(garbage.cast()), RL_ERR_HANDLE);
