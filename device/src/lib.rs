@@ -17,6 +17,6 @@ pub mod bundle;
 pub mod codeobj;
 pub mod hsa;
 pub mod identity;
-pub mod target;
 
-pub use target::{Family, GfxTarget, TargetError};
+// The target vocabulary device users name (its home is relaunch-facts).
+pub use relaunch_facts::{Family, GfxTarget, TargetError};

@@ -6,14 +6,13 @@
 //! copies and fills ([`dma`]), timestamps spliced into profiled IBs
 //! ([`profile`]) and the decoder. The register
 //! and packet tables, field layouts and the vendor AQL PM4-IB packet are
-//! facts from `relaunch-facts`, re-exported here as
-//! [`regs`], [`packet`], [`field`] and [`aql`] where users found them.
+//! facts from `relaunch-facts` (users name them there).
 //! Refuses: kernels whose descriptor the direct PM4 path cannot honour,
 //! launches the hardware cannot express, and families that do not match
 //! the kernel. Must not depend on the graph, scheduler, HSA runtime or
 //! simulator.
 
-pub use relaunch_facts::{aql, field, packet, regs};
+use relaunch_facts::{field, packet, regs};
 
 pub mod boundary;
 pub mod builder;

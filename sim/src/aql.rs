@@ -4,7 +4,7 @@
 //! is malformed, zero dimensions) is refused: that is also how a body
 //! written after its header shows up, because consumed slots are poisoned.
 
-use relaunch_encoders::packet::{ib_control, op, type3};
+use relaunch_facts::packet::{ib_control, op, type3};
 use relaunch_hsa_sys::{
     AMD_AQL_FORMAT_PM4_IB, HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_INVALID,
     HSA_PACKET_TYPE_KERNEL_DISPATCH, HSA_PACKET_TYPE_VENDOR_SPECIFIC,

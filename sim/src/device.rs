@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use relaunch_device::codeobj::{CodeObject, KernelDescriptor};
-use relaunch_device::target::{Family, GfxTarget};
 use relaunch_facts::{CacheModel, TargetFacts};
+use relaunch_facts::{Family, GfxTarget};
 
 use crate::memory::{DeviceMemory, MemKind, MemoryError, VmFault};
 use crate::ordering::{InFlight, Violation};

@@ -12,7 +12,7 @@
 //! directory is named in the error (so the user knows why it was not used)
 //! and never loaded.
 
-use crate::target::TargetFacts;
+use relaunch_facts::TargetFacts;
 
 /// The generic target whose code `processor` could run, by LLVM's table
 /// (its facts row), or `None` outside RDNA.

@@ -14,7 +14,7 @@ use super::sha256_hex;
 use super::signature::ArgsSignature;
 use super::write::KpackWriter;
 use crate::codeobj::{bundle as offload, CodeObject};
-use crate::target::GfxTarget;
+use relaunch_facts::GfxTarget;
 
 /// Launch geometry of one kernel: grid and workgroup size in work-items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! ([`super::compressed::plain_bundle`]).
 
 use super::error::CodeObjectError as E;
-use crate::target::{FeatureSetting, GfxTarget};
+use relaunch_facts::{FeatureSetting, GfxTarget};
 
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 use super::compressed::COMPRESSED_MAGIC;

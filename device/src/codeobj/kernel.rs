@@ -10,7 +10,7 @@ use super::descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_BYTES};
 use super::elf::Elf;
 use super::error::CodeObjectError as E;
 use super::metadata::{KernelMetadata, RegisterUse};
-use crate::target::GfxTarget;
+use relaunch_facts::GfxTarget;
 
 /// Largest kernarg alignment accepted (real kernels ask for 8 or 16).
 const MAX_KERNARG_ALIGN: u32 = 4096;

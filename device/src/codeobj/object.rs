@@ -6,7 +6,7 @@ use super::elf::{CodeObjectVersion, Elf, LoadSegment};
 use super::error::CodeObjectError as E;
 use super::kernel::{self, KernelInfo};
 use super::metadata::{self, NOTE_OWNER, NT_AMDGPU_METADATA};
-use crate::target::GfxTarget;
+use relaunch_facts::GfxTarget;
 
 /// The processor named by an ELF e_flags value, when it is one the facts
 /// rows know (used to cross-check the metadata target; an unlisted value is

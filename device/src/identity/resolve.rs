@@ -13,7 +13,7 @@ use super::error::{Denial, IdentityError};
 use super::inventory::{DeviceIdentity, Inventory};
 use super::manifest::{AliasEntry, DenyEntry, HostManifest};
 use super::selector::Selector;
-use crate::target::GfxTarget;
+use relaunch_facts::GfxTarget;
 
 /// Longest alias chain followed (`@a -> @b -> … -> device`).
 pub const MAX_ALIAS_DEPTH: usize = 8;

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use super::anchor::{Bdf, BdfForm, GpuUuid};
-use crate::target::GfxTarget;
+use relaunch_facts::GfxTarget;
 
 /// Listed in every parse error so the caller sees what would have worked.
 pub const ACCEPTED_FORMS: &str = "uuid:GPU-<hex> (e.g. uuid:GPU-43390a851e296ee5), \

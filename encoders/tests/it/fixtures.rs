@@ -92,7 +92,7 @@ fn gfx1100_counter_gets_its_padding_zeros() {
         assert_eq!(user, want, "dispatch {i}: USER_DATA_0..14");
         assert_eq!(
             s.reg(0x213),
-            kd.compute_pgm_rsrc2 | relaunch_encoders::regs::rsrc2_trap_bits(Family::Gfx11, true),
+            kd.compute_pgm_rsrc2 | relaunch_facts::regs::rsrc2_trap_bits(Family::Gfx11, true),
             "RSRC2 as the descriptor's, with TRAP_PRESENT as the CP sets it"
         );
         assert_eq!(
@@ -157,7 +157,7 @@ fn every_accepted_fixture_kernel_encodes_on_its_family() {
                     assert_eq!(s.groups, [2, 1, 1], "{what}");
                     assert_eq!(s.reg(0x20C), (entry >> 8) as u32, "{what}");
                     assert_eq!(s.reg(0x212), kd.compute_pgm_rsrc1, "{what}");
-                    let trap = relaunch_encoders::regs::rsrc2_trap_bits(code.family, true);
+                    let trap = relaunch_facts::regs::rsrc2_trap_bits(code.family, true);
                     assert_eq!(
                         s.reg(0x213),
                         kd.compute_pgm_rsrc2 | lds << 15 | trap,

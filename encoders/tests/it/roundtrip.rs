@@ -119,7 +119,7 @@ proptest! {
             prop_assert_eq!(s.reg(0x20D), (entry >> 40) as u32);
             prop_assert_eq!(s.reg(0x212), kd.compute_pgm_rsrc1);
             let lds = (kd.group_segment_fixed_size + dynamic).div_ceil(512);
-            let trap = relaunch_encoders::regs::rsrc2_trap_bits(family, true);
+            let trap = relaunch_facts::regs::rsrc2_trap_bits(family, true);
             prop_assert_eq!(s.reg(0x213), kd.compute_pgm_rsrc2 | lds << 15 | trap);
             prop_assert_eq!(s.reg(0x228), kd.compute_pgm_rsrc3);
             let psb = if kd.wants_private_segment_buffer() { 4 } else { 0 };

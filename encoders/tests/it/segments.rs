@@ -4,8 +4,8 @@ use crate::common;
 
 use common::*;
 use relaunch_device::Family;
-use relaunch_encoders::packet::MAX_IB_DWORDS;
 use relaunch_encoders::{decode, BoundaryKind, EncodeOptions, IbBuilder, Launch, Packet};
+use relaunch_facts::packet::MAX_IB_DWORDS;
 
 const L: Launch = Launch {
     grid: [1, 1, 1],

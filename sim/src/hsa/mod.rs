@@ -319,7 +319,7 @@ pub fn loaded() -> LoadedHsa {
 /// under its own name over a simulated stand-in, as ROCr would list a
 /// board relaunch cannot use.
 fn listed_config(t: &str) -> SimConfig {
-    use relaunch_device::target::GfxTarget;
+    use relaunch_facts::GfxTarget;
     match GfxTarget::parse(t) {
         Ok(target) if target.family().is_err() => SimConfig {
             listed_as: Some(target.processor().to_string()),

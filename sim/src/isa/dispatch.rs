@@ -280,10 +280,10 @@ const APPROXIMATE: [&str; 8] = [
 /// AQL path: asking for them is an error, not a made-up value.
 pub fn aql_user_sgprs(
     kd: &relaunch_device::codeobj::KernelDescriptor,
-    family: relaunch_device::target::Family,
+    family: relaunch_facts::Family,
     kernarg: u64,
 ) -> Result<Vec<u32>, String> {
-    use relaunch_device::target::Family;
+    use relaunch_facts::Family;
     let count = kd.user_sgpr_count() as usize;
     let mut out = Vec::with_capacity(count);
     // gfx12 has no private segment buffer SGPRs.

@@ -50,7 +50,7 @@ mod cross_queue;
 use std::collections::VecDeque;
 use std::fmt;
 
-use relaunch_encoders::packet::gcr;
+use relaunch_facts::packet::gcr;
 
 use crate::trace::{AccessTrace, RangeSet};
 

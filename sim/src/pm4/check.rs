@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use relaunch_encoders::regs::{
+use relaunch_encoders::verdict::{descriptor_refusals, Verdict};
+use relaunch_facts::regs::{
     off, table, INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_PARTIAL_TG_EN,
     INIT_USE_THREAD_DIMENSIONS, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, RSRC2_USER_SGPR,
 };
-use relaunch_encoders::verdict::{descriptor_refusals, Verdict};
 use relaunch_facts::sgprs::DeliveredSgprs;
 use relaunch_facts::Family;
 
@@ -147,8 +147,8 @@ pub(crate) fn dispatch_state(
     let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
     let lds_mask = RSRC2_LDS_SIZE.mask();
     // TRAP_PRESENT by the runtime's rule, not the descriptor's (0 by contract).
-    let trap = relaunch_encoders::regs::rsrc2_trap_bits(family, true);
-    let want_trap = relaunch_encoders::regs::rsrc2_trap_bits(family, device.config().trap_handler);
+    let trap = relaunch_facts::regs::rsrc2_trap_bits(family, true);
+    let want_trap = relaunch_facts::regs::rsrc2_trap_bits(family, device.config().trap_handler);
     if rsrc2 & trap != want_trap {
         return Err(invalid(format!(
             "COMPUTE_PGM_RSRC2 TRAP_PRESENT is {} but must be {}: the runtime {} a trap \

@@ -79,7 +79,7 @@ pub(crate) fn check(
     let g = p.group_segment_size;
     if g < kernel.descriptor.group_segment_fixed_size
         || g > want.lds_bytes
-        || want.lds_bytes - g >= relaunch_encoders::regs::LDS_GRANULE_BYTES
+        || want.lds_bytes - g >= relaunch_facts::regs::LDS_GRANULE_BYTES
     {
         wrong.push(format!(
             "group_segment_size is {g} bytes, but the dispatch allocates {} bytes of LDS \

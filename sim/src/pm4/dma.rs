@@ -10,7 +10,7 @@
 //! a dispatch's: its reads count as vector reads (stale unless invalidated
 //! after a wait, never cheaper than a kernel's), its writes as writes.
 
-use relaunch_encoders::packet::{dma_command, dma_data};
+use relaunch_facts::packet::{dma_command, dma_data};
 
 use crate::memory::DeviceMemory;
 use crate::memory::VmFault;

@@ -23,8 +23,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::packet::{event, release_cntl, release_data, write_data};
 use relaunch_encoders::{DecodeError, Packet};
+use relaunch_facts::packet::{event, release_cntl, release_data, write_data};
 
 use crate::device::{KernelEntry, SimDevice};
 use crate::isa::runner::{self, NoRunner, Runner};
@@ -347,7 +347,7 @@ impl IbRun<'_> {
         address: u64,
         data: u64,
     ) -> Result<(), Pm4Error> {
-        let ev = relaunch_encoders::packet::event_cntl::EVENT_TYPE.get(event_cntl);
+        let ev = relaunch_facts::packet::event_cntl::EVENT_TYPE.get(event_cntl);
         if !matches!(
             ev,
             event::CACHE_FLUSH_AND_INV_TS_EVENT | event::BOTTOM_OF_PIPE_TS | event::CS_DONE

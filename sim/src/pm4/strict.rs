@@ -2,8 +2,8 @@
 //! name instead of run: each rule is one function, called where the packet
 //! or register is met (`check.rs`, `mod.rs`, `aql.rs`).
 
-use relaunch_encoders::packet::{gcr, ib_control};
-use relaunch_encoders::regs::{
+use relaunch_facts::packet::{gcr, ib_control};
+use relaunch_facts::regs::{
     INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_FORCE_START_AT_000, INIT_ORDER_MODE,
 };
 

@@ -7,8 +7,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use relaunch_encoders::packet::release_data;
 use relaunch_encoders::timestamp::{DST_SEL_MEMORY, TIMESTAMP_BYTES};
+use relaunch_facts::packet::release_data;
 
 /// The modelled clock's frequency, which the simulated runtime reports as
 /// `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY` (so host conversions of its

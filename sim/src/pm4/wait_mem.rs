@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use relaunch_encoders::packet::wait_reg_mem;
+use relaunch_facts::packet::wait_reg_mem;
 
 use super::Pm4ErrorKind;
 use crate::memory::DeviceMemory;

@@ -1,6 +1,6 @@
 use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::regs::off;
 use relaunch_encoders::{BoundaryKind, KernelCode, Launch, Packet};
+use relaunch_facts::regs::off;
 
 use relaunch_sim::memory::MemKind;
 use relaunch_sim::ordering::Rule;
@@ -198,8 +198,8 @@ fn wave32_bit_must_match_the_descriptor() {
 #[test]
 fn release_mem_epilogue_and_write_data_execute() {
     use relaunch_encoders::emit;
-    use relaunch_encoders::packet::{event, event_cntl, release_cntl, release_data, write_data};
     use relaunch_encoders::writer::DwordWriter;
+    use relaunch_facts::packet::{event, event_cntl, release_cntl, release_data, write_data};
 
     let rig = Rig::new("gfx1100", "counter", 0);
     let c = rig.alloc(4);

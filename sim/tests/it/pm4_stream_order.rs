@@ -98,7 +98,7 @@ fn wait_encodings_other_than_a_memory_compare_are_refused() {
 #[test]
 fn bad_words_are_refused_by_the_builder() {
     let e = IbBuilder::new_stream_ordered(
-        relaunch_device::target::TargetFacts::lookup("gfx1201").unwrap(),
+        relaunch_facts::TargetFacts::lookup("gfx1201").unwrap(),
         EncodeOptions::default(),
         StreamWords { gate: 6, done: 64 },
     )

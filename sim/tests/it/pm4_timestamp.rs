@@ -3,10 +3,10 @@
 //! IBs, and malformed timestamp packets are refused.
 
 use relaunch_encoders::emit;
-use relaunch_encoders::packet::release_data;
 use relaunch_encoders::timestamp::{emit_timestamp, timestamp_data_cntl, timestamp_event_cntl};
 use relaunch_encoders::writer::DwordWriter;
 use relaunch_encoders::BoundaryKind;
+use relaunch_facts::packet::release_data;
 
 use relaunch_sim::memory::MemKind;
 use relaunch_sim::pm4::timestamp::TIMESTAMP_FREQUENCY_HZ;

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use relaunch_encoders::regs::off;
 use relaunch_encoders::BoundaryKind;
+use relaunch_facts::regs::off;
 use relaunch_sim::{FaultPlan, QueueErrorKind};
 use relaunch_testsupport::simkit::{linear, PlacedIb, Rig, TARGETS};
 
@@ -262,12 +262,12 @@ fn header_published_before_the_body_is_caught() {
     let lane = rig.lane();
     let c = rig.alloc(4);
     let ib = counter_ib(&rig, c, 1, None);
-    let p = relaunch_encoders::aql::Pm4IbPacket::new(
+    let p = relaunch_facts::aql::Pm4IbPacket::new(
         ib.ib,
         ib.dwords.len(),
         lane.signal.0,
-        relaunch_encoders::aql::FenceScope::System,
-        relaunch_encoders::aql::FenceScope::System,
+        relaunch_facts::aql::FenceScope::System,
+        relaunch_facts::aql::FenceScope::System,
     )
     .unwrap();
     lane.signal.1.store(1);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use relaunch_encoders::aql::{FenceScope, Pm4IbPacket};
+use relaunch_facts::aql::{FenceScope, Pm4IbPacket};
 
 use super::PlacedIb;
 use relaunch_sim::device::SimDevice;
