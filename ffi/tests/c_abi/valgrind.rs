@@ -2,12 +2,17 @@
 //! access and no definite leak (reachable process-wide state such as the
 //! simulator is allowed).
 
-use crate::support::{compile_example, fixture, have, scratch, stdout};
+use crate::support::{compile_example, compile_source, ffi_dir, fixture, have, scratch, stdout};
+use std::path::Path;
 use std::process::Command;
 
 fn under_valgrind(example: &str, args: &[&str]) -> String {
     let dir = scratch(&format!("valgrind-{example}"));
     let exe = compile_example(example, &dir);
+    run_under_valgrind(&exe, example, args)
+}
+
+fn run_under_valgrind(exe: &Path, example: &str, args: &[&str]) -> String {
     let out = Command::new("valgrind")
         .args([
             "--error-exitcode=99",
@@ -15,7 +20,7 @@ fn under_valgrind(example: &str, args: &[&str]) -> String {
             "--errors-for-leak-kinds=definite",
             "--quiet",
         ])
-        .arg(&exe)
+        .arg(exe)
         .args(args)
         .env("RELAUNCH_DEVICE", "sim:gfx1201")
         .output()
@@ -62,4 +67,35 @@ fn c_twin_callbacks_are_clean_under_valgrind() {
     ];
     let text = under_valgrind("sim_twin", &[&args[0], &args[1]]);
     assert!(text.contains("C twin example: [PASS]"), "{text}");
+}
+
+/// #14: `rl_pm4_replay_async`, then `rl_pm4_ib_free` and `rl_module_free`
+/// with the replay in flight: the replay completes (the counter reaches N)
+/// and valgrind sees no use of freed memory.
+#[test]
+fn freeing_the_ib_and_module_during_an_async_replay_is_clean_under_valgrind() {
+    if !have("cc", "valgrind inflight_free") || !have("valgrind", "valgrind inflight_free") {
+        return;
+    }
+    let dir = scratch("valgrind-inflight-free");
+    let exe = compile_source(
+        &ffi_dir().join("tests/c_abi/inflight_free.c"),
+        "inflight_free",
+        &dir,
+    );
+    let text = run_under_valgrind(
+        &exe,
+        "inflight_free",
+        &["300", &fixture("gfx1201", "counter")],
+    );
+    assert!(text.contains("/ 300 after [PASS]"), "{text}");
+    // Without valgrind, with more work, the free lands mid-replay.
+    let out = crate::support::run(&exe, &["3000", &fixture("gfx1201", "counter")]);
+    crate::support::check(&out, "inflight_free");
+    let text = stdout(&out);
+    assert!(text.contains("/ 3000 after [PASS]"), "{text}");
+    assert!(
+        !text.contains("counter 3000 at the free"),
+        "the replay had finished before the free: {text}"
+    );
 }
