@@ -11,26 +11,44 @@ use super::super::program::Inst;
 use super::super::wave::{Lanes, Wave, MAX_LANES};
 use super::float::{self, Denorm};
 use super::ops::{FOp, Op};
+use super::round::{self, Round};
 use super::{cvt, exec, half, src, Prep};
 
 /// Execute an `Op::F`, `Op::H`, `Op::Pk` or `Op::Cvt` instruction.
 pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
-    if wave.mode & 0xF != 0 {
-        return Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with MODE.FP_ROUND = {:#x} (only round-to-nearest-even is modelled)",
-                inst.decoded.mnemonic(),
-                wave.mode & 0xF
-            ),
-            family: wave.isa.family,
-        });
-    }
+    let m = wave.mode;
     match p.op {
         Op::F(op) => f32_op(wave, inst, p, op),
+        // f16 arithmetic follows the f64/f16 field only.
+        Op::H(_) | Op::Pk(_) if Round::f16_of(m) != Round::NearestEven => Err(rounding_refused(
+            wave,
+            inst,
+            "f16 results are only modelled rounded to nearest even",
+        )),
         Op::H(op) => half::f16_op(wave, inst, p, op),
         Op::Pk(op) => half::packed(wave, inst, p, op),
+        // Conversions read one width and write another: refused under any
+        // directed mode rather than guessing which field applies.
+        Op::Cvt(_) if m & 0xF != 0 => Err(rounding_refused(
+            wave,
+            inst,
+            "conversions are only modelled rounded to nearest even",
+        )),
         Op::Cvt(op) => cvt::convert(wave, inst, p, op),
         _ => unreachable_op(inst),
+    }
+}
+
+/// An operation MODE.FP_ROUND asks to round in a way not modelled here.
+#[cold]
+pub(super) fn rounding_refused(wave: &Wave, inst: &Inst, why: &str) -> IsaFault {
+    IsaFault::Unimplemented {
+        mnemonic: format!(
+            "{} with MODE.FP_ROUND = {:#x} ({why})",
+            inst.decoded.mnemonic(),
+            wave.mode & 0xF
+        ),
+        family: wave.isa.family,
     }
 }
 
@@ -317,6 +335,20 @@ pub(super) fn omod_clamp(p: &Prep, v: f32) -> f32 {
 }
 
 fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let rnd = Round::f32_of(wave.mode);
+    if rnd != Round::NearestEven {
+        if let Some(why) = round::f32_refusal(op) {
+            return Err(rounding_refused(wave, inst, why));
+        }
+        if p.mods.omod != 0 {
+            // The output multiply would round a second time.
+            return Err(rounding_refused(
+                wave,
+                inst,
+                "output modifier with directed rounding",
+            ));
+        }
+    }
     let n = f32_sources(op);
     let lanes = wave.lanes;
     let mut s = [[0u32; MAX_LANES]; 3];
@@ -345,6 +377,12 @@ fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
     let vcc = if op == FOp::DivFmas { wave.vcc() } else { 0 };
     let mut d = [0u32; MAX_LANES];
     each_fop!(op, |k| f32_loop(k, lanes, &s, vcc, &mut d));
+    if rnd != Round::NearestEven {
+        for l in 0..lanes {
+            let r = round::f32_directed(op, f(s[0][l]), f(s[1][l]), f(s[2][l]), rnd, f(d[l]));
+            d[l] = r.to_bits();
+        }
+    }
     let mut flags = 0u64;
     if op == FOp::DivScale {
         for l in 0..lanes {
