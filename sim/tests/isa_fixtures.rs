@@ -3,7 +3,6 @@
 //! from the same memory and every byte written must agree, then the
 //! results are checked against the expected values too.
 
-use relaunch_encoders::Launch;
 use relaunch_sim::isa::KernelMode;
 use relaunch_sim::SimConfig;
 use relaunch_testsupport::simkit::{linear, Rig};
@@ -16,14 +15,6 @@ fn rig(target: &str, object: &str, mode: KernelMode) -> Rig {
     Rig::with_config(cfg, object)
 }
 
-fn run(rig: &Rig, b: relaunch_encoders::IbBuilder) {
-    let (ib, _) = rig.finish(b);
-    let v = rig
-        .run(&ib.segments[0].dwords)
-        .unwrap_or_else(|e| panic!("{}: {e}", rig.dev.config().target));
-    assert_eq!(v, vec![]);
-}
-
 #[test]
 fn counter_and_add_scalar_match_the_twins() {
     for t in TARGETS {
@@ -31,7 +22,7 @@ fn counter_and_add_scalar_match_the_twins() {
             let r = rig(t, "counter", mode.clone());
             let c = r.alloc(4);
             let b = r.counter(c, 3, None, &linear(256, 64));
-            run(&r, b);
+            r.run_clean(b);
             assert_eq!(r.dev.memory.read_u32(c).unwrap(), 3 * 256, "{t}");
 
             let r = rig(t, "add_scalar", mode.clone());
@@ -43,7 +34,7 @@ fn counter_and_add_scalar_match_the_twins() {
             let mut args = acc.to_le_bytes().to_vec();
             args.extend(7u32.to_le_bytes());
             r.dispatch(&mut b, "add_scalar", &linear(128, 32), &args);
-            run(&r, b);
+            r.run_clean(b);
             for i in 0..128u64 {
                 assert_eq!(
                     r.dev.memory.read_u32(acc + 4 * i).unwrap(),
@@ -59,52 +50,19 @@ fn counter_and_add_scalar_match_the_twins() {
 fn axpy_produce_consume_and_lds_reverse_match_the_twins() {
     for t in TARGETS {
         let r = rig(t, "axpy", KernelMode::Both);
-        let (w, h) = (16u32, 4u32);
-        let n = (w * h) as u64;
-        let (y, x) = (r.alloc(4 * n as usize), r.alloc(4 * n as usize));
-        for i in 0..n {
-            r.dev
-                .memory
-                .write(x + 4 * i, &(i as f32).to_le_bytes())
-                .unwrap();
-            r.dev
-                .memory
-                .write(y + 4 * i, &1.0f32.to_le_bytes())
-                .unwrap();
-        }
-        let mut explicit = y.to_le_bytes().to_vec();
-        explicit.extend(x.to_le_bytes());
-        explicit.extend(2.0f32.to_le_bytes());
-        explicit.extend(w.to_le_bytes());
-        let launch = Launch {
-            grid: [w, h, 1],
-            block: [8, 2, 1],
-            dynamic_group_bytes: 0,
-        };
-        let mut b = r.builder();
-        r.dispatch(&mut b, "axpy", &launch, &explicit);
-        run(&r, b);
+        let (b, y) = r.axpy(16, 4);
+        r.run_clean(b);
         let at = |i: u64| f32::from_bits(r.dev.memory.read_u32(y + 4 * i).unwrap());
         assert_eq!((at(0), at(17), at(63)), (1.0, 35.0, 127.0), "{t}");
 
         let r = rig(t, "produce_consume", KernelMode::Both);
         let (b, _buf, out) = r.producer_consumer(Some(relaunch_encoders::BoundaryKind::Rmw));
-        run(&r, b);
+        r.run_clean(b);
         assert_eq!(r.dev.memory.read_u32(out + 4 * 10).unwrap(), 30, "{t}");
 
         let r = rig(t, "lds_reverse", KernelMode::Both);
-        let data = r.alloc(4 * 128);
-        for i in 0..128u64 {
-            r.dev.memory.write_u32(data + 4 * i, i as u32).unwrap();
-        }
-        let launch = Launch {
-            grid: [128, 1, 1],
-            block: [64, 1, 1],
-            dynamic_group_bytes: 64 * 4,
-        };
-        let mut b = r.builder();
-        r.dispatch(&mut b, "lds_reverse", &launch, &data.to_le_bytes());
-        run(&r, b);
+        let (b, data) = r.lds_reverse();
+        r.run_clean(b);
         assert_eq!(r.dev.memory.read_u32(data).unwrap(), 63, "{t}");
         assert_eq!(r.dev.memory.read_u32(data + 4 * 64).unwrap(), 127, "{t}");
     }

@@ -11,24 +11,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use relaunch_isa::{Family, Isa};
 use relaunch_sim::isa::{self, KernelMode};
 use relaunch_sim::SimConfig;
+use relaunch_testsupport::asm;
 use relaunch_testsupport::simkit::{linear, Rig};
-
-fn tool(name: &str) -> bool {
-    let ok = Command::new(name).arg("--version").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is required when CI is set (apt-get install llvm-19 lld-19)"
-        );
-        eprintln!("skipping: {name} not found");
-    }
-    ok
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -164,48 +153,9 @@ fn templates() -> Vec<&'static str> {
     ]
 }
 
-/// Assemble `lines` for `cpu`; per line, the encoding bytes or None.
-fn assemble(cpu: &str, lines: &[String]) -> Vec<Option<Vec<u8>>> {
-    let text = lines.join("\n") + "\n";
-    let mut child = Command::new("llvm-mc-19")
-        .args(["-arch=amdgcn", &format!("-mcpu={cpu}"), "-show-encoding"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let bad: BTreeSet<usize> = stderr
-        .lines()
-        .filter(|l| l.contains(": error:"))
-        .filter_map(|l| l.split(':').nth(1)?.parse::<usize>().ok())
-        .collect();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut enc = stdout.lines().filter_map(|l| {
-        let e = l.split("encoding: [").nth(1)?;
-        let e = e.split(']').next()?;
-        Some(
-            e.split(',')
-                .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
-                .collect::<Vec<u8>>(),
-        )
-    });
-    (1..=lines.len())
-        .map(|n| if bad.contains(&n) { None } else { enc.next() })
-        .collect()
-}
-
 #[test]
 fn every_claimed_opcode_round_trips_through_llvm_mc_and_is_executed() {
-    if !tool("llvm-mc-19") {
+    if !asm::mc() {
         return;
     }
     let targets: [(&str, Family); 5] = [
@@ -234,7 +184,7 @@ fn every_claimed_opcode_round_trips_through_llvm_mc_and_is_executed() {
                     }
                 })
                 .collect();
-            let enc = assemble(cpu, &lines);
+            let enc = asm::encodings(cpu, &lines);
             let mut still = Vec::new();
             for (name, e) in left.iter().zip(enc) {
                 let Some(bytes) = e else {
@@ -303,7 +253,7 @@ fn objdump(cpu: &str, path: &Path) -> BTreeMap<u64, String> {
 
 #[test]
 fn every_accepted_fixture_kernel_is_executed_whole_and_decodes_like_llvm_objdump() {
-    if !tool("llvm-objdump-19") {
+    if !relaunch_testsupport::require_tool("llvm-objdump-19", "apt-get install llvm-19") {
         return;
     }
     let mut problems = Vec::new();
@@ -362,82 +312,9 @@ fn every_accepted_fixture_kernel_is_executed_whole_and_decodes_like_llvm_objdump
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-/// Assemble a one-kernel code object for `cpu` from `body`.
-fn build_kernel(cpu: &str, name: &str, body: &str) -> Vec<u8> {
-    let user = 2;
-    let text = format!(
-        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
-  .text
-  .globl {name}
-  .p2align 8
-  .type {name},@function
-{name}:
-{body}
-.Lend:
-  .size {name}, .Lend-{name}
-  .rodata
-  .p2align 6
-  .amdhsa_kernel {name}
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1
-    .amdhsa_user_sgpr_count {user}
-    .amdhsa_kernarg_size 8
-    .amdhsa_next_free_vgpr 8
-    .amdhsa_next_free_sgpr 16
-    .amdhsa_wavefront_size32 1
-  .end_amdhsa_kernel
-  .amdgpu_metadata
----
-amdhsa.version: [ 1, 2 ]
-amdhsa.target: amdgcn-amd-amdhsa--{cpu}
-amdhsa.kernels:
-  - .name: {name}
-    .symbol: {name}.kd
-    .kernarg_segment_size: 8
-    .kernarg_segment_align: 8
-    .group_segment_fixed_size: 0
-    .private_segment_fixed_size: 0
-    .wavefront_size: 32
-    .sgpr_count: 16
-    .vgpr_count: 8
-    .max_flat_workgroup_size: 64
-    .args:
-      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
-...
-  .end_amdgpu_metadata
-"#
-    );
-    let dir = std::env::temp_dir().join(format!("relaunch-isa-{}-{cpu}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (s, o, co) = (dir.join("k.s"), dir.join("k.o"), dir.join("k.co"));
-    std::fs::write(&s, text).unwrap();
-    let st = Command::new("llvm-mc-19")
-        .args([
-            "-triple=amdgcn-amd-amdhsa",
-            &format!("-mcpu={cpu}"),
-            "-filetype=obj",
-            "-o",
-        ])
-        .arg(&o)
-        .arg(&s)
-        .status()
-        .unwrap();
-    assert!(st.success(), "llvm-mc-19 failed");
-    let st = Command::new("ld.lld-19")
-        .arg("-shared")
-        .arg(&o)
-        .arg("-o")
-        .arg(&co)
-        .status()
-        .unwrap();
-    assert!(st.success(), "ld.lld-19 failed");
-    let bytes = std::fs::read(&co).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    bytes
-}
-
 #[test]
 fn an_unimplemented_instruction_stops_the_dispatch_naming_it() {
-    if !tool("llvm-mc-19") || !tool("ld.lld-19") {
+    if !asm::tools() {
         return;
     }
     // s_load, a store that works, then an image load the interpreter does
@@ -461,7 +338,7 @@ fn an_unimplemented_instruction_stops_the_dispatch_naming_it() {
         ),
     ];
     for (cpu, body, mnemonic, offset) in cases {
-        let bytes = build_kernel(cpu, "uses_image", body);
+        let bytes = asm::one_kernel(cpu, "uses_image", body, "");
         let mut cfg = SimConfig::new(cpu);
         cfg.kernels = KernelMode::Isa;
         let rig = Rig::from_bytes(cfg, &bytes);

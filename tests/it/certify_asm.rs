@@ -6,16 +6,9 @@
 //! claiming vmem_only for the pointer-chasing kernel is overridden.
 //! Without the tools these tests skip with a message, unless `CI` is set.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use relaunch::{ErrorClass, Gpu, ReadCache};
-
-fn tools() -> bool {
-    ["llvm-mc-19", "ld.lld-19"]
-        .iter()
-        .all(|t| relaunch_testsupport::require_tool(t, "apt-get install llvm-19 lld-19"))
-}
 
 /// Assemble chase.s for gfx1030 with or without the private segment buffer.
 fn build(psb: bool) -> Vec<u8> {
@@ -28,41 +21,12 @@ fn build(psb: bool) -> Vec<u8> {
         .replace("@KA1@", &(ka + 1).to_string())
         .replace("@KA@", &ka.to_string())
         .replace("@USER@", &user.to_string());
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("relaunch-certify-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (s, o, co) = (dir.join("k.s"), dir.join("k.o"), dir.join("k.co"));
-    std::fs::write(&s, text).unwrap();
-    let st = Command::new("llvm-mc-19")
-        .args([
-            "-triple=amdgcn-amd-amdhsa",
-            "-mcpu=gfx1030",
-            "-filetype=obj",
-            "-o",
-        ])
-        .arg(&o)
-        .arg(&s)
-        .status()
-        .unwrap();
-    assert!(st.success(), "llvm-mc-19 failed on chase.s");
-    let st = Command::new("ld.lld-19")
-        .arg("-shared")
-        .arg(&o)
-        .arg("-o")
-        .arg(&co)
-        .status()
-        .unwrap();
-    assert!(st.success(), "ld.lld-19 failed");
-    let bytes = std::fs::read(&co).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    bytes
+    relaunch_testsupport::asm::code_object("gfx1030", &text)
 }
 
 #[test]
 fn pointer_chasing_is_scalar_or_unknown_and_direct_is_vmem_only_with_s4_s5() {
-    if !tools() {
+    if !relaunch_testsupport::asm::tools() {
         return;
     }
     for psb in [true, false] {
@@ -98,7 +62,7 @@ fn pointer_chasing_is_scalar_or_unknown_and_direct_is_vmem_only_with_s4_s5() {
 
 #[test]
 fn certification_can_be_turned_off_per_load() {
-    if !tools() {
+    if !relaunch_testsupport::asm::tools() {
         return;
     }
     let bytes = build(true);
@@ -119,7 +83,7 @@ fn manifest(bytes: &[u8]) -> serde_json::Value {
 
 #[test]
 fn manifests_bind_to_the_bytes_and_never_widen_the_proof() {
-    if !tools() {
+    if !relaunch_testsupport::asm::tools() {
         return;
     }
     let bytes = build(true);

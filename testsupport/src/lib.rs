@@ -1,7 +1,7 @@
 //! Helpers for relaunch's tests and benchmarks, kept out of the shipped
 //! crates: the workspace root and its committed kernel fixtures
 //! ([`fixture`]), the check for external tools ([`require_tool`],
-//! [`missing`]), nested `cargo build`s of artifacts a test needs but cargo
+//! [`missing`]), assembling with LLVM 19 ([`asm`]), nested `cargo build`s of artifacts a test needs but cargo
 //! does not build for it (cdylibs, examples), a counting allocator
 //! ([`alloc`]); behind features, a hand-built kernel descriptor
 //! (`device`: [`counter_descriptor`]), simulator rigs (`sim`: `rig`,
@@ -13,6 +13,7 @@
 //! not shipped, are the one normal user).
 
 pub mod alloc;
+pub mod asm;
 #[cfg(feature = "sched")]
 pub mod counter;
 #[cfg(feature = "sim")]

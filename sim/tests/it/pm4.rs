@@ -1,5 +1,5 @@
 use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::{BoundaryKind, KernelCode, Launch, Packet};
+use relaunch_encoders::{BoundaryKind, KernelCode, Packet};
 use relaunch_facts::regs::off;
 
 use relaunch_sim::memory::MemKind;
@@ -245,51 +245,15 @@ fn release_mem_epilogue_and_write_data_execute() {
 #[test]
 fn lds_reverse_with_dynamic_group_memory_and_two_d_axpy_run_from_fixtures() {
     let rig = Rig::new("gfx1201", "lds_reverse", 0);
-    let data = rig.alloc(4 * 128);
-    for i in 0..128u64 {
-        rig.dev.memory.write_u32(data + 4 * i, i as u32).unwrap();
-    }
-    let launch = Launch {
-        grid: [128, 1, 1],
-        block: [64, 1, 1],
-        dynamic_group_bytes: 64 * 4,
-    };
     // `pack` places the dynamic segment at LDS offset 0 (no static LDS).
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "lds_reverse", &launch, &data.to_le_bytes());
-    let (ib, _) = rig.finish(b);
-    assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
+    let (b, data) = rig.lds_reverse();
+    rig.run_clean(b);
     assert_eq!(rig.dev.memory.read_u32(data).unwrap(), 63);
     assert_eq!(rig.dev.memory.read_u32(data + 4 * 64).unwrap(), 127);
 
     let rig = Rig::new("gfx1010", "axpy", 0);
-    let (w, h) = (16u32, 4u32);
-    let n = (w * h) as usize;
-    let y = rig.alloc(4 * n);
-    let x = rig.alloc(4 * n);
-    for i in 0..n as u64 {
-        rig.dev
-            .memory
-            .write(x + 4 * i, &(i as f32).to_le_bytes())
-            .unwrap();
-        rig.dev
-            .memory
-            .write(y + 4 * i, &1.0f32.to_le_bytes())
-            .unwrap();
-    }
-    let mut explicit = y.to_le_bytes().to_vec();
-    explicit.extend(x.to_le_bytes());
-    explicit.extend(2.0f32.to_le_bytes());
-    explicit.extend(w.to_le_bytes());
-    let launch = Launch {
-        grid: [w, h, 1],
-        block: [8, 2, 1],
-        dynamic_group_bytes: 0,
-    };
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "axpy", &launch, &explicit);
-    let (ib, _) = rig.finish(b);
-    assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![]);
+    let (b, y) = rig.axpy(16, 4);
+    rig.run_clean(b);
     let at = |i: u64| f32::from_bits(rig.dev.memory.read_u32(y + 4 * i).unwrap());
     assert_eq!((at(0), at(17), at(63)), (1.0, 35.0, 127.0));
 }

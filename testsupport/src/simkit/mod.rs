@@ -250,4 +250,58 @@ impl Rig {
         self.dispatch(&mut b, "consume", &launch, &consume);
         (b, buf, out)
     }
+
+    /// axpy(y, x, 2.0, w) over a `w` x `h` grid in 8x2 groups, x[i] = i and
+    /// y[i] = 1.0 written first; returns the builder and `y` (afterwards
+    /// y[i] = 1 + 2i).
+    pub fn axpy(&self, w: u32, h: u32) -> (IbBuilder, u64) {
+        let n = (w * h) as u64;
+        let (y, x) = (self.alloc(4 * n as usize), self.alloc(4 * n as usize));
+        for i in 0..n {
+            let mem = &self.dev.memory;
+            mem.write(x + 4 * i, &(i as f32).to_le_bytes()).unwrap();
+            mem.write(y + 4 * i, &1.0f32.to_le_bytes()).unwrap();
+        }
+        let mut explicit = y.to_le_bytes().to_vec();
+        explicit.extend(x.to_le_bytes());
+        explicit.extend(2.0f32.to_le_bytes());
+        explicit.extend(w.to_le_bytes());
+        let launch = Launch {
+            grid: [w, h, 1],
+            block: [8, 2, 1],
+            dynamic_group_bytes: 0,
+        };
+        let mut b = self.builder();
+        self.dispatch(&mut b, "axpy", &launch, &explicit);
+        (b, y)
+    }
+
+    /// lds_reverse(data) over 128 items in groups of 64 with 256 bytes of
+    /// dynamic LDS, data[i] = i written first; returns the builder and
+    /// `data` (afterwards each group of 64 is reversed).
+    pub fn lds_reverse(&self) -> (IbBuilder, u64) {
+        let data = self.alloc(4 * 128);
+        for i in 0..128u64 {
+            self.dev.memory.write_u32(data + 4 * i, i as u32).unwrap();
+        }
+        let launch = Launch {
+            grid: [128, 1, 1],
+            block: [64, 1, 1],
+            dynamic_group_bytes: 64 * 4,
+        };
+        let mut b = self.builder();
+        self.dispatch(&mut b, "lds_reverse", &launch, &data.to_le_bytes());
+        (b, data)
+    }
+
+    /// Finish `b` and run its first segment; panics naming the target on
+    /// an error or any violation.
+    pub fn run_clean(&self, b: IbBuilder) {
+        let (ib, _) = self.finish(b);
+        let target = &self.dev.config().target;
+        let v = self
+            .run(&ib.segments[0].dwords)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(v, vec![], "{target}");
+    }
 }

@@ -4,6 +4,8 @@
 use super::*;
 use crate::isa::fault::Flow;
 use crate::isa::operand::{Dst, Src};
+use crate::isa::valu::ops::FOp;
+use crate::isa::valu::round::{self, Round};
 use crate::isa::wave::Wave;
 
 /// Execute one scalar ALU instruction.
@@ -111,25 +113,24 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
         PackHl => (a()? >> 16) | (b()? << 16),
         AddF32 | SubF32 | MulF32 | FmacF32 | MinF32 | MaxF32 => {
             let m = wave.mode;
-            if m & 0xF != 0 {
-                return Err(rounding_fault(inst, m));
-            }
             let (x, y) = (f32_in(m, a()?), f32_in(m, b()?));
-            let v = match op {
-                AddF32 => x + y,
-                SubF32 => x - y,
-                MulF32 => x * y,
+            // Nearest even on the host, then MODE's f32 rounding (min and
+            // max are exact).
+            let (v, f, acc) = match op {
+                AddF32 => (x + y, FOp::Add, 0.0),
+                SubF32 => (x - y, FOp::Sub, 0.0),
+                MulF32 => (x * y, FOp::Mul, 0.0),
                 FmacF32 => {
                     let acc = match d {
                         Dst::Sgpr(n) => f32_in(m, wave.sgpr[n as usize]),
                         _ => f32_in(m, wave.scalar(Src::Null)?),
                     };
-                    x.mul_add(y, acc)
+                    (x.mul_add(y, acc), FOp::Fmac, acc)
                 }
-                MinF32 => fmin(x, y),
-                _ => fmax(x, y),
+                MinF32 => (fmin(x, y), FOp::Min, 0.0),
+                _ => (fmax(x, y), FOp::Max, 0.0),
             };
-            f32_out(m, v)
+            f32_out(m, round::f32_directed(f, x, y, acc, Round::f32_of(m), v))
         }
         Mov32 => a()?,
         Cmov32 => {

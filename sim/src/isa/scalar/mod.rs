@@ -378,12 +378,12 @@ fn fcompare(c: FCmp, a: f32, b: f32) -> bool {
     }
 }
 
-/// The f32 denormal handling MODE asks for: inputs and outputs flushed to
-/// zero unless FP_DENORM's f32 field allows them.
+/// The f32 denormal handling MODE asks for: inputs flushed to zero unless
+/// FP_DENORM's f32 field keeps them (bit 4), outputs unless bit 5 does.
 #[inline]
 fn f32_in(mode: u32, bits: u32) -> f32 {
     let x = f32::from_bits(bits);
-    if mode >> 4 & 3 == 0 && x.is_subnormal() {
+    if mode >> 4 & 1 == 0 && x.is_subnormal() {
         f32::from_bits(bits & 0x8000_0000)
     } else {
         x
@@ -392,7 +392,7 @@ fn f32_in(mode: u32, bits: u32) -> f32 {
 
 #[inline]
 fn f32_out(mode: u32, x: f32) -> u32 {
-    if mode >> 4 & 3 == 0 && x.is_subnormal() {
+    if mode >> 5 & 1 == 0 && x.is_subnormal() {
         x.to_bits() & 0x8000_0000
     } else {
         x.to_bits()
@@ -428,7 +428,7 @@ fn rounding_fault(inst: &Inst, mode: u32) -> IsaFault {
     IsaFault::Operand {
         mnemonic: inst.decoded.mnemonic(),
         why: format!(
-            "MODE.FP_ROUND is {:#x}: only round-to-nearest-even is modelled for scalar float ops",
+            "MODE.FP_ROUND is {:#x}: scalar conversions are only modelled rounded to nearest even",
             mode & 0xF
         ),
     }

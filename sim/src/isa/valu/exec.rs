@@ -93,28 +93,51 @@ fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
 }
 
 fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> {
-    let mut s = [[0u32; MAX_LANES]; 3];
     let mut wmask = u64::MAX;
     let n = sources(op);
     let n_read = if op == IOp::Cndmask { 2 } else { n };
-    read32(wave, inst, p, n_read, &mut s, &mut wmask)?;
-    let lanes = wave.lanes;
+    // Only the moves take float modifiers.
+    let sign = if matches!(op, IOp::Mov | IOp::Cndmask) {
+        0x8000_0000
+    } else {
+        0
+    };
+    let vcc = if op == IOp::Cndmask {
+        mask_source(wave, inst, p)?
+    } else {
+        0
+    };
+    let w: &Wave = wave;
+    let [b0, b1, b2] = &mut [None, None, None];
+    let sa = src::view(w, p, inst.src[0], 0, sign, false, b0, &mut wmask)?;
+    let sb = if n_read > 1 {
+        src::view(w, p, inst.src[1], 1, sign, false, b1, &mut wmask)?
+    } else {
+        &src::ZERO
+    };
+    let sc = if n_read > 2 {
+        src::view(w, p, inst.src[2], 2, sign, false, b2, &mut wmask)?
+    } else {
+        &src::ZERO
+    };
+    let span = src::span(w, inst.dst, wmask);
     let mut d = [0u32; MAX_LANES];
+    // Equal-length slices, so the lane loop has no bounds checks.
+    let lo = span.start;
+    let (sa, sb, sc) = (&sa[span.clone()], &sb[span.clone()], &sc[span.clone()]);
     macro_rules! map {
         (|$a:ident, $b:ident, $c:ident, $l:ident| $e:expr) => {{
-            let [sa, sb, sc] = &s;
-            for $l in 0..lanes {
-                let ($a, $b, $c) = (sa[$l], sb[$l], sc[$l]);
-                d[$l] = $e;
+            let dd = &mut d[span.clone()];
+            for i in 0..dd.len() {
+                let $l = lo + i;
+                let ($a, $b, $c) = (sa[i], sb[i], sc[i]);
+                dd[i] = $e;
             }
         }};
     }
     use IOp::*;
     match op {
-        Mov => {
-            src::sign_mods(p, 0, 0x8000_0000, &mut s[0], lanes);
-            d = s[0];
-        }
+        Mov => d[span.clone()].copy_from_slice(sa),
         Not => map!(|a, _b, _c, _l| !a),
         Bfrev => map!(|a, _b, _c, _l| a.reverse_bits()),
         Clz => map!(|a, _b, _c, _l| if a == 0 { u32::MAX } else { a.leading_zeros() }),
@@ -157,12 +180,7 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
             (a & below).count_ones().wrapping_add(b)
         }),
         Bfm => map!(|a, b, _c, _l| (((1u64 << (a & 31)) - 1) as u32) << (b & 31)),
-        Cndmask => {
-            let vcc = mask_source(wave, inst, p)?;
-            src::sign_mods(p, 0, 0x8000_0000, &mut s[0], lanes);
-            src::sign_mods(p, 1, 0x8000_0000, &mut s[1], lanes);
-            map!(|a, b, _c, l| if vcc >> l & 1 != 0 { b } else { a })
-        }
+        Cndmask => map!(|a, b, _c, l| if vcc >> l & 1 != 0 { b } else { a }),
         Add3 => map!(|a, b, c, _l| a.wrapping_add(b).wrapping_add(c)),
         LshlAdd => map!(|a, b, c, _l| (a << (b & 31)).wrapping_add(c)),
         AddLshl => map!(|a, b, c, _l| a.wrapping_add(b) << (c & 31)),

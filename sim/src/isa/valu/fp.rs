@@ -6,31 +6,52 @@
 //! correctly rounded; the hardware documents 1 ULP for these, so results
 //! can differ from a GPU's in the last place.
 
+use std::ops::Range;
+
 use super::super::fault::IsaFault;
+use super::super::operand::Dst;
 use super::super::program::Inst;
 use super::super::wave::{Lanes, Wave, MAX_LANES};
 use super::float::{self, Denorm};
 use super::ops::{FOp, Op};
-use super::{cvt, exec, half, src, Prep};
+use super::round::{self, Round};
+use super::{cvt, half, src, Prep};
 
 /// Execute an `Op::F`, `Op::H`, `Op::Pk` or `Op::Cvt` instruction.
 pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
-    if wave.mode & 0xF != 0 {
-        return Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with MODE.FP_ROUND = {:#x} (only round-to-nearest-even is modelled)",
-                inst.decoded.mnemonic(),
-                wave.mode & 0xF
-            ),
-            family: wave.isa.family,
-        });
-    }
+    let m = wave.mode;
     match p.op {
         Op::F(op) => f32_op(wave, inst, p, op),
+        // f16 arithmetic follows the f64/f16 field only.
+        Op::H(_) | Op::Pk(_) if Round::f16_of(m) != Round::NearestEven => Err(rounding_refused(
+            wave,
+            inst,
+            "f16 results are only modelled rounded to nearest even",
+        )),
         Op::H(op) => half::f16_op(wave, inst, p, op),
         Op::Pk(op) => half::packed(wave, inst, p, op),
+        // Conversions read one width and write another: refused under any
+        // directed mode rather than guessing which field applies.
+        Op::Cvt(_) if m & 0xF != 0 => Err(rounding_refused(
+            wave,
+            inst,
+            "conversions are only modelled rounded to nearest even",
+        )),
         Op::Cvt(op) => cvt::convert(wave, inst, p, op),
         _ => unreachable_op(inst),
+    }
+}
+
+/// An operation MODE.FP_ROUND asks to round in a way not modelled here.
+#[cold]
+pub(super) fn rounding_refused(wave: &Wave, inst: &Inst, why: &str) -> IsaFault {
+    IsaFault::Unimplemented {
+        mnemonic: format!(
+            "{} with MODE.FP_ROUND = {:#x} ({why})",
+            inst.decoded.mnemonic(),
+            wave.mode & 0xF
+        ),
+        family: wave.isa.family,
     }
 }
 
@@ -209,13 +230,18 @@ macro_rules! each_fop {
     };
 }
 
-/// `f32_lane` over the lanes; `s[2]` is the third source, or fmac's
-/// accumulator.
+/// `f32_lane` over the lanes of `span`; `s[2]` is the third source, or
+/// fmac's accumulator.
 #[inline(always)]
-fn f32_loop(op: FOp, lanes: usize, s: &[Lanes; 3], vcc: u64, d: &mut Lanes) {
-    for l in 0..lanes {
-        let c = f(s[2][l]);
-        d[l] = f32_lane(op, f(s[0][l]), f(s[1][l]), c, c, vcc >> l & 1 != 0).to_bits();
+fn f32_loop(op: FOp, span: Range<usize>, s: [&Lanes; 3], vcc: u64, d: &mut Lanes) {
+    // Equal-length slices, so the lane loop has no bounds checks.
+    let lo = span.start;
+    let [a, b, c] = s.map(|v| &v[span.clone()]);
+    let d = &mut d[span];
+    for i in 0..d.len() {
+        let k = f(c[i]);
+        let l = lo + i;
+        d[i] = f32_lane(op, f(a[i]), f(b[i]), k, k, vcc >> l & 1 != 0).to_bits();
     }
 }
 
@@ -317,38 +343,58 @@ pub(super) fn omod_clamp(p: &Prep, v: f32) -> f32 {
 }
 
 fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFault> {
+    let rnd = Round::f32_of(wave.mode);
+    if rnd != Round::NearestEven {
+        if let Some(why) = round::f32_refusal(op) {
+            return Err(rounding_refused(wave, inst, why));
+        }
+        if p.mods.omod != 0 {
+            // The output multiply would round a second time.
+            return Err(rounding_refused(
+                wave,
+                inst,
+                "output modifier with directed rounding",
+            ));
+        }
+    }
     let n = f32_sources(op);
-    let lanes = wave.lanes;
-    let mut s = [[0u32; MAX_LANES]; 3];
     let mut wmask = u64::MAX;
-    exec::read32(wave, inst, p, n, &mut s, &mut wmask)?;
     // v_ldexp's second source is an integer: no float modifiers.
     let float_srcs = if op == FOp::Ldexp { 1 } else { n };
-    for (i, v) in s.iter_mut().enumerate().take(float_srcs) {
-        src::sign_mods(p, i, 0x8000_0000, v, lanes);
-    }
     let dn = Denorm::f32_of(wave.mode);
-    if !dn.keep_in {
-        for v in s.iter_mut().take(float_srcs) {
-            for x in v.iter_mut().take(lanes) {
-                *x = float::flush32(f(*x)).to_bits();
-            }
-        }
-    }
-    // fmac's accumulator is the destination; it takes the unused third
-    // source slot.
-    if op == FOp::Fmac {
-        if let super::super::operand::Dst::Vgpr(r) = inst.dst {
-            s[2] = *wave.v(r)?;
-        }
-    }
-    let vcc = if op == FOp::DivFmas { wave.vcc() } else { 0 };
+    let w: &Wave = wave;
+    let [b0, b1, b2] = &mut [None, None, None];
+    // Source i as the operation reads it: abs/neg, then the input flush.
+    let sign = |i: usize| if i < float_srcs { 0x8000_0000 } else { 0 };
+    let flush = |i: usize| i < float_srcs && !dn.keep_in;
+    let s0 = src::view(w, p, inst.src[0], 0, sign(0), flush(0), b0, &mut wmask)?;
+    let s1 = if n > 1 {
+        src::view(w, p, inst.src[1], 1, sign(1), flush(1), b1, &mut wmask)?
+    } else {
+        &src::ZERO
+    };
+    // fmac's accumulator is the destination (unmodified); it takes the
+    // unused third source slot.
+    let s2 = match (op, inst.dst) {
+        (FOp::Fmac, Dst::Vgpr(r)) => w.v(r)?,
+        (FOp::Fmac, _) => &src::ZERO,
+        _ if n > 2 => src::view(w, p, inst.src[2], 2, sign(2), flush(2), b2, &mut wmask)?,
+        _ => &src::ZERO,
+    };
+    let vcc = if op == FOp::DivFmas { w.vcc() } else { 0 };
+    let span = src::span(w, inst.dst, wmask);
     let mut d = [0u32; MAX_LANES];
-    each_fop!(op, |k| f32_loop(k, lanes, &s, vcc, &mut d));
+    each_fop!(op, |k| f32_loop(k, span.clone(), [s0, s1, s2], vcc, &mut d));
+    if rnd != Round::NearestEven {
+        for l in span.clone() {
+            let r = round::f32_directed(op, f(s0[l]), f(s1[l]), f(s2[l]), rnd, f(d[l]));
+            d[l] = r.to_bits();
+        }
+    }
     let mut flags = 0u64;
     if op == FOp::DivScale {
-        for l in 0..lanes {
-            if float::div_scale_f32(f(s[0][l]), f(s[1][l]), f(s[2][l])).1 {
+        for l in span.clone() {
+            if float::div_scale_f32(f(s0[l]), f(s1[l]), f(s2[l])).1 {
                 flags |= 1 << l;
             }
         }
@@ -356,7 +402,7 @@ fn f32_op(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<(), IsaFaul
     // FrexpExp's result is an integer: no output modifiers.
     let plain = p.mods.omod == 0 && !p.mods.clamp && dn.keep_out;
     if !plain && op != FOp::FrexpExp {
-        for v in d.iter_mut().take(lanes) {
+        for v in &mut d[span] {
             let mut r = omod_clamp(p, f(*v));
             if !dn.keep_out {
                 r = float::flush32(r);

@@ -20,6 +20,7 @@ pub mod float;
 mod fp;
 mod half;
 pub mod ops;
+pub mod round;
 mod src;
 #[cfg(test)]
 mod tests;

@@ -128,6 +128,67 @@ pub fn read(
     Ok(())
 }
 
+/// All-zero lanes: the value of a source an operation does not read.
+pub static ZERO: Lanes = [0; MAX_LANES];
+
+/// Source `i` as 32-bit lanes, borrowed from the register file when it is
+/// an unmodified VGPR (no DPP, no abs/neg, no flush), else built in `buf`:
+/// no per-instruction zero-fill or copy in the common case. `sign` is the
+/// sign bit abs/neg act on (0: the operation takes no float modifiers);
+/// `flush` flushes f32 denormals (after abs/neg). `mask` collects the DPP
+/// write mask, as in [`read`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn view<'a>(
+    wave: &'a Wave,
+    p: &Prep,
+    src: Src,
+    i: usize,
+    sign: u32,
+    flush: bool,
+    buf: &'a mut Option<Lanes>,
+    mask: &mut u64,
+) -> Result<&'a Lanes, IsaFault> {
+    let mods = sign != 0 && (p.mods.abs | p.mods.neg) >> i & 1 != 0;
+    let dpp = i == 0 && p.dpp != Dpp::None;
+    let out = match src {
+        Src::Vgpr(r) if !mods && !dpp && !flush => return wave.v(r),
+        Src::Vgpr(r) => buf.insert(*wave.v(r)?),
+        _ => buf.insert([wave.scalar(src)?; MAX_LANES]),
+    };
+    if dpp {
+        *mask &= self::dpp(wave, p.dpp, out);
+    }
+    if mods {
+        sign_mods(p, i, sign, out, wave.lanes);
+    }
+    if flush {
+        for v in out.iter_mut().take(wave.lanes) {
+            *v = super::float::flush32(f32::from_bits(*v)).to_bits();
+        }
+    }
+    Ok(out)
+}
+
+/// The lanes an operation must compute for `dst` under EXEC & `mask`, as
+/// a range: the span of the written lanes for a VGPR (lanes outside it
+/// are never stored), every lane for an SGPR destination (which takes
+/// lane 0 whatever EXEC is).
+#[inline]
+pub fn span(wave: &Wave, dst: Dst, mask: u64) -> std::ops::Range<usize> {
+    match dst {
+        Dst::Vgpr(_) => {
+            let m = wave.exec & mask & wave.full_mask();
+            if m == 0 {
+                0..0
+            } else {
+                m.trailing_zeros() as usize..64 - m.leading_zeros() as usize
+            }
+        }
+        _ => 0..wave.lanes,
+    }
+}
+
 /// For a 16-bit operand: which register and half. VOP3 selects the half
 /// with op_sel; gfx11+ VOP1/VOP2/VOPC name the high half with bit 7 of the
 /// VGPR field (so v128+ there are v0.h+).

@@ -6,8 +6,10 @@ use super::super::fault::IsaFault;
 use super::super::operand::{Dst, Src};
 use super::super::program::Inst;
 use super::super::wave::{Lanes, Wave, MAX_LANES};
+use super::float::{self, Denorm};
 use super::fp::f32_lane;
 use super::ops::{FOp, IOp, Op};
+use super::round::{self, Round};
 use super::{src, VopdPair};
 
 /// The operations a VOPD half can be here.
@@ -50,16 +52,28 @@ fn half(
             } else {
                 [0; MAX_LANES]
             };
-            let k = f32::from_bits(literal);
+            // MODE applies as for the single-issue forms: denormal flush
+            // of inputs and outputs, then the f32 rounding mode (every
+            // VOPD float op has an exact model, see `round`).
+            let dn = Denorm::f32_of(wave.mode);
+            let rnd = Round::f32_of(wave.mode);
+            let inp = |x: u32| {
+                let x = f32::from_bits(x);
+                if dn.keep_in {
+                    x
+                } else {
+                    float::flush32(x)
+                }
+            };
+            let k = inp(literal);
             for l in 0..lanes {
-                let r = f32_lane(
-                    f,
-                    f32::from_bits(a[l]),
-                    f32::from_bits(b[l]),
-                    k,
-                    f32::from_bits(acc[l]),
-                    false,
-                );
+                let (x, y, acc) = (inp(a[l]), inp(b[l]), inp(acc[l]));
+                let mut r = f32_lane(f, x, y, k, acc, false);
+                let third = if f == FOp::Fmac { acc } else { k };
+                r = round::f32_directed(f, x, y, third, rnd, r);
+                if !dn.keep_out {
+                    r = float::flush32(r);
+                }
                 out[l] = r.to_bits();
             }
         }

@@ -1,0 +1,146 @@
+//! Assembling AMDGPU code with LLVM 19 for tests: single instructions to
+//! their encodings (`llvm-mc-19 -show-encoding`) and assembly sources to
+//! linked code objects (`llvm-mc-19` then `ld.lld-19`). Callers check
+//! [`tools`] first (which fails under CI when a tool is missing).
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const HINT: &str = "apt-get install llvm-19 lld-19";
+
+/// Both tools are present (see [`crate::require_tool`]).
+pub fn tools() -> bool {
+    ["llvm-mc-19", "ld.lld-19"]
+        .iter()
+        .all(|t| crate::require_tool(t, HINT))
+}
+
+/// llvm-mc-19 is present (enough for [`encodings`]).
+pub fn mc() -> bool {
+    crate::require_tool("llvm-mc-19", HINT)
+}
+
+/// Assemble each of `lines` for `cpu` (one instruction a line); per line,
+/// its encoding bytes, or None where llvm-mc refused it.
+pub fn encodings(cpu: &str, lines: &[String]) -> Vec<Option<Vec<u8>>> {
+    let text = lines.join("\n") + "\n";
+    let mut child = Command::new("llvm-mc-19")
+        .args(["-arch=amdgcn", &format!("-mcpu={cpu}"), "-show-encoding"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn llvm-mc-19");
+    child
+        .stdin
+        .take()
+        .expect("llvm-mc-19 stdin")
+        .write_all(text.as_bytes())
+        .expect("write to llvm-mc-19");
+    let out = child.wait_with_output().expect("llvm-mc-19 output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let bad: BTreeSet<usize> = stderr
+        .lines()
+        .filter(|l| l.contains(": error:"))
+        .filter_map(|l| l.split(':').nth(1)?.parse::<usize>().ok())
+        .collect();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut enc = stdout.lines().filter_map(|l| {
+        let e = l.split("encoding: [").nth(1)?;
+        let e = e.split(']').next()?;
+        Some(
+            e.split(',')
+                .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
+                .collect::<Vec<u8>>(),
+        )
+    });
+    (1..=lines.len())
+        .map(|n| if bad.contains(&n) { None } else { enc.next() })
+        .collect()
+}
+
+/// Assemble `source` for `cpu` (amdhsa) and link it into a shared code
+/// object; its bytes. Panics with the tool's name when a step fails.
+pub fn code_object(cpu: &str, source: &str) -> Vec<u8> {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("relaunch-asm-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (s, o, co) = (dir.join("k.s"), dir.join("k.o"), dir.join("k.co"));
+    std::fs::write(&s, source).unwrap();
+    let st = Command::new("llvm-mc-19")
+        .args([
+            "-triple=amdgcn-amd-amdhsa",
+            &format!("-mcpu={cpu}"),
+            "-filetype=obj",
+            "-o",
+        ])
+        .arg(&o)
+        .arg(&s)
+        .status()
+        .expect("spawn llvm-mc-19");
+    assert!(st.success(), "llvm-mc-19 failed for {cpu}");
+    let st = Command::new("ld.lld-19")
+        .arg("-shared")
+        .arg(&o)
+        .arg("-o")
+        .arg(&co)
+        .status()
+        .expect("spawn ld.lld-19");
+    assert!(st.success(), "ld.lld-19 failed for {cpu}");
+    let bytes = std::fs::read(&co).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    bytes
+}
+
+/// A one-kernel code object for `cpu`: `body` as kernel `name`, wave32,
+/// one kernarg (a global pointer in s[0:1]), 8 VGPRs, 16 SGPRs;
+/// `directives` are extra `.amdhsa_*` lines (e.g. float modes).
+pub fn one_kernel(cpu: &str, name: &str, body: &str, directives: &str) -> Vec<u8> {
+    let user = 2;
+    let text = format!(
+        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
+  .text
+  .globl {name}
+  .p2align 8
+  .type {name},@function
+{name}:
+{body}
+.Lend:
+  .size {name}, .Lend-{name}
+  .rodata
+  .p2align 6
+  .amdhsa_kernel {name}
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_user_sgpr_count {user}
+    .amdhsa_kernarg_size 8
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 16
+    .amdhsa_wavefront_size32 1
+{directives}
+  .end_amdhsa_kernel
+  .amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--{cpu}
+amdhsa.kernels:
+  - .name: {name}
+    .symbol: {name}.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 64
+    .args:
+      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
+...
+  .end_amdgpu_metadata
+"#
+    );
+    code_object(cpu, &text)
+}
