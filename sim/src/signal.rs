@@ -164,15 +164,17 @@ impl SimSignal {
     /// and a doorbell write must not wait for a waiter's bookkeeping.
     pub fn store(&self, value: i64) {
         if let Some(stamp) = &self.stamp {
+            // Stamped as the host's write: the bookkeeping after it is the
+            // simulator's (hardware takes one MMIO store), not the host's.
+            stamp.record();
             stamp.ring(value);
             self.value.store(value, Ordering::Release);
-            stamp.record();
             let _guard = self.lock.lock();
             self.changed.notify_all();
             return;
         }
         let mut known = self.lock.lock();
-        known.join(&clock::current());
+        clock::release_into(&mut known);
         self.value.store(value, Ordering::Release);
         self.changed.notify_all();
     }
@@ -185,7 +187,7 @@ impl SimSignal {
             return;
         }
         let mut known = self.lock.lock();
-        known.join(&clock::current());
+        clock::release_into(&mut known);
         self.value.store(value, Ordering::Release);
     }
 
@@ -201,7 +203,7 @@ impl SimSignal {
     /// Subtract and wake waiters; returns the new value.
     pub fn subtract(&self, delta: i64) -> i64 {
         let mut known = self.lock.lock();
-        known.join(&clock::current());
+        clock::release_into(&mut known);
         let new = self.value.fetch_sub(delta, Ordering::AcqRel) - delta;
         self.changed.notify_all();
         new

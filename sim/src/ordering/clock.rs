@@ -110,6 +110,15 @@ pub fn current() -> VectorClock {
     })
 }
 
+/// Join the calling agent's clock into `target` (a release into a signal),
+/// without copying it first: signal stores are on the submit path.
+pub fn release_into(target: &mut VectorClock) {
+    QUEUE_AGENT.with(|q| match &*q.borrow() {
+        Some(a) => target.join(&a.clock),
+        None => target.join(&HOST_CLOCK.lock()),
+    })
+}
+
 /// The host's clock.
 pub fn host() -> VectorClock {
     HOST_CLOCK.lock().clone()
@@ -141,8 +150,7 @@ pub fn begin_packet(submitted: &VectorClock) -> (Agent, u64) {
 
 /// A PM4 data write that others may wait on: publish the agent's clock.
 pub fn release_to_memory() {
-    let mine = current();
-    MEMORY_CLOCK.lock().join(&mine);
+    release_into(&mut MEMORY_CLOCK.lock());
 }
 
 /// A satisfied wait on memory: the word's writer may have been a queue (the
