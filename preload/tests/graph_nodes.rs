@@ -141,33 +141,11 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
 #[test]
 fn a_v4_hip_kernel_reads_each_patched_geometry_through_the_dispatch_packet() {
     let Some(b) = built() else { return };
-    if !relaunch_testsupport::require_tool("clang-19", "Debian clang-19, lld-19, libamdhip64-dev") {
+    let Some(bytes) = relaunch_testsupport::asm::dims_v4() else {
         return;
-    }
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/hip/dims_v4.hip");
+    };
     let co = b.dir.join("dims_v4.co");
-    let out = std::process::Command::new("clang-19")
-        .args([
-            "-x",
-            "hip",
-            "-nogpulib",
-            "--offload-arch=gfx1100",
-            "-mcode-object-version=4",
-            "--cuda-device-only",
-            "--no-gpu-bundle-output",
-            "-O2",
-        ])
-        .arg(&src)
-        .arg("-o")
-        .arg(&co)
-        .output()
-        .expect("run clang-19");
-    assert!(
-        out.status.success(),
-        "clang-19 failed (needs lld-19 and libamdhip64-dev):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    std::fs::write(&co, bytes).unwrap();
     let app = build_c(&b.dir, "dims_geometry", "app/dims_geometry.c", &[], true);
     let env = [
         ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),

@@ -6,55 +6,9 @@
 
 use crate::common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use relaunch::twins::{register_twin, KernelFault, Workgroup};
 use relaunch::Pm4Verdict;
 use relaunch::{Geometry, Gpu};
-
-/// The kernel, built now (None when clang-19 or the HIP headers are
-/// missing outside CI; under CI that is a failure).
-fn build_dims_v4(tag: &str) -> Option<Vec<u8>> {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/hip/dims_v4.hip");
-    let out =
-        std::env::temp_dir().join(format!("relaunch-dims-v4-{tag}-{}.co", std::process::id()));
-    let run = Command::new("clang-19")
-        .args([
-            "-x",
-            "hip",
-            "-nogpulib",
-            "--offload-arch=gfx1100",
-            "-mcode-object-version=4",
-            "--cuda-device-only",
-            "--no-gpu-bundle-output",
-            "-O2",
-        ])
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output();
-    let missing = |why: String| {
-        if std::env::var_os("CI").is_some() {
-            panic!("{why} (CI needs clang-19, lld-19 and libamdhip64-dev)");
-        }
-        eprintln!("note: {why}; skipping the code object v4 HIP kernel test");
-        None
-    };
-    match run {
-        Err(e) => missing(format!("clang-19 not runnable: {e}")),
-        Ok(o) if !o.status.success() => missing(format!(
-            "clang-19 could not build {}: {}",
-            src.display(),
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Ok(_) => {
-            let bytes = std::fs::read(&out).unwrap();
-            let _ = std::fs::remove_file(&out);
-            Some(bytes)
-        }
-    }
-}
 
 /// The twin does what the machine code does: blockDim.x is the packet's
 /// workgroup_size_x (u16 at 4), gridDim.x = ceil(grid_size_x (u32 at 12) /
@@ -77,7 +31,7 @@ fn register_dims_twin() {
 
 #[test]
 fn v4_hip_kernel_reads_block_and_grid_dims_through_the_dispatch_packet() {
-    let Some(co) = build_dims_v4("replay") else {
+    let Some(co) = relaunch_testsupport::asm::dims_v4() else {
         return;
     };
     register_dims_twin();
@@ -129,7 +83,7 @@ fn v4_hip_kernel_reads_block_and_grid_dims_through_the_dispatch_packet() {
 
 #[test]
 fn inspect_says_the_dispatch_packet_is_synthesized() {
-    let Some(co) = build_dims_v4("inspect") else {
+    let Some(co) = relaunch_testsupport::asm::dims_v4() else {
         return;
     };
     let path = std::env::temp_dir().join(format!("relaunch-inspect-v4-{}.co", std::process::id()));

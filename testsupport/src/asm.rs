@@ -144,3 +144,51 @@ amdhsa.kernels:
     );
     code_object(cpu, &text)
 }
+
+/// `tests/kernels/hip/dims_v4.hip` built now for gfx1100 as code object v4
+/// with clang-19 (a HIP kernel that reads blockDim/gridDim through the
+/// dispatch packet). None when clang-19, lld-19 or the HIP headers are
+/// missing, which [`crate::missing`] makes a failure under CI.
+pub fn dims_v4() -> Option<Vec<u8>> {
+    const HIP_HINT: &str = "Debian clang-19, lld-19 and libamdhip64-dev";
+    if !crate::require_tool("clang-19", HIP_HINT) {
+        return None;
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip/dims_v4.hip");
+    let out = std::env::temp_dir().join(format!(
+        "relaunch-dims-v4-{}-{}.co",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let run = Command::new("clang-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "--offload-arch=gfx1100",
+            "-mcode-object-version=4",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-19");
+    if !run.status.success() {
+        crate::missing(
+            &format!(
+                "a clang-19 that builds {} ({})",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            ),
+            HIP_HINT,
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&out).expect("read the built code object");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
