@@ -39,7 +39,6 @@ pub(crate) struct GpuInner {
     pub(crate) target: GfxTarget,
     /// The target's facts row (what the encoder checks launches against).
     pub(crate) facts: &'static TargetFacts,
-    pub(crate) family: Family,
     pub(crate) simulated: bool,
     /// The runtime installed a trap handler for this GPU (ROCr's rule, see
     /// `relaunch_device::hsa::trap`): replayed dispatches then carry
@@ -228,7 +227,6 @@ impl Gpu {
                 agent,
                 target,
                 facts,
-                family: facts.family,
                 simulated,
                 describe,
                 schedulers: Mutex::new(HashMap::new()),
@@ -254,7 +252,7 @@ impl Gpu {
     }
 
     pub fn family(&self) -> Family {
-        self.inner.family
+        self.inner.facts.family
     }
 
     /// The target's facts row (family, limits, queue width, ...).
