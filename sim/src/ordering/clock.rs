@@ -18,6 +18,10 @@
 //!   with the host's (a gate word may have been written by any host thread,
 //!   and the simulator cannot see plain host stores).
 //!
+//! - destroying a queue orders everything it did before what the host does
+//!   next: its processor stopped (or was abandoned with every later access
+//!   refused), so none of its accesses can follow.
+//!
 //! Approximations, each in the direction of fewer reports (a race is never
 //! invented): the host is one agent; clocks acquired mid-packet apply to the
 //! whole packet; the memory clock is not per address.
@@ -102,6 +106,26 @@ pub fn enter_queue() -> Agent {
     agent
 }
 
+/// The calling thread stops being a queue agent (its processor is
+/// exiting): its agent id and last clock, for [`retire_queue`].
+pub fn leave_queue() -> Option<(Agent, VectorClock)> {
+    QUEUE_AGENT
+        .with(|q| q.borrow_mut().take())
+        .map(|a| (a.agent, a.clock))
+}
+
+/// A queue of `agent` was destroyed (called on the host): every packet it
+/// ran or will run happened before what the host does next. `last` is the
+/// clock its processor left with (`None` when it was abandoned mid-packet;
+/// that packet's later accesses are refused, so it cannot race either).
+pub fn retire_queue(agent: Agent, last: Option<&VectorClock>) {
+    let mut host = HOST_CLOCK.lock();
+    if let Some(last) = last {
+        host.join(last);
+    }
+    host.set(agent, u64::MAX);
+}
+
 /// The calling agent's clock (the host's on a host thread).
 pub fn current() -> VectorClock {
     QUEUE_AGENT.with(|q| match &*q.borrow() {
@@ -176,6 +200,25 @@ mod tests {
         a.join(&b);
         assert_eq!((a.get(1), a.get(3), a.get(7), a.get(9)), (4, 5, 1, 0));
         assert!(a.knows(3, 5) && !a.knows(3, 6) && a.knows(9, 0));
+    }
+
+    #[test]
+    fn a_retired_queue_is_known_to_the_host_whatever_it_ran() {
+        let (agent, last) = std::thread::spawn(|| {
+            enter_queue();
+            let mut other = VectorClock::default();
+            other.set(5000, 2);
+            begin_packet(&other);
+            begin_packet(&VectorClock::default());
+            leave_queue().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert!(!host().knows(agent, 1));
+        retire_queue(agent, Some(&last));
+        let h = host();
+        assert!(h.knows(agent, 2) && h.knows(agent, u64::MAX) && h.knows(5000, 2));
+        assert_eq!(leave_queue(), None, "a host thread is no queue agent");
     }
 
     #[test]

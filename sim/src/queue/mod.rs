@@ -25,7 +25,7 @@ mod packets;
 mod processor;
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -36,6 +36,7 @@ use relaunch_hsa_sys::Status;
 use crate::aql::POISON;
 use crate::device::{SimDevice, SimError};
 use crate::memory::MemKind;
+use crate::ordering::clock::{self, VectorClock};
 use crate::signal::{SimSignal, StoreStamp};
 use crate::trace::RangeSet;
 use processor::Processor;
@@ -102,6 +103,10 @@ struct Shared {
     inactive: Arc<AtomicBool>,
     errors: Mutex<Vec<QueueError>>,
     faults: Mutex<FaultPlan>,
+    /// The processor's happens-before agent (0 until it started) and, once
+    /// it exited, its last clock: what `destroy` hands to the host.
+    agent: AtomicU32,
+    retired: Mutex<Option<VectorClock>>,
     callback: Option<ErrorCallback>,
 }
 
@@ -166,6 +171,8 @@ impl SimQueue {
             inactive: Arc::new(AtomicBool::new(false)),
             errors: Mutex::new(Vec::new()),
             faults: Mutex::new(FaultPlan::default()),
+            agent: AtomicU32::new(0),
+            retired: Mutex::new(None),
             callback,
         });
         let id = device.next_queue_id();
@@ -295,6 +302,12 @@ impl SimQueue {
                 limit = ?DESTROY_JOIN_LIMIT,
                 "sim packet processor still running a packet at queue destroy; its work is discarded"
             );
+        }
+        // The queue does nothing more: a later packet elsewhere touching
+        // what it touched (memory freed and reused) is not a race with it.
+        let agent = self.shared.agent.load(Ordering::Acquire);
+        if agent != 0 {
+            clock::retire_queue(agent, self.shared.retired.lock().as_ref());
         }
         let _ = self.device.memory.free(self.ring);
         self.device.signals.destroy(self.doorbell);

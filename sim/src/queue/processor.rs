@@ -48,7 +48,8 @@ impl Processor {
     }
 
     pub(super) fn run(self) {
-        crate::ordering::clock::enter_queue();
+        let agent = crate::ordering::clock::enter_queue();
+        self.shared.agent.store(agent, Ordering::Release);
         crate::memory::bind_inactivation(Arc::clone(&self.shared.inactive));
         let mut rd = 0u64;
         // When the last packet finished (None: idle since long enough).
@@ -85,6 +86,7 @@ impl Processor {
             }
             active = Some(Instant::now());
         }
+        *self.shared.retired.lock() = crate::ordering::clock::leave_queue().map(|(_, c)| c);
     }
 
     /// For [`LINGER`] after the last packet, polls the ring on a short

@@ -135,3 +135,28 @@ fn unordered_lanes_writing_the_same_memory_are_reported_every_time() {
         );
     }
 }
+
+/// A queue that was destroyed does nothing more, so memory it wrote (freed
+/// and reused, or shared) may be written by another queue afterwards,
+/// though the host never waited for its completion signal: a test whose
+/// replay failed leaves its queue's packet unwaited-for, and a later test
+/// in the same process that reused the address was reported racing with it.
+#[test]
+fn a_destroyed_queue_does_not_race_with_later_work() {
+    let name = symbol();
+    register(&name, false);
+    let rig = Rig::new("gfx1100", "counter", 9);
+    let buf = rig.alloc(4096);
+    let (a, ib_a) = lane(&rig, &name, buf);
+    let (b, ib_b) = lane(&rig, &name, buf);
+    a.publish(&ib_a);
+    // Watch the read index (no synchronisation the simulator sees), so the
+    // host never acquires what queue a did.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while a.queue.load_read_index() == 0 {
+        assert!(Instant::now() < deadline, "queue a never took its packet");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    a.queue.destroy();
+    b.replay(&ib_b).unwrap();
+}
