@@ -59,7 +59,7 @@ pub struct StoreStamp {
     at_ns: AtomicU64,
     stores: AtomicU64,
     /// (value written, the writer's clock) per doorbell write, oldest first.
-    rings: Mutex<VecDeque<(i64, VectorClock)>>,
+    rings: Mutex<VecDeque<(i64, Arc<VectorClock>)>>,
 }
 
 impl StoreStamp {
@@ -73,7 +73,7 @@ impl StoreStamp {
     /// value becomes visible, so a processor that sees it finds the entry).
     fn ring(&self, value: i64) {
         let mut rings = self.rings.lock();
-        rings.push_back((value, clock::current()));
+        rings.push_back((value, clock::current_shared()));
         if rings.len() > RINGS_KEPT {
             rings.pop_front();
         }
@@ -95,7 +95,7 @@ impl StoreStamp {
                     rings.pop_front();
                 }
                 if let Some((_, c)) = rings.front() {
-                    return c.clone();
+                    return VectorClock::clone(c);
                 }
             }
             if Instant::now() >= deadline {
