@@ -2,8 +2,8 @@
 //!
 //! Owns: AMDGPU code objects ([`codeobj`]: ELF, metadata, kernel
 //! descriptors as read, certification; targets, families and the descriptor
-//! layout are `relaunch-facts`', re-exported as [`target`] and
-//! [`codeobj::descriptor`]), the HSA runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
+//! layout are `relaunch-facts`': `Family`, `GfxTarget` and `TargetError` are
+//! re-exported at the root), the HSA runtime seam ([`hsa`]: agents, pools, signals, AQL queues and executables
 //! over `relaunch-hsa-sys`'s function table) and device identity
 //! ([`identity`]: selectors, host manifest, deny list, sysfs) and
 //! per-architecture kernel bundles ([`bundle`]: `.kpack` archives, their

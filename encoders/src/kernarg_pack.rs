@@ -138,9 +138,9 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relaunch_device::codeobj::descriptor::{properties, rsrc2, KernelDescriptor};
     use relaunch_device::codeobj::{KernelArg, ValueKind};
     use relaunch_device::GfxTarget;
+    use relaunch_facts::descriptor::{properties, rsrc2, KernelDescriptor};
 
     /// A kernel with one `__local` pointer at offset 0 and `lds` bytes of
     /// static LDS in its descriptor and `md_lds` in its metadata, as a

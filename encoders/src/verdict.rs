@@ -285,9 +285,9 @@ impl fmt::Display for Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
     use relaunch_device::codeobj::{KernelArg, ValueKind};
     use relaunch_device::GfxTarget;
+    use relaunch_facts::descriptor::{properties as p, rsrc2};
     use relaunch_facts::sgprs::delivered_user_sgprs;
 
     const RDNA: Limits = Limits::RDNA;

@@ -79,7 +79,7 @@ pub fn fixture(target: &str, name: &str) -> Vec<u8> {
 /// Tests vary fields with struct update syntax.
 #[cfg(feature = "device")]
 pub fn counter_descriptor() -> relaunch_device::codeobj::KernelDescriptor {
-    use relaunch_device::codeobj::descriptor::{properties, rsrc2};
+    use relaunch_facts::descriptor::{properties, rsrc2};
     relaunch_device::codeobj::KernelDescriptor {
         group_segment_fixed_size: 0,
         private_segment_fixed_size: 0,

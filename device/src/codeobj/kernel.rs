@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use super::args::KernelArg;
-use super::descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_BYTES};
 use super::elf::Elf;
 use super::error::CodeObjectError as E;
 use super::metadata::{KernelMetadata, RegisterUse};
+use relaunch_facts::descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_BYTES};
 use relaunch_facts::GfxTarget;
 
 /// Largest kernarg alignment accepted (real kernels ask for 8 or 16).

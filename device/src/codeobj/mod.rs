@@ -2,7 +2,8 @@
 //!
 //! Owns: reading code object V4/V5 ELF files and clang offload bundles into
 //! [`CodeObject`] / [`KernelInfo`] (the descriptor layout itself is a fact,
-//! `relaunch_facts::descriptor`, re-exported as [`descriptor`]), and the
+//! `relaunch_facts::descriptor`; its [`KernelDescriptor`] is re-exported
+//! here because [`KernelInfo`] carries one), and the
 //! certifier ([`certify`]). Whether the direct PM4 path runs a kernel (the
 //! verdict) and packing its kernargs are the encoders'. The length of an image
 //! known only by where it starts ([`extent`], within the readers' limits). Refuses: other ELF classes,
@@ -18,7 +19,6 @@ pub mod args;
 pub mod bundle;
 pub mod certify;
 pub mod compressed;
-pub mod descriptor;
 pub mod elf;
 pub mod error;
 pub mod extent;
@@ -28,8 +28,8 @@ pub mod object;
 
 pub use args::{ArgFill, Axis, KernelArg, ValueKind};
 pub use certify::{Certificate, ReadCache};
-pub use descriptor::KernelDescriptor;
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;
 pub use kernel::KernelInfo;
 pub use object::CodeObject;
+pub use relaunch_facts::descriptor::KernelDescriptor;

@@ -2,11 +2,11 @@
 //! register-state replayer over decoded packets.
 #![allow(dead_code)]
 
-use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::decode::Decoder;
 use relaunch_encoders::{EncodedIb, KernelCode, Packet};
+use relaunch_facts::descriptor::{properties as p, rsrc2};
 
 /// A kernarg-pointer-only kernel (like the counter kernel): 2 user SGPRs.
 pub fn counter_kd(wave32: bool) -> KernelDescriptor {

@@ -3,10 +3,10 @@
 use crate::common;
 
 use common::*;
-use relaunch_device::codeobj::descriptor::properties as p;
 use relaunch_device::Family;
 use relaunch_encoders::Refusal;
 use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, Launch, PatchError};
+use relaunch_facts::descriptor::properties as p;
 
 const L: Launch = Launch {
     grid: [64, 1, 1],

@@ -17,7 +17,6 @@ mod golden;
 use common::*;
 use digest::digest_ib;
 use golden::{GOLDEN, GOLDEN_EXTENDED};
-use relaunch_device::codeobj::descriptor::{properties as p, rsrc2};
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::decode::Decoder;
@@ -26,6 +25,7 @@ use relaunch_encoders::Packet;
 use relaunch_encoders::{
     BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch, StreamWords,
 };
+use relaunch_facts::descriptor::{properties as p, rsrc2};
 use sha2::{Digest, Sha256};
 
 /// xorshift64*: the same streams on every machine.
