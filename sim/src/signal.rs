@@ -85,7 +85,7 @@ impl StoreStamp {
     /// are dropped. A packet picked up before its doorbell waits for it up
     /// to [`RING_WAIT`], then takes the host's clock of now (which only
     /// orders more, never less).
-    pub fn covering(&self, id: u64) -> VectorClock {
+    pub fn covering(&self, id: u64) -> Arc<VectorClock> {
         let id = id.min(i64::MAX as u64) as i64;
         let deadline = Instant::now() + RING_WAIT;
         loop {
@@ -95,7 +95,7 @@ impl StoreStamp {
                     rings.pop_front();
                 }
                 if let Some((_, c)) = rings.front() {
-                    return VectorClock::clone(c);
+                    return Arc::clone(c);
                 }
             }
             if Instant::now() >= deadline {
@@ -193,7 +193,7 @@ impl SimSignal {
 
     /// For a doorbell: what the host knew when it submitted packet `id`
     /// (see [`StoreStamp::covering`]); the host's clock for other signals.
-    pub fn covering(&self, id: u64) -> VectorClock {
+    pub fn covering(&self, id: u64) -> Arc<VectorClock> {
         match &self.stamp {
             Some(stamp) => stamp.covering(id),
             None => clock::host(),

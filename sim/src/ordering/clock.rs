@@ -123,11 +123,9 @@ pub fn enter_queue() -> Agent {
 }
 
 /// The calling thread stops being a queue agent (its processor is
-/// exiting): its agent id and last clock, for [`retire_queue`].
-pub fn leave_queue() -> Option<(Agent, VectorClock)> {
-    QUEUE_AGENT
-        .with(|q| q.borrow_mut().take())
-        .map(|a| (a.agent, a.clock))
+/// exiting): its last clock, for [`retire_queue`].
+pub fn leave_queue() -> Option<VectorClock> {
+    QUEUE_AGENT.with(|q| q.borrow_mut().take()).map(|a| a.clock)
 }
 
 /// A queue of `agent` was destroyed (called on the host): every packet it
@@ -153,7 +151,7 @@ pub fn current() -> VectorClock {
 pub fn current_shared() -> Arc<VectorClock> {
     QUEUE_AGENT.with(|q| match &*q.borrow() {
         Some(a) => Arc::new(a.clock.clone()),
-        None => HOST_CLOCK.load_full(),
+        None => host(),
     })
 }
 
@@ -166,9 +164,9 @@ pub fn release_into(target: &mut VectorClock) {
     })
 }
 
-/// The host's clock.
-pub fn host() -> VectorClock {
-    VectorClock::clone(&HOST_CLOCK.load())
+/// The host's clock (a shared snapshot: a queue takes it per packet).
+pub fn host() -> Arc<VectorClock> {
+    HOST_CLOCK.load_full()
 }
 
 /// Join `other` into the host's clock; a copy only when it brings news.
@@ -240,12 +238,12 @@ mod tests {
     #[test]
     fn a_retired_queue_is_known_to_the_host_whatever_it_ran() {
         let (agent, last) = std::thread::spawn(|| {
-            enter_queue();
+            let agent = enter_queue();
             let mut other = VectorClock::default();
             other.set(5000, 2);
             begin_packet(&other);
             begin_packet(&VectorClock::default());
-            leave_queue().unwrap()
+            (agent, leave_queue().unwrap())
         })
         .join()
         .unwrap();

@@ -86,7 +86,7 @@ impl Processor {
             }
             active = Some(Instant::now());
         }
-        *self.shared.retired.lock() = crate::ordering::clock::leave_queue().map(|(_, c)| c);
+        *self.shared.retired.lock() = crate::ordering::clock::leave_queue();
     }
 
     /// For [`LINGER`] after the last packet, polls the ring on a short
