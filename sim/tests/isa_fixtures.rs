@@ -67,3 +67,31 @@ fn axpy_produce_consume_and_lds_reverse_match_the_twins() {
         assert_eq!(r.dev.memory.read_u32(data + 4 * 64).unwrap(), 127, "{t}");
     }
 }
+
+#[test]
+fn code_object_v4_counter_and_add_scalar_match_the_twins() {
+    // Built only for these targets (tests/kernels/README.md). add_scalar-v4
+    // reads the dispatch packet the PM4 path synthesizes.
+    for t in ["gfx1030", "gfx1100"] {
+        let r = rig(t, "counter-v4", KernelMode::Both);
+        let c = r.alloc(4);
+        let b = r.counter(c, 2, None, &linear(128, 32));
+        r.run_clean(b);
+        assert_eq!(r.dev.memory.read_u32(c).unwrap(), 2 * 128, "{t}");
+
+        let r = rig(t, "add_scalar-v4", KernelMode::Both);
+        let acc = r.alloc(4 * 96);
+        for i in 0..96u64 {
+            r.dev.memory.write_u32(acc + 4 * i, 3 * i as u32).unwrap();
+        }
+        let mut b = r.builder();
+        let mut args = acc.to_le_bytes().to_vec();
+        args.extend(11u32.to_le_bytes());
+        r.dispatch(&mut b, "add_scalar", &linear(96, 32), &args);
+        r.run_clean(b);
+        for i in 0..96u64 {
+            let got = r.dev.memory.read_u32(acc + 4 * i).unwrap();
+            assert_eq!(got, 3 * i as u32 + 11, "{t} item {i}");
+        }
+    }
+}
