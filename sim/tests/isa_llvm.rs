@@ -336,6 +336,16 @@ fn an_unimplemented_instruction_stops_the_dispatch_naming_it() {
             "image_load",
             0x1c,
         ),
+        (
+            // gfx12: split wait counters, and the global store is 12 bytes
+            // (VGLOBAL), so the image load starts at 0x20.
+            "gfx1201",
+            "  s_load_b64 s[2:3], s[0:1], 0x0\n  s_wait_kmcnt 0\n  v_mov_b32 v1, 7\n  \
+             v_mov_b32 v2, 0\n  global_store_b32 v2, v1, s[2:3]\n  \
+             image_load v1, v2, s[4:11] dmask:0x1 dim:SQ_RSRC_IMG_1D\n  s_endpgm",
+            "image_load",
+            0x20,
+        ),
     ];
     for (cpu, body, mnemonic, offset) in cases {
         let bytes = asm::one_kernel(cpu, "uses_image", body, "");
