@@ -2,11 +2,16 @@
 //! data an earlier dispatch wrote is stale after `rmw_vmem` (GCR 0x300 keeps
 //! K$) and fine after `rmw` (0x380 invalidates it). This binary replaces the
 //! `consume` twin with one that reads `buf` through the scalar cache, as a
-//! kernel whose code is not VMEM-only would.
+//! kernel whose code is not VMEM-only would; and the same rule on a
+//! hand-assembled kernel whose real `s_load` (run by the interpreter)
+//! reads the previous dispatch's output, on gfx1030, gfx1100 and gfx1201.
 
 use relaunch_encoders::BoundaryKind;
+use relaunch_sim::isa::KernelMode;
 use relaunch_sim::twins::register_twin;
-use relaunch_testsupport::simkit::Rig;
+use relaunch_sim::SimConfig;
+use relaunch_testsupport::asm;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 fn scalar_consumer() {
     // consume(uint *out, const uint *in): out[i] += in[i], with `in` read
@@ -49,5 +54,123 @@ fn scalar_read_of_producer_data_is_stale_after_rmw_vmem_and_fine_after_rmw() {
             "{target}"
         );
         assert_eq!(rig.dev.take_violations().0, vec![]);
+    }
+}
+
+/// A hand-assembled kernel `sload_copy(out, in)`: `out[0] = in[0] + 1`,
+/// with `in[0]` read by a real `s_load` (wave32, one kernarg pair).
+fn sload_copy(cpu: &str) -> Vec<u8> {
+    let (ld4, ld1, wait, st) = match cpu {
+        "gfx1030" => (
+            "s_load_dwordx4",
+            "s_load_dword",
+            "s_waitcnt lgkmcnt(0)",
+            "global_store_dword",
+        ),
+        "gfx1201" => (
+            "s_load_b128",
+            "s_load_b32",
+            "s_wait_kmcnt 0",
+            "global_store_b32",
+        ),
+        _ => (
+            "s_load_b128",
+            "s_load_b32",
+            "s_waitcnt lgkmcnt(0)",
+            "global_store_b32",
+        ),
+    };
+    let text = format!(
+        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
+  .text
+  .globl sload_copy
+  .p2align 8
+  .type sload_copy,@function
+sload_copy:
+  {ld4} s[4:7], s[0:1], 0x0
+  {wait}
+  {ld1} s8, s[6:7], 0x0
+  {wait}
+  s_add_u32 s8, s8, 1
+  v_mov_b32 v1, s8
+  v_mov_b32 v0, 0
+  {st} v0, v1, s[4:5]
+  s_endpgm
+.Lend:
+  .size sload_copy, .Lend-sload_copy
+  .rodata
+  .p2align 6
+  .amdhsa_kernel sload_copy
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_user_sgpr_count 2
+    .amdhsa_kernarg_size 16
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 16
+    .amdhsa_wavefront_size32 1
+  .end_amdhsa_kernel
+  .amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--{cpu}
+amdhsa.kernels:
+  - .name: sload_copy
+    .symbol: sload_copy.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 64
+    .args:
+      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
+      - {{ .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }}
+...
+  .end_amdgpu_metadata
+"#
+    );
+    asm::code_object(cpu, &text)
+}
+
+#[test]
+fn a_real_s_load_of_the_previous_dispatch_output_is_stale_after_rmw_vmem_and_fine_after_rmw() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in ["gfx1030", "gfx1100", "gfx1201"] {
+        let bytes = sload_copy(cpu);
+        for kind in [BoundaryKind::RmwVmem, BoundaryKind::Rmw] {
+            let mut cfg = SimConfig::new(cpu);
+            cfg.kernels = KernelMode::Isa;
+            let rig = Rig::from_bytes(cfg, &bytes);
+            let (a, mid, out) = (rig.alloc(64), rig.alloc(64), rig.alloc(64));
+            rig.dev.memory.write_u32(a, 5).unwrap();
+            // First dispatch: mid = a + 1 (a vector store); second: out =
+            // mid + 1, mid read by s_load after the boundary.
+            let mut b = rig.builder();
+            let mut first = mid.to_le_bytes().to_vec();
+            first.extend(a.to_le_bytes());
+            rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &first);
+            b.boundary(kind);
+            let mut second = out.to_le_bytes().to_vec();
+            second.extend(mid.to_le_bytes());
+            rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &second);
+            let ib = rig.place(b);
+            let r = rig.lane().replay(&ib);
+            match kind {
+                BoundaryKind::RmwVmem => {
+                    let err = r.expect_err(&format!("{cpu}: rmw_vmem keeps K$, must be stale"));
+                    assert!(err.contains("stale read"), "{cpu}: {err}");
+                    assert!(err.contains("GLK_INV"), "{cpu}: {err}");
+                    assert!(err.contains("sload_copy"), "{cpu}: {err}");
+                }
+                _ => {
+                    r.unwrap_or_else(|e| panic!("{cpu} {kind:?}: {e}"));
+                    assert_eq!(rig.dev.memory.read_u32(out).unwrap(), 7, "{cpu}");
+                    assert_eq!(rig.dev.take_violations().0, vec![], "{cpu}");
+                }
+            }
+        }
     }
 }
