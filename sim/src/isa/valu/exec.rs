@@ -6,7 +6,7 @@ use super::super::operand::Src;
 use super::super::program::Inst;
 use super::super::wave::{Lanes, Wave, MAX_LANES};
 use super::ops::{CarryOp, IOp, LaneOp, Op, WOp};
-use super::{cmp, fp, src, Enc, Prep};
+use super::{cmp, dot, fp, src, Enc, Prep};
 
 /// Execute a non-VOPD instruction.
 pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
@@ -17,6 +17,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
         Op::Carry(op) => carry(wave, inst, p, op),
         Op::Lane(op) => lane(wave, inst, op),
         Op::Cmp(c) => cmp::execute(wave, inst, p, c),
+        Op::Dot(op) => dot::execute(wave, inst, p, op),
         Op::Nop => Ok(()),
     }
 }

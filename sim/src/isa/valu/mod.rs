@@ -1,6 +1,7 @@
 //! The vector ALU: VOP1, VOP2, VOPC, VOP3 (and VOP3SD), VOP3P and VOPD,
 //! with DPP16/DPP8 on the first source, VOP3 input/output modifiers (abs,
-//! neg, omod, clamp, op_sel) and VOP3P packed f16.
+//! neg, omod, clamp, op_sel), VOP3P packed f16 and the dot products
+//! (`dot`).
 //!
 //! `prepare` resolves an instruction once at program build (operation,
 //! modifiers, DPP control); `execute` runs it over the wave's lanes in
@@ -15,6 +16,7 @@
 
 mod cmp;
 mod cvt;
+mod dot;
 mod exec;
 pub mod float;
 mod fp;
@@ -195,6 +197,9 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
 /// Whether the operation gives the modifiers a meaning the interpreter
 /// models; anything else is left unimplemented rather than guessed.
 fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
+    if let Op::Dot(d) = op {
+        return dot::modifiers_fit(d, enc, m, dpp);
+    }
     let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_));
     let float_src = float
         || matches!(
@@ -353,8 +358,8 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
         ] {
             for row in relaunch_isa::opcodes(family, format) {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
-                    // VOP3P rows are only the packed operations.
-                    if format == Format::Vop3p && !matches!(op, Op::Pk(_)) {
+                    // VOP3P rows are only the packed operations and dots.
+                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_)) {
                         continue;
                     }
                     names.push(row.name);

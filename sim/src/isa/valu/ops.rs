@@ -155,6 +155,29 @@ pub enum CarryOp {
     SubrevCoCi,
 }
 
+/// Dot products (see `dot`): `F32F16` is v_dot2_f32_f16, `I32Iu8`
+/// v_dot4_i32_iu8 (signedness from neg_lo), the `Acc` forms the VOP2 ones
+/// that add to their destination. v_dot2_bf16_bf16 has no entry (its
+/// rounding is not established).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DotOp {
+    F32F16,
+    F32Bf16,
+    F16F16,
+    /// v_dot2c_f32_f16 (gfx10.3) / v_dot2acc_f32_f16 (gfx11).
+    AccF32F16,
+    I32I16,
+    U32U16,
+    I32I8,
+    U32U8,
+    I32Iu8,
+    I32I4,
+    U32U4,
+    I32Iu4,
+    /// v_dot4c_i32_i8 (gfx10.3).
+    AccI32I8,
+}
+
 /// Cross-lane reads and writes to and from SGPRs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneOp {
@@ -202,6 +225,7 @@ pub enum Op {
     Carry(CarryOp),
     Lane(LaneOp),
     Cmp(Cmp),
+    Dot(DotOp),
     Nop,
 }
 
@@ -371,6 +395,20 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_add_co_ci_u32" => Op::Carry(CarryOp::AddCoCi),
         "v_sub_co_ci_u32" => Op::Carry(CarryOp::SubCoCi),
         "v_subrev_co_ci_u32" => Op::Carry(CarryOp::SubrevCoCi),
+
+        "v_dot2_f32_f16" => Op::Dot(DotOp::F32F16),
+        "v_dot2_f32_bf16" => Op::Dot(DotOp::F32Bf16),
+        "v_dot2_f16_f16" => Op::Dot(DotOp::F16F16),
+        "v_dot2c_f32_f16" | "v_dot2acc_f32_f16" => Op::Dot(DotOp::AccF32F16),
+        "v_dot2_i32_i16" => Op::Dot(DotOp::I32I16),
+        "v_dot2_u32_u16" => Op::Dot(DotOp::U32U16),
+        "v_dot4_i32_i8" => Op::Dot(DotOp::I32I8),
+        "v_dot4_u32_u8" => Op::Dot(DotOp::U32U8),
+        "v_dot4_i32_iu8" => Op::Dot(DotOp::I32Iu8),
+        "v_dot8_i32_i4" => Op::Dot(DotOp::I32I4),
+        "v_dot8_u32_u4" => Op::Dot(DotOp::U32U4),
+        "v_dot8_i32_iu4" => Op::Dot(DotOp::I32Iu4),
+        "v_dot4c_i32_i8" => Op::Dot(DotOp::AccI32I8),
 
         "v_readlane_b32" => Op::Lane(LaneOp::Readlane),
         "v_readfirstlane_b32" => Op::Lane(LaneOp::Readfirstlane),

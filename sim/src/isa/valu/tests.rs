@@ -367,4 +367,212 @@ fn implemented_lists_table_mnemonics() {
     }
     assert!(super::implemented(Family::Gfx11).contains(&"v_dual_fmac_f32"));
     assert!(super::implemented(Family::Gfx12).contains(&"v_mad_co_u64_u32"));
+    // The dot products, per family as LLVM has them.
+    let g10 = super::implemented(Family::Gfx10);
+    for n in [
+        "v_dot2_f32_f16",
+        "v_dot2c_f32_f16",
+        "v_dot4_i32_i8",
+        "v_dot8_u32_u4",
+    ] {
+        assert!(g10.contains(&n), "gfx10 {n}");
+    }
+    for f in [Family::Gfx11, Family::Gfx12] {
+        let names = super::implemented(f);
+        for n in [
+            "v_dot2_f32_bf16",
+            "v_dot2_f16_f16",
+            "v_dot4_i32_iu8",
+            "v_dot8_i32_iu4",
+        ] {
+            assert!(names.contains(&n), "{f:?} {n}");
+        }
+        assert!(!names.contains(&"v_dot2_bf16_bf16"), "{f:?}");
+    }
+    assert!(super::implemented(Family::Gfx11).contains(&"v_dot2acc_f32_f16"));
+}
+
+// Dot products. Encodings from llvm-mc-19; values worked by hand.
+
+/// v1 = f16 (1.5, -2.0), v2 = f16 (2.0, 0.25), v3 = `c` (an f32).
+fn dot_inputs(w: &mut Wave, c: f32) {
+    set(w, 1, |_| 0xC000_3E00);
+    set(w, 2, |_| 0x3400_4000);
+    set(w, 3, |_| c.to_bits());
+}
+
+fn f32_at(w: &Wave, reg: usize) -> f32 {
+    f32::from_bits(w.vgpr[reg][0])
+}
+
+#[test]
+fn dot2_f32_f16_sums_both_products_and_s2() {
+    // v_dot2_f32_f16 v0, v1, v2, v3: 1.5*2 + -2*0.25 + 10 = 12.5.
+    for t in ["gfx1030", "gfx1100", "gfx1201"] {
+        let i = isa(t, false);
+        let mut w = wave(i);
+        dot_inputs(&mut w, 10.0);
+        run(i, &[0x00, 0x40, 0x13, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+        assert_eq!(f32_at(&w, 0), 12.5, "{t}");
+    }
+    // op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[0,1,1]: the low product
+    // takes v1's high half and -v2.lo, the high one v1.lo and v2.hi, S2
+    // negated: -2*-2 + 1.5*0.25 - 10 = -5.625.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    dot_inputs(&mut w, 10.0);
+    run(i, &[0x00, 0x48, 0x13, 0xcc, 0x01, 0x05, 0x0e, 0xd4], &mut w);
+    assert_eq!(f32_at(&w, 0), -5.625);
+    // One rounding of the exact sum: 1*1 + 2^-12*2^-12 + 2^-24 is exactly
+    // 1 + 2^-23 (adding in f32 one term at a time would tie down to 1.0).
+    set(&mut w, 1, |_| 0x0C00_3C00);
+    set(&mut w, 2, |_| 0x0C00_3C00);
+    set(&mut w, 3, |_| 0x3380_0000);
+    run(i, &[0x00, 0x40, 0x13, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+    assert_eq!(w.vgpr[0][0], 0x3F80_0001);
+}
+
+#[test]
+fn dot2_f32_bf16_and_its_clamp() {
+    // v1 = bf16 (3.0, 1.0), v2 = bf16 (0.5, -1.0): 1.5 - 1 + S2.
+    let i = isa("gfx1201", false);
+    let mut w = wave(i);
+    set(&mut w, 1, |_| 0x3F80_4040);
+    set(&mut w, 2, |_| 0xBF80_3F00);
+    set(&mut w, 3, |_| 0.25f32.to_bits());
+    // v_dot2_f32_bf16 v0, v1, v2, v3
+    run(i, &[0x00, 0x40, 0x1a, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+    assert_eq!(f32_at(&w, 0), 0.75);
+    // ... clamp: 2.5 -> 1.0, -4.5 -> 0.0.
+    let clamp = [0x00, 0xc0, 0x1a, 0xcc, 0x01, 0x05, 0x0e, 0x1c];
+    set(&mut w, 3, |_| 2f32.to_bits());
+    run(i, &clamp, &mut w);
+    assert_eq!(f32_at(&w, 0), 1.0);
+    set(&mut w, 3, |_| (-5f32).to_bits());
+    run(i, &clamp, &mut w);
+    assert_eq!(w.vgpr[0][0], 0);
+}
+
+#[test]
+fn dot2_f16_f16_takes_s2_and_writes_the_halves_op_sel_names() {
+    // v_dot2_f16_f16 v0, v1, v2, v3 op_sel:[0,0,1,1]: f16 (1, 2) . (3, 0.5)
+    // + v3.h (0.5) = 4.5 (0x4480) into v0.h, v0.l kept.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    set(&mut w, 0, |_| 0x0000_1234);
+    set(&mut w, 1, |_| 0x4000_3C00);
+    set(&mut w, 2, |_| 0x3800_4200);
+    set(&mut w, 3, |_| 0x3800_7777);
+    run(i, &[0x00, 0x60, 0x66, 0xd6, 0x01, 0x05, 0x0e, 0x04], &mut w);
+    assert_eq!(w.vgpr[0][0], 0x4480_1234);
+}
+
+#[test]
+fn integer_dots_signedness_op_sel_and_saturation() {
+    // Bytes of v1: [1, -2, 3, -128]; of v2: [5, 6, -7, 2]; v3 = 1000.
+    let bytes = |w: &mut Wave| {
+        set(w, 1, |_| u32::from_le_bytes([1, 0xFE, 3, 0x80]));
+        set(w, 2, |_| u32::from_le_bytes([5, 6, 0xF9, 2]));
+        set(w, 3, |_| 1000);
+    };
+    // gfx1030 v_dot4_i32_i8: 5 - 12 - 21 - 256 + 1000 = 716.
+    let i = isa("gfx1030", false);
+    let mut w = wave(i);
+    bytes(&mut w);
+    run(i, &[0x00, 0x40, 0x16, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+    assert_eq!(w.vgpr[0][0], 716);
+    // v_dot2_i32_i16 op_sel:[1,0,0] op_sel_hi:[0,1,1]: v1 = (3, -4),
+    // v2 = (100, -1): -4*100 + 3*-1 + 7 = -396.
+    set(&mut w, 1, |_| 0xFFFC_0003);
+    set(&mut w, 2, |_| 0xFFFF_0064);
+    set(&mut w, 3, |_| 7);
+    run(i, &[0x00, 0x48, 0x14, 0xcc, 0x01, 0x05, 0x0e, 0x14], &mut w);
+    assert_eq!(w.vgpr[0][0] as i32, -396);
+    // v_dot2_u32_u16 clamp: 2 * 65535^2 saturates.
+    set(&mut w, 1, |_| u32::MAX);
+    set(&mut w, 2, |_| u32::MAX);
+    set(&mut w, 3, |_| 0);
+    run(i, &[0x00, 0xc0, 0x15, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+    assert_eq!(w.vgpr[0][0], u32::MAX);
+
+    // gfx1100 v_dot4_i32_iu8 neg_lo:[1,1,0] (both signed): 716;
+    // neg_lo:[0,1,0] (v1 unsigned): 5 + 254*6 - 21 + 256 + 1000 = 2764.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    bytes(&mut w);
+    run(i, &[0x00, 0x40, 0x16, 0xcc, 0x01, 0x05, 0x0e, 0x7c], &mut w);
+    assert_eq!(w.vgpr[0][0], 716);
+    run(i, &[0x00, 0x40, 0x16, 0xcc, 0x01, 0x05, 0x0e, 0x5c], &mut w);
+    assert_eq!(w.vgpr[0][0], 2764);
+
+    // gfx1201 v_dot8_u32_u4 clamp: 8 * 15*15 + 0xFFFF_FF00 saturates.
+    let i = isa("gfx1201", false);
+    let mut w = wave(i);
+    set(&mut w, 1, |_| u32::MAX);
+    set(&mut w, 2, |_| u32::MAX);
+    set(&mut w, 3, |_| 0xFFFF_FF00);
+    run(i, &[0x00, 0xc0, 0x19, 0xcc, 0x01, 0x05, 0x0e, 0x1c], &mut w);
+    assert_eq!(w.vgpr[0][0], u32::MAX);
+    // v_dot8_i32_iu4 neg_lo:[1,1,0]: all -1 nibbles against the signed
+    // nibbles of 0x12345678 (-8, 7, 6, 5, 4, 3, 2, 1; sum 20): -20.
+    set(&mut w, 2, |_| 0x1234_5678);
+    set(&mut w, 3, |_| 0);
+    run(i, &[0x00, 0x40, 0x18, 0xcc, 0x01, 0x05, 0x0e, 0x7c], &mut w);
+    assert_eq!(w.vgpr[0][0] as i32, -20);
+}
+
+#[test]
+fn vop2_dots_accumulate_into_the_destination() {
+    // gfx1030 v_dot2c_f32_f16 v0, v1, v2 with v0 = 10: 12.5.
+    let i = isa("gfx1030", false);
+    let mut w = wave(i);
+    dot_inputs(&mut w, 0.0);
+    set(&mut w, 0, |_| 10f32.to_bits());
+    run(i, &[0x01, 0x05, 0x00, 0x04], &mut w);
+    assert_eq!(f32_at(&w, 0), 12.5);
+    // v_dot4c_i32_i8 v0, v1, v2 with v0 = 1000: 716.
+    set(&mut w, 1, |_| u32::from_le_bytes([1, 0xFE, 3, 0x80]));
+    set(&mut w, 2, |_| u32::from_le_bytes([5, 6, 0xF9, 2]));
+    set(&mut w, 0, |_| 1000);
+    run(i, &[0x01, 0x05, 0x00, 0x1a], &mut w);
+    assert_eq!(w.vgpr[0][0], 716);
+    // gfx1100 v_dot2acc_f32_f16 v0, 1.0, v2: f16 1.0 in both halves,
+    // 2 + 0.25 + 10 = 12.25.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    dot_inputs(&mut w, 0.0);
+    set(&mut w, 0, |_| 10f32.to_bits());
+    run(i, &[0xf2, 0x04, 0x00, 0x04], &mut w);
+    assert_eq!(f32_at(&w, 0), 12.25);
+}
+
+#[test]
+fn dots_without_an_established_meaning_are_refused() {
+    let cases: [(&str, &[u8]); 3] = [
+        // v_dot2_bf16_bf16 (rounding not established).
+        ("gfx1100", &[0x00, 0x00, 0x67, 0xd6, 0x01, 0x05, 0x0e, 0x04]),
+        // v_dot2_f32_f16 ... neg_hi:[0,0,1] (neg_hi on an f32 S2).
+        ("gfx1100", &[0x00, 0x44, 0x13, 0xcc, 0x01, 0x05, 0x0e, 0x1c]),
+        // v_dot4_u32_u8 ... neg_lo:[1,0,0] (no meaning for unsigned).
+        ("gfx1100", &[0x00, 0x40, 0x17, 0xcc, 0x01, 0x05, 0x0e, 0x3c]),
+    ];
+    for (t, bytes) in cases {
+        let prog = program::build(isa(t, false), 0, bytes);
+        assert!(
+            matches!(prog.insts[0].kind, Kind::Unimplemented),
+            "{t}: {} should be refused",
+            prog.insts[0].decoded.mnemonic()
+        );
+    }
+    // Flushed f32 denormals (MODE.FP_DENORM f32 = 0): refused naming MODE.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    w.mode = 0xC0;
+    dot_inputs(&mut w, 1.0);
+    let prog = program::build(i, 0, &[0x00, 0x40, 0x13, 0xcc, 0x01, 0x05, 0x0e, 0x1c]);
+    let err = super::run(&mut w, &prog.insts[0]).unwrap_err().to_string();
+    assert!(
+        err.contains("v_dot2_f32_f16") && err.contains("MODE"),
+        "{err}"
+    );
 }
