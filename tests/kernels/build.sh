@@ -6,6 +6,8 @@
 #   tests/kernels/build/<target>/decode.co      the decode-step kernels (decode/build.sh)
 #   tests/kernels/build/<target>/<name>.co      also the HIP kernels of hip/ (hip_kernels)
 #   tests/kernels/build/<target>/<name>-w64.co  HIP kernels built for wave64 (w64_*)
+#   tests/kernels/build/<target>/dot_math.co    HIP dot products (dot_targets: not
+#                                               gfx1010, which has no dot instructions)
 #   tests/kernels/bundles/<target>/relaunch_demo_<target>.{kpack,json}
 #                                               the decode kernels as a bundle tree
 #                                               (relaunch bundle pack; relaunch demo
@@ -28,6 +30,8 @@ kernels=(counter add_scalar axpy produce_consume lds_reverse scratch_hog uses_pr
 hip_kernels=(wave_scan half_math int64_math)
 w64_targets=(gfx1100 gfx1151 gfx1201)
 w64_kernels=(wave_scan)
+dot_targets=(gfx1030 gfx1100 gfx1151 gfx1201)
+dot_kernels=(dot_math)
 v4_targets=(gfx1030 gfx1100)
 v4_kernels=(counter add_scalar)
 
@@ -67,6 +71,11 @@ done
 for target in "${w64_targets[@]}"; do
     for k in "${w64_kernels[@]}"; do
         compile_hip "$target" "$k" "$out/$target/$k-w64.co" -mwavefrontsize64
+    done
+done
+for target in "${dot_targets[@]}"; do
+    for k in "${dot_kernels[@]}"; do
+        compile_hip "$target" "$k" "$out/$target/$k.co"
     done
 done
 for target in "${v4_targets[@]}"; do
