@@ -20,8 +20,9 @@
 //! bf16 is past the cross-check tolerance), DPP on any dot, op_sel or
 //! neg_hi on an f32 S2, op_sel on the 8-/4-bit dots, a bf16 operand given
 //! as a float inline constant (whether the hardware expands it as bf16 or
-//! f16 is not established), f32/f16 denormal flushing and directed
-//! rounding (MODE).
+//! f16 is not established), an integer inline constant as a packed 16-bit
+//! operand (whether it is splatted to both halves is not established),
+//! f32/f16 denormal flushing and directed rounding (MODE).
 
 use super::super::fault::IsaFault;
 use super::super::operand::{inline_f16, Dst, Src};
@@ -174,7 +175,10 @@ fn mode_fits(wave: &Wave, inst: &Inst, op: DotOp) -> Result<(), IsaFault> {
 }
 
 /// Source `i` (0 or 1) as packed 32-bit lanes. An inline float constant
-/// is the f16 value in both halves, as for v_pk_* (see `half::packed`).
+/// for f16 elements is the f16 value in both halves, as for v_pk_* (see
+/// `half::packed`); other inline constants for 16-bit elements (whether
+/// the hardware splats them is not established) are refused. The 8- and
+/// 4-bit dots read plain 32-bit operands.
 fn packed_source(
     wave: &Wave,
     inst: &Inst,
@@ -184,15 +188,24 @@ fn packed_source(
     out: &mut Lanes,
     mask: &mut u64,
 ) -> Result<(), IsaFault> {
-    match inst.src[i] {
-        Src::Float(_) if bf16 => Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with a float inline constant as a bf16 operand",
-                inst.decoded.mnemonic()
-            ),
+    use DotOp::*;
+    let halves16 = matches!(
+        p.op,
+        super::ops::Op::Dot(F32F16 | F32Bf16 | F16F16 | AccF32F16 | I32I16 | U32U16)
+    );
+    let refuse = |what: &str| {
+        Err(IsaFault::Unimplemented {
+            mnemonic: format!("{} with {what}", inst.decoded.mnemonic()),
             family: wave.isa.family,
-        }),
-        Src::Float(b) if !is_integer(p) => {
+        })
+    };
+    match inst.src[i] {
+        Src::Float(_) if bf16 => refuse("a float inline constant as a bf16 operand"),
+        Src::Int(_) if halves16 => refuse("an integer inline constant as a packed 16-bit operand"),
+        Src::Float(_) if halves16 && is_integer(p) => {
+            refuse("a float inline constant as a packed 16-bit integer operand")
+        }
+        Src::Float(b) if halves16 => {
             let c = u32::from(inline_f16(b));
             *out = [c | (c << 16); MAX_LANES];
             Ok(())

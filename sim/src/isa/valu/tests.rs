@@ -564,6 +564,14 @@ fn dots_without_an_established_meaning_are_refused() {
             prog.insts[0].decoded.mnemonic()
         );
     }
+    // v_dot2_f32_f16 v0, 1, v2, v3: an integer inline constant as packed
+    // f16 halves is refused when it runs.
+    let i = isa("gfx1100", false);
+    let mut w = wave(i);
+    dot_inputs(&mut w, 1.0);
+    let prog = program::build(i, 0, &[0x00, 0x40, 0x13, 0xcc, 0x81, 0x04, 0x0e, 0x1c]);
+    let err = super::run(&mut w, &prog.insts[0]).unwrap_err().to_string();
+    assert!(err.contains("integer inline constant"), "{err}");
     // Flushed f32 denormals (MODE.FP_DENORM f32 = 0): refused naming MODE.
     let i = isa("gfx1100", false);
     let mut w = wave(i);
