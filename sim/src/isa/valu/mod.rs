@@ -252,11 +252,13 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if dpp != Dpp::None && matches!(op, Op::W(_) | Op::Lane(_)) {
         return false;
     }
-    // DPP on gfx10 exists only in the 32-bit encodings.
-    if dpp != Dpp::None
-        && isa.family == Family::Gfx10
-        && !matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc)
-    {
+    // DPP on gfx10 exists only in the 32-bit encodings; gfx11 added VOP3
+    // forms with DPP.
+    let dpp_in_vop3 = match isa.family {
+        Family::Gfx10 => false,
+        Family::Gfx11 | Family::Gfx12 => true,
+    };
+    if dpp != Dpp::None && !dpp_in_vop3 && !matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) {
         return false;
     }
     true
