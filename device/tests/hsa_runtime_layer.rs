@@ -444,6 +444,7 @@ fn an_old_runtime_refuses_executable_allocations_unless_overridden() {
     let err = rt
         .allocate(&kernarg, 256, AllocFlags { executable: true })
         .unwrap_err();
+    assert!(err.is_unsupported(), "a limit of the runtime: {err:?}");
     let text = err.to_string();
     assert!(text.contains("\"6.2.41133-scripted\""), "{text}");
     assert!(text.contains("ROCm 6.3 or later"), "{text}");
