@@ -18,13 +18,14 @@
 //! that GPU: nothing more runs on them, and the faulting packet and those
 //! behind it never complete. Other GPUs' queues keep running.
 
+use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
 use relaunch_facts::packet::op;
 use relaunch_facts::regs::off::COMPUTE_USER_DATA_0;
 use relaunch_hsa_sys as sys;
 
-use super::{deliver_memory_fault, with, State};
+use super::{with, State};
 
 /// AQL packet type in the low byte of dword 0.
 const TYPE_MASK: u32 = 0xff;
@@ -37,6 +38,38 @@ enum Ran {
     Done(u64),
     /// A dispatch accessed `address` on `agent`: a memory fault.
     Fault(sys::Agent, u64),
+}
+
+/// Reports a GPU memory fault the way ROCr does (VMFaultHandler): every
+/// registered system event handler is called, none of the queue callbacks;
+/// with no handler returning success ROCr would `abort()` the process,
+/// which this fixture turns into a test failure (a panic naming it).
+pub fn fire_memory_fault(agent: sys::Agent, address: u64) {
+    assert!(
+        deliver_memory_fault(agent, address),
+        "Memory access fault by GPU at {address:#x}: no system event handler returned \
+         success, so ROCr would abort() the process here"
+    );
+}
+
+/// Calls every system event handler with a memory fault (not under the
+/// fixture's lock: a handler may call back into the table); true when one
+/// returned success, i.e. ROCr would not abort.
+pub fn deliver_memory_fault(agent: sys::Agent, address: u64) -> bool {
+    let handlers = with(|s| s.event_handlers.clone());
+    let event = sys::AmdEvent {
+        event_type: sys::HSA_AMD_GPU_MEMORY_FAULT_EVENT,
+        memory_fault: sys::GpuMemoryFaultInfo {
+            agent,
+            virtual_address: address,
+            fault_reason_mask: sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+        },
+    };
+    let mut handled = false;
+    for (cb, data) in handlers {
+        handled |= unsafe { cb(&event, data as *mut c_void) } == sys::HSA_STATUS_SUCCESS;
+    }
+    handled
 }
 
 /// Called after every signal store: a doorbell of an executing table
