@@ -126,7 +126,8 @@ pub enum Error {
     /// Creating the queue actors failed (device class).
     #[error(transparent)]
     Queues(SchedError),
-    /// Installing an IB on its queue actor failed (compile class).
+    /// Installing an IB on its queue actor failed (compile class; device
+    /// class when the runtime cannot hold IBs at all).
     #[error(transparent)]
     Install(SchedError),
     /// A replay failed (replay class; device lost when the GPU is lost).
@@ -178,6 +179,10 @@ impl Error {
         match self {
             Error::Graph(R::UnknownBuffer { .. } | R::UnknownNode { .. }) => ErrorClass::Handle,
             Error::Graph(_) => ErrorClass::Record,
+            // An IB the installed runtime cannot hold at all (an old ROCr
+            // without executable IB memory) is a device limit, not a
+            // refusal of the program.
+            Error::Install(e) if e.any_hsa_cause(&HsaError::is_unsupported) => ErrorClass::Device,
             Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
             Error::PlanPatch(_)
             | Error::Encode(_)

@@ -1,7 +1,8 @@
 //! On a runtime older than ROCm 6.3 (the simulator scripted to report one),
 //! installing an IB is refused with the reason, the minimum and the
 //! override; nothing is run from memory the runtime may not have mapped
-//! executable. Its own binary: the scripted version is process-wide.
+//! executable, and the refusal is a device error (the runtime's limit, not
+//! the program's). Its own binary: the scripted version is process-wide.
 
 use relaunch::Gpu;
 
@@ -27,8 +28,12 @@ fn an_ib_on_an_old_runtime_is_refused_naming_the_version_and_the_override() {
         .unwrap();
     let err = match gpu.finalize(b) {
         Ok(_) => panic!("an IB was installed on a runtime that cannot map it executable"),
-        Err(e) => e.to_string(),
+        Err(e) => e,
     };
+    // A limit of the installed runtime, not of the program: device class
+    // (C: RL_ERR_DEVICE, Python: DeviceError, CLI exit 3).
+    assert_eq!(err.class(), relaunch::ErrorClass::Device, "{err}");
+    let err = err.to_string();
     assert!(err.contains("\"6.2.41133-old\""), "{err}");
     assert!(err.contains("ROCm 6.3 or later"), "{err}");
     assert!(err.contains("RELAUNCH_ALLOW_NONEXEC_IB=1"), "{err}");

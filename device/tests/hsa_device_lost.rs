@@ -1,6 +1,6 @@
 //! A GPU memory fault through a scripted table that behaves like ROCr
-//! (`hsa_scripted_table.rs`): the fault reaches only the system event
-//! handlers (never a queue callback), and with no handler returning
+//! (`hsa_scripted_table.rs`, its `processor`): the fault reaches only the
+//! system event handlers (never a queue callback), and with no handler returning
 //! success the fixture fails the test where ROCr would `abort()`. The
 //! runtime layer registers its handler when it opens, so the process
 //! lives; a wait in flight fails with `DeviceLost` naming the address
@@ -13,7 +13,8 @@ mod scripted;
 use std::time::{Duration, Instant};
 
 use relaunch_device::hsa::*;
-use scripted::{fire_memory_fault, open, setup, with, GPU};
+use scripted::processor::fire_memory_fault;
+use scripted::{open, setup, with, GPU};
 
 const WILD: u64 = 0xdead_0000_1000;
 

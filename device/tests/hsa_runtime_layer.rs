@@ -193,7 +193,7 @@ fn kernarg_arena_hands_out_aligned_blocks_of_one_allocation() {
 
 fn ring_words(slot: u64) -> [u32; 16] {
     with(|s| {
-        let q = s.queue.as_ref().unwrap();
+        let q = s.queue();
         let mut words = [0u32; 16];
         for (i, w) in words.iter_mut().enumerate() {
             // SAFETY: the scripted ring is live while the queue exists.
@@ -210,7 +210,7 @@ fn ring_words(slot: u64) -> [u32; 16] {
 fn doorbell() -> i64 {
     with(|s| {
         // SAFETY: the queue struct is live while the queue exists.
-        let bell = unsafe { (*s.queue.as_ref().unwrap().queue).doorbell_signal };
+        let bell = unsafe { (*s.queue().queue).doorbell_signal };
         s.signals[&bell.handle].load(Ordering::Acquire)
     })
 }
@@ -242,7 +242,7 @@ fn submit_publishes_the_packet_and_rings_the_doorbell_with_its_id() {
         "queue 42 is full (4 of 4 packets in flight); wait for completions before submitting more"
     );
     // The "packet processor" consumes one packet: the ring wraps to slot 0.
-    with(|s| s.queue.as_ref().unwrap().read.store(1, Ordering::Release));
+    with(|s| s.queue().read.store(1, Ordering::Release));
     let barrier = AqlPacket::BarrierAnd(sys::BarrierAndPacket {
         header: sys::packet_header(sys::HSA_PACKET_TYPE_BARRIER_AND, true, 2, 2),
         completion_signal: done.handle(),
@@ -296,7 +296,7 @@ fn waits_complete_time_out_with_an_explanation_or_report_queue_errors() {
 
     // The runtime reports a VM fault through the queue callback.
     let (callback, data, raw) = with(|s| {
-        let q = s.queue.as_ref().unwrap();
+        let q = s.queue();
         (q.callback, q.data, q.queue)
     });
     // SAFETY: the callback and its data are the live queue's.
@@ -444,6 +444,7 @@ fn an_old_runtime_refuses_executable_allocations_unless_overridden() {
     let err = rt
         .allocate(&kernarg, 256, AllocFlags { executable: true })
         .unwrap_err();
+    assert!(err.is_unsupported(), "a limit of the runtime: {err:?}");
     let text = err.to_string();
     assert!(text.contains("\"6.2.41133-scripted\""), "{text}");
     assert!(text.contains("ROCm 6.3 or later"), "{text}");

@@ -1,9 +1,16 @@
 //! A small scripted HSA table for testing the runtime layer (included with
-//! `#[path]` by `hsa_runtime_layer.rs`; built alone it holds no tests): one
-//! CPU and one GPU agent, host-memory pools, signals and a queue ring the
-//! test inspects itself. Nothing executes packets: that is the simulated
-//! device's job. It records what the wrapper did so tests can check it.
+//! `#[path]` by `hsa_runtime_layer.rs`, `hsa_device_lost.rs` and
+//! relaunch-sched's `scripted_device_lost.rs`; built alone it holds no
+//! tests): one CPU and one GPU agent (two GPUs with `second_gpu`),
+//! host-memory pools, signals and queue rings the test inspects itself. It
+//! records what the wrapper did so tests can check it. By default nothing
+//! executes packets (that is the simulated device's job); with `execute`,
+//! the scripted packet processor (`scripted/processor.rs`) runs PM4-IB
+//! packets as `counter` dispatches and reports wild addresses as ROCr does.
 #![allow(dead_code)]
+
+#[path = "scripted/processor.rs"]
+pub mod processor;
 
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -17,14 +24,26 @@ use relaunch_hsa_sys as sys;
 
 pub const CPU: sys::Agent = sys::Agent { handle: 1 };
 pub const GPU: sys::Agent = sys::Agent { handle: 2 };
+/// The second GPU (listed only with `State::second_gpu`).
+pub const GPU2: sys::Agent = sys::Agent { handle: 3 };
 pub const KERNARG_POOL: u64 = 10;
 pub const FINE_POOL: u64 = 11;
 pub const DEVICE_POOL: u64 = 20;
+pub const DEVICE_POOL2: u64 = 21;
 pub const KERNEL_OBJECT: u64 = 0x7000_1000;
 
 #[derive(Default)]
 pub struct State {
     pub cpu_only: bool,
+    /// List a second GPU agent (`GPU2`, its own device pool and identity).
+    pub second_gpu: bool,
+    /// Run PM4-IB packets when a doorbell rings (`processor`).
+    pub execute: bool,
+    /// GPUs whose queues the "driver" stopped after a memory fault.
+    pub faulted: Vec<u64>,
+    /// Memory faults no system event handler took: ROCr would have called
+    /// `abort()` (tests assert this stays empty).
+    pub aborted: Vec<String>,
     pub init_delay: Option<std::time::Duration>,
     pub inits: i32,
     pub shutdowns: i32,
@@ -32,7 +51,8 @@ pub struct State {
     pub signals: HashMap<u64, Arc<AtomicI64>>,
     pub allocations: HashMap<usize, (Layout, u32)>,
     pub allowed: Vec<(Vec<u64>, usize)>,
-    pub queue: Option<FakeQueue>,
+    /// Live queues, in creation order.
+    pub queues: Vec<FakeQueue>,
     pub readers: HashMap<u64, Vec<u8>>,
     pub executables: HashMap<u64, bool>,
     /// System event handlers registered (callback, data), as ROCr keeps them.
@@ -40,20 +60,42 @@ pub struct State {
     /// What BUILD_VERSION reports (default: a ROCr that honours the
     /// executable pool flag).
     pub build_version: Option<&'static CStr>,
+    /// Queues created so far (their ids count from 42).
+    pub queues_created: u64,
 }
 
 pub struct FakeQueue {
     pub queue: *mut sys::Queue,
+    pub agent: sys::Agent,
+    pub doorbell: u64,
     pub ring: usize,
     pub layout: Layout,
     pub read: Arc<AtomicU64>,
     pub write: Arc<AtomicU64>,
     pub callback: sys::QueueErrorCallback,
     pub data: usize,
+    /// COMPUTE_USER_DATA_0/1 as the packet processor last set them.
+    pub user_data: [u32; 2],
 }
 
 // SAFETY: test fixture state, only touched under the STATE mutex.
 unsafe impl Send for FakeQueue {}
+
+impl State {
+    /// The one queue a single-queue test created.
+    pub fn queue(&self) -> &FakeQueue {
+        assert_eq!(self.queues.len(), 1, "expected exactly one live queue");
+        &self.queues[0]
+    }
+
+    /// The live queue `q`.
+    pub fn queue_of(&self, q: *const sys::Queue) -> &FakeQueue {
+        self.queues
+            .iter()
+            .find(|f| std::ptr::eq(f.queue, q))
+            .expect("a queue of this table")
+    }
+}
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -130,10 +172,10 @@ unsafe extern "C" fn system_get_info(attr: sys::SystemInfo, value: *mut c_void) 
     sys::HSA_STATUS_SUCCESS
 }
 unsafe extern "C" fn iterate_agents(cb: sys::AgentCallback, data: *mut c_void) -> sys::Status {
-    let agents: &[sys::Agent] = if with(|s| s.cpu_only) {
-        &[CPU]
-    } else {
-        &[CPU, GPU]
+    let agents: &[sys::Agent] = match with(|s| (s.cpu_only, s.second_gpu)) {
+        (true, _) => &[CPU],
+        (false, false) => &[CPU, GPU],
+        (false, true) => &[CPU, GPU, GPU2],
     };
     for a in agents {
         let rc = unsafe { cb(*a, data) };
@@ -148,7 +190,8 @@ unsafe extern "C" fn agent_get_info(
     attr: sys::AgentInfo,
     value: *mut c_void,
 ) -> sys::Status {
-    let gpu = agent == GPU;
+    let gpu = agent == GPU || agent == GPU2;
+    let second = agent == GPU2;
     unsafe {
         match attr {
             sys::HSA_AGENT_INFO_NAME => put_str(value, if gpu { "gfx1201" } else { "fake-cpu" }),
@@ -162,11 +205,18 @@ unsafe extern "C" fn agent_get_info(
                 },
             ),
             sys::HSA_AMD_AGENT_INFO_PRODUCT_NAME if gpu => put_str(value, "Radeon Test 9070"),
-            sys::HSA_AMD_AGENT_INFO_UUID => put_str(value, if gpu { "GPU-XX" } else { "CPU-XX" }),
-            sys::HSA_AMD_AGENT_INFO_BDFID => put(value, 0x0308u32),
+            sys::HSA_AMD_AGENT_INFO_UUID => put_str(
+                value,
+                match (gpu, second) {
+                    (true, false) => "GPU-XX",
+                    (true, true) => "GPU-YY",
+                    (false, _) => "CPU-XX",
+                },
+            ),
+            sys::HSA_AMD_AGENT_INFO_BDFID => put(value, if second { 0x0408u32 } else { 0x0308 }),
             sys::HSA_AMD_AGENT_INFO_DOMAIN => put(value, 1u32),
             sys::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(value, if gpu { 64u32 } else { 16 }),
-            sys::HSA_AGENT_INFO_NODE => put(value, if gpu { 1u32 } else { 0 }),
+            sys::HSA_AGENT_INFO_NODE => put(value, u32::from(gpu) + u32::from(second)),
             sys::HSA_AGENT_INFO_WAVEFRONT_SIZE => put(value, 32u32),
             sys::HSA_AGENT_INFO_WORKGROUP_MAX_DIM => put(value, [1024u16, 1024, 1024]),
             sys::HSA_AGENT_INFO_WORKGROUP_MAX_SIZE => put(value, 1024u32),
@@ -193,10 +243,10 @@ unsafe extern "C" fn iterate_pools(
     cb: sys::MemoryPoolCallback,
     data: *mut c_void,
 ) -> sys::Status {
-    let pools: &[u64] = if agent == GPU {
-        &[DEVICE_POOL]
-    } else {
-        &[FINE_POOL, KERNARG_POOL]
+    let pools: &[u64] = match agent {
+        GPU => &[DEVICE_POOL],
+        GPU2 => &[DEVICE_POOL2],
+        _ => &[FINE_POOL, KERNARG_POOL],
     };
     for p in pools {
         let rc = unsafe { cb(sys::MemoryPool { handle: *p }, data) };
@@ -321,7 +371,8 @@ extern "C" fn signal_load(h: sys::Signal) -> i64 {
     signal(h).load(Ordering::Acquire)
 }
 extern "C" fn signal_store(h: sys::Signal, v: i64) {
-    signal(h).store(v, Ordering::Release)
+    signal(h).store(v, Ordering::Release);
+    processor::rung(h);
 }
 extern "C" fn signal_wait(h: sys::Signal, cond: u32, cmp: i64, ticks: u64, _: u32) -> i64 {
     assert_eq!(cond, sys::HSA_SIGNAL_CONDITION_LT);
@@ -345,7 +396,7 @@ unsafe extern "C" fn queue_create(
     _: u32,
     out: *mut *mut sys::Queue,
 ) -> sys::Status {
-    assert_eq!(agent, GPU);
+    assert!(agent == GPU || agent == GPU2, "queue on a non-GPU agent");
     let layout = Layout::from_size_align(size as usize * 64, 64).unwrap();
     let ring = unsafe { std::alloc::alloc_zeroed(layout) };
     for i in 0..size as usize {
@@ -358,6 +409,8 @@ unsafe extern "C" fn queue_create(
     }
     let mut doorbell = sys::Signal::default();
     unsafe { signal_create(-1, 0, std::ptr::null(), &mut doorbell) };
+    // Ids from 42, one per queue created.
+    let id = with(|s| 42 + s.queues_created);
     let queue = Box::into_raw(Box::new(sys::Queue {
         queue_type: 0,
         features: 1,
@@ -365,25 +418,31 @@ unsafe extern "C" fn queue_create(
         doorbell_signal: doorbell,
         size,
         reserved1: 0,
-        id: 42,
+        id,
     }));
     with(|s| {
-        s.queue = Some(FakeQueue {
+        s.queues_created += 1;
+        s.queues.push(FakeQueue {
             queue,
+            agent,
+            doorbell: doorbell.handle,
             ring: ring as usize,
             layout,
             read: Arc::default(),
             write: Arc::default(),
             callback: cb.unwrap(),
             data: data as usize,
+            user_data: [0; 2],
         })
     });
     unsafe { *out = queue };
     sys::HSA_STATUS_SUCCESS
 }
 unsafe extern "C" fn queue_destroy(q: *mut sys::Queue) -> sys::Status {
-    let fq = with(|s| s.queue.take()).unwrap();
-    assert_eq!(fq.queue, q);
+    let fq = with(|s| {
+        let at = s.queues.iter().position(|f| std::ptr::eq(f.queue, q));
+        s.queues.remove(at.expect("a queue of this table"))
+    });
     let q = unsafe { Box::from_raw(q) };
     signal_destroy(q.doorbell_signal);
     unsafe { std::alloc::dealloc(fq.ring as *mut u8, fq.layout) };
@@ -394,20 +453,20 @@ unsafe extern "C" fn queue_destroy(q: *mut sys::Queue) -> sys::Status {
 extern "C" fn queue_inactivate(_: *mut sys::Queue) -> sys::Status {
     sys::HSA_STATUS_SUCCESS
 }
-pub fn indices() -> (Arc<AtomicU64>, Arc<AtomicU64>) {
+pub fn indices(q: *const sys::Queue) -> (Arc<AtomicU64>, Arc<AtomicU64>) {
     with(|s| {
-        let q = s.queue.as_ref().unwrap();
+        let q = s.queue_of(q);
         (Arc::clone(&q.read), Arc::clone(&q.write))
     })
 }
-extern "C" fn load_read(_: *const sys::Queue) -> u64 {
-    indices().0.load(Ordering::Acquire)
+extern "C" fn load_read(q: *const sys::Queue) -> u64 {
+    indices(q).0.load(Ordering::Acquire)
 }
-extern "C" fn load_write(_: *const sys::Queue) -> u64 {
-    indices().1.load(Ordering::Relaxed)
+extern "C" fn load_write(q: *const sys::Queue) -> u64 {
+    indices(q).1.load(Ordering::Relaxed)
 }
-extern "C" fn add_write(_: *const sys::Queue, n: u64) -> u64 {
-    indices().1.fetch_add(n, Ordering::AcqRel)
+extern "C" fn add_write(q: *const sys::Queue, n: u64) -> u64 {
+    indices(q).1.fetch_add(n, Ordering::AcqRel)
 }
 unsafe extern "C" fn reader_create(
     p: *const c_void,
@@ -448,7 +507,10 @@ unsafe extern "C" fn executable_load(
     _: *const c_char,
     _: *mut sys::LoadedCodeObject,
 ) -> sys::Status {
-    assert_eq!(agent, GPU);
+    assert!(
+        agent == GPU || agent == GPU2,
+        "code loaded for a non-GPU agent"
+    );
     if with(|s| s.readers[&r.handle].starts_with(b"\x7fELF")) {
         0
     } else {
@@ -504,31 +566,6 @@ unsafe extern "C" fn memory_copy(dst: *mut c_void, src: *const c_void, size: usi
     sys::HSA_STATUS_SUCCESS
 }
 
-/// Reports a GPU memory fault the way ROCr does (VMFaultHandler): every
-/// registered system event handler is called, none of the queue callbacks;
-/// with no handler returning success ROCr would `abort()` the process,
-/// which this fixture turns into a test failure (a panic naming it).
-pub fn fire_memory_fault(agent: sys::Agent, address: u64) {
-    let handlers = with(|s| s.event_handlers.clone());
-    let event = sys::AmdEvent {
-        event_type: sys::HSA_AMD_GPU_MEMORY_FAULT_EVENT,
-        memory_fault: sys::GpuMemoryFaultInfo {
-            agent,
-            virtual_address: address,
-            fault_reason_mask: sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
-        },
-    };
-    let mut handled = false;
-    for (cb, data) in handlers {
-        handled |= unsafe { cb(&event, data as *mut c_void) } == sys::HSA_STATUS_SUCCESS;
-    }
-    assert!(
-        handled,
-        "Memory access fault by GPU at {address:#x}: no system event handler returned \
-         success, so ROCr would abort() the process here"
-    );
-}
-
 pub fn table() -> sys::HsaApi {
     sys::HsaApi {
         init,
@@ -577,6 +614,6 @@ pub fn assert_all_released() {
         assert_eq!((s.inits, s.shutdowns), (1, 1), "init/shut_down pairing");
         assert!(s.signals.is_empty(), "signals leaked");
         assert!(s.allocations.is_empty(), "allocations leaked");
-        assert!(s.queue.is_none() && s.readers.is_empty() && s.executables.is_empty());
+        assert!(s.queues.is_empty() && s.readers.is_empty() && s.executables.is_empty());
     });
 }

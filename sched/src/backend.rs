@@ -125,6 +125,11 @@ pub trait QueueBackend: Send + 'static {
     fn install(&mut self, program: Self::Program) -> Result<Self::Installed, BackendError>;
     /// Patch-validation facts about `ib`.
     fn layout(&self, ib: &Self::Installed) -> IbLayout;
+    /// The label `ib` was built with, which errors name it by (`None`:
+    /// errors name its id).
+    fn label(&self, _ib: &Self::Installed) -> Option<std::sync::Arc<str>> {
+        None
+    }
     /// A writer for `ib`'s kernargs that stays usable (writing memory
     /// nothing reads any more) even after `ib` is uninstalled.
     fn writer(&self, ib: &Self::Installed) -> Self::Writer;

@@ -41,6 +41,31 @@ impl fmt::Debug for BackendError {
     }
 }
 
+/// Names an installed IB in errors: its label when it was given one
+/// (`IbBuilder::set_label`; the facade labels a graph's lanes `lane<N>`),
+/// else its id on its actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IbName {
+    /// The IB's id on its actor (`IbHandle::id`).
+    pub id: u64,
+    pub label: Option<Arc<str>>,
+}
+
+impl fmt::Display for IbName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.label {
+            Some(label) => write!(f, "IB {label:?}"),
+            None => write!(f, "IB {}", self.id),
+        }
+    }
+}
+
+/// ", IB ..." after a lane's actor, or nothing when the lane's IB was
+/// never installed (an install failure).
+fn ib_suffix(ib: &Option<IbName>) -> String {
+    ib.as_ref().map_or_else(String::new, |ib| format!(", {ib}"))
+}
+
 /// Errors of the queue actors and the scheduler.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SchedError {
@@ -68,11 +93,13 @@ pub enum SchedError {
         dispatch: usize,
         cause: String,
     },
-    /// The operation was on one lane of a multi-lane IB.
-    #[error("lane {lane} (queue actor {actor}): {source}")]
+    /// The operation was on one lane of a multi-lane IB: which lane, the
+    /// actor it runs on and its IB (`None` when installing it failed).
+    #[error("lane {lane} (queue actor {actor}{}): {source}", ib_suffix(.ib))]
     Lane {
         lane: usize,
         actor: usize,
+        ib: Option<IbName>,
         source: Box<SchedError>,
     },
     /// Several lanes failed in one replay; each entry is a `Lane` error.
@@ -119,12 +146,19 @@ impl SchedError {
     /// True when the cause (of any lane) is a lost GPU: a memory fault was
     /// reported for the device (`HsaError::DeviceLost`).
     pub fn is_device_lost(&self) -> bool {
+        self.any_hsa_cause(&|e| e.lost_address().is_some())
+    }
+
+    /// True when the backend cause of this error (of any lane, for a
+    /// multi-lane error) is an `HsaError` for which `pred` holds: how front
+    /// ends class an error by what the runtime said.
+    pub fn any_hsa_cause(&self, pred: &dyn Fn(&relaunch_device::hsa::HsaError) -> bool) -> bool {
         match self {
             SchedError::Backend { cause, .. } => cause
                 .downcast_ref::<relaunch_device::hsa::HsaError>()
-                .is_some_and(|e| e.lost_address().is_some()),
-            SchedError::Lane { source, .. } => source.is_device_lost(),
-            SchedError::Lanes { failures } => failures.iter().any(SchedError::is_device_lost),
+                .is_some_and(pred),
+            SchedError::Lane { source, .. } => source.any_hsa_cause(pred),
+            SchedError::Lanes { failures } => failures.iter().any(|f| f.any_hsa_cause(pred)),
             _ => false,
         }
     }

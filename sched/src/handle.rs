@@ -6,7 +6,7 @@
 use crate::actor::{Actor, Installed, Op, Shared, Step};
 use crate::backend::{IbLayout, KernargWriter, QueueBackend};
 use crate::completion::{Completion, Reply};
-use crate::error::SchedError;
+use crate::error::{IbName, SchedError};
 use crate::loom::Arc;
 use crate::track::IbTrack;
 
@@ -22,6 +22,8 @@ pub struct IbHandle<B: QueueBackend> {
     id: u64,
     actor: Actor<B>,
     layout: IbLayout,
+    /// What errors call this IB (its label, else its id).
+    name: IbName,
 }
 
 impl<B: QueueBackend> IbHandle<B> {
@@ -31,6 +33,7 @@ impl<B: QueueBackend> IbHandle<B> {
             layout,
             track,
             writer,
+            label,
         } = installed;
         IbHandle {
             shared: actor.shared_arc(),
@@ -39,6 +42,7 @@ impl<B: QueueBackend> IbHandle<B> {
             id,
             actor,
             layout,
+            name: IbName { id, label },
         }
     }
 
@@ -51,6 +55,10 @@ impl<B: QueueBackend> IbHandle<B> {
     }
     pub fn id(&self) -> u64 {
         self.id
+    }
+    /// What errors call this IB: its label when built with one, else its id.
+    pub fn name(&self) -> &IbName {
+        &self.name
     }
     pub fn layout(&self) -> &IbLayout {
         &self.layout

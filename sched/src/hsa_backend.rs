@@ -95,6 +95,9 @@ pub struct HsaIb {
     dwords: usize,
     /// The segments the queue runs.
     code: Allocation,
+    /// The builder's label (errors name the IB by it; std's Arc: an
+    /// immutable value, not a protocol primitive).
+    label: Option<std::sync::Arc<str>>,
 }
 
 /// One AQL queue of one GPU and the IBs retained on it. Small on purpose
@@ -452,6 +455,7 @@ impl QueueBackend for HsaBackend {
             kernargs,
             dwords,
             code,
+            label: label.map(std::sync::Arc::from),
         })
     }
 
@@ -469,6 +473,10 @@ impl QueueBackend for HsaBackend {
             dwords: ib.dwords,
             retained_bytes: host + device,
         }
+    }
+
+    fn label(&self, ib: &HsaIb) -> Option<std::sync::Arc<str>> {
+        ib.label.clone()
     }
 
     fn writer(&self, ib: &HsaIb) -> KernargBlock {

@@ -37,6 +37,6 @@ pub mod sync {
 pub use actor::{Actor, ActorOptions};
 pub use backend::{CompletionWatch, IbLayout, KernargWriter, QueueBackend, Ticket, WatchError};
 pub use completion::Completion;
-pub use error::{BackendError, SchedError};
+pub use error::{BackendError, IbName, SchedError};
 pub use handle::IbHandle;
 pub use policy::{queue_count, queue_count_of, QueuePolicy};

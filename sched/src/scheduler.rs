@@ -18,7 +18,7 @@ use relaunch_lanes::{EncoderSink, KernelResolver, LowerError, Plan, SinkError};
 use crate::actor::{Actor, ActorOptions, Claimed};
 use crate::backend::{Published, QueueBackend};
 use crate::completion::Completion;
-use crate::error::SchedError;
+use crate::error::{IbName, SchedError};
 use crate::handle::IbHandle;
 use crate::loom::{self, Arc, Mutex};
 
@@ -187,6 +187,7 @@ impl<B: QueueBackend> Scheduler<B> {
             actor.install(program).map_err(|source| SchedError::Lane {
                 lane,
                 actor: queue,
+                ib: None,
                 source: Box::new(source),
             })
         };
@@ -210,7 +211,9 @@ impl<B: QueueBackend> Scheduler<B> {
                 Err(e) => failures.push(e),
             }
         }
+        let names = handles.iter().map(|h| h.name().clone()).collect();
         let multi = MultiIb {
+            names,
             lanes: handles,
             charged,
             load: Arc::clone(&self.load),
@@ -226,6 +229,9 @@ impl<B: QueueBackend> Scheduler<B> {
 /// A plan's lanes retained on their actors. Dropping it uninstalls them.
 pub struct MultiIb<B: QueueBackend> {
     lanes: Vec<IbHandle<B>>,
+    /// Each lane's IB name, shared with its completions' errors (std's
+    /// Arc: an immutable value, not a protocol primitive).
+    names: std::sync::Arc<[IbName]>,
     /// (actor, work) added to the scheduler's load book at install.
     charged: Vec<(usize, u64)>,
     load: Arc<Mutex<Vec<u64>>>,
@@ -344,7 +350,10 @@ impl<B: QueueBackend> MultiIb<B> {
         }
         parts.sort_by_key(|(lane, _)| *lane);
         match failures.len() {
-            0 => Ok(MultiCompletion { parts }),
+            0 => Ok(MultiCompletion {
+                parts,
+                names: std::sync::Arc::clone(&self.names),
+            }),
             1 => Err(failures.remove(0)),
             _ => {
                 failures.sort_by_key(|e| match e {
@@ -370,6 +379,7 @@ impl<B: QueueBackend> MultiIb<B> {
             .map_err(|source| SchedError::Lane {
                 lane,
                 actor: ib.actor().index(),
+                ib: Some(ib.name().clone()),
                 source: Box::new(source),
             })
     }
@@ -379,6 +389,7 @@ fn lane_error<B: QueueBackend>(lane: usize, ib: &IbHandle<B>, source: SchedError
     SchedError::Lane {
         lane,
         actor: ib.actor().index(),
+        ib: Some(ib.name().clone()),
         source: Box::new(source),
     }
 }
@@ -386,6 +397,8 @@ fn lane_error<B: QueueBackend>(lane: usize, ib: &IbHandle<B>, source: SchedError
 /// Completions of one fanned-out replay.
 pub struct MultiCompletion<W: crate::backend::CompletionWatch> {
     parts: Vec<(usize, Completion<W>)>,
+    /// Every lane's IB name, by lane (the multi-lane IB's).
+    names: std::sync::Arc<[IbName]>,
 }
 
 impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
@@ -414,6 +427,7 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
                 failures.push(SchedError::Lane {
                     lane: *lane,
                     actor: c.actor(),
+                    ib: self.names.get(*lane).cloned(),
                     source: Box::new(source),
                 });
             }
@@ -438,6 +452,7 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
             all &= c.is_complete().map_err(|source| SchedError::Lane {
                 lane: *lane,
                 actor: c.actor(),
+                ib: self.names.get(*lane).cloned(),
                 source: Box::new(source),
             })?;
         }

@@ -131,24 +131,37 @@ fn refusals_are_named() {
 }
 
 #[test]
-fn device_local_memory_is_zero_filled_through_the_device() {
+fn device_local_memory_is_zero_filled_read_and_written_through_the_runtime() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
-    // 10 bytes: whole dwords by hsa_amd_memory_fill, the tail by the host
-    // where it can reach, else refused.
-    for bytes in [4096, 64, 10] {
-        match gpu.alloc(bytes, false) {
-            Ok(buf) => {
-                assert_eq!(buf.len(), bytes);
-                let mut back = vec![0xAAu8; bytes];
-                if buf.read(0, &mut back).is_ok() {
-                    assert!(back.iter().all(|&b| b == 0), "{bytes}: {back:?}");
-                }
-            }
-            Err(e) => assert!(
-                bytes % 4 != 0 && e.message().contains("multiple of 4"),
-                "{e}"
-            ),
+    // Odd lengths too: whole dwords are filled by hsa_amd_memory_fill, the
+    // 1-3 byte tail through the runtime's copy; reads and writes of any
+    // length and offset go through hsa_memory_copy.
+    for bytes in [4096, 64, 10, 7, 3, 1] {
+        let buf = gpu.alloc(bytes, false).unwrap();
+        assert_eq!(buf.len(), bytes);
+        assert!(buf.host_ptr().is_none(), "{bytes}: device-local memory");
+        let mut back = vec![0xAAu8; bytes];
+        buf.read(0, &mut back).unwrap();
+        assert!(back.iter().all(|&b| b == 0), "{bytes}: {back:?}");
+        let pattern: Vec<u8> = (0..bytes).map(|i| (i as u8).wrapping_mul(7) | 1).collect();
+        buf.write(0, &pattern).unwrap();
+        buf.read(0, &mut back).unwrap();
+        assert_eq!(back, pattern, "{bytes}: whole buffer");
+        if bytes > 2 {
+            // An odd range at an odd offset leaves its neighbours alone.
+            let len = bytes - 2;
+            buf.write(1, &vec![0x5A; len]).unwrap();
+            let mut part = vec![0u8; len + 1];
+            buf.read(1, &mut part).unwrap();
+            assert!(part[..len].iter().all(|&b| b == 0x5A), "{bytes}: {part:?}");
+            assert_eq!(part[len], pattern[bytes - 1], "{bytes}");
+            buf.read(0, &mut back[..1]).unwrap();
+            assert_eq!(back[0], pattern[0], "{bytes}");
         }
+        let err = buf.read(bytes - 1, &mut [0u8; 2]).unwrap_err();
+        assert!(err.message().contains("outside"), "{bytes}: {err}");
+        let err = buf.write(bytes, &[1]).unwrap_err();
+        assert!(err.message().contains("outside"), "{bytes}: {err}");
     }
     assert!(gpu.alloc(0, false).is_err());
 }

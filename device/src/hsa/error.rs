@@ -73,6 +73,11 @@ pub enum HsaError {
         len: usize,
         size: usize,
     },
+    /// The runtime cannot do this at all, whatever the arguments (an old
+    /// ROCr that cannot map IB memory executable): a limit of the installed
+    /// runtime, reported as a device error, not as the caller's input.
+    #[error("the HSA runtime cannot provide {what}: {reason}")]
+    Unsupported { what: &'static str, reason: String },
     /// Host access to memory only the GPU can reach.
     #[error("allocation at {addr:#x} is device memory the host cannot read or write; use a host (CPU agent) pool for data the host touches")]
     NotHostAccessible { addr: u64 },
@@ -86,6 +91,12 @@ impl HsaError {
             reasons: fault.reasons(),
             during: during.to_string(),
         }
+    }
+
+    /// True when this is [`HsaError::Unsupported`]: the runtime in use
+    /// cannot do what was asked (upgrade it or use another device).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, HsaError::Unsupported { .. })
     }
 
     /// The faulting address when this is `DeviceLost`.

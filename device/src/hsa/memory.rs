@@ -253,9 +253,9 @@ impl Runtime {
                 // Older runtimes refuse any flag (INVALID_ARGUMENT).
                 ExecMemory::Plain => sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG,
                 ExecMemory::Refused(why) => {
-                    return Err(HsaError::Invalid {
-                        what: "executable allocation",
-                        problem: why.clone(),
+                    return Err(HsaError::Unsupported {
+                        what: "executable memory for IBs",
+                        reason: why.clone(),
                     })
                 }
             }

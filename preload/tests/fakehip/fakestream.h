@@ -178,6 +178,10 @@ static void fake_event_sync(struct fake_event_state *e) {
     while (__atomic_load_n(&e->reached, __ATOMIC_SEQ_CST) < e->recorded) fake_nap();
 }
 
+/* Stream memory operations; left out of the build (FAKEHIP_HOST_GRAPHS,
+ * see fakehip.c) to stand for a HIP without them, which sends the
+ * interposer down its synchronous launch path. */
+#ifndef FAKEHIP_HOST_GRAPHS
 hipError_t hipStreamWriteValue32(void *stream, void *ptr, uint32_t value, unsigned int flags) {
     if (!ptr || flags) return 1;
     return fake_push(stream, (struct fake_op){.kind = FAKE_WRITE32, .ptr = ptr, .value = value});
@@ -199,6 +203,7 @@ hipError_t hipStreamWaitValue64(void *stream, void *ptr, uint64_t value, unsigne
     return fake_push(stream, (struct fake_op){.kind = FAKE_WAIT64, .ptr = ptr, .value = value, .flags = flags,
                                               .mask = mask});
 }
+#endif
 
 /* Defined by fakehip.c: on a capturing stream, appends a (memset or
  * memcpy) node to the capture and returns 1; else 0. */

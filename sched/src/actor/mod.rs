@@ -77,6 +77,8 @@ pub(crate) struct Installed<B: QueueBackend> {
     pub(crate) layout: IbLayout,
     pub(crate) track: Arc<IbTrack>,
     pub(crate) writer: B::Writer,
+    /// The backend's label of the IB (for errors naming it).
+    pub(crate) label: Option<std::sync::Arc<str>>,
 }
 
 impl<B: QueueBackend> Clone for Installed<B> {
@@ -86,6 +88,7 @@ impl<B: QueueBackend> Clone for Installed<B> {
             layout: self.layout.clone(),
             track: Arc::clone(&self.track),
             writer: self.writer.clone(),
+            label: self.label.clone(),
         }
     }
 }
@@ -187,6 +190,7 @@ impl<B: QueueBackend> Core<B> {
             })?;
         let layout = self.backend.layout(&ib);
         let writer = self.backend.writer(&ib);
+        let label = self.backend.label(&ib);
         let track = Arc::new(IbTrack::default());
         let id = self.ibs.insert(Entry {
             ib,
@@ -198,6 +202,7 @@ impl<B: QueueBackend> Core<B> {
             layout,
             track,
             writer,
+            label,
         })
     }
 

@@ -185,7 +185,13 @@ fn a_fault_in_one_lane_names_it_and_the_next_replay_succeeds() {
     };
     assert_eq!(failures[0].lane(), Some(1), "{err}");
     let text = failures[0].to_string();
-    assert!(text.starts_with("lane 1 (queue actor 1): "), "{text}");
+    // The IB is named too (its label, else its id on the actor).
+    let ib = multi.lane(1).unwrap().name().to_string();
+    assert!(ib.starts_with("IB "), "{ib}");
+    assert!(
+        text.starts_with(&format!("lane 1 (queue actor 1, {ib}): ")),
+        "{text}"
+    );
     assert!(text.contains("injected fault"), "{text}");
     let mut runs = [3u64; 4];
     for f in &failures {

@@ -129,7 +129,13 @@ fn a_fault_in_one_lane_is_named_and_the_next_replay_succeeds() {
     };
     assert_eq!(failures[0].lane(), Some(faulty_lane), "{err}");
     let text = failures[0].to_string();
-    assert!(text.starts_with("lane 1 (queue actor 1): "), "{text}");
+    // The IB is named too (its label, else its id on the actor).
+    let ib = s.multi.lane(1).unwrap().name().to_string();
+    assert!(ib.starts_with("IB "), "{ib}");
+    assert!(
+        text.starts_with(&format!("lane 1 (queue actor 1, {ib}): ")),
+        "{text}"
+    );
     assert!(
         text.contains("injected queue error") || text.contains("HSA_STATUS_ERROR"),
         "{text}"
