@@ -476,7 +476,7 @@ fn replayed_launches_are_stream_ordered_without_waiting() {
         lines,
         [
             // Held stream: the launch returned with its three operations
-            // (done = 0, gate = 1, wait for done) queued, nothing ran.
+            // (gate = seq, wait gate 0, passed = seq) queued, none ran.
             "returned pending=3 before=0 after=32 launches=0",
             "interleaved right=100 of 100 a=3232",
             "event a=3264 device a=3296",
@@ -586,7 +586,7 @@ fn the_hipgraph_decode_benchmark_builds_and_runs_against_the_fake() {
     // Under the interposer the graph replays, but the simulator has no
     // twins for the decode kernels in this process and is told to run only
     // twins: the replay fails. The stream must not wait forever for its
-    // done words: the failure is logged, the stream released, and the exec
+    // gates: the failure is logged, the stream released, and the exec
     // falls through from then on.
     let log = [
         ("RELAUNCH_LOG", Some("error")),
