@@ -475,14 +475,14 @@ fn replayed_launches_are_stream_ordered_without_waiting() {
     assert_eq!(
         lines,
         [
-            // Held stream: the launch returned with its three operations
-            // (gate = seq, wait gate 0, passed = seq) queued, none ran.
+            // Held: returned with gate = seq, wait, passed = seq queued.
             "returned pending=3 before=0 after=32 launches=0",
             "interleaved right=100 of 100 a=3232",
             "event a=3264 device a=3296",
             // The patch (node 0 to b) landed after the held launch (32
             // more in a) and before the next (24 in a, 8 in b).
             "patched b_while=0 a=3352 b=8 launches=0",
+            "updated result=0 pending=3 a_while=3352 b_while=8 a=3376 b=48 launches=0",
         ]
     );
 }
