@@ -355,3 +355,29 @@ fn settle_on_host(
 }
 
 type WriteValue32 = unsafe extern "C" fn(Handle, *mut c_void, u32, u32) -> HipError;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_skip_zero_at_the_wrap() {
+        assert_eq!(next_seq(0), 1);
+        assert_eq!(next_seq(41), 42);
+        assert_eq!(next_seq(u32::MAX), 1);
+    }
+
+    #[test]
+    fn passed_is_compared_across_the_wrap() {
+        assert!(!reached(0, 1), "nothing passed yet");
+        assert!(reached(5, 5) && reached(6, 5) && !reached(4, 5));
+        // 0xFFFF_FFFF, then 1: passed 1 is past 0xFFFF_FFFF, not before it.
+        assert!(reached(1, u32::MAX));
+        assert!(!reached(u32::MAX, 1));
+        let far = MAX_IN_FLIGHT as u32;
+        assert!(reached(
+            next_seq(u32::MAX - far / 2).wrapping_add(far),
+            u32::MAX
+        ));
+    }
+}
