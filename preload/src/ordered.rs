@@ -380,4 +380,77 @@ mod tests {
             u32::MAX
         ));
     }
+
+    /// One build's lane with a thread per party: the stream (open = seq,
+    /// wait for 0, passed = seq), the GPU queue, whose replays from
+    /// `fail_at` on fail (a failed one never closes its gate), and the
+    /// host, told of each failure at some point before or after the stream
+    /// reached it, closing by compare-exchange until passed reached it.
+    /// With `rerun`, the replays after the failure run anyway (a replaced
+    /// queue) and may pass the failed launch's gate: the host then closes
+    /// their gates too (a tainted build). The sequence wraps in the middle.
+    fn model(fail_at: usize, rerun: bool) {
+        use std::sync::atomic::AtomicU32;
+        use std::time::{Duration, Instant};
+        let (gate, passed) = (AtomicU32::new(0), AtomicU32::new(0));
+        let seqs: Vec<u32> = std::iter::successors(Some(u32::MAX - 40), |&s| Some(next_seq(s)))
+            .take(100)
+            .collect();
+        let (tx, rx) = crossbeam_channel::unbounded::<u32>();
+        let (gate, passed, all) = (&gate, &passed, &seqs);
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                for &seq in all {
+                    gate.store(seq, Ordering::SeqCst);
+                    let start = Instant::now();
+                    while gate.load(Ordering::SeqCst) != GATE_CLOSED {
+                        let stuck = start.elapsed() > Duration::from_secs(10);
+                        assert!(!stuck, "stream stuck at {seq:#x} ({fail_at}, {rerun})");
+                        std::thread::yield_now();
+                    }
+                    passed.store(seq, Ordering::SeqCst);
+                }
+            });
+            s.spawn(move || {
+                for (i, &seq) in all.iter().enumerate() {
+                    if i < fail_at || (rerun && i > fail_at) {
+                        let start = Instant::now();
+                        let open = loop {
+                            match gate.load(Ordering::SeqCst) {
+                                GATE_CLOSED => {
+                                    let stuck = start.elapsed() > Duration::from_secs(10);
+                                    assert!(!stuck, "replay {i} never let through");
+                                    std::thread::yield_now()
+                                }
+                                v => break v,
+                            }
+                        };
+                        assert!(i >= fail_at || open == seq, "passed another gate");
+                        gate.store(GATE_CLOSED, Ordering::SeqCst);
+                    }
+                    if i >= fail_at {
+                        tx.send(seq).unwrap();
+                    }
+                }
+            });
+            s.spawn(move || {
+                for seq in rx {
+                    while !reached(passed.load(Ordering::SeqCst), seq) {
+                        let _ = gate.compare_exchange(seq, 0, Ordering::SeqCst, Ordering::SeqCst);
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        });
+        assert_eq!(passed.load(Ordering::SeqCst), *seqs.last().unwrap());
+    }
+
+    #[test]
+    fn model_stream_gpu_and_host_never_lose_a_launch() {
+        for fail_at in [0, 1, 39, 40, 41, 99, 100] {
+            for rerun in [false, true] {
+                model(fail_at, rerun);
+            }
+        }
+    }
 }
