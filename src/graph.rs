@@ -268,8 +268,8 @@ impl GraphExec {
     }
 
     /// Orders every lane's IB with another queue's work through `words`
-    /// (one gate/done pair per lane, see `relaunch_encoders::stream_order`):
-    /// each replay then waits for its lane's gate and writes its done word.
+    /// (one gate per lane, see `relaunch_encoders::stream_order`): each
+    /// replay then waits for its lane's gate to open and closes it when done.
     /// Must be called before the first launch.
     pub fn order_by_stream_words(&self, words: Vec<StreamWords>) -> Result<()> {
         if self.launched.lock().is_some() {
@@ -280,7 +280,7 @@ impl GraphExec {
         let lanes = self.lane_count();
         if words.len() != lanes {
             return Err(Error::handle(format!(
-                "{} stream word pairs for a graph of {lanes} lanes (one pair per lane)",
+                "{} stream gates for a graph of {lanes} lanes (one per lane)",
                 words.len()
             )));
         }

@@ -70,11 +70,12 @@ pub use relaunch_encoders::{Pm4Verdict, Verdict};
 // Copies and fills a graph runs inside the IB (CP DMA).
 pub use relaunch_encoders::dma::{DmaOp, MAX_DMA_PACKETS_PER_NODE};
 
-// Ordering an IB with another queue's work through two memory words.
+// Ordering an IB with another queue's work through a gate word per lane.
 pub use relaunch_encoders::StreamWords;
 pub mod stream_order {
-    //! The values of the gate and done words of [`crate::StreamWords`].
-    pub use relaunch_encoders::stream_order::{DONE, GATE_OPEN, NOT_DONE};
+    //! The gate word of [`crate::StreamWords`]: closed, or a launch's
+    //! sequence number.
+    pub use relaunch_encoders::stream_order::GATE_CLOSED;
 }
 
 pub mod extent {

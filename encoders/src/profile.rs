@@ -71,8 +71,8 @@ pub const fn head_dwords(stream_ordered: bool) -> usize {
     }
 }
 
-/// Dwords after the epilogue that the end timestamp precedes: the stream's
-/// done write (when stream-ordered), so the span ends before the other
+/// Dwords after the epilogue that the end timestamp precedes: the stream
+/// gate's close (when stream-ordered), so the span ends before the other
 /// queue is told the IB finished.
 pub const fn tail_dwords(stream_ordered: bool) -> usize {
     if stream_ordered {

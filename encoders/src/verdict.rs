@@ -346,8 +346,12 @@ mod tests {
     #[test]
     fn collects_every_reason() {
         let mut k = kd(
-            p::DISPATCH_PTR | p::QUEUE_PTR | p::KERNARG_SEGMENT_PTR | p::FLAT_SCRATCH_INIT,
-            9, // the enabled SGPRs take 8
+            p::DISPATCH_PTR
+                | p::QUEUE_PTR
+                | p::KERNARG_SEGMENT_PTR
+                | p::DISPATCH_ID
+                | p::FLAT_SCRATCH_INIT,
+            11, // the enabled SGPRs take 10
         );
         k.private_segment_fixed_size = 16;
         let v = Verdict {
@@ -355,9 +359,36 @@ mod tests {
             dispatch_packet: true,
         };
         let text = v.to_string();
-        for needle in ["scratch", "queue ptr", "flat scratch init", "mismatch"] {
+        for needle in [
+            "scratch",
+            "queue ptr",
+            "dispatch id",
+            "flat scratch init",
+            "mismatch",
+        ] {
             assert!(text.contains(needle), "{text}");
         }
+    }
+
+    #[test]
+    fn a_kernel_needing_the_dispatch_id_is_refused_with_the_reason() {
+        // The dispatch packet is synthesized, the dispatch id (2 SGPRs
+        // after the kernarg pointer) has no stand-in: refused, saying so,
+        // on every family.
+        let k = kd(
+            p::DISPATCH_PTR | p::KERNARG_SEGMENT_PTR | p::DISPATCH_ID | p::WAVEFRONT_SIZE32,
+            6,
+        );
+        for fam in [Family::Gfx10, Family::Gfx11, Family::Gfx12] {
+            assert_eq!(
+                descriptor_refusals(&k, fam, &RDNA),
+                vec![Refusal::DispatchId],
+                "{fam:?}"
+            );
+        }
+        let v = kernel_verdict(&info(k, "gfx1201", vec![]));
+        assert!(!v.accepted());
+        assert!(v.to_string().contains("dispatch id"), "{v}");
     }
 
     #[test]

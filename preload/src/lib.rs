@@ -8,7 +8,8 @@
 //! (`registry`), the allocations the shadow sees (`allocators`), memset
 //! and memcpy nodes and stream copies as CP DMA ops
 //! (`transfers`, `fills`, `nodes`, `stream_transfers`), graph and exec
-//! changes made behind the builders' backs (`mutate`) and the shadow
+//! changes made behind the builders' backs (`mutate`), stream-ordered
+//! launches and the thread that follows them (`ordered`, `watch`) and the shadow
 //! record of modules, graphs and execs (`shadow`, `exec`, `build`,
 //! `state`).
 //!
@@ -43,3 +44,4 @@ pub mod shadow;
 pub mod state;
 pub mod stream_transfers;
 pub mod transfers;
+pub mod watch;

@@ -20,7 +20,7 @@ fn memset_memcpy_and_event_nodes_replay_inside_the_ib() {
         lines,
         [
             // Held stream: the launch returned with its three stream
-            // operations (done = 0, gate = 1, wait for done) queued and
+            // operations (gate = seq, wait for gate 0, passed = seq) queued and
             // nothing run (x still holds the app's earlier 0x7f bytes);
             // then x = 0 + 8, y = x + 8, acc = 8.
             "capture pending=3 before=0 x_before=0x7f7f7f7f x=8 y=16 acc=8 launches=0",

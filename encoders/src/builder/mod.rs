@@ -142,7 +142,7 @@ pub struct IbBuilder {
     lo_runs: Vec<PatchRun>,
     /// (segment, dword) of high kernarg-pointer dwords, filled at `finish`.
     hi_pointer: Vec<(u32, u32)>,
-    /// Gate and done words of a stream-ordered IB (see `stream_order.rs`).
+    /// The gate word of a stream-ordered IB (see `stream_order.rs`).
     stream: Option<StreamWords>,
     /// (dispatch, image offset) of synthesized dispatch packets, whose
     /// `kernarg_address` holds an offset from the base until `finish`.
@@ -184,8 +184,8 @@ impl IbBuilder {
     }
 
     /// A builder for one target whose IB is ordered with another queue's
-    /// work through `words`: it waits for (and closes) the gate before its
-    /// prologue and writes done after its epilogue (see `stream_order.rs`).
+    /// work through `words`: it waits for the gate to open before its
+    /// prologue and closes it after its epilogue (see `stream_order.rs`).
     pub fn new_stream_ordered(
         target: &TargetFacts,
         opts: EncodeOptions,
@@ -216,7 +216,7 @@ impl IbBuilder {
         if let Some(words) = stream {
             // The gate is waited for before the acquire, so the stream's
             // earlier writes are visible to the IB's kernels; every
-            // segment keeps room for the done write after the epilogue.
+            // segment keeps room for the gate's close after the epilogue.
             stream_order::emit_gate(&mut w, words);
             limit -= stream_order::DONE_DWORDS;
         }

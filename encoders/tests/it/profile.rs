@@ -7,6 +7,7 @@ use crate::common::*;
 use relaunch_device::Family;
 use relaunch_encoders::decode::Decoder;
 use relaunch_encoders::profile::{dispatch_slots, DWORDS_PER_DISPATCH, IB_END_SLOT, IB_START_SLOT};
+use relaunch_encoders::stream_order::{DONE_DWORDS, GATE_DWORDS};
 use relaunch_encoders::timestamp::{DATA_SEL_TIMESTAMP, TIMESTAMP_DWORDS};
 use relaunch_encoders::{
     BoundaryKind, EncodeError, EncodeOptions, EncodedIb, IbBuilder, Launch, Packet, Profile,
@@ -30,7 +31,6 @@ fn record(n: u32, stream: bool, profile: Option<Profile>) -> Result<EncodedIb, E
     let mut b = if stream {
         let words = StreamWords {
             gate: 0x7F30_0000_0000,
-            done: 0x7F30_0000_0004,
         };
         IbBuilder::new_stream_ordered(
             relaunch_facts::TargetFacts::lookup("gfx1100").unwrap(),
@@ -128,13 +128,13 @@ fn timestamps_bracket_the_ib_and_each_dispatch_and_nothing_else_moves() {
                 assert_eq!(site.kernarg_offset, plain_site.kernarg_offset);
             }
             assert_eq!(ib.kernarg_image, plain.kernarg_image);
-            // The start follows the prologue (and the gate); the end
-            // precedes only the stream's done write.
+            // The start follows the prologue (and the gate wait); the end
+            // precedes only the stream's gate close.
             let first = &ib.segments[0].dwords;
-            let head = if stream { 12 + 8 } else { 8 };
+            let head = if stream { GATE_DWORDS + 8 } else { 8 };
             assert_eq!(first[head + 3], SLOTS as u32);
             let last = &ib.segments[ib.segments.len() - 1].dwords;
-            let tail = if stream { 5 } else { 0 };
+            let tail = if stream { DONE_DWORDS } else { 0 };
             let end = last.len() - tail - TIMESTAMP_DWORDS;
             assert_eq!(last[end + 3], (SLOTS + 8) as u32);
         }

@@ -331,7 +331,6 @@ fn cases(set: Set) -> Vec<Case> {
             for opts in option_sets() {
                 let order = (set == Set::Extended && seed % 2 == 1).then_some(StreamWords {
                     gate: 0x7F30_0000_0000,
-                    done: 0x7F30_0000_0040,
                 });
                 out.push(Case {
                     family,

@@ -10,7 +10,9 @@
  *   launch see it finished (the counter read directly, not through a
  *   synchronous copy);
  * - a kernarg patch issued while a launch waits at its gate lands after
- *   that launch without blocking the caller. */
+ *   that launch without blocking the caller;
+ * - so does a hipGraphExecUpdate from a graph of the same shape whose
+ *   nodes all count into b. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,28 @@ int main(int argc, char **argv) {
     CHECK(hipGraphLaunch(exec, stream));
     CHECK(hipStreamSynchronize(stream));
     printf("patched b_while=%u a=%u b=%u launches=%ld\n", b_while, peek(a), peek(b), fakehip_launches());
+
+    /* 5. An update while a launch waits at its gate: lands after it. */
+    hipGraph_t all_b; hipGraphNode_t node_b[N];
+    CHECK(hipGraphCreate(&all_b, 0));
+    for (int i = 0; i < N; i++) {
+        hipKernelNodeParams p = counter_node(counter, args_b);
+        CHECK(hipGraphAddKernelNode(&node_b[i], all_b, i ? &node_b[i - 1] : NULL, i ? 1 : 0, &p));
+    }
+    fakehip_stream_hold(stream, 1);
+    CHECK(hipGraphLaunch(exec, stream));
+    hipGraphNode_t error_node = NULL;
+    int update_result = -1;
+    CHECK(hipGraphExecUpdate(exec, all_b, &error_node, &update_result));
+    unsigned a_while = peek(a);
+    b_while = peek(b);
+    pending = fakehip_stream_pending(stream);
+    fakehip_stream_hold(stream, 0);
+    CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    printf("updated result=%d pending=%ld a_while=%u b_while=%u a=%u b=%u launches=%ld\n", update_result,
+           pending, a_while, b_while, peek(a), peek(b), fakehip_launches());
+    CHECK(hipGraphDestroy(all_b));
     CHECK(hipGraphExecDestroy(exec));
     CHECK(hipStreamDestroy(stream));
     return 0;
