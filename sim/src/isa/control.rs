@@ -153,9 +153,15 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
         COp::Barrier => Flow::Barrier,
         COp::BarrierSignal => barrier_signal(wave, inst)?,
         COp::Sendmsg => sendmsg(wave, inst)?,
+        // "TRAP_EN: indicates that a trap handler is present. When set to
+        // zero, traps are never taken" (RDNA ISA guides, STATUS): without a
+        // handler s_trap does nothing. With one, ROCr's handler reports the
+        // trap as a queue error, which is what this fault becomes.
+        COp::Trap if !wave.trap_en => Flow::Next,
         COp::Trap => {
             return Err(IsaFault::Trap(format!(
-                "s_trap {:#x}: the kernel raised a trap (no trap handler is modelled)",
+                "s_trap {:#x}: the kernel raised a trap and the runtime's trap handler \
+                 stopped the queue",
                 simm16(inst) & 0xFF
             )))
         }
@@ -204,6 +210,22 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
             ))
         }
     })
+}
+
+/// STATUS.TRAP_EN of a dispatch's waves: is a trap handler present?
+/// gfx10/gfx11: COMPUTE_PGM_RSRC2.TRAP_PRESENT (bit 6) as the waves got it
+/// (the CP sets it for AQL dispatches when the runtime installed a
+/// handler). gfx12 has no such bit (LLVM's AMDHSAKernelDescriptor.h:
+/// bit 6 is ENABLE_TRAP_HANDLER on GFX6-GFX11, ENABLE_DYNAMIC_VGPR on
+/// GFX120); there the enable is SQ_SHADER_TBA_HI.TRAP_EN, which amdkfd
+/// programs with the trap handler's address whenever the runtime
+/// registered one (kfd_packet_manager_v9.c, pm_map_process_v9: `if
+/// (qpd->tba_addr) ... TRAP_EN`), so the runtime's state decides.
+pub(crate) fn trap_enabled(family: Family, rsrc2: u32, trap_handler: bool) -> bool {
+    match family {
+        Family::Gfx10 | Family::Gfx11 => relaunch_facts::regs::RSRC2_TRAP_PRESENT.get(rsrc2) != 0,
+        Family::Gfx12 => trap_handler,
+    }
 }
 
 /// hwreg(id, offset, size) from SIMM16: id 5:0, offset 10:6, size-1 15:11.
