@@ -217,10 +217,13 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
 /// (the CP sets it for AQL dispatches when the runtime installed a
 /// handler). gfx12 has no such bit (LLVM's AMDHSAKernelDescriptor.h:
 /// bit 6 is ENABLE_TRAP_HANDLER on GFX6-GFX11, ENABLE_DYNAMIC_VGPR on
-/// GFX120); there the enable is SQ_SHADER_TBA_HI.TRAP_EN, which amdkfd
-/// programs with the trap handler's address whenever the runtime
-/// registered one (kfd_packet_manager_v9.c, pm_map_process_v9: `if
-/// (qpd->tba_addr) ... TRAP_EN`), so the runtime's state decides.
+/// GFX120); there the trap handler is the per-process TBA/TMA the kernel
+/// driver hands the scheduler firmware when the runtime registered one
+/// (amdkfd `add_queue_mes`: `queue_input.tba_addr = qpd->tba_addr`,
+/// `trap_en` set but for a debugger workaround; with the HWS path,
+/// `pm_map_process_v9` sets SQ_SHADER_TBA_HI.TRAP_EN when `tba_addr` is
+/// set), so the runtime's state decides. How the firmware turns that into
+/// a wave's TRAP_EN is not public; this is the reading of the driver.
 pub(crate) fn trap_enabled(family: Family, rsrc2: u32, trap_handler: bool) -> bool {
     match family {
         Family::Gfx10 | Family::Gfx11 => relaunch_facts::regs::RSRC2_TRAP_PRESENT.get(rsrc2) != 0,
