@@ -107,6 +107,7 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
             rsrc2: kd.compute_pgm_rsrc2,
             wave64: !kd.wave32(),
             user_sgprs: aql_user_sgprs(&kd, dev.family(), ka)?,
+            trap_handler: dev.config().trap_handler,
         };
         prepared.push((Arc::clone(kernel), ka, grid, block, launch));
     }

@@ -30,7 +30,11 @@ pub struct SimConfig {
     pub strict: bool,
     /// Most bytes of device memory live at once.
     pub memory_limit: usize,
-    /// Register the twins of `tests/kernels` (unless a twin of that name exists).
+    /// Register the twins of `tests/kernels` (unless a twin of that name
+    /// exists). Off by default: the registry is process-wide and a twin
+    /// overrides the interpreter for its symbol, so a user's own kernel
+    /// named `counter` would silently run ours. Tests that need a twin
+    /// (kernels with no real code, the hanging twin) ask for it.
     pub test_kernel_twins: bool,
     /// Marketing name reported as the product name.
     pub product_name: String,
@@ -67,7 +71,7 @@ impl SimConfig {
             seed: 0x5EED,
             strict: true,
             memory_limit: 4 << 30,
-            test_kernel_twins: true,
+            test_kernel_twins: false,
             product_name: format!("relaunch simulated {target}"),
             compute_units: 32,
             max_workgroups_per_dispatch: 1 << 18,

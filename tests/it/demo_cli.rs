@@ -129,3 +129,55 @@ fn a_code_object_without_the_decode_kernels_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no kernel \"rmsnorm\""), "{err}");
 }
+
+/// `relaunch demo` on sim:gfx1100 with `extra` arguments and
+/// RELAUNCH_SIM_KERNELS=`kernels`.
+fn demo_with_kernels(extra: &[&str], kernels: &str) -> (i32, String, String) {
+    let mut args = vec!["--device", "sim:gfx1100", "--layers", "1", "--tokens", "2"];
+    args.extend_from_slice(extra);
+    common::run(
+        common::relaunch("demo")
+            .args(&args)
+            .env_remove("RELAUNCH_DEVICE")
+            .env("RELAUNCH_SIM_KERNELS", kernels),
+    )
+}
+
+#[test]
+fn the_label_and_the_check_follow_what_runs() {
+    // RELAUNCH_SIM_KERNELS=isa runs the interpreter: labelled so and
+    // checked within the hardware tolerance.
+    let (code, out, err) = demo_with_kernels(&[], "isa");
+    assert_eq!(code, 0, "{out}{err}");
+    let execution = field(&out, "execution:");
+    assert!(
+        execution.contains("interpreter") && !execution.contains("twin"),
+        "{out}"
+    );
+    assert!(
+        field(&out, "max hidden error").ends_with("(relative tolerance 0.002)"),
+        "{out}"
+    );
+    // =both needs the twins: registered without --twins, the twins' bytes
+    // are the results, checked bit for bit.
+    let (code, out, err) = demo_with_kernels(&[], "both");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified: 2/2"), "{out}");
+    assert!(field(&out, "execution:").contains("cross-checked"), "{out}");
+    assert!(
+        field(&out, "max hidden error").ends_with("(bit-exact)"),
+        "{out}"
+    );
+    // =twin without --twins: the twins.
+    let (code, out, err) = demo_with_kernels(&[], "twin");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(field(&out, "execution:").contains("host twins"), "{out}");
+    // --twins with =isa contradicts itself: refused, naming both.
+    let (code, out, err) = demo_with_kernels(&["--twins"], "isa");
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("--twins") && err.contains("RELAUNCH_SIM_KERNELS=isa"),
+        "{err}"
+    );
+    assert!(!out.contains("verified: "), "{out}");
+}

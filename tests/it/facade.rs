@@ -165,3 +165,31 @@ fn device_local_memory_is_zero_filled_read_and_written_through_the_runtime() {
     }
     assert!(gpu.alloc(0, false).is_err());
 }
+
+#[test]
+fn a_kernel_named_counter_runs_its_own_machine_code_on_the_simulator() {
+    // A user's kernel that happens to share a test kernel's name: its
+    // code adds 7 per work-item, the counter twin would add 1. No twin is
+    // registered unless asked for, so the interpreter runs the code.
+    if !relaunch_testsupport::asm::tools() {
+        return;
+    }
+    for target in ["gfx1100", "gfx1201"] {
+        let gpu = Gpu::open(&format!("sim:{target}")).unwrap();
+        let co = relaunch_testsupport::asm::counter_adding(target, 7, false);
+        let module = gpu.load_module(&co).unwrap();
+        let counter = gpu.alloc(4, true).unwrap();
+        let mut b = gpu.builder();
+        b.dispatch(
+            &module,
+            "counter",
+            [64, 1, 1],
+            [32, 1, 1],
+            0,
+            &counter.address().to_le_bytes(),
+        )
+        .unwrap();
+        gpu.finalize(b).unwrap().replay().unwrap();
+        assert_eq!(counter.read_u32(0).unwrap(), 7 * 64, "{target}");
+    }
+}

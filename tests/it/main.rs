@@ -24,6 +24,7 @@ mod demo_kernels;
 mod dump_ib_cli;
 mod examples;
 mod facade;
+mod first_contact;
 mod graph_launch;
 mod hip_dispatch_packet;
 mod inspect_cli;

@@ -77,3 +77,44 @@ fn real_devices_fail_clearly_without_a_gpu() {
     assert!(err.contains("no ROCm GPU agent"), "{err}");
     assert!(started.elapsed().as_secs() < 10);
 }
+
+#[test]
+fn selftest_on_the_simulator_runs_the_counters_machine_code() {
+    // The interpreter's trace shows the bundled counter's instructions.
+    let (code, out, err) = common::run(
+        common::relaunch("selftest")
+            .args(["--device", "sim:gfx1100", "--dispatches", "1"])
+            .env_remove("RELAUNCH_DEVICE")
+            .env_remove("RELAUNCH_SIM_KERNELS")
+            .env("RELAUNCH_SIM_ISA_TRACE", "1"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("isa wg") && err.contains("global_atomic_add"),
+        "{err}"
+    );
+    // A kernel named counter that adds 7: the counter reads 7, not the
+    // twin's 1, so the selftest fails naming it.
+    if !relaunch_testsupport::asm::tools() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("relaunch-selftest-isa-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let co = dir.join("counter7.co");
+    std::fs::write(
+        &co,
+        relaunch_testsupport::asm::counter_adding("gfx1100", 7, false),
+    )
+    .unwrap();
+    let (code, out, err) = selftest(&[
+        "--device",
+        "sim:gfx1100",
+        "--dispatches",
+        "1",
+        "--code-object",
+        co.to_str().unwrap(),
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("counter = 7 / 1 [FAIL]"), "{out}");
+}

@@ -192,3 +192,31 @@ pub fn dims_v4() -> Option<Vec<u8>> {
     let _ = std::fs::remove_file(&out);
     Some(bytes)
 }
+
+/// A kernel named `counter`, like `tests/kernels/counter.cl` (one global
+/// pointer argument), whose machine code atomically adds `add` per
+/// work-item instead of 1: where the result is `add` per work-item, the
+/// kernel's own code ran, not the counter twin (which adds 1). `trap`
+/// puts `s_trap 2` before the add. For gfx10.3, gfx11 and gfx12 `cpu`s.
+pub fn counter_adding(cpu: &str, add: u32, trap: bool) -> Vec<u8> {
+    // The spellings that differ per generation: (s_load, wait, atomic add).
+    let (load, wait, atomic) = match cpu {
+        c if c.starts_with("gfx10") => (
+            "s_load_dwordx2",
+            "s_waitcnt lgkmcnt(0)",
+            "global_atomic_add",
+        ),
+        c if c.starts_with("gfx11") => (
+            "s_load_b64",
+            "s_waitcnt lgkmcnt(0)",
+            "global_atomic_add_u32",
+        ),
+        _ => ("s_load_b64", "s_wait_kmcnt 0x0", "global_atomic_add_u32"),
+    };
+    let trap = if trap { "  s_trap 2\n" } else { "" };
+    let body = format!(
+        "{trap}  {load} s[2:3], s[0:1], 0x0\n  v_mov_b32 v0, 0\n  v_mov_b32 v1, {add}\n  \
+         {wait}\n  {atomic} v0, v1, s[2:3]\n  s_endpgm"
+    );
+    one_kernel(cpu, "counter", &body, "")
+}

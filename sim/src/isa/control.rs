@@ -153,9 +153,15 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
         COp::Barrier => Flow::Barrier,
         COp::BarrierSignal => barrier_signal(wave, inst)?,
         COp::Sendmsg => sendmsg(wave, inst)?,
+        // "TRAP_EN: indicates that a trap handler is present. When set to
+        // zero, traps are never taken" (RDNA ISA guides, STATUS): without a
+        // handler s_trap does nothing. With one, ROCr's handler reports the
+        // trap as a queue error, which is what this fault becomes.
+        COp::Trap if !wave.trap_en => Flow::Next,
         COp::Trap => {
             return Err(IsaFault::Trap(format!(
-                "s_trap {:#x}: the kernel raised a trap (no trap handler is modelled)",
+                "s_trap {:#x}: the kernel raised a trap and the runtime's trap handler \
+                 stopped the queue",
                 simm16(inst) & 0xFF
             )))
         }
@@ -204,6 +210,25 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
             ))
         }
     })
+}
+
+/// STATUS.TRAP_EN of a dispatch's waves: is a trap handler present?
+/// gfx10/gfx11: COMPUTE_PGM_RSRC2.TRAP_PRESENT (bit 6) as the waves got it
+/// (the CP sets it for AQL dispatches when the runtime installed a
+/// handler). gfx12 has no such bit (LLVM's AMDHSAKernelDescriptor.h:
+/// bit 6 is ENABLE_TRAP_HANDLER on GFX6-GFX11, ENABLE_DYNAMIC_VGPR on
+/// GFX120); there the trap handler is the per-process TBA/TMA the kernel
+/// driver hands the scheduler firmware when the runtime registered one
+/// (amdkfd `add_queue_mes`: `queue_input.tba_addr = qpd->tba_addr`,
+/// `trap_en` set but for a debugger workaround; with the HWS path,
+/// `pm_map_process_v9` sets SQ_SHADER_TBA_HI.TRAP_EN when `tba_addr` is
+/// set), so the runtime's state decides. How the firmware turns that into
+/// a wave's TRAP_EN is not public; this is the reading of the driver.
+pub(crate) fn trap_enabled(family: Family, rsrc2: u32, trap_handler: bool) -> bool {
+    match family {
+        Family::Gfx10 | Family::Gfx11 => relaunch_facts::regs::RSRC2_TRAP_PRESENT.get(rsrc2) != 0,
+        Family::Gfx12 => trap_handler,
+    }
 }
 
 /// hwreg(id, offset, size) from SIMM16: id 5:0, offset 10:6, size-1 15:11.

@@ -42,6 +42,10 @@ pub struct Launch {
     pub wave64: bool,
     /// The user SGPRs as delivered, `s0` first (RSRC2.USER_SGPR of them).
     pub user_sgprs: Vec<u32>,
+    /// The runtime installed a trap handler (`SimConfig::trap_handler`).
+    /// With `rsrc2` (TRAP_PRESENT on gfx10/gfx11) it decides whether the
+    /// waves take traps (`control::trap_enabled`).
+    pub trap_handler: bool,
 }
 
 /// A fault of the interpreter, with where it happened.
@@ -141,6 +145,7 @@ pub fn run_program(
     let nwaves = threads.div_ceil(lanes);
     let vgprs = vgpr_count(launch.rsrc1, isa.wave64);
     let mode = initial_mode(launch.rsrc1, isa.family);
+    let trap_en = super::control::trap_enabled(isa.family, r2, launch.trap_handler);
     let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
     let mut lds = vec![0u8; ctx.lds_bytes];
     let mut executed = 0u64;
@@ -165,6 +170,7 @@ pub fn run_program(
                 for (w, wave) in waves.iter_mut().enumerate() {
                     wave.reset();
                     wave.mode = mode;
+                    wave.trap_en = trap_en;
                     wave.wave_in_group = w as u32;
                     wave.workgroup_id = wg;
                     let first = w * lanes;

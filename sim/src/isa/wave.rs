@@ -58,6 +58,9 @@ pub struct Wave {
     pub workgroup_id: [u32; 3],
     /// Set by s_endpgm.
     pub done: bool,
+    /// STATUS.TRAP_EN: a trap handler is present, so s_trap is taken
+    /// (`control::trap_enabled` decides it per family at dispatch).
+    pub trap_en: bool,
 }
 
 impl Wave {
@@ -78,6 +81,7 @@ impl Wave {
             wave_in_group: 0,
             workgroup_id: [0; 3],
             done: false,
+            trap_en: false,
         }
     }
 

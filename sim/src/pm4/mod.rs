@@ -520,12 +520,18 @@ pub(crate) fn select_runner(
     ctx: &DispatchContext,
 ) -> Result<Runner, NoRunner> {
     let kd = &kernel.descriptor;
+    let trap_handler = device.config().trap_handler;
     let launch = crate::isa::Launch {
         processor: device.target().processor().to_string(),
         rsrc1: kd.compute_pgm_rsrc1,
-        rsrc2: kd.compute_pgm_rsrc2,
+        // RSRC2 as the waves get it: the descriptor's (TRAP_PRESENT 0 by
+        // contract) with TRAP_PRESENT as the CP sets it for an AQL
+        // dispatch, which is what `check` made a PM4 dispatch write.
+        rsrc2: kd.compute_pgm_rsrc2
+            | relaunch_facts::regs::rsrc2_trap_bits(device.family(), trap_handler),
         wave64: !kd.wave32(),
         user_sgprs: ctx.user_sgprs.clone(),
+        trap_handler,
     };
     runner::select(&device.config().kernels, &kernel.symbol, launch)
 }

@@ -11,3 +11,4 @@ mod pm4_dispatch_packet;
 mod pm4_stream_order;
 mod pm4_timestamp;
 mod replay;
+mod trap;

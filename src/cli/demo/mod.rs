@@ -63,25 +63,90 @@ pub struct Args {
     /// On a simulated device, run the decode kernels as their host twins
     /// (exact host math, checked bit for bit) instead of the instruction
     /// interpreter executing their machine code (the default, checked
-    /// within the hardware tolerance).
+    /// within the hardware tolerance). RELAUNCH_SIM_KERNELS, when set,
+    /// decides instead (twin and both use the twins too); with =isa this
+    /// flag is refused as a contradiction.
     #[arg(long)]
     twins: bool,
 }
 
-/// What runs the kernels, for the report.
-fn execution(simulated: bool, use_twins: bool) -> String {
-    if !simulated {
-        return "the GPU".to_string();
+/// What executes the decode kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    Gpu,
+    /// The simulator's instruction interpreter on the machine code.
+    Interpreter,
+    /// The host twins only.
+    Twins,
+    /// Interpreter and twins, every written byte compared; the twins'
+    /// bytes are the results (`RELAUNCH_SIM_KERNELS=both`).
+    Both,
+}
+
+impl Runner {
+    /// On a simulated device `RELAUNCH_SIM_KERNELS` (`env`, which the
+    /// simulator read when the device opened) decides, and its `twin` and
+    /// `both` register the twins they need; `--twins` is the same as
+    /// `twin`, so it is refused with `isa`, which contradicts it. Unset or
+    /// `auto`: the interpreter unless `--twins`.
+    fn choose(simulated: bool, twins: bool, env: Option<&str>) -> Result<Runner, Failure> {
+        if !simulated {
+            return if twins {
+                Err(Failure::input(
+                    "demo: --twins runs host twins on a simulated device (sim:<target>); \
+                     this device is a GPU, which runs the kernels' machine code",
+                ))
+            } else {
+                Ok(Runner::Gpu)
+            };
+        }
+        match (env.map(str::trim), twins) {
+            (None | Some("" | "auto"), false) => Ok(Runner::Interpreter),
+            (None | Some("" | "auto"), true) | (Some("twin"), _) => Ok(Runner::Twins),
+            (Some("both"), _) => Ok(Runner::Both),
+            (Some("isa"), false) => Ok(Runner::Interpreter),
+            (Some("isa"), true) => Err(Failure::input(
+                "demo: --twins asks for the host twins but RELAUNCH_SIM_KERNELS=isa runs \
+                 the instruction interpreter: drop one (RELAUNCH_SIM_KERNELS=both runs both)",
+            )),
+            (Some(other), _) => Err(Failure::input(format!(
+                "demo: RELAUNCH_SIM_KERNELS={other:?} is not one of isa, twin, both \
+                 (or unset for auto)"
+            ))),
+        }
     }
-    if use_twins {
-        return "the kernels' host twins (--twins), checked bit for bit".to_string();
+
+    fn needs_twins(self) -> bool {
+        matches!(self, Runner::Twins | Runner::Both)
     }
-    match std::env::var("RELAUNCH_SIM_KERNELS").as_deref() {
-        Ok("both") => "the kernels' machine code on the simulator's instruction interpreter, \
-                       cross-checked byte for byte against their host twins (RELAUNCH_SIM_KERNELS=both)"
-            .to_string(),
-        Ok("twin") => "host twins only (RELAUNCH_SIM_KERNELS=twin)".to_string(),
-        _ => "the kernels' machine code on the simulator's instruction interpreter".to_string(),
+
+    /// The check's tolerance: the twins compute with the oracle's own
+    /// functions (and with `both` their bytes are the results); the
+    /// interpreter and hardware evaluate exp/sin/cos/rsqrt to the
+    /// hardware's precision.
+    fn tolerance(self) -> f32 {
+        if self.needs_twins() {
+            0.0
+        } else {
+            HARDWARE_TOLERANCE
+        }
+    }
+
+    /// What runs the kernels, for the report.
+    fn describe(self) -> &'static str {
+        match self {
+            Runner::Gpu => "the GPU",
+            Runner::Interpreter => {
+                "the kernels' machine code on the simulator's instruction interpreter, \
+                 checked within the hardware tolerance"
+            }
+            Runner::Twins => "the kernels' host twins, checked bit for bit",
+            Runner::Both => {
+                "the kernels' machine code on the simulator's instruction interpreter, \
+                 cross-checked byte for byte against their host twins, whose results are \
+                 checked bit for bit (RELAUNCH_SIM_KERNELS=both)"
+            }
+        }
     }
 }
 
@@ -102,11 +167,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     say!("device: {}", gpu.describe());
     let module = source::load(&gpu, args.code_object.as_deref(), args.bundle.as_deref())?;
     kernels::check(&module).map_err(|e| Failure::input(format!("demo: {e}")))?;
-    let use_twins = gpu.is_simulated() && args.twins;
-    if use_twins {
+    let env = std::env::var("RELAUNCH_SIM_KERNELS").ok();
+    let runner = Runner::choose(gpu.is_simulated(), args.twins, env.as_deref())?;
+    if runner.needs_twins() {
         twins::register();
     }
-    say!("execution: {}", execution(gpu.is_simulated(), use_twins));
+    say!("execution: {}", runner.describe());
     let weights = Weights::generate(args.layers, WEIGHT_SEED);
     let built = device_graph::build(&gpu, &module, &weights, args.sequences)?;
     let exec = built.graph.instantiate().map_err(Failure::from)?;
@@ -114,9 +180,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     exec.with_plan(report::plan);
     report::per_token(built.position_sites.len());
 
-    // The twins compute with the oracle's own functions; the interpreter
-    // and hardware evaluate exp/sin/cos/rsqrt to the hardware's precision.
-    let tolerance = if use_twins { 0.0 } else { HARDWARE_TOLERANCE };
+    let tolerance = runner.tolerance();
     let mut oracles: Vec<Oracle> = (0..args.sequences)
         .map(|_| Oracle::new(args.layers))
         .collect();
@@ -188,4 +252,56 @@ fn f32_from_le(bytes: &[u8]) -> Vec<f32> {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Runner;
+
+    fn choose(simulated: bool, twins: bool, env: Option<&str>) -> Result<Runner, String> {
+        Runner::choose(simulated, twins, env).map_err(|f| f.message)
+    }
+
+    #[test]
+    fn the_environment_decides_and_a_contradiction_is_refused() {
+        use Runner::*;
+        for (twins, env, want) in [
+            (false, None, Interpreter),
+            (true, None, Twins),
+            (false, Some("auto"), Interpreter),
+            (true, Some(""), Twins),
+            (false, Some("isa"), Interpreter),
+            (false, Some("twin"), Twins),
+            (true, Some("twin"), Twins),
+            (false, Some("both"), Both),
+            (true, Some("both"), Both),
+        ] {
+            assert_eq!(
+                choose(true, twins, env),
+                Ok(want),
+                "--twins={twins} {env:?}"
+            );
+        }
+        let err = choose(true, true, Some("isa")).unwrap_err();
+        assert!(
+            err.contains("--twins") && err.contains("RELAUNCH_SIM_KERNELS=isa"),
+            "{err}"
+        );
+        let err = choose(true, false, Some("twins")).unwrap_err();
+        assert!(err.contains("\"twins\" is not one of"), "{err}");
+        assert_eq!(choose(false, false, Some("both")), Ok(Gpu));
+        assert!(choose(false, true, None)
+            .unwrap_err()
+            .contains("simulated device"));
+    }
+
+    #[test]
+    fn what_runs_sets_the_check() {
+        assert_eq!(Runner::Interpreter.tolerance(), super::HARDWARE_TOLERANCE);
+        assert_eq!(Runner::Gpu.tolerance(), super::HARDWARE_TOLERANCE);
+        assert_eq!(Runner::Twins.tolerance(), 0.0);
+        assert_eq!(Runner::Both.tolerance(), 0.0);
+        assert!(Runner::Interpreter.describe().contains("interpreter"));
+        assert!(!Runner::Interpreter.describe().contains("twin"));
+    }
 }

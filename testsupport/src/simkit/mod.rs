@@ -138,8 +138,22 @@ impl Rig {
             .unwrap_or_else(|e| panic!("{symbol}: {e}"));
     }
 
+    /// An IB builder with the default options (TRAP_PRESENT as for a
+    /// runtime with a trap handler, whatever the device says: tests of the
+    /// check rely on that).
     pub fn builder(&self) -> IbBuilder {
         IbBuilder::for_target(self.dev.facts(), EncodeOptions::default())
+    }
+
+    /// An IB builder that sets TRAP_PRESENT as relaunch would on this
+    /// device: by whether its runtime has a trap handler
+    /// (`SimConfig::trap_handler`).
+    pub fn runtime_builder(&self) -> IbBuilder {
+        let opts = EncodeOptions {
+            trap_handler: self.dev.config().trap_handler,
+            ..EncodeOptions::default()
+        };
+        IbBuilder::for_target(self.dev.facts(), opts)
     }
 
     /// Device memory for kernel data.
