@@ -451,6 +451,12 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
                 crate::events::record_after_replay(&shadow.events, stream);
                 rc
             }
+            // A memory fault lost the GPU for relaunch before this launch
+            // reached the stream: the graph is HIP's from now on.
+            Some(Err(why @ Reason::DeviceLost(_))) => {
+                shadow.fall_back(why);
+                forward!(hipGraphLaunch(exec, stream))
+            }
             Some(Err(e)) => {
                 tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
                 HIP_ERROR_LAUNCH_FAILURE

@@ -62,3 +62,47 @@ fn graphs_on_a_lost_gpu_fall_through_to_hip_and_still_run() {
         "the fault's address: {stderr}"
     );
 }
+
+/// The same on the stream-ordered path (a HIP with stream memory
+/// operations): the faulting launch returns at once, as HIP's do, and its
+/// replay fails behind the stream's gate; once the application has waited
+/// for it, every later launch of the lost GPU goes to HIP whole (nothing of
+/// it was put on the stream) and the app gets its counts.
+#[test]
+fn stream_ordered_graphs_on_a_lost_gpu_fall_through_to_hip_and_still_run() {
+    let Some(b) = built() else { return };
+    let dir = b.dir.join("host-graphs-ordered");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shared = [
+        "-shared",
+        "-fPIC",
+        "-DFAKEHIP_HOST_GRAPHS",
+        "-DFAKEHIP_STREAM_OPS",
+    ]
+    .map(String::from);
+    build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &shared, false);
+    let app = build_c(&dir, "lost_device", "app/lost_device.c", &[], true);
+    let sync = std::path::Path::new("sync");
+    let (lines, stderr) = run_with(
+        b,
+        &app,
+        &[&counter_co(), sync],
+        true,
+        &[("RELAUNCH_LOG", Some("relaunch_hipgraph=info"))],
+    );
+    assert_eq!(lines[0], "before a=8 launches=0", "{lines:?}\n{stderr}");
+    // Returned before the replay ran (and failed): no HIP launch.
+    assert_eq!(lines[1], "fault rc=0 launches=0", "{lines:?}\n{stderr}");
+    assert_eq!(lines[2], "after a=24 launches=2", "{lines:?}\n{stderr}");
+    assert_eq!(lines[3], "late b=8 launches=3", "{lines:?}\n{stderr}");
+    assert_eq!(lines[4], "done");
+    assert!(stderr.contains("the GPU is lost"), "{stderr}");
+    assert!(
+        !stderr.contains("synchronise the stream"),
+        "the stream-ordered path, not the synchronous one: {stderr}"
+    );
+    assert!(
+        stderr.contains("0x7eadbeef0000"),
+        "the fault's address: {stderr}"
+    );
+}

@@ -14,7 +14,10 @@
 
 
 int main(int argc, char **argv) {
-    if (argc != 2) { fprintf(stderr, "usage: %s counter.co\n", argv[0]); return 2; }
+    /* "sync": wait for the faulting launch before the next (a HIP with
+     * stream memory operations returns from it before its replay failed). */
+    if (argc != 2 && argc != 3) { fprintf(stderr, "usage: %s counter.co [sync]\n", argv[0]); return 2; }
+    int sync_after_fault = argc == 3;
     const unsigned char *image = read_image(argv[1]);
 
     CHECK(hipInit(0));
@@ -45,6 +48,7 @@ int main(int argc, char **argv) {
     /* The fault: relaunch's replay loses the GPU and the launch goes to
      * HIP, which reports the wild address its own way. */
     hipError_t rc = hipGraphLaunch(x_bad, stream);
+    if (sync_after_fault) CHECK(hipStreamSynchronize(stream));
     printf("fault rc=%d launches=%ld\n", rc, fakehip_launches());
 
     /* The graph that replayed before: now HIP's, and it still counts. */

@@ -180,8 +180,9 @@ static void fake_event_sync(struct fake_event_state *e) {
 
 /* Stream memory operations; left out of the build (FAKEHIP_HOST_GRAPHS,
  * see fakehip.c) to stand for a HIP without them, which sends the
- * interposer down its synchronous launch path. */
-#ifndef FAKEHIP_HOST_GRAPHS
+ * interposer down its synchronous launch path, unless FAKEHIP_STREAM_OPS
+ * keeps them (host-run graphs behind the stream-ordered path). */
+#if !defined(FAKEHIP_HOST_GRAPHS) || defined(FAKEHIP_STREAM_OPS)
 hipError_t hipStreamWriteValue32(void *stream, void *ptr, uint32_t value, unsigned int flags) {
     if (!ptr || flags) return 1;
     return fake_push(stream, (struct fake_op){.kind = FAKE_WRITE32, .ptr = ptr, .value = value});
