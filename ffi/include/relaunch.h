@@ -1014,8 +1014,9 @@ int32_t rl_pm4_multi_ib_dispatch_times(const struct RlPm4MultiIb *ib,
 /**
  * Registers `callback` as the simulated device's kernel for `symbol`
  * (with or without `.kd`), process-wide. A symbol that already has a
- * twin (including the built-in twins of relaunch's test kernels) is
- * replaced. `user` is passed to every call.
+ * twin (a test kernel's built-in twin too, where a test registered
+ * those) is replaced; a symbol without one runs its machine code on the
+ * simulator's instruction interpreter. `user` is passed to every call.
  *
  * # Safety
  * `symbol` is NULL or NUL-terminated. `callback` must stay callable and

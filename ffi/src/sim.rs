@@ -48,8 +48,9 @@ unsafe impl Sync for User {}
 
 /// Registers `callback` as the simulated device's kernel for `symbol`
 /// (with or without `.kd`), process-wide. A symbol that already has a
-/// twin (including the built-in twins of relaunch's test kernels) is
-/// replaced. `user` is passed to every call.
+/// twin (a test kernel's built-in twin too, where a test registered
+/// those) is replaced; a symbol without one runs its machine code on the
+/// simulator's instruction interpreter. `user` is passed to every call.
 ///
 /// # Safety
 /// `symbol` is NULL or NUL-terminated. `callback` must stay callable and

@@ -15,7 +15,7 @@ static LATE_STORE: AtomicU8 = AtomicU8::new(0);
 #[test]
 fn destroying_a_queue_stuck_in_a_twin_returns_within_the_bound() {
     let rig = Rig::new("gfx1100", "counter", 0);
-    // Registered after the rig (which installs the built-in twins).
+    // The hanging twin stands in for the counter kernel's machine code.
     register_twin("counter", |wg| {
         let at = wg.arg_u64(0)?;
         // "Never" returns: until the test lets it go, at most a minute.
