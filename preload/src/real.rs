@@ -83,8 +83,11 @@ macro_rules! real_functions {
                     let name = concat!(stringify!($name), "\0");
                     let cname = CStr::from_bytes_with_nul(name.as_bytes()).ok()?;
                     let found = lookup(cname);
+                    // Info, not error: some are optional (the stream
+                    // memory operations: without them launches synchronise
+                    // the stream), and callers that need one say so.
                     if found.is_none() {
-                        tracing::error!(
+                        tracing::info!(
                             function = stringify!($name),
                             "the real HIP function is not loaded (no definition after the interposer); \
                              link or load libamdhip64 in the application"

@@ -54,6 +54,19 @@ pub struct AgentInfo {
     pub limits: Option<KernelLimits>,
 }
 
+impl AgentInfo {
+    /// The agent's name with its stable anchor, for messages: two boards of
+    /// one target differ by PCI address (or UUID when the runtime reports
+    /// no address), e.g. `gfx1100 at PCI 0000:03:00.0`.
+    pub fn label(&self) -> String {
+        match (&self.bdf, &self.uuid) {
+            (Some(bdf), _) => format!("{} at PCI {bdf}", self.name),
+            (None, Some(uuid)) => format!("{} {uuid}", self.name),
+            (None, None) => self.name.clone(),
+        }
+    }
+}
+
 /// Parses the UUID attribute: "GPU-XX" (or empty) means the device has none.
 pub fn parse_uuid(raw: &str) -> Option<String> {
     let trimmed = raw.trim();
@@ -230,4 +243,36 @@ fn query_limits(inner: &RuntimeInner, agent: sys::Agent) -> Result<KernelLimits,
         queue_max_size: u32_attr!(HSA_AGENT_INFO_QUEUE_MAX_SIZE),
         queue_type: u32_attr!(HSA_AGENT_INFO_QUEUE_TYPE),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_name_the_board_by_its_anchor() {
+        let mut a = AgentInfo {
+            handle: sys::Agent { handle: 1 },
+            kind: DeviceKind::Gpu,
+            name: "gfx1100".into(),
+            vendor: "AMD".into(),
+            product_name: None,
+            uuid: None,
+            bdf: None,
+            domain: None,
+            compute_units: None,
+            node: None,
+            limits: None,
+        };
+        assert_eq!(a.label(), "gfx1100");
+        a.uuid = Some("GPU-0123456789abcdef".into());
+        assert_eq!(a.label(), "gfx1100 GPU-0123456789abcdef");
+        a.bdf = Some(Bdf {
+            domain: 0,
+            bus: 3,
+            device: 0,
+            function: 0,
+        });
+        assert_eq!(a.label(), "gfx1100 at PCI 0000:03:00.0");
+    }
 }

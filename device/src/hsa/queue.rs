@@ -167,7 +167,7 @@ impl Runtime {
         });
         let mut made = AqlQueue {
             agent: gpu.handle,
-            gpu: Arc::from(gpu.name.as_str()),
+            gpu: Arc::from(gpu.label().as_str()),
             inner: Arc::clone(&self.inner),
             queue,
             error,

@@ -239,7 +239,11 @@ impl Runtime {
 
     /// `Err(HsaError::DeviceLost)` naming the fault when `gpu` is lost.
     pub fn check_device(&self, gpu: &AgentInfo, during: &str) -> Result<(), HsaError> {
-        self.inner.check_lost(gpu.handle, &gpu.name, during)
+        // The label is made only for the error (this runs on every call).
+        if !self.inner.faults.any() {
+            return Ok(());
+        }
+        self.inner.check_lost(gpu.handle, &gpu.label(), during)
     }
 
     /// Every agent, in the runtime's order.
