@@ -30,6 +30,16 @@ pub struct LaneProgram<P> {
     pub work: u64,
 }
 
+impl LaneProgram<IbBuilder> {
+    /// A recorded lane, its work counted in IB dwords.
+    pub fn of(program: IbBuilder) -> Self {
+        LaneProgram {
+            work: program.dwords() as u64,
+            program,
+        }
+    }
+}
+
 /// A lane that failed to encode, with the encoder's error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("lane {lane} failed to encode: {error}")]
@@ -93,10 +103,7 @@ where
             .map_err(LowerLaneError::Lower)?;
         let mut program = sink.into_builder();
         program.set_label(format!("lane{lane}"));
-        Ok(LaneProgram {
-            work: program.dwords() as u64,
-            program,
-        })
+        Ok(LaneProgram::of(program))
     })
 }
 

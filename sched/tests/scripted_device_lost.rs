@@ -73,13 +73,7 @@ fn four_lanes(rt: &Runtime, gpu: &AgentInfo) -> Lanes {
         Ok::<_, relaunch_testsupport::rig::RigError>(b)
     })
     .unwrap();
-    let lanes = builders
-        .into_iter()
-        .map(|b| LaneProgram {
-            work: b.dispatch_count() as u64,
-            program: b,
-        })
-        .collect();
+    let lanes = builders.into_iter().map(LaneProgram::of).collect();
     let multi = sched.install(lanes).unwrap();
     Lanes {
         multi,

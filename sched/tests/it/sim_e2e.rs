@@ -50,13 +50,7 @@ fn setup() -> Setup {
         sim.counter_ib(base + 64 * lane as u64, DISPATCHES)
     })
     .unwrap();
-    let lanes = builders
-        .into_iter()
-        .map(|b| LaneProgram {
-            work: b.dispatch_count() as u64,
-            program: b,
-        })
-        .collect();
+    let lanes = builders.into_iter().map(LaneProgram::of).collect();
     let multi = sched.install(lanes).unwrap();
     Setup {
         multi,
