@@ -13,16 +13,9 @@ use relaunch_testsupport::simkit::{linear, Rig};
 const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 
 /// The spellings that differ per target: (s_load, wait, store).
-fn names(cpu: &str) -> (&str, &str, &str) {
-    match cpu {
-        "gfx1030" => (
-            "s_load_dwordx2",
-            "s_waitcnt lgkmcnt(0)",
-            "global_store_dword",
-        ),
-        "gfx1100" => ("s_load_b64", "s_waitcnt lgkmcnt(0)", "global_store_b32"),
-        _ => ("s_load_b64", "s_wait_kmcnt 0x0", "global_store_b32"),
-    }
+fn names(cpu: &str) -> (&'static str, &'static str, &'static str) {
+    let sp = asm::spelling(cpu);
+    (sp.s_load_b64, sp.wait_scalar, sp.global_store_b32)
 }
 
 /// Run `body` (after the output pointer is in s[2:3], v0 = 0, one lane

@@ -60,77 +60,19 @@ fn scalar_read_of_producer_data_is_stale_after_rmw_vmem_and_fine_after_rmw() {
 /// A hand-assembled kernel `sload_copy(out, in)`: `out[0] = in[0] + 1`,
 /// with `in[0]` read by a real `s_load` (wave32, one kernarg pair).
 fn sload_copy(cpu: &str) -> Vec<u8> {
-    let (ld4, ld1, wait, st) = match cpu {
-        "gfx1030" => (
-            "s_load_dwordx4",
-            "s_load_dword",
-            "s_waitcnt lgkmcnt(0)",
-            "global_store_dword",
-        ),
-        "gfx1201" => (
-            "s_load_b128",
-            "s_load_b32",
-            "s_wait_kmcnt 0",
-            "global_store_b32",
-        ),
-        _ => (
-            "s_load_b128",
-            "s_load_b32",
-            "s_waitcnt lgkmcnt(0)",
-            "global_store_b32",
-        ),
-    };
-    let text = format!(
-        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
-  .text
-  .globl sload_copy
-  .p2align 8
-  .type sload_copy,@function
-sload_copy:
-  {ld4} s[4:7], s[0:1], 0x0
-  {wait}
-  {ld1} s8, s[6:7], 0x0
-  {wait}
-  s_add_u32 s8, s8, 1
-  v_mov_b32 v1, s8
-  v_mov_b32 v0, 0
-  {st} v0, v1, s[4:5]
-  s_endpgm
-.Lend:
-  .size sload_copy, .Lend-sload_copy
-  .rodata
-  .p2align 6
-  .amdhsa_kernel sload_copy
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1
-    .amdhsa_user_sgpr_count 2
-    .amdhsa_kernarg_size 16
-    .amdhsa_next_free_vgpr 8
-    .amdhsa_next_free_sgpr 16
-    .amdhsa_wavefront_size32 1
-  .end_amdhsa_kernel
-  .amdgpu_metadata
----
-amdhsa.version: [ 1, 2 ]
-amdhsa.target: amdgcn-amd-amdhsa--{cpu}
-amdhsa.kernels:
-  - .name: sload_copy
-    .symbol: sload_copy.kd
-    .kernarg_segment_size: 16
-    .kernarg_segment_align: 8
-    .group_segment_fixed_size: 0
-    .private_segment_fixed_size: 0
-    .wavefront_size: 32
-    .sgpr_count: 16
-    .vgpr_count: 8
-    .max_flat_workgroup_size: 64
-    .args:
-      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
-      - {{ .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }}
-...
-  .end_amdgpu_metadata
-"#
+    let sp = asm::spelling(cpu);
+    let (ld4, ld1, wait, st) = (
+        sp.s_load_b128,
+        sp.s_load_b32,
+        sp.wait_scalar,
+        sp.global_store_b32,
     );
-    asm::code_object(cpu, &text)
+    let body = format!(
+        "  {ld4} s[4:7], s[0:1], 0x0\n  {wait}\n  {ld1} s8, s[6:7], 0x0\n  {wait}\n  \
+         s_add_u32 s8, s8, 1\n  v_mov_b32 v1, s8\n  v_mov_b32 v0, 0\n  \
+         {st} v0, v1, s[4:5]\n  s_endpgm"
+    );
+    asm::kernel_of_pointers(cpu, "sload_copy", &body, "", 2)
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use relaunch_facts::Family;
+
 const HINT: &str = "apt-get install llvm-19 lld-19";
 
 /// Both tools are present (see [`crate::require_tool`]).
@@ -99,7 +101,28 @@ pub fn code_object(cpu: &str, source: &str) -> Vec<u8> {
 /// one kernarg (a global pointer in s[0:1]), 8 VGPRs, 16 SGPRs;
 /// `directives` are extra `.amdhsa_*` lines (e.g. float modes).
 pub fn one_kernel(cpu: &str, name: &str, body: &str, directives: &str) -> Vec<u8> {
+    kernel_of_pointers(cpu, name, body, directives, 1)
+}
+
+/// [`one_kernel`] with `pointers` global-pointer kernargs (8 bytes each,
+/// the kernarg segment pointer still in s[0:1]).
+pub fn kernel_of_pointers(
+    cpu: &str,
+    name: &str,
+    body: &str,
+    directives: &str,
+    pointers: usize,
+) -> Vec<u8> {
     let user = 2;
+    let bytes = 8 * pointers;
+    let args: String = (0..pointers)
+        .map(|i| {
+            format!(
+                "      - {{ .offset: {}, .size: 8, .value_kind: global_buffer, .address_space: global }}\n",
+                8 * i
+            )
+        })
+        .collect();
     let text = format!(
         r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
   .text
@@ -115,7 +138,7 @@ pub fn one_kernel(cpu: &str, name: &str, body: &str, directives: &str) -> Vec<u8
   .amdhsa_kernel {name}
     .amdhsa_user_sgpr_kernarg_segment_ptr 1
     .amdhsa_user_sgpr_count {user}
-    .amdhsa_kernarg_size 8
+    .amdhsa_kernarg_size {bytes}
     .amdhsa_next_free_vgpr 8
     .amdhsa_next_free_sgpr 16
     .amdhsa_wavefront_size32 1
@@ -128,7 +151,7 @@ amdhsa.target: amdgcn-amd-amdhsa--{cpu}
 amdhsa.kernels:
   - .name: {name}
     .symbol: {name}.kd
-    .kernarg_segment_size: 8
+    .kernarg_segment_size: {bytes}
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0
     .private_segment_fixed_size: 0
@@ -137,12 +160,56 @@ amdhsa.kernels:
     .vgpr_count: 8
     .max_flat_workgroup_size: 64
     .args:
-      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
-...
+{args}...
   .end_amdgpu_metadata
 "#
     );
     code_object(cpu, &text)
+}
+
+/// The mnemonics hand-written kernels spell differently per family.
+#[derive(Debug, Clone, Copy)]
+pub struct Spelling {
+    pub s_load_b32: &'static str,
+    pub s_load_b64: &'static str,
+    pub s_load_b128: &'static str,
+    /// Wait for the scalar loads.
+    pub wait_scalar: &'static str,
+    pub global_store_b32: &'static str,
+    pub global_atomic_add_u32: &'static str,
+}
+
+/// [`Spelling`] for `cpu` (a target relaunch knows; panics otherwise).
+pub fn spelling(cpu: &str) -> Spelling {
+    let family = relaunch_facts::target::family_of(cpu)
+        .unwrap_or_else(|| panic!("{cpu}: not a target relaunch knows"));
+    match family {
+        Family::Gfx10 => Spelling {
+            s_load_b32: "s_load_dword",
+            s_load_b64: "s_load_dwordx2",
+            s_load_b128: "s_load_dwordx4",
+            wait_scalar: "s_waitcnt lgkmcnt(0)",
+            global_store_b32: "global_store_dword",
+            global_atomic_add_u32: "global_atomic_add",
+        },
+        Family::Gfx11 => Spelling {
+            s_load_b32: "s_load_b32",
+            s_load_b64: "s_load_b64",
+            s_load_b128: "s_load_b128",
+            wait_scalar: "s_waitcnt lgkmcnt(0)",
+            global_store_b32: "global_store_b32",
+            global_atomic_add_u32: "global_atomic_add_u32",
+        },
+        // Split wait counters: scalar loads have their own (KMcnt).
+        Family::Gfx12 => Spelling {
+            s_load_b32: "s_load_b32",
+            s_load_b64: "s_load_b64",
+            s_load_b128: "s_load_b128",
+            wait_scalar: "s_wait_kmcnt 0x0",
+            global_store_b32: "global_store_b32",
+            global_atomic_add_u32: "global_atomic_add_u32",
+        },
+    }
 }
 
 /// `tests/kernels/hip/dims_v4.hip` built now for gfx1100 as code object v4
@@ -199,20 +266,8 @@ pub fn dims_v4() -> Option<Vec<u8>> {
 /// kernel's own code ran, not the counter twin (which adds 1). `trap`
 /// puts `s_trap 2` before the add. For gfx10.3, gfx11 and gfx12 `cpu`s.
 pub fn counter_adding(cpu: &str, add: u32, trap: bool) -> Vec<u8> {
-    // The spellings that differ per generation: (s_load, wait, atomic add).
-    let (load, wait, atomic) = match cpu {
-        c if c.starts_with("gfx10") => (
-            "s_load_dwordx2",
-            "s_waitcnt lgkmcnt(0)",
-            "global_atomic_add",
-        ),
-        c if c.starts_with("gfx11") => (
-            "s_load_b64",
-            "s_waitcnt lgkmcnt(0)",
-            "global_atomic_add_u32",
-        ),
-        _ => ("s_load_b64", "s_wait_kmcnt 0x0", "global_atomic_add_u32"),
-    };
+    let sp = spelling(cpu);
+    let (load, wait, atomic) = (sp.s_load_b64, sp.wait_scalar, sp.global_atomic_add_u32);
     let trap = if trap { "  s_trap 2\n" } else { "" };
     let body = format!(
         "{trap}  {load} s[2:3], s[0:1], 0x0\n  v_mov_b32 v0, 0\n  v_mov_b32 v1, {add}\n  \
