@@ -171,4 +171,14 @@ impl SchedError {
             _ => None,
         }
     }
+
+    /// The failure of lane `lane`: this error when it is that lane's, or
+    /// that lane's entry of a multi-lane error.
+    pub fn of_lane(&self, lane: usize) -> Option<&SchedError> {
+        match self {
+            SchedError::Lane { lane: l, .. } if *l == lane => Some(self),
+            SchedError::Lanes { failures } => failures.iter().find(|f| f.lane() == Some(lane)),
+            _ => None,
+        }
+    }
 }

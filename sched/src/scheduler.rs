@@ -383,12 +383,7 @@ impl<B: QueueBackend> MultiIb<B> {
     ) -> Result<(), SchedError> {
         let ib = self.lane_mut(lane)?;
         ib.patch(dispatch, offset, bytes)
-            .map_err(|source| SchedError::Lane {
-                lane,
-                actor: ib.actor().index(),
-                ib: Some(ib.name().clone()),
-                source: Box::new(source),
-            })
+            .map_err(|source| lane_error(lane, ib, source))
     }
 }
 
@@ -431,12 +426,7 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
         for (lane, c) in &self.parts {
             let left = timeout.saturating_sub(start.elapsed());
             if let Err(source) = wait(c, left) {
-                failures.push(SchedError::Lane {
-                    lane: *lane,
-                    actor: c.actor(),
-                    ib: self.names.get(*lane).cloned(),
-                    source: Box::new(source),
-                });
+                failures.push(self.lane_error(*lane, c, source));
             }
         }
         match failures.len() {
@@ -456,14 +446,21 @@ impl<W: crate::backend::CompletionWatch> MultiCompletion<W> {
     pub fn is_complete(&self) -> Result<bool, SchedError> {
         let mut all = true;
         for (lane, c) in &self.parts {
-            all &= c.is_complete().map_err(|source| SchedError::Lane {
-                lane: *lane,
-                actor: c.actor(),
-                ib: self.names.get(*lane).cloned(),
-                source: Box::new(source),
-            })?;
+            all &= c
+                .is_complete()
+                .map_err(|source| self.lane_error(*lane, c, source))?;
         }
         Ok(all)
+    }
+
+    /// `source` as lane `lane`'s failure, naming its actor and IB.
+    fn lane_error(&self, lane: usize, c: &Completion<W>, source: SchedError) -> SchedError {
+        SchedError::Lane {
+            lane,
+            actor: c.actor(),
+            ib: self.names.get(lane).cloned(),
+            source: Box::new(source),
+        }
     }
 }
 

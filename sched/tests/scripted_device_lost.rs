@@ -22,7 +22,7 @@ use relaunch_device::Family;
 use relaunch_encoders::{EncodeOptions, KernelCode};
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
-use relaunch_sched::{ActorOptions, SchedError};
+use relaunch_sched::ActorOptions;
 use relaunch_testsupport::rig::{counter_ib, ONE_ITEM};
 use scripted::{open, setup, with, GPU, GPU2, KERNEL_OBJECT};
 
@@ -88,13 +88,6 @@ fn counter(lanes: &Lanes, lane: usize) -> u32 {
     u32::from_le_bytes(word)
 }
 
-fn failures(err: &SchedError) -> Vec<SchedError> {
-    match err {
-        SchedError::Lanes { failures } => failures.clone(),
-        other => vec![other.clone()],
-    }
-}
-
 /// No fault went unhandled (where ROCr would have aborted the process).
 fn assert_not_aborted() {
     let aborted = with(|s| s.aborted.clone());
@@ -138,10 +131,8 @@ fn a_wild_address_loses_only_its_gpu_through_a_rocr_like_runtime() {
     assert!(err.is_device_lost(), "{err}");
     assert_eq!(with(|s| s.faulted.clone()), [GPU.handle]);
     assert_eq!(rt.device_lost(&gpus[0]).unwrap().address, WILD);
-    let all = failures(&err);
-    let named = all
-        .iter()
-        .find(|f| f.lane() == Some(faulty))
+    let named = err
+        .of_lane(faulty)
         .unwrap_or_else(|| panic!("lane {faulty} not named: {err}"));
     let text = named.to_string();
     eprintln!("lane error: {text}");

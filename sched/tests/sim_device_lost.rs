@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use relaunch_device::hsa::Allocation;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
-use relaunch_sched::{ActorOptions, SchedError};
+use relaunch_sched::ActorOptions;
 use relaunch_sim::{SimConfig, SimPci};
 use relaunch_testsupport::rig::{read_u32, HsaRig};
 
@@ -68,13 +68,6 @@ fn four_lanes(rig: HsaRig) -> Lanes {
     }
 }
 
-fn failures(err: &SchedError) -> Vec<SchedError> {
-    match err {
-        SchedError::Lanes { failures } => failures.clone(),
-        other => vec![other.clone()],
-    }
-}
-
 #[test]
 fn a_wild_address_loses_only_its_gpu_and_the_process_lives() {
     // An unhandled fault would abort the process; record it instead so the
@@ -102,10 +95,8 @@ fn a_wild_address_loses_only_its_gpu_and_the_process_lives() {
         "the fault reached the abort path"
     );
     assert!(a.rig.device.is_lost());
-    let all = failures(&err);
-    let named = all
-        .iter()
-        .find(|f| f.lane() == Some(faulty))
+    let named = err
+        .of_lane(faulty)
         .unwrap_or_else(|| panic!("lane {faulty} not named: {err}"));
     let text = named.to_string();
     eprintln!("lane error: {text}");
