@@ -123,6 +123,13 @@ impl StreamOrder {
             .is_ok()
     }
 
+    /// [`Self::close_if`] on every lane.
+    pub(crate) fn close_all_if(&self, seq: u32) {
+        for lane in 0..self.lanes {
+            self.close_if(lane, seq);
+        }
+    }
+
     /// Allocates the words and orders the exec's IBs by them (before its
     /// first launch).
     pub fn new(exec: &relaunch::GraphExec) -> Result<StreamOrder, Reason> {
@@ -352,9 +359,7 @@ fn settle_on_host(
     w.shadow.fall_back(Reason::ReplayFailed(Arc::new(e)));
     if !timed_out {
         order.tainted.store(true, Ordering::SeqCst);
-        for lane in 0..order.lanes {
-            order.close_if(lane, w.seq);
-        }
+        order.close_all_if(w.seq);
     }
     crate::hip::HIP_ERROR_LAUNCH_FAILURE
 }

@@ -21,6 +21,7 @@
 //! pass the failed launch's open gate instead of its own; their gates are
 //! closed from the host too (docs/pm4.md, "Stream order").
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -110,9 +111,7 @@ impl Watched {
         };
         let order = self.order();
         if close {
-            for lane in 0..order.lanes {
-                order.close_if(lane, self.seq);
-            }
+            order.close_all_if(self.seq);
         }
         reached(order.passed().load(Ordering::SeqCst), self.seq)
     }
@@ -140,12 +139,15 @@ pub(crate) fn follow(w: Watched) {
 
 /// One pass over the launches followed: judge, resolve, release.
 fn pass(live: &mut Vec<Watched>) {
-    for i in 0..live.len() {
-        let (before, rest) = live.split_at_mut(i);
-        let first = !before
-            .iter()
-            .any(|e| e.phase == Phase::Running && Arc::ptr_eq(&e.build, &rest[0].build));
-        rest[0].judge(first);
+    // Builds with a launch still running among those judged so far (in
+    // submission order): one look-up per launch, however many are live.
+    let mut running: HashSet<*const Build> = HashSet::new();
+    for w in live.iter_mut() {
+        let build = Arc::as_ptr(&w.build);
+        w.judge(!running.contains(&build));
+        if w.phase == Phase::Running {
+            running.insert(build);
+        }
     }
     live.retain(|w| {
         let done = w.resolved();
