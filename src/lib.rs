@@ -95,6 +95,8 @@ pub mod bundle {
 
 pub mod twins {
     //! Host-side twins of simulated kernels (the simulator runs them in
-    //! place of a kernel's machine code).
+    //! place of a kernel's machine code), and which of the two runs
+    //! (`KernelMode`, from `RELAUNCH_SIM_KERNELS`).
+    pub use relaunch_sim::isa::KernelMode;
     pub use relaunch_sim::twins::{register_twin, KernelFault, Workgroup};
 }

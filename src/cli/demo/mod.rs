@@ -22,6 +22,8 @@ mod twins;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use relaunch::twins::KernelMode;
+
 use super::{open_device, Failure};
 use model::{Weights, CAPACITY, HIDDEN, VOCAB};
 use oracle::Oracle;
@@ -84,12 +86,12 @@ enum Runner {
 }
 
 impl Runner {
-    /// On a simulated device `RELAUNCH_SIM_KERNELS` (`env`, which the
-    /// simulator read when the device opened) decides, and its `twin` and
-    /// `both` register the twins they need; `--twins` is the same as
+    /// On a simulated device `RELAUNCH_SIM_KERNELS` (`mode`, parsed as the
+    /// simulator parses it when the device opens) decides, and its `twin`
+    /// and `both` register the twins they need; `--twins` is the same as
     /// `twin`, so it is refused with `isa`, which contradicts it. Unset or
     /// `auto`: the interpreter unless `--twins`.
-    fn choose(simulated: bool, twins: bool, env: Option<&str>) -> Result<Runner, Failure> {
+    fn choose(simulated: bool, twins: bool, mode: &KernelMode) -> Result<Runner, Failure> {
         if !simulated {
             return if twins {
                 Err(Failure::input(
@@ -100,16 +102,16 @@ impl Runner {
                 Ok(Runner::Gpu)
             };
         }
-        match (env.map(str::trim), twins) {
-            (None | Some("" | "auto"), false) => Ok(Runner::Interpreter),
-            (None | Some("" | "auto"), true) | (Some("twin"), _) => Ok(Runner::Twins),
-            (Some("both"), _) => Ok(Runner::Both),
-            (Some("isa"), false) => Ok(Runner::Interpreter),
-            (Some("isa"), true) => Err(Failure::input(
+        match (mode, twins) {
+            (KernelMode::Auto, false) => Ok(Runner::Interpreter),
+            (KernelMode::Auto, true) | (KernelMode::Twin, _) => Ok(Runner::Twins),
+            (KernelMode::Both, _) => Ok(Runner::Both),
+            (KernelMode::Isa, false) => Ok(Runner::Interpreter),
+            (KernelMode::Isa, true) => Err(Failure::input(
                 "demo: --twins asks for the host twins but RELAUNCH_SIM_KERNELS=isa runs \
                  the instruction interpreter: drop one (RELAUNCH_SIM_KERNELS=both runs both)",
             )),
-            (Some(other), _) => Err(Failure::input(format!(
+            (KernelMode::Invalid(other), _) => Err(Failure::input(format!(
                 "demo: RELAUNCH_SIM_KERNELS={other:?} is not one of isa, twin, both \
                  (or unset for auto)"
             ))),
@@ -167,8 +169,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     say!("device: {}", gpu.describe());
     let module = source::load(&gpu, args.code_object.as_deref(), args.bundle.as_deref())?;
     kernels::check(&module).map_err(|e| Failure::input(format!("demo: {e}")))?;
-    let env = std::env::var("RELAUNCH_SIM_KERNELS").ok();
-    let runner = Runner::choose(gpu.is_simulated(), args.twins, env.as_deref())?;
+    let mode = KernelMode::from_env();
+    let runner = Runner::choose(gpu.is_simulated(), args.twins, &mode)?;
     if runner.needs_twins() {
         twins::register();
     }
@@ -257,9 +259,11 @@ fn f32_from_le(bytes: &[u8]) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::Runner;
+    use relaunch::twins::KernelMode;
 
     fn choose(simulated: bool, twins: bool, env: Option<&str>) -> Result<Runner, String> {
-        Runner::choose(simulated, twins, env).map_err(|f| f.message)
+        let mode = env.map_or(KernelMode::Auto, KernelMode::parse);
+        Runner::choose(simulated, twins, &mode).map_err(|f| f.message)
     }
 
     #[test]
