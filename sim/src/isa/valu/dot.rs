@@ -32,7 +32,7 @@ use super::float::Denorm;
 use super::fp::omod_clamp;
 use super::half::h;
 use super::ops::DotOp;
-use super::round::Round;
+use super::round::{two_sum, Round};
 use super::{src, Dpp, Enc, Mods, Prep};
 
 /// Whether the dot product gives the modifiers a meaning modelled here.
@@ -70,8 +70,8 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: DotOp) -> Resu
     let bf16 = op == F32Bf16;
     let mut a = [0u32; MAX_LANES];
     let mut b = [0u32; MAX_LANES];
-    packed_source(wave, inst, p, 0, bf16, &mut a, &mut wmask)?;
-    packed_source(wave, inst, p, 1, bf16, &mut b, &mut wmask)?;
+    packed_source(wave, inst, p, op, 0, &mut a, &mut wmask)?;
+    packed_source(wave, inst, p, op, 1, &mut b, &mut wmask)?;
     let mut c = [0u32; MAX_LANES];
     match op {
         AccF32F16 | AccI32I8 => {
@@ -98,7 +98,7 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: DotOp) -> Resu
     for l in 0..lanes {
         d[l] = match op {
             F32F16 | AccF32F16 | F32Bf16 => {
-                let (x, y) = (halves(p, 0, a[l]), halves(p, 1, b[l]));
+                let (x, y) = (halves(p, op, 0, a[l]), halves(p, op, 1, b[l]));
                 let v = if bf16 {
                     [bf(x[0]) * bf(y[0]), bf(x[1]) * bf(y[1])]
                 } else {
@@ -108,13 +108,13 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: DotOp) -> Resu
                 omod_clamp(p, r).to_bits()
             }
             F16F16 => {
-                let (x, y) = (halves(p, 0, a[l]), halves(p, 1, b[l]));
+                let (x, y) = (halves(p, op, 0, a[l]), halves(p, op, 1, b[l]));
                 let r = sum_rounded(h(x[0]) * h(y[0]), h(x[1]) * h(y[1]), h(c[l]), F16);
                 u32::from(super::float::f64_to_f16(r))
             }
             I32I16 | U32U16 => {
                 let signed = op == I32I16;
-                let (x, y) = (halves(p, 0, a[l]), halves(p, 1, b[l]));
+                let (x, y) = (halves(p, op, 0, a[l]), halves(p, op, 1, b[l]));
                 let e = |v: u32| {
                     if signed {
                         i64::from(v as u16 as i16)
@@ -183,26 +183,24 @@ fn packed_source(
     wave: &Wave,
     inst: &Inst,
     p: &Prep,
+    op: DotOp,
     i: usize,
-    bf16: bool,
     out: &mut Lanes,
     mask: &mut u64,
 ) -> Result<(), IsaFault> {
-    use DotOp::*;
-    let halves16 = matches!(
-        p.op,
-        super::ops::Op::Dot(F32F16 | F32Bf16 | F16F16 | AccF32F16 | I32I16 | U32U16)
-    );
     let refuse = |what: &str| {
         Err(IsaFault::Unimplemented {
             mnemonic: format!("{} with {what}", inst.decoded.mnemonic()),
             family: wave.isa.family,
         })
     };
+    let halves16 = op.halves16();
     match inst.src[i] {
-        Src::Float(_) if bf16 => refuse("a float inline constant as a bf16 operand"),
+        Src::Float(_) if op == DotOp::F32Bf16 => {
+            refuse("a float inline constant as a bf16 operand")
+        }
         Src::Int(_) if halves16 => refuse("an integer inline constant as a packed 16-bit operand"),
-        Src::Float(_) if halves16 && is_integer(p) => {
+        Src::Float(_) if halves16 && op.integer() => {
             refuse("a float inline constant as a packed 16-bit integer operand")
         }
         Src::Float(b) if halves16 => {
@@ -214,14 +212,25 @@ fn packed_source(
     }
 }
 
-fn is_integer(p: &Prep) -> bool {
-    use DotOp::*;
-    matches!(
-        p.op,
-        super::ops::Op::Dot(
-            I32I16 | U32U16 | I32I8 | U32U8 | I32Iu8 | I32I4 | U32U4 | I32Iu4 | AccI32I8
-        )
-    )
+impl DotOp {
+    /// Integer elements (the others are f16 or bf16).
+    fn integer(self) -> bool {
+        use DotOp::*;
+        match self {
+            F32F16 | F32Bf16 | F16F16 | AccF32F16 => false,
+            I32I16 | U32U16 | I32I8 | U32U8 | I32Iu8 | I32I4 | U32U4 | I32Iu4 | AccI32I8 => true,
+        }
+    }
+
+    /// Two 16-bit elements per source dword (the others: four 8-bit or
+    /// eight 4-bit ones).
+    fn halves16(self) -> bool {
+        use DotOp::*;
+        match self {
+            F32F16 | F32Bf16 | F16F16 | AccF32F16 | I32I16 | U32U16 => true,
+            I32I8 | U32U8 | I32Iu8 | I32I4 | U32U4 | I32Iu4 | AccI32I8 => false,
+        }
+    }
 }
 
 /// The two 16-bit elements of packed source `i`, [low product's, high
@@ -229,7 +238,7 @@ fn is_integer(p: &Prep) -> bool {
 /// with neg_lo / neg_hi (float forms only; `modifiers_fit` refuses neg on
 /// the integer ones); the other encodings take them in order.
 #[inline]
-fn halves(p: &Prep, i: usize, v: u32) -> [u32; 2] {
+fn halves(p: &Prep, op: DotOp, i: usize, v: u32) -> [u32; 2] {
     if p.enc != Enc::Vop3p {
         return [v & 0xFFFF, v >> 16];
     }
@@ -242,7 +251,7 @@ fn halves(p: &Prep, i: usize, v: u32) -> [u32; 2] {
         }
     };
     let neg = |bits: u8| if bits >> i & 1 != 0 { 0x8000 } else { 0 };
-    if is_integer(p) {
+    if op.integer() {
         return [pick(m.opsel), pick(m.opsel_hi)];
     }
     [pick(m.opsel) ^ neg(m.neg), pick(m.opsel_hi) ^ neg(m.neg_hi)]
@@ -316,14 +325,6 @@ const F16: Fmt = Fmt {
     emin: -14,
     emax: 15,
 };
-
-/// Knuth's TwoSum: `a + b == s + e` exactly.
-#[inline]
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    let bb = s - a;
-    (s, (a - (s - bb)) + (b - bb))
-}
 
 /// `a + b + c` computed exactly and rounded once to `fmt` (nearest even),
 /// returned as an f64 that holds the rounded value (or an infinity/NaN).

@@ -64,7 +64,7 @@ pub fn f32_refusal(op: FOp) -> Option<&'static str> {
 /// Two f64 whose exact sum is `x + y` (Knuth's TwoSum; exact barring
 /// overflow, which f32 operands cannot reach in f64).
 #[inline]
-fn two_sum(x: f64, y: f64) -> (f64, f64) {
+pub(super) fn two_sum(x: f64, y: f64) -> (f64, f64) {
     let s = x + y;
     let bp = s - x;
     let ap = s - bp;
