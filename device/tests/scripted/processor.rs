@@ -5,10 +5,8 @@
 //! segment address of a kernel whose only user SGPRs are that pointer, as
 //! `counter`'s are; kept per queue, as the CP keeps SH registers) and
 //! DISPATCH_DIRECT, which adds 1 to the u32 the segment's first argument
-//! points at (one work-item). Opcodes and register offsets are
-//! relaunch-facts'; the header layout (type in bits 31:30, body dwords - 1
-//! in 29:16, opcode in 15:8) is the PM4 type-3 header of the kernel's
-//! `nvd.h`. Everything else in the IB is skipped.
+//! points at (one work-item). Opcodes, header fields and register offsets
+//! are relaunch-facts'. Everything else in the IB is skipped.
 //!
 //! An argument outside every allocation of the table is a GPU memory fault,
 //! reported as ROCr reports one (`Runtime::VMFaultHandler`): to the system
@@ -21,7 +19,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
-use relaunch_facts::packet::op;
+use relaunch_facts::packet::{header as pm4, ib_control, op};
 use relaunch_facts::regs::off::COMPUTE_USER_DATA_0;
 use relaunch_hsa_sys as sys;
 
@@ -141,8 +139,7 @@ fn step(s: &mut State, queue: *mut sys::Queue) -> Ran {
     let words: [u32; 16] = unsafe { std::ptr::read_volatile(slot.cast()) };
     let agent = q.agent;
     let ib = u64::from(words[2]) | u64::from(words[3]) << 32;
-    // IB_SIZE: bits 0..19 of the INDIRECT_BUFFER control dword.
-    let dwords = (words[4] & 0xf_ffff) as usize;
+    let dwords = ib_control::IB_SIZE.get(words[4]) as usize;
     let signal = u64::from(words[14]) | u64::from(words[15]) << 32;
     let Some(ib_words) = read_ib(s, ib, dwords) else {
         s.faulted.push(agent.handle);
@@ -152,15 +149,15 @@ fn step(s: &mut State, queue: *mut sys::Queue) -> Ran {
     let mut at_word = 0;
     while at_word < ib_words.len() {
         let header = ib_words[at_word];
-        if header >> 30 != 3 {
+        if pm4::TYPE.get(header) != 3 {
             at_word += 1; // type-2 filler (or anything else): one dword
             continue;
         }
-        let len = ((header >> 16) & 0x3fff) as usize + 2;
+        let len = pm4::COUNT.get(header) as usize + 2;
         let body =
             &ib_words[(at_word + 1).min(ib_words.len())..(at_word + len).min(ib_words.len())];
         at_word += len;
-        match ((header >> 8) & 0xff) as u8 {
+        match pm4::OPCODE.get(header) as u8 {
             op::SET_SH_REG if !body.is_empty() => {
                 for (i, &value) in body[1..].iter().enumerate() {
                     let reg = (body[0] as usize + i).checked_sub(usize::from(COMPUTE_USER_DATA_0));
