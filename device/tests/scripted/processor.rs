@@ -203,15 +203,10 @@ fn read_ib(s: &State, ib: u64, dwords: usize) -> Option<Vec<u32>> {
     Some(unsafe { std::slice::from_raw_parts(ib as *const u32, dwords) }.to_vec())
 }
 
-/// (base, size, pool) of the allocation holding `addr`.
-fn allocation_of(s: &State, addr: u64) -> Option<(u64, u64, u64)> {
-    s.allocations.iter().find_map(|(&base, (layout, flags))| {
-        let (base, size) = (base as u64, layout.size() as u64);
-        (addr >= base && addr < base + size).then_some((base, size, u64::from(flags >> 8)))
-    })
-}
-
 /// True when `len` bytes at `addr` lie inside one allocation of the table.
 fn inside(s: &State, addr: u64, len: usize) -> bool {
-    allocation_of(s, addr).is_some_and(|(base, size, _)| addr + len as u64 <= base + size)
+    s.allocations.iter().any(|(&base, (layout, _))| {
+        let (base, end) = (base as u64, base as u64 + layout.size() as u64);
+        addr >= base && addr < end && addr + len as u64 <= end
+    })
 }
