@@ -9,18 +9,30 @@
 
 mod common;
 
-use common::{build_c, built, counter_co, run_with};
+use std::path::PathBuf;
+
+use common::{build_c, built, counter_co, run_with, Built};
+
+/// `app/lost_device.c` linked against a fake HIP that runs graphs' counter
+/// nodes on the host, built with `defines` in its own directory `dir` (the
+/// app links this libamdhip64.so, not the default fake's).
+fn lost_device_app(b: &Built, dir: &str, defines: &[&str]) -> PathBuf {
+    let dir = b.dir.join(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut flags = vec![
+        "-shared".to_string(),
+        "-fPIC".into(),
+        "-DFAKEHIP_HOST_GRAPHS".into(),
+    ];
+    flags.extend(defines.iter().map(|d| d.to_string()));
+    build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &flags, false);
+    build_c(&dir, "lost_device", "app/lost_device.c", &[], true)
+}
 
 #[test]
 fn graphs_on_a_lost_gpu_fall_through_to_hip_and_still_run() {
     let Some(b) = built() else { return };
-    // Its own directory: the app links this libamdhip64.so, not the
-    // default fake's.
-    let dir = b.dir.join("host-graphs");
-    std::fs::create_dir_all(&dir).unwrap();
-    let shared = ["-shared", "-fPIC", "-DFAKEHIP_HOST_GRAPHS"].map(String::from);
-    build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &shared, false);
-    let app = build_c(&dir, "lost_device", "app/lost_device.c", &[], true);
+    let app = lost_device_app(b, "host-graphs", &[]);
 
     // Without the interposer every launch is the fake's (the wild one
     // refused as HIP reports a fault): the baseline the preloaded run
@@ -71,17 +83,7 @@ fn graphs_on_a_lost_gpu_fall_through_to_hip_and_still_run() {
 #[test]
 fn stream_ordered_graphs_on_a_lost_gpu_fall_through_to_hip_and_still_run() {
     let Some(b) = built() else { return };
-    let dir = b.dir.join("host-graphs-ordered");
-    std::fs::create_dir_all(&dir).unwrap();
-    let shared = [
-        "-shared",
-        "-fPIC",
-        "-DFAKEHIP_HOST_GRAPHS",
-        "-DFAKEHIP_STREAM_OPS",
-    ]
-    .map(String::from);
-    build_c(&dir, "libamdhip64.so", "fakehip/fakehip.c", &shared, false);
-    let app = build_c(&dir, "lost_device", "app/lost_device.c", &[], true);
+    let app = lost_device_app(b, "host-graphs-ordered", &["-DFAKEHIP_STREAM_OPS"]);
     let sync = std::path::Path::new("sync");
     let (lines, stderr) = run_with(
         b,
