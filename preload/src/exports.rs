@@ -482,7 +482,7 @@ pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipErro
         // A memory fault lost the GPU for relaunch: the graph is HIP's from
         // now on (HIP reports the loss its own way).
         Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {
-            shadow.fall_back(Reason::DeviceLost(Arc::new(e)));
+            shadow.fall_back(e.into());
             forward!(hipGraphLaunch(exec, stream))
         }
         Some(Err(e)) => {

@@ -225,12 +225,9 @@ pub unsafe fn launch(
         Err(e) => {
             drop(last);
             shadow.in_flight.leave();
-            // Nothing was enqueued on the stream: a lost GPU's launch can
-            // still go to HIP whole.
-            return Err(match e.class() {
-                relaunch::ErrorClass::DeviceLost => Reason::DeviceLost(Arc::new(e)),
-                _ => e.into(),
-            });
+            // Nothing was enqueued on the stream: a lost GPU's launch
+            // (Reason::DeviceLost) can still go to HIP whole.
+            return Err(e.into());
         }
     };
     let seq = next_seq(*last);

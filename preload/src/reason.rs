@@ -387,8 +387,13 @@ pub enum ExtraError {
 }
 
 impl From<relaunch::Error> for Reason {
+    /// A lost GPU is said so (the exec's graphs are HIP's from then on);
+    /// any other failure is relaunch's error as it is.
     fn from(e: relaunch::Error) -> Self {
-        Reason::Relaunch(Arc::new(e))
+        match e.class() {
+            relaunch::ErrorClass::DeviceLost => Reason::DeviceLost(Arc::new(e)),
+            _ => Reason::Relaunch(Arc::new(e)),
+        }
     }
 }
 
