@@ -256,7 +256,8 @@ impl SimQueue {
         self.shared.errors.lock().clone()
     }
 
-    /// True once an error stopped the queue.
+    /// True once an error stopped the queue and was reported (callback or
+    /// system event returned), or the queue was inactivated.
     pub fn is_dead(&self) -> bool {
         self.shared.dead.load(Ordering::Acquire)
     }

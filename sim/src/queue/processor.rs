@@ -256,8 +256,17 @@ impl Processor {
             message,
         };
         tracing::warn!(error = %err, "sim queue error");
-        self.shared.dead.store(true, Ordering::Release);
         self.shared.errors.lock().push(err.clone());
+        self.report(kind, &err);
+        // Dead only once reported: whoever sees `is_dead` can already read
+        // the error through the callback's side effects. Only this thread
+        // runs packets, so nothing is processed in between.
+        self.shared.dead.store(true, Ordering::Release);
+    }
+
+    /// Tell the world about `err`: a VM fault goes to the system-event
+    /// path, anything else to the queue's error callback.
+    fn report(&self, kind: QueueErrorKind, err: &QueueError) {
         let vm = self.vm.take();
         if kind == QueueErrorKind::VmFault {
             // Not a queue error: the system-event path (see `crate::fault`).
@@ -267,13 +276,13 @@ impl Processor {
                 address,
                 reason_mask,
                 queue: self.id,
-                packet,
+                packet: err.packet,
                 message: err.message.clone(),
             });
             return;
         }
         if let Some(cb) = &self.shared.callback {
-            if catch_unwind(AssertUnwindSafe(|| cb(&err))).is_err() {
+            if catch_unwind(AssertUnwindSafe(|| cb(err))).is_err() {
                 tracing::error!(queue = self.id, "sim queue error callback panicked");
             }
         }

@@ -91,8 +91,13 @@ impl Lane {
             if self.signal.1.wait(Condition::Eq, 0, step) == 0 {
                 return Ok(());
             }
-            if let Some(e) = self.queue.errors().first() {
-                return Err(e.to_string());
+            // Only once dead (failed and reported), so a caller seeing the
+            // error also sees the queue stopped. A hang is dead without an
+            // error and, as on hardware, looks like a timeout.
+            if self.queue.is_dead() {
+                if let Some(e) = self.queue.errors().first() {
+                    return Err(e.to_string());
+                }
             }
             waited += step;
         }
