@@ -13,7 +13,7 @@ use std::hint::black_box;
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
 use relaunch_encoders::{
-    BoundaryKind, EncodeError, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch,
+    BoundaryKind, EncodeError, EncodeOptions, EncodedIb, IbBuilder, IbStorage, KernelCode, Launch,
 };
 use relaunch_lanes::reference::{decode_step, DecodeShape, OpKind};
 use relaunch_lanes::{
@@ -277,7 +277,21 @@ impl Workload {
 
     /// A builder for this shape with `n` dispatches recorded and reserved.
     pub fn builder(&self, options: EncodeOptions, n: u64) -> Result<IbBuilder, EncodeError> {
+        self.builder_in(options, n, None)
+    }
+
+    /// `builder` recording into `storage` (a finished IB's buffers), as
+    /// re-encoding does.
+    pub fn builder_in(
+        &self,
+        options: EncodeOptions,
+        n: u64,
+        storage: Option<IbStorage>,
+    ) -> Result<IbBuilder, EncodeError> {
         let mut b = IbBuilder::new(FAMILY, options);
+        if let Some(storage) = storage {
+            b.recycle(storage)?;
+        }
         b.reserve(n as usize);
         self.record(&mut b, n)?;
         Ok(b)

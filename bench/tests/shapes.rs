@@ -7,9 +7,11 @@
 mod digest;
 
 use digest::digest_ib;
-use relaunch_bench::shapes::{Workload, FAMILY, KERNARG_BASE};
+use relaunch_bench::shapes::{
+    counter_like, Step, Workload, COUNTER_LAUNCH, FAMILY, KERNARG_BASE, MAX_KERNARG,
+};
 use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::{EncodeOptions, EncodedIb, Packet};
+use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, KernelCode, Packet};
 use sha2::{Digest, Sha256};
 
 /// Every shape the benchmarks time or count.
@@ -44,6 +46,64 @@ fn cases() -> Vec<(Workload, u64, bool)> {
     out.push((Workload::serial(), 60_000, false));
     out.push((Workload::alternating(), 50_000, false));
     out.push((Workload::cycle12().unwrap(), 50_000, false));
+    out
+}
+
+/// Streams the benchmarks do not time, for the run's period learning: a
+/// cycle of 20 kernels (longer than a run's period, so runs end and start
+/// again), and one whose period holds a kernel twice in a row with and
+/// without a boundary (a repeat inside a cycle).
+fn learning_cases() -> Vec<(Workload, u64, bool)> {
+    const NAMES: [&str; 20] = [
+        "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12", "k13",
+        "k14", "k15", "k16", "k17", "k18", "k19",
+    ];
+    let kernels: Vec<KernelCode<'static>> = NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, &symbol)| KernelCode {
+            symbol,
+            family: FAMILY,
+            descriptor: counter_like(0x60AF_0000 | i as u32, -0x40),
+            kd_address: 0x7F00_0001_0040 + 0x1000 * i as u64,
+        })
+        .collect();
+    let step = |kernel: usize, boundary: Option<BoundaryKind>, kernarg_len: usize| Step {
+        kernel,
+        launch: COUNTER_LAUNCH,
+        kernarg: [kernel as u8; MAX_KERNARG],
+        kernarg_len,
+        align: 8,
+        boundary,
+    };
+    let rmw = Some(BoundaryKind::Rmw);
+    let cycle20 = Workload {
+        name: "cycle20",
+        options: EncodeOptions::default(),
+        kernels: kernels.clone(),
+        steps: (0..20).map(|k| step(k, rmw, 8 + 8 * (k % 3))).collect(),
+        fresh: true,
+    };
+    let repeat_inside = Workload {
+        name: "repeat_inside",
+        options: EncodeOptions::default(),
+        kernels,
+        steps: vec![
+            step(0, rmw, 8),
+            step(0, None, 8),
+            step(1, Some(BoundaryKind::Wait), 24),
+            step(0, rmw, 8),
+            step(2, None, 16),
+        ],
+        fresh: true,
+    };
+    let mut out = Vec::new();
+    for shape in [cycle20, repeat_inside] {
+        for n in [1, 7, 41, 1_000] {
+            out.push((shape.clone(), n, false));
+        }
+        out.push((shape, 997, true));
+    }
     out
 }
 
@@ -129,6 +189,30 @@ fn shapes_encode_to_the_golden_bytes() {
     }
 }
 
+/// Recording into a finished IB's buffers (`IbBuilder::recycle`, as the
+/// encoding benchmark does) writes the same bytes: each case recycles the
+/// previous case's IB, of another shape and length.
+#[test]
+fn recycled_storage_encodes_the_golden_bytes() {
+    let mut spare = None;
+    for ((s, n, small), want) in cases().iter().zip(GOLDEN) {
+        let options = EncodeOptions {
+            max_segment_dwords: if *small {
+                256
+            } else {
+                s.options.max_segment_dwords
+            },
+            ..s.options
+        };
+        let ib = s
+            .builder_in(options, *n, spare.take())
+            .and_then(|b| b.finish(KERNARG_BASE))
+            .unwrap_or_else(|e| panic!("{} x{n}: {e}", s.name));
+        assert_eq!(&digest(&ib), want, "{} x{n} small={small}", s.name);
+        spare = Some(ib.into_storage());
+    }
+}
+
 /// What one dispatch saw: the packets other than SET_SH_REG since the
 /// previous dispatch (boundaries; a segment's prologue left out), its
 /// workgroup counts and initiator, and the SH registers (`None`: not
@@ -175,7 +259,7 @@ fn replay(ib: &EncodedIb) -> Vec<Seen> {
 
 #[test]
 fn shapes_decode_to_what_full_state_programs() {
-    for (shape, n, small) in cases() {
+    for (shape, n, small) in cases().into_iter().chain(learning_cases()) {
         let ib = encode(&shape, n, small, false);
         let full = encode(&shape, n, small, true);
         let what = format!("{} x{n} small={small}", shape.name);
@@ -211,7 +295,7 @@ fn shapes_decode_to_what_full_state_programs() {
 /// dispatching interned templates (`Workload::record`) does, byte for byte.
 #[test]
 fn by_value_dispatches_encode_what_interned_ones_do() {
-    for (shape, n, small) in cases() {
+    for (shape, n, small) in cases().into_iter().chain(learning_cases()) {
         let options = EncodeOptions {
             max_segment_dwords: if small {
                 256

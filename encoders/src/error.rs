@@ -67,6 +67,11 @@ pub enum EncodeError {
     MisalignedCodeEntry { symbol: String, entry: u64 },
     #[error("kernel {symbol}: code entry {entry:#x} is beyond the 48-bit address COMPUTE_PGM_HI can hold")]
     CodeEntryOutOfRange { symbol: String, entry: u64 },
+    #[error(
+        "recycle: this builder has already recorded {dispatches} dispatches; recycle a finished \
+         IB's storage into a builder before its first dispatch"
+    )]
+    RecycleAfterRecording { dispatches: usize },
     #[error("kernel {symbol}: kernarg alignment {align} is not a power of two up to 4096")]
     BadKernargAlign { symbol: String, align: u32 },
     #[error(

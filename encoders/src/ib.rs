@@ -91,7 +91,36 @@ pub struct EncodedIb {
     pub dispatch_packets: Vec<(DispatchId, u32)>,
 }
 
+/// The buffers of a finished IB, for another builder to record into
+/// (`IbBuilder::recycle`): re-encoding a graph then writes memory the
+/// process already has instead of fresh pages the OS faults in one by one.
+/// Holds no content: every buffer is empty, only its capacity is kept.
+#[derive(Debug, Default)]
+pub struct IbStorage {
+    /// One buffer per segment, in the order segments will take them.
+    pub(crate) dwords: Vec<Vec<u32>>,
+    pub(crate) kernargs: Vec<u8>,
+    pub(crate) sites: Vec<DispatchSite>,
+}
+
 impl EncodedIb {
+    /// Give up the IB, keeping its buffers' capacity for the next
+    /// encoding (`IbBuilder::recycle`).
+    pub fn into_storage(self) -> IbStorage {
+        let mut dwords: Vec<Vec<u32>> = self.segments.into_iter().map(|s| s.dwords).collect();
+        // Segments are taken from the end: the first segment's buffer last.
+        dwords.reverse();
+        dwords.iter_mut().for_each(Vec::clear);
+        let (mut kernargs, mut sites) = (self.kernarg_image, self.sites);
+        kernargs.clear();
+        sites.clear();
+        IbStorage {
+            dwords,
+            kernargs,
+            sites,
+        }
+    }
+
     pub fn dispatch_count(&self) -> usize {
         self.sites.len()
     }

@@ -57,6 +57,14 @@ impl KernargImage {
         o
     }
 
+    /// Record into `bytes` (empty, kept for its capacity) from now on;
+    /// only before the first block.
+    pub fn adopt(&mut self, mut bytes: Vec<u8>) {
+        debug_assert!(self.bytes.is_empty());
+        bytes.clear();
+        self.bytes = bytes;
+    }
+
     pub fn reserve(&mut self, bytes: usize) {
         self.bytes.reserve(bytes);
     }

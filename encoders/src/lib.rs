@@ -40,7 +40,7 @@ pub use dma::DmaOp;
 pub use error::{DecodeError, EncodeError};
 pub use field::Field;
 pub use ib::{
-    DispatchId, DispatchSite, EncodedIb, KernargLayout, KernelInfo, PatchError, Segment,
+    DispatchId, DispatchSite, EncodedIb, IbStorage, KernargLayout, KernelInfo, PatchError, Segment,
     TRANSFER_KERNEL,
 };
 pub use kernarg_pack::{pack as pack_kernargs, Geometry, KernargError};

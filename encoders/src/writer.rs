@@ -52,6 +52,12 @@ impl DwordWriter {
         self.buf.extend_from_slice(words);
     }
 
+    /// Append `words` (of a length known only at run time).
+    #[inline]
+    pub fn put_slice(&mut self, words: &[u32]) {
+        self.buf.extend_from_slice(words);
+    }
+
     /// Append the first `len` of `words` (`len <= N`). The copy is of all
     /// `N`, a fixed size the compiler writes as a few vector moves where a
     /// variable-length one is a library call; the rest is dropped again.
@@ -73,33 +79,66 @@ impl DwordWriter {
             return;
         }
         self.buf.reserve(len.saturating_mul(count));
+        self.buf.extend_from_slice(template);
+        // (An `at` past the template is past every copy: no value.)
+        let patch = [(at.min(u32::MAX as usize) as u32, first)];
+        let patches = if at < len { &patch[..] } else { &[] };
+        self.repeat_tail(len, len * count, patches, step);
+    }
+
+    /// Grow the buffer, whose last `period` dwords are copy 0 of a pattern,
+    /// by further copies until the copies take `total` dwords (the last one
+    /// cut short where `total` ends). In copy `c` (copy 0 included), dword
+    /// `at` of each `(at, first)` in `patches` gets `first + c * step`
+    /// (wrapping) where the copy holds it: a cycle of packets that differ
+    /// only in a few values that advance together, written in one pass.
+    pub fn repeat_tail(&mut self, period: usize, total: usize, patches: &[(u32, u32)], step: u32) {
+        assert!(
+            period > 0 && period <= self.buf.len() && total >= period,
+            "repeat_tail: {period} dwords of pattern, {} written, {total} wanted",
+            self.buf.len()
+        );
+        let start = self.buf.len() - period;
+        let end = start + total;
+        self.buf.reserve(end - self.buf.len());
         // The first block of copies is built by doubling; later blocks copy
         // it whole (bulk copies from a block that stays in cache), and each
-        // block gets its values while it is still in cache itself.
-        let start = self.buf.len();
-        let mut value = first;
-        let mut done = 0;
-        while done < count {
-            let n = RUN_BLOCK.min(count - done);
-            let from = self.buf.len();
-            if done == 0 {
-                self.buf.extend_from_slice(template);
-                let mut have = 1;
-                while have < n {
-                    let more = have.min(n - have);
-                    self.buf.extend_from_within(from..from + more * len);
-                    have += more;
-                }
-            } else {
-                self.buf.extend_from_within(start..start + n * len);
-            }
-            for packet in self.buf[from..].chunks_exact_mut(len) {
-                if let Some(d) = packet.get_mut(at) {
+        // block gets its values while it is still in cache itself. Copies
+        // are cut only at `end`, so every copy but the last is whole.
+        let block = period * RUN_BLOCK;
+        // Copies before `copy` have their values.
+        let mut copy = 0;
+        loop {
+            let len = self.buf.len();
+            let copies = (len - start).div_ceil(period);
+            let written = &mut self.buf[start..len];
+            for &(at, first) in patches {
+                // Value by value down the copies written since (strided
+                // stores into a block still in cache); a cut copy may not
+                // hold this one.
+                let mut value = first.wrapping_add((copy as u32).wrapping_mul(step));
+                let from = copy * period + at as usize;
+                for d in written
+                    .get_mut(from..)
+                    .into_iter()
+                    .flat_map(|w| w.iter_mut().step_by(period))
+                {
                     *d = value;
+                    value = value.wrapping_add(step);
                 }
-                value = value.wrapping_add(step);
             }
-            done += n;
+            copy = copies;
+            if len == end {
+                return;
+            }
+            let have = len - start;
+            let more = if have < block {
+                have.min(block - have)
+            } else {
+                block
+            };
+            self.buf
+                .extend_from_within(start..start + more.min(end - len));
         }
     }
 
@@ -225,6 +264,24 @@ mod tests {
             [1, 2, 1, 2],
             "value past the template: copies only"
         );
+    }
+
+    #[test]
+    fn cycles_repeat_a_pattern_with_values_advancing_together() {
+        // A 5-dword pattern with two values, cut inside the last copy,
+        // below, at and across the block size.
+        for copies in [1usize, 3, 64, 65, 200] {
+            let mut w = DwordWriter::new();
+            w.put(&[9, 10, 11, 12, 13]);
+            let total = if copies == 1 { 5 } else { 5 * copies - 2 };
+            w.repeat_tail(5, total, &[(1, 100), (4, 200)], 7);
+            assert_eq!(w.len(), total);
+            for (c, copy) in w.as_slice().chunks(5).enumerate() {
+                let add = 7 * c as u32;
+                let want = [9, 100 + add, 11, 12, 200 + add];
+                assert_eq!(copy, &want[..copy.len()], "{copies} copy {c}");
+            }
+        }
     }
 
     #[test]

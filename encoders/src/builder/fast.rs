@@ -1,17 +1,18 @@
 //! The fast path: a dispatch whose transition from the previous dispatch is
-//! cached (`template.rs`) is its kernarg copy, a few comparisons and a copy
-//! of the transition's words with the kernarg pointer's low dword (an
-//! offset until `finish`) put in. A repeat with a shared kernarg block
-//! (immutable image, or alignment above 16) goes through the one emitter.
+//! cached (`template.rs`) is its kernarg copy, a few comparisons and a
+//! count in the open run (`run.rs`), which writes the transition's words
+//! later. A repeat with a shared kernarg block (immutable image, or
+//! alignment above 16) goes through the one emitter.
 //!
 //! The dispatch comes as a template (`IbBuilder::intern`, or found from
-//! the caller's values by `resolve`), so which transition it takes is one
-//! comparison with the previous transition's memo of what followed it
-//! (`Templates::next_step`); a miss falls back to a look-up, and anything
-//! not cached to the general path.
+//! the caller's values by `resolve`). Continuing a locked run is one
+//! comparison with the step it expects; otherwise which transition it takes
+//! is one comparison with the previous transition's memo of what followed
+//! it (`Templates::next_step`); a miss falls back to a look-up, and
+//! anything not cached to the general path.
 
-use super::run::Run;
-use super::template::{TemplateIx, TransitionId, SHORT};
+use super::run::{Beat, Run};
+use super::template::{TemplateIx, TransitionId};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::elide::TAG_KERNARG_LO;
@@ -83,10 +84,8 @@ impl IbBuilder {
         named_same: bool,
         kernarg: &[u8],
     ) -> Option<DispatchId> {
-        if self.run.count > 0 && named_same && t == self.run.template {
-            if let Some(id) = self.continue_run(kernarg) {
-                return Some(id);
-            }
+        if let Some(id) = self.continue_run(t, named_same, kernarg) {
+            return Some(id);
         }
         // Fields, not the whole `Last`: a wide load of what was just
         // stored field by field stalls on store forwarding.
@@ -104,28 +103,48 @@ impl IbBuilder {
             };
         }
         let x = self.tables.next_step(from, before, self.pending, t)?;
-        self.record_fast(before, t, x, repeat, kernarg)
+        let beat = Beat {
+            key: self.tables.transitions[x as usize].key,
+            transition: x,
+            len: self.tables.transitions[x as usize].len,
+        };
+        self.record_fast(t, beat, repeat, kernarg)
     }
 
-    /// One more of the open run: the same template after the same boundary
-    /// while its budget lasts (a run is of one template repeating: it opens
-    /// at the second dispatch taking a transition, which is then from that
-    /// template to itself).
+    /// The next dispatch of a locked run (`run.rs`): the period's next
+    /// step, admitted as `record_fast` would (a repeat by its counted
+    /// budget, anything else by the room check), with nothing else to
+    /// look up.
     #[inline(always)]
-    fn continue_run(&mut self, kernarg: &[u8]) -> Option<DispatchId> {
-        let r = self.run;
+    fn continue_run(
+        &mut self,
+        t: TemplateIx,
+        named_same: bool,
+        kernarg: &[u8],
+    ) -> Option<DispatchId> {
+        let beat = self.run.expects(self.pending, t)?;
+        let dispatches = self.sites.len() + self.run.count as usize;
         let last = self.last.as_mut()?;
-        let left = last.budget.filter(|&left| left > 0)?;
-        if self.pending != r.boundary {
-            return None;
+        if named_same && t == last.template {
+            // Not counted yet, or spent: `record_fast` decides.
+            let left = last.budget.filter(|&left| left > 0)?;
+            last.budget = Some(left - 1);
+        } else {
+            let open = self.w.len() + self.run.dwords as usize;
+            if open + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
+                || dispatches >= u32::MAX as usize
+                || self.kernargs.len() + kernarg.len() > u32::MAX as usize
+            {
+                return None;
+            }
+            last.template = t;
+            last.budget = None;
         }
-        let id = self.sites.len() + r.count as usize;
-        let koff = self.kernargs.push_fresh(kernarg);
-        last.budget = Some(left - 1);
-        last.koff = koff;
+        last.transition = beat.transition;
+        last.koff = self.kernargs.push_fresh(kernarg);
         self.pending = None;
-        self.run.count += 1;
-        Some(id as u32)
+        self.run.accept(beat);
+        Some(dispatches as u32)
     }
 
     /// Repeats of `last`'s template left (counted now if not yet).
@@ -146,15 +165,14 @@ impl IbBuilder {
         repeat_budget(room, self.kernargs.len(), self.dispatch_count(), shape)
     }
 
-    /// Write a dispatch of template `t` taking transition `x` after the
-    /// previous dispatch, which took `before` (`repeat`: of the same
-    /// template, named by the same string).
+    /// Record a dispatch of template `t` taking `beat` after the previous
+    /// dispatch (`repeat`: of the same template, named by the same
+    /// string): its block appended, the run told.
     #[inline(always)]
     fn record_fast(
         &mut self,
-        before: TransitionId,
         t: TemplateIx,
-        x: TransitionId,
+        beat: Beat,
         repeat: bool,
         kernarg: &[u8],
     ) -> Option<DispatchId> {
@@ -178,61 +196,18 @@ impl IbBuilder {
             None
         };
         let koff = self.kernargs.push_fresh(kernarg);
-        let boundary = self.pending.take();
-        if self.run.count > 0 && self.run.transition == x {
-            self.run.count += 1;
-        } else if before == x {
-            // The second of a chain: the rest join it in a run.
+        self.pending = None;
+        if !self.run.extend(beat) {
             self.flush_run(None);
-            self.run = Run {
-                transition: x,
-                template: t,
-                boundary,
-                len: self.tables.transitions[x as usize].len,
-                first_kernarg: koff,
-                count: 1,
-            };
-        } else {
-            self.flush_run(None);
-            self.write_now(x, koff);
+            self.run = Run::start(beat, koff);
         }
         self.last = Some(Last {
             template: t,
-            transition: x,
+            transition: beat.transition,
             koff,
             budget,
         });
         Some(dispatches as u32)
-    }
-
-    /// Write one dispatch taking transition `x` with its block at `koff`:
-    /// the transition's words with the low pointer dword (an offset until
-    /// `finish`) put in.
-    #[inline(always)]
-    fn write_now(&mut self, x: TransitionId, koff: u32) {
-        let (tables, w) = (&self.tables, &mut self.w);
-        let x = &tables.transitions[x as usize];
-        let at = w.len();
-        let len = x.len as usize;
-        if len <= SHORT {
-            w.put_prefix(tables.short_words_of(x), len);
-        } else {
-            w.put_run(tables.words_of(x), x.lo_at as usize, koff, 0, 1);
-        }
-        let lo = at + x.lo_at as usize;
-        w.as_mut_slice()[lo] = koff;
-        self.lo_pointer.push(lo as u32);
-        let segment = self.segments.len() as u32;
-        if let Some(hi) = x.hi_at {
-            self.hi_pointer.push((segment, at as u32 + hi));
-        }
-        self.sites.push(DispatchSite {
-            segment,
-            dispatch_dword: at as u32 + x.dispatch_at,
-            kernarg_offset: koff,
-            kernarg_len: x.kernarg_len,
-            kernel: x.kernel,
-        });
     }
 
     /// A repeat whose kernarg block may be shared (immutable image) or

@@ -7,6 +7,7 @@ use crate::dispatch_packet::KERNARG_ADDRESS_OFFSET;
 use crate::error::EncodeError;
 use crate::ib::{EncodedIb, Segment};
 use crate::stream_order;
+use crate::writer::DwordWriter;
 
 impl IbBuilder {
     /// Close the last segment with the epilogue, fill in kernarg pointers for
@@ -108,8 +109,12 @@ impl IbBuilder {
     fn push_segment(&mut self) {
         let first = self.segment_first_dispatch;
         let count = self.sites.len() as u32 - first;
+        let dwords = match self.spare_dwords.pop() {
+            Some(spare) => std::mem::replace(&mut self.w, DwordWriter::from_vec(spare)).into_vec(),
+            None => self.w.take(),
+        };
         self.segments.push(Segment {
-            dwords: self.w.take(),
+            dwords,
             first_dispatch: first,
             dispatch_count: count,
         });

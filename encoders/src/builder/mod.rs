@@ -8,10 +8,9 @@
 //! registers that changed and DISPATCH_DIRECT through the one emitter and
 //! caches what it wrote as the transition from the previous dispatch's
 //! template. A dispatch whose transition is cached takes the fast path
-//! (`fast.rs`): its kernarg copy, a comparison or two and a copy of the
-//! transition's words; from the second of a chain of the same dispatch on,
-//! only a count in the open run (`run.rs`), whose words are written in one
-//! pass when it ends. A kernel that reads its dispatch packet, and full
+//! (`fast.rs`): its kernarg copy, a comparison or two and a count in the
+//! open run (`run.rs`), a period of transitions taken over and over whose
+//! words are written in one pass when it ends. A kernel that reads its dispatch packet, and full
 //! state, always take the general path. Low kernarg-pointer dwords written
 //! before `finish` hold offsets from the base, which `finish` adds
 //! (`finish.rs`; a run open at `finish` is written with the final
@@ -34,7 +33,7 @@ use crate::boundary::{emit_prologue, BoundaryKind};
 use crate::dispatch::{KernelCode, Launch, Prepared};
 use crate::elide::ShShadow;
 use crate::error::EncodeError;
-use crate::ib::{DispatchId, DispatchSite, KernargLayout, KernelInfo, Segment};
+use crate::ib::{DispatchId, DispatchSite, IbStorage, KernargLayout, KernelInfo, Segment};
 use crate::kernarg::{KernargImage, MIN_KERNARG_ALIGN};
 use crate::packet::MAX_IB_DWORDS;
 use crate::stream_order::{self, StreamWords};
@@ -149,6 +148,8 @@ pub struct IbBuilder {
     packets: Vec<(DispatchId, u32)>,
     /// Timestamps `finish` splices in (`profile.rs`); recording ignores it.
     profile: Option<crate::profile::Profile>,
+    /// Recycled buffers later segments take (`recycle`), last first.
+    spare_dwords: Vec<Vec<u32>>,
 }
 
 impl IbBuilder {
@@ -252,6 +253,7 @@ impl IbBuilder {
             packets: Vec::new(),
             stream,
             profile: None,
+            spare_dwords: Vec::new(),
         }
     }
 
@@ -264,6 +266,33 @@ impl IbBuilder {
         let block = self.tables.max_stride.max(MIN_KERNARG_ALIGN) as usize;
         self.kernargs.reserve(dispatches.saturating_mul(block));
         self.sites.reserve(dispatches);
+    }
+
+    /// Record into the buffers of a finished IB (`EncodedIb::into_storage`)
+    /// instead of new ones: what re-encoding a graph does, so its words go
+    /// to memory the process already touched. Only before the first
+    /// dispatch; the IB's bytes are the same either way.
+    pub fn recycle(&mut self, storage: IbStorage) -> Result<(), EncodeError> {
+        let dispatches = self.dispatch_count();
+        if dispatches > 0 || !self.segments.is_empty() {
+            return Err(EncodeError::RecycleAfterRecording { dispatches });
+        }
+        let IbStorage {
+            mut dwords,
+            kernargs,
+            mut sites,
+        } = storage;
+        if let Some(mut first) = dwords.pop() {
+            // The words written so far (the prologue) move over.
+            first.clear();
+            first.extend_from_slice(self.w.as_slice());
+            self.w = DwordWriter::from_vec(first);
+        }
+        self.spare_dwords = dwords;
+        self.kernargs.adopt(kernargs);
+        sites.clear();
+        self.sites = sites;
+        Ok(())
     }
 
     pub fn family(&self) -> Family {
@@ -289,7 +318,7 @@ impl IbBuilder {
     /// Dwords of the open segment, the open run's included.
     #[inline(always)]
     fn open_dwords(&self) -> usize {
-        self.w.len() + self.run.count as usize * self.run.len as usize
+        self.w.len() + self.run.dwords as usize
     }
 
     /// Require `kind` between everything recorded so far and the next

@@ -1,15 +1,27 @@
-//! The open run: consecutive fast-path dispatches taking one transition
-//! (a chain of the same dispatch, most often), kept as a count until
-//! something else must write into the segment. Their kernarg blocks are
-//! back to back (fresh blocks, nothing placed between them), so the run's
-//! words and sites are written in one pass: with offsets `finish` patches
-//! when the run ends early, with the final kernarg pointers when it ends
-//! at `finish`, so a steady chain's IB is written once and never patched.
+//! The open run: consecutive fast-path dispatches, kept as a count until
+//! something else must write into the segment. A run is a period of up to
+//! `MAX_PERIOD` cached transitions taken over and over: one transition for
+//! a chain of the same dispatch, two for two kernels alternating, a
+//! layer's dozen for a decode step. While the period has not repeated yet
+//! each new transition joins it; once it has, the next dispatch must take
+//! the period's next step (one comparison), or the run is written out and
+//! a new one starts.
+//!
+//! Their kernarg blocks are back to back (fresh blocks, nothing placed
+//! between them), so the run's words and sites are written in one pass,
+//! one period copied over and over with its pointer values advanced: with
+//! offsets `finish` patches when the run ends early, with the final
+//! kernarg pointers when it ends at `finish`, so a steady stream's IB is
+//! written once and never patched.
 
-use super::template::{TemplateIx, TransitionId, SHORT};
+use super::template::{step_key, TemplateIx, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::BoundaryKind;
 use crate::ib::DispatchSite;
+
+/// Longest period a run learns (the reference decode step's layer has 12
+/// kernels).
+pub(super) const MAX_PERIOD: usize = 16;
 
 /// Equally spaced low kernarg-pointer dwords in one segment, each holding
 /// its block's offset until `finish` adds the base's low dword.
@@ -22,17 +34,119 @@ pub(super) struct PatchRun {
     pub count: u32,
 }
 
-/// Dispatches recorded on the fast path whose words are not written yet:
-/// `count` of `transition`, the first block at `first_kernarg`.
+/// One step of a run's period: a transition, with what recording compares
+/// and counts.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Run {
+pub(super) struct Beat {
+    /// The transition's `step_key` (boundary and template it goes to).
+    pub key: u64,
     pub transition: TransitionId,
-    /// The transition's template (repeating), boundary and dwords.
-    pub template: TemplateIx,
-    pub boundary: Option<BoundaryKind>,
     pub len: u32,
-    pub first_kernarg: u32,
+}
+
+/// Dispatches recorded on the fast path whose words are not written yet:
+/// `count` of them, dispatch `j` taking `period[j % plen]`, the first
+/// block at `first_kernarg`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Run {
+    pub period: [Beat; MAX_PERIOD],
+    pub plen: u32,
+    /// The step the next dispatch must take once the period repeats
+    /// (`count % plen`; 0 while it is still being learned).
+    pub pos: u32,
     pub count: u32,
+    /// Words of the run's dispatches.
+    pub dwords: u32,
+    pub first_kernarg: u32,
+    /// `period[pos]` once the period has repeated, else a beat whose key is
+    /// `NO_KEY`: the one comparison a locked run's next dispatch costs.
+    pub next: Beat,
+}
+
+/// `Run::next_key` of a run not locked (no step key is this large).
+const NO_KEY: u64 = u64::MAX;
+
+impl Default for Run {
+    /// No run open.
+    fn default() -> Self {
+        Run {
+            period: [Beat::default(); MAX_PERIOD],
+            plen: 0,
+            pos: 0,
+            count: 0,
+            dwords: 0,
+            first_kernarg: 0,
+            next: Beat {
+                key: NO_KEY,
+                ..Beat::default()
+            },
+        }
+    }
+}
+
+impl Run {
+    /// A run of one dispatch taking `beat`, its block at `koff`.
+    pub fn start(beat: Beat, koff: u32) -> Run {
+        let mut run = Run {
+            plen: 1,
+            count: 1,
+            dwords: beat.len,
+            first_kernarg: koff,
+            ..Run::default()
+        };
+        run.period[0] = beat;
+        run
+    }
+
+    /// True once the period has repeated: the next dispatch must take
+    /// `period[pos]`.
+    #[inline(always)]
+    pub fn locked(&self) -> bool {
+        self.count > self.plen
+    }
+
+    /// The step the next dispatch takes if it continues the locked run
+    /// after `boundary` to template `to`.
+    #[inline(always)]
+    pub fn expects(&self, boundary: Option<BoundaryKind>, to: TemplateIx) -> Option<Beat> {
+        (self.next.key == step_key(boundary, to)).then_some(self.next)
+    }
+
+    /// Count one more dispatch taking `period[pos]` (`beat`); the run is
+    /// locked from then on.
+    #[inline(always)]
+    pub fn accept(&mut self, beat: Beat) {
+        self.count += 1;
+        self.dwords += beat.len;
+        let pos = if self.pos + 1 == self.plen {
+            0
+        } else {
+            self.pos + 1
+        };
+        self.pos = pos;
+        self.next = self.period[pos as usize % MAX_PERIOD];
+    }
+
+    /// Take a dispatch taking `beat` (its block right after the run's) if
+    /// it continues the run: the period's next step, or, while the period
+    /// has not repeated, a new step of it. False when a new run must start.
+    pub fn extend(&mut self, beat: Beat) -> bool {
+        if self.count == 0 {
+            return false;
+        }
+        if self.period[self.pos as usize].transition == beat.transition {
+            self.accept(beat);
+            return true;
+        }
+        if self.locked() || self.plen as usize == MAX_PERIOD {
+            return false;
+        }
+        self.period[self.plen as usize] = beat;
+        self.plen += 1;
+        self.count += 1;
+        self.dwords += beat.len;
+        true
+    }
 }
 
 impl IbBuilder {
@@ -48,54 +162,95 @@ impl IbBuilder {
     #[inline(never)]
     fn write_run(&mut self, base: Option<u64>) {
         let run = std::mem::take(&mut self.run);
-        let x = &self.tables.transitions[run.transition as usize];
+        let plen = run.plen as usize;
+        let period = &run.period[..plen];
         let segment = self.segments.len() as u32;
         let at = self.w.len() as u32;
         let (lo, hi) = base.map_or((0, 0), |b| (b as u32, (b >> 32) as u32));
-        let first = lo.wrapping_add(run.first_kernarg);
-        if run.count == 1 && x.len as usize <= SHORT {
-            // One dispatch (a kernel switch, most often): one fixed copy.
-            self.w
-                .put_prefix(self.tables.short_words_of(x), x.len as usize);
-            self.w.as_mut_slice()[(at + x.lo_at) as usize] = first;
-        } else {
-            let words = self.tables.words_of(x);
-            let count = run.count as usize;
-            self.w
-                .put_run(words, x.lo_at as usize, first, x.kernarg_stride, count);
+        // Copy 0 of the period, each step's low pointer dword (and, with a
+        // base, high one) in place; where each step starts in it and its
+        // block in the period's blocks.
+        let mut patches = [(0u32, 0u32); MAX_PERIOD];
+        let mut starts = [(0u32, 0u32); MAX_PERIOD];
+        let (mut words, mut kernarg) = (0u32, run.first_kernarg);
+        for (i, beat) in period.iter().enumerate() {
+            let x = &self.tables.transitions[beat.transition as usize];
+            if x.len as usize <= SHORT {
+                self.w
+                    .put_prefix(self.tables.short_words_of(x), x.len as usize);
+            } else {
+                self.w.put_slice(self.tables.words_of(x));
+            }
+            if let (Some(h), Some(_)) = (x.hi_at, base) {
+                self.w.as_mut_slice()[(at + words + h) as usize] = hi;
+            }
+            starts[i] = (words, kernarg);
+            patches[i] = (words + x.lo_at, lo.wrapping_add(kernarg));
+            words += x.len;
+            kernarg += x.kernarg_stride;
         }
-        if base.is_none() {
-            self.lo_runs.push(PatchRun {
-                segment,
-                first: at + x.lo_at,
-                stride: x.len,
-                count: run.count,
-            });
-        }
-        if let Some(h) = x.hi_at {
-            let d = &mut self.w.as_mut_slice()[at as usize..];
-            for i in 0..run.count {
-                let pos = h + i * x.len;
-                d[pos as usize] = hi;
-                if base.is_none() {
-                    self.hi_pointer.push((segment, at + pos));
+        let (period_words, period_kernarg) = (words, kernarg - run.first_kernarg);
+        let patches = &patches[..plen];
+        self.w
+            .repeat_tail(words as usize, run.dwords as usize, patches, period_kernarg);
+
+        // What `finish` fills in or adds to, step by step: dispatches
+        // `i`, `i + plen`, ... of the run are `count_of(i)` equally spaced
+        // ones.
+        let copies = run.count as usize / plen;
+        let count_of = |i: usize| (copies + usize::from(i < run.count as usize % plen)) as u32;
+        for (i, beat) in period.iter().enumerate() {
+            let x = &self.tables.transitions[beat.transition as usize];
+            let first = at + starts[i].0;
+            let count = count_of(i);
+            if base.is_none() {
+                match count {
+                    1 => self.lo_pointer.push(first + x.lo_at),
+                    _ => self.lo_runs.push(PatchRun {
+                        segment,
+                        first: first + x.lo_at,
+                        stride: period_words,
+                        count,
+                    }),
+                }
+                if let Some(h) = x.hi_at {
+                    let positions = (0..count).map(|c| (segment, first + h + c * period_words));
+                    self.hi_pointer.extend(positions);
                 }
             }
         }
-        let (len, stride) = (x.len, x.kernarg_stride);
-        let (kernel, kernarg_len) = (x.kernel, x.kernarg_len);
-        let (mut dispatch, mut offset) = (at + x.dispatch_at, run.first_kernarg);
-        self.sites.extend((0..run.count).map(|_| {
-            let site = DispatchSite {
-                segment,
-                dispatch_dword: dispatch,
-                kernarg_offset: offset,
-                kernarg_len,
-                kernel,
-            };
-            dispatch = dispatch.wrapping_add(len);
-            offset = offset.wrapping_add(stride);
-            site
-        }));
+        // Sites in dispatch order: step `i` of copy `c` is `c` periods of
+        // words and blocks after step `i` of copy 0.
+        let mut steps = [DispatchSite {
+            segment,
+            dispatch_dword: 0,
+            kernarg_offset: 0,
+            kernarg_len: 0,
+            kernel: 0,
+        }; MAX_PERIOD];
+        for ((site, beat), &(words, kernarg)) in steps.iter_mut().zip(period).zip(&starts) {
+            let x = &self.tables.transitions[beat.transition as usize];
+            site.dispatch_dword = at + words + x.dispatch_at;
+            site.kernarg_offset = kernarg;
+            site.kernarg_len = x.kernarg_len;
+            site.kernel = x.kernel;
+        }
+        // Copy 0's sites, then the sites so far copied whole (doubling)
+        // with their dword and block moved on by the copies they skip.
+        let first = self.sites.len();
+        let count = run.count as usize;
+        self.sites.extend_from_slice(&steps[..plen.min(count)]);
+        let mut have = plen.min(count);
+        while have < count {
+            let more = have.min(count - have);
+            let skip = (have / plen) as u32;
+            self.sites.extend_from_within(first..first + more);
+            let (words, kernarg) = (skip * period_words, skip.wrapping_mul(period_kernarg));
+            for site in &mut self.sites[first + have..] {
+                site.dispatch_dword += words;
+                site.kernarg_offset = site.kernarg_offset.wrapping_add(kernarg);
+            }
+            have += more;
+        }
     }
 }

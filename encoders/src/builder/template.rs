@@ -185,6 +185,9 @@ pub(super) const SHORT: usize = 32;
 /// of its template to write it out.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Transition {
+    /// Its `step_key`: the boundary before it and the template it writes a
+    /// dispatch of.
+    pub key: u64,
     /// The template it writes a dispatch of.
     pub template: TemplateIx,
     pub kernel: u32,
@@ -214,7 +217,7 @@ const NO_STEP: u64 = u64::MAX;
 /// The step to template `to` after `boundary`, as one number (below
 /// `NO_STEP`).
 #[inline(always)]
-fn step_key(boundary: Option<BoundaryKind>, to: TemplateIx) -> u64 {
+pub(super) fn step_key(boundary: Option<BoundaryKind>, to: TemplateIx) -> u64 {
     let b = match boundary {
         None => 0,
         Some(BoundaryKind::Wait) => 1,
@@ -391,6 +394,7 @@ impl Templates {
         let t = &self.templates[step.2 as usize];
         let start = self.words.len().saturating_sub(SHORT);
         self.transitions.push(Transition {
+            key: step_key(step.1, step.2),
             template: step.2,
             kernel: t.kernel,
             kernarg_len: t.kernarg_len,

@@ -432,3 +432,41 @@ fn interned_templates_check_their_shape_and_builder() {
     assert_eq!(interned.sites, by_value.sites);
     assert_eq!(interned.kernarg_image, by_value.kernarg_image);
 }
+
+/// A finished IB's storage is taken only before the first dispatch, and
+/// a builder recording into it writes what a new one writes.
+#[test]
+fn recycling_storage_is_refused_once_recording_started_and_changes_no_byte() {
+    let k = code("a", Family::Gfx12, counter_kd(true), 0x10_0040);
+    let record = |b: &mut IbBuilder| {
+        for i in 0..40u64 {
+            b.boundary(BoundaryKind::Rmw);
+            b.dispatch(&k, &L, &i.to_le_bytes(), 8).unwrap();
+        }
+    };
+    let mut fresh = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    record(&mut fresh);
+    let fresh = fresh.finish(0x1_0000).unwrap();
+
+    let mut late = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    late.dispatch(&k, &L, &[0; 8], 8).unwrap();
+    let err = late.recycle(fresh.clone().into_storage()).unwrap_err();
+    assert!(
+        matches!(err, EncodeError::RecycleAfterRecording { dispatches: 1 }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("before its first dispatch"),
+        "{err}"
+    );
+    // The refusal changed nothing: the builder still finishes.
+    assert_eq!(late.finish(0x1_0000).unwrap().sites.len(), 1);
+
+    let mut again = IbBuilder::new(Family::Gfx12, EncodeOptions::default());
+    again.recycle(fresh.clone().into_storage()).unwrap();
+    record(&mut again);
+    let again = again.finish(0x1_0000).unwrap();
+    assert_eq!(again.segments, fresh.segments);
+    assert_eq!(again.kernarg_image, fresh.kernarg_image);
+    assert_eq!(again.sites, fresh.sites);
+}
