@@ -129,8 +129,13 @@ impl IbBuilder {
             // Not counted yet, or spent: `record_fast` decides.
             let left = last.budget.filter(|&left| left > 0)?;
             last.budget = Some(left - 1);
+            if last.transition != beat.transition {
+                // (A chain of one takes the same one: no store, the fast
+                // path is bound by stores.)
+                last.transition = beat.transition;
+            }
         } else {
-            let open = self.w.len() + self.run.dwords as usize;
+            let open = self.w.len() + self.run.dwords() as usize;
             if open + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
                 || dispatches >= u32::MAX as usize
                 || self.kernargs.len() + kernarg.len() > u32::MAX as usize
@@ -138,9 +143,9 @@ impl IbBuilder {
                 return None;
             }
             last.template = t;
+            last.transition = beat.transition;
             last.budget = None;
         }
-        last.transition = beat.transition;
         last.koff = self.kernargs.push_fresh(kernarg);
         self.pending = None;
         self.run.accept(beat);

@@ -318,7 +318,7 @@ impl IbBuilder {
     /// Dwords of the open segment, the open run's included.
     #[inline(always)]
     fn open_dwords(&self) -> usize {
-        self.w.len() + self.run.dwords as usize
+        self.w.len() + self.run.dwords() as usize
     }
 
     /// Require `kind` between everything recorded so far and the next

@@ -51,19 +51,20 @@ pub(super) struct Beat {
 pub(super) struct Run {
     pub period: [Beat; MAX_PERIOD],
     pub plen: u32,
-    /// The step the next dispatch must take once the period repeats
-    /// (`count % plen`; 0 while it is still being learned).
-    pub pos: u32,
+    /// Index of `next` in the period once locked (`count % plen`).
+    pos: u32,
     pub count: u32,
-    /// Words of the run's dispatches.
-    pub dwords: u32,
+    /// Words of the run's dispatches, while the period has more than one
+    /// step (see `dwords()`).
+    dwords: u32,
     pub first_kernarg: u32,
-    /// `period[pos]` once the period has repeated, else a beat whose key is
-    /// `NO_KEY`: the one comparison a locked run's next dispatch costs.
+    /// The step the next dispatch must take once the period has repeated,
+    /// else a beat whose key is `NO_KEY`: the one comparison a locked run's
+    /// next dispatch costs.
     pub next: Beat,
 }
 
-/// `Run::next_key` of a run not locked (no step key is this large).
+/// `Run::next`'s key while a run is not locked (no step key is this large).
 const NO_KEY: u64 = u64::MAX;
 
 impl Default for Run {
@@ -99,7 +100,7 @@ impl Run {
     }
 
     /// True once the period has repeated: the next dispatch must take
-    /// `period[pos]`.
+    /// `next`.
     #[inline(always)]
     pub fn locked(&self) -> bool {
         self.count > self.plen
@@ -112,19 +113,27 @@ impl Run {
         (self.next.key == step_key(boundary, to)).then_some(self.next)
     }
 
-    /// Count one more dispatch taking `period[pos]` (`beat`); the run is
-    /// locked from then on.
+    /// Count one more dispatch taking `step`, the period's step after the
+    /// previous dispatch's; the run is locked from then on.
     #[inline(always)]
-    pub fn accept(&mut self, beat: Beat) {
+    pub fn accept(&mut self, step: Beat) {
         self.count += 1;
-        self.dwords += beat.len;
-        let pos = if self.pos + 1 == self.plen {
-            0
-        } else {
-            self.pos + 1
-        };
-        self.pos = pos;
-        self.next = self.period[pos as usize % MAX_PERIOD];
+        if self.plen > 1 {
+            self.dwords += step.len;
+            // From the index, not from `next` (a chain through memory).
+            let pos = if self.pos + 1 == self.plen {
+                0
+            } else {
+                self.pos + 1
+            };
+            self.pos = pos;
+            self.next = self.period[pos as usize % MAX_PERIOD];
+        } else if self.next.key != step.key {
+            // A chain of one dispatch locks expecting its one step for good,
+            // and its words are `count` copies (`dwords()`): nothing more is
+            // stored per dispatch (the fast path is bound by stores).
+            self.next = step;
+        }
     }
 
     /// Take a dispatch taking `beat` (its block right after the run's) if
@@ -134,18 +143,33 @@ impl Run {
         if self.count == 0 {
             return false;
         }
-        if self.period[self.pos as usize].transition == beat.transition {
-            self.accept(beat);
+        let expected = if self.locked() {
+            self.next
+        } else {
+            self.period[0]
+        };
+        if expected.transition == beat.transition {
+            self.accept(expected);
             return true;
         }
         if self.locked() || self.plen as usize == MAX_PERIOD {
             return false;
         }
+        self.dwords = self.dwords() + beat.len;
         self.period[self.plen as usize] = beat;
         self.plen += 1;
         self.count += 1;
-        self.dwords += beat.len;
         true
+    }
+
+    /// Words of the run's dispatches (a one-step period's are not kept
+    /// counted: `count` copies of its words).
+    #[inline(always)]
+    pub fn dwords(&self) -> u32 {
+        match self.plen {
+            1 => self.count * self.period[0].len,
+            _ => self.dwords,
+        }
     }
 }
 
@@ -191,8 +215,12 @@ impl IbBuilder {
         }
         let (period_words, period_kernarg) = (words, kernarg - run.first_kernarg);
         let patches = &patches[..plen];
-        self.w
-            .repeat_tail(words as usize, run.dwords as usize, patches, period_kernarg);
+        self.w.repeat_tail(
+            words as usize,
+            run.dwords() as usize,
+            patches,
+            period_kernarg,
+        );
 
         // What `finish` fills in or adds to, step by step: dispatches
         // `i`, `i + plen`, ... of the run are `count_of(i)` equally spaced
