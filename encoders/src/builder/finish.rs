@@ -49,7 +49,7 @@ impl IbBuilder {
         if let Some(words) = self.stream {
             stream_order::emit_done(&mut self.w, words);
         }
-        self.push_segment();
+        self.push_segment(false);
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
             let d = &mut seg.dwords[..];
@@ -106,10 +106,13 @@ impl IbBuilder {
         Ok(ib)
     }
 
-    fn push_segment(&mut self) {
+    /// Close the open segment; `more`: another one follows (it takes a
+    /// recycled buffer if one is left).
+    fn push_segment(&mut self, more: bool) {
         let first = self.segment_first_dispatch;
         let count = self.sites.len() as u32 - first;
-        let dwords = match self.spare_dwords.pop() {
+        let spare = if more { self.spare_dwords.pop() } else { None };
+        let dwords = match spare {
             Some(spare) => std::mem::replace(&mut self.w, DwordWriter::from_vec(spare)).into_vec(),
             None => self.w.take(),
         };
@@ -126,7 +129,7 @@ impl IbBuilder {
     /// and start the next with the prologue and no remembered state.
     pub(super) fn close_segment(&mut self) {
         self.last = None;
-        self.push_segment();
+        self.push_segment(true);
         emit_prologue(&mut self.w);
         self.shadow.reset();
     }
