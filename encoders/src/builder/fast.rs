@@ -18,6 +18,7 @@ use crate::boundary::EPILOGUE_DWORDS;
 use crate::elide::TAG_KERNARG_LO;
 use crate::emit;
 use crate::ib::{DispatchId, DispatchSite};
+use crate::kernarg::MIN_KERNARG_ALIGN;
 
 /// Most dwords a repeated dispatch writes: an RMW boundary (10), the low
 /// pointer dword's SET_SH_REG (3) and DISPATCH_DIRECT (5).
@@ -135,11 +136,9 @@ impl IbBuilder {
                 last.transition = beat.transition;
             }
         } else {
-            let open = self.w.len() + self.run.dwords() as usize;
-            if open + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
-                || dispatches >= u32::MAX as usize
-                || self.kernargs.len() + kernarg.len() > u32::MAX as usize
-            {
+            // Room, ids and image as `record_fast` checks them, known to
+            // last this far (`room_until`); past it, it looks.
+            if self.run.count >= self.run.room_until {
                 return None;
             }
             last.template = t;
@@ -150,6 +149,22 @@ impl IbBuilder {
         self.pending = None;
         self.run.accept(beat);
         Some(dispatches as u32)
+    }
+
+    /// `Run::room_until` now: the run's count up to which the next
+    /// dispatch of another template surely passes `record_fast`'s checks,
+    /// each later dispatch counted at the longest transition, the largest
+    /// fresh block and one id.
+    fn room_until(&self) -> u32 {
+        let open = self.open_dwords() + super::MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS;
+        let by_room = self.limit.saturating_sub(open) / self.tables.longest.max(1) as usize;
+        let by_ids = (u32::MAX as usize - 1).saturating_sub(self.dispatch_count());
+        let stride = self.tables.max_stride.max(MIN_KERNARG_ALIGN) as usize;
+        let by_image = (u32::MAX as usize).saturating_sub(self.kernargs.len()) / stride;
+        let more = by_room.min(by_ids).min(by_image);
+        (self.run.count as usize)
+            .saturating_add(more)
+            .min(u32::MAX as usize) as u32
     }
 
     /// Repeats of `last`'s template left (counted now if not yet).
@@ -206,6 +221,7 @@ impl IbBuilder {
             self.flush_run(None);
             self.run = Run::start(beat, koff);
         }
+        self.run.room_until = self.room_until();
         self.last = Some(Last {
             template: t,
             transition: beat.transition,

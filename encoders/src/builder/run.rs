@@ -54,10 +54,15 @@ pub(super) struct Run {
     /// Index of `next` in the period once locked (`count % plen`).
     pos: u32,
     pub count: u32,
-    /// Words of the run's dispatches, while the period has more than one
-    /// step (see `dwords()`).
-    dwords: u32,
+    /// Words of the period's steps before step `i` (`prefix[plen]`: the
+    /// period's): what `dwords()` counts from.
+    prefix: [u32; MAX_PERIOD + 1],
     pub first_kernarg: u32,
+    /// Dispatches the run may reach before a step that switches templates
+    /// must look at the room again: up to here the segment, the dispatch
+    /// ids and the kernarg image surely take one more (`IbBuilder::
+    /// room_until`). Saves counting the run's words per dispatch.
+    pub room_until: u32,
     /// The step the next dispatch must take once the period has repeated,
     /// else a beat whose key is `NO_KEY`: the one comparison a locked run's
     /// next dispatch costs.
@@ -75,8 +80,9 @@ impl Default for Run {
             plen: 0,
             pos: 0,
             count: 0,
-            dwords: 0,
+            prefix: [0; MAX_PERIOD + 1],
             first_kernarg: 0,
+            room_until: 0,
             next: Beat {
                 key: NO_KEY,
                 ..Beat::default()
@@ -91,11 +97,11 @@ impl Run {
         let mut run = Run {
             plen: 1,
             count: 1,
-            dwords: beat.len,
             first_kernarg: koff,
             ..Run::default()
         };
         run.period[0] = beat;
+        run.prefix[1] = beat.len;
         run
     }
 
@@ -119,7 +125,6 @@ impl Run {
     pub fn accept(&mut self, step: Beat) {
         self.count += 1;
         if self.plen > 1 {
-            self.dwords += step.len;
             // From the index, not from `next` (a chain through memory).
             let pos = if self.pos + 1 == self.plen {
                 0
@@ -129,9 +134,9 @@ impl Run {
             self.pos = pos;
             self.next = self.period[pos as usize % MAX_PERIOD];
         } else if self.next.key != step.key {
-            // A chain of one dispatch locks expecting its one step for good,
-            // and its words are `count` copies (`dwords()`): nothing more is
-            // stored per dispatch (the fast path is bound by stores).
+            // A chain of one dispatch locks expecting its one step for good:
+            // nothing more is stored per dispatch (the fast path is bound
+            // by stores).
             self.next = step;
         }
     }
@@ -155,20 +160,24 @@ impl Run {
         if self.locked() || self.plen as usize == MAX_PERIOD {
             return false;
         }
-        self.dwords = self.dwords() + beat.len;
-        self.period[self.plen as usize] = beat;
+        let plen = self.plen as usize;
+        self.period[plen] = beat;
+        self.prefix[plen + 1] = self.prefix[plen] + beat.len;
         self.plen += 1;
         self.count += 1;
         true
     }
 
-    /// Words of the run's dispatches (a one-step period's are not kept
-    /// counted: `count` copies of its words).
-    #[inline(always)]
+    /// Words of the run's dispatches: whole periods, then the steps of
+    /// the last one begun (not counted per dispatch: a division, off the
+    /// fast path).
     pub fn dwords(&self) -> u32 {
         match self.plen {
-            1 => self.count * self.period[0].len,
-            _ => self.dwords,
+            0 => 0,
+            plen => {
+                let (periods, steps) = (self.count / plen, self.count % plen);
+                periods * self.prefix[plen as usize] + self.prefix[steps as usize]
+            }
         }
     }
 }
