@@ -59,9 +59,8 @@ impl KernargImage {
 
     /// Record into `bytes` (empty, kept for its capacity) from now on;
     /// only before the first block.
-    pub fn adopt(&mut self, mut bytes: Vec<u8>) {
-        debug_assert!(self.bytes.is_empty());
-        bytes.clear();
+    pub fn adopt(&mut self, bytes: Vec<u8>) {
+        debug_assert!(self.bytes.is_empty() && bytes.is_empty());
         self.bytes = bytes;
     }
 

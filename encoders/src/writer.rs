@@ -3,7 +3,7 @@
 //! reservation grows the buffer at most once, so packets are written without
 //! per-dword capacity checks.
 
-/// Copies `put_run` writes per block (64 x 18 dwords = 4.5 KiB, well inside
+/// Copies `repeat_tail` writes per block (64 x 18 dwords = 4.5 KiB, well inside
 /// L1; measured faster than larger blocks).
 const RUN_BLOCK: usize = 64;
 
@@ -69,23 +69,6 @@ impl DwordWriter {
         self.buf.truncate(end);
     }
 
-    /// Append `count` copies of `template`, dword `at` of copy `i` replaced
-    /// by `first + i * step` (wrapping; nothing is replaced when `at` is
-    /// past the template): a run of identical packets that differ in one
-    /// value, written in one pass.
-    pub fn put_run(&mut self, template: &[u32], at: usize, first: u32, step: u32, count: usize) {
-        let len = template.len();
-        if len == 0 || count == 0 {
-            return;
-        }
-        self.buf.reserve(len.saturating_mul(count));
-        self.buf.extend_from_slice(template);
-        // (An `at` past the template is past every copy: no value.)
-        let patch = [(at.min(u32::MAX as usize) as u32, first)];
-        let patches = if at < len { &patch[..] } else { &[] };
-        self.repeat_tail(len, len * count, patches, step);
-    }
-
     /// Grow the buffer, whose last `period` dwords are copy 0 of a pattern,
     /// by further copies until the copies take `total` dwords (the last one
     /// cut short where `total` ends). In copy `c` (copy 0 included), dword
@@ -98,6 +81,7 @@ impl DwordWriter {
             "repeat_tail: {period} dwords of pattern, {} written, {total} wanted",
             self.buf.len()
         );
+        debug_assert!(patches.iter().all(|&(at, _)| (at as usize) < period));
         let start = self.buf.len() - period;
         let end = start + total;
         self.buf.reserve(end - self.buf.len());
@@ -242,12 +226,13 @@ mod tests {
 
     #[test]
     fn runs_repeat_a_template_with_one_changing_dword() {
-        // Counts below, at and across the block size.
+        // Counts below, at and across the block size; the value wraps.
         for (len, count) in [(3usize, 3usize), (8, 256), (10, 600), (18, 1000)] {
             let template: Vec<u32> = (100..100 + len as u32).collect();
             let mut w = DwordWriter::new();
             w.put(&[7]);
-            w.put_run(&template, 1, u32::MAX - 15, 16, count);
+            w.put_slice(&template);
+            w.repeat_tail(len, count * len, &[(1, u32::MAX - 15)], 16);
             assert_eq!(w.len(), 1 + count * len, "{len}");
             assert_eq!(w.as_slice()[0], 7);
             for (i, copy) in w.as_slice()[1..].chunks(len).enumerate() {
@@ -257,13 +242,9 @@ mod tests {
             }
         }
         let mut w = DwordWriter::new();
-        w.put_run(&[1, 2], 5, 9, 1, 2);
-        w.put_run(&[3], 0, 9, 1, 0);
-        assert_eq!(
-            w.as_slice(),
-            [1, 2, 1, 2],
-            "value past the template: copies only"
-        );
+        w.put_slice(&[1, 2]);
+        w.repeat_tail(2, 4, &[], 1);
+        assert_eq!(w.as_slice(), [1, 2, 1, 2], "no values: copies only");
     }
 
     #[test]

@@ -104,11 +104,7 @@ impl IbBuilder {
             };
         }
         let x = self.tables.next_step(from, before, self.pending, t)?;
-        let beat = Beat {
-            key: self.tables.transitions[x as usize].key,
-            transition: x,
-            len: self.tables.transitions[x as usize].len,
-        };
+        let beat = Beat::of(x, &self.tables.transitions[x as usize]);
         self.record_fast(t, beat, repeat, kernarg)
     }
 

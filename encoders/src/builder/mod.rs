@@ -277,20 +277,20 @@ impl IbBuilder {
         if dispatches > 0 || !self.segments.is_empty() {
             return Err(EncodeError::RecycleAfterRecording { dispatches });
         }
+        // (Every buffer of an `IbStorage` is empty.)
         let IbStorage {
             mut dwords,
             kernargs,
-            mut sites,
+            sites,
         } = storage;
+        debug_assert!(sites.is_empty() && dwords.iter().all(Vec::is_empty));
         if let Some(mut first) = dwords.pop() {
             // The words written so far (the prologue) move over.
-            first.clear();
             first.extend_from_slice(self.w.as_slice());
             self.w = DwordWriter::from_vec(first);
         }
         self.spare_dwords = dwords;
         self.kernargs.adopt(kernargs);
-        sites.clear();
         self.sites = sites;
         Ok(())
     }

@@ -14,7 +14,7 @@
 //! kernarg pointers when it ends at `finish`, so a steady stream's IB is
 //! written once and never patched.
 
-use super::template::{step_key, TemplateIx, TransitionId, SHORT};
+use super::template::{step_key, TemplateIx, Transition, TransitionId, SHORT};
 use super::IbBuilder;
 use crate::boundary::BoundaryKind;
 use crate::ib::DispatchSite;
@@ -42,6 +42,17 @@ pub(super) struct Beat {
     pub key: u64,
     pub transition: TransitionId,
     pub len: u32,
+}
+
+impl Beat {
+    /// The step taking transition `id`, whose entry is `x`.
+    pub fn of(id: TransitionId, x: &Transition) -> Beat {
+        Beat {
+            key: x.key,
+            transition: id,
+            len: x.len,
+        }
+    }
 }
 
 /// Dispatches recorded on the fast path whose words are not written yet:
@@ -201,10 +212,17 @@ impl IbBuilder {
         let at = self.w.len() as u32;
         let (lo, hi) = base.map_or((0, 0), |b| (b as u32, (b >> 32) as u32));
         // Copy 0 of the period, each step's low pointer dword (and, with a
-        // base, high one) in place; where each step starts in it and its
-        // block in the period's blocks.
+        // base, high one) in place; where each step starts in it, and its
+        // site.
         let mut patches = [(0u32, 0u32); MAX_PERIOD];
-        let mut starts = [(0u32, 0u32); MAX_PERIOD];
+        let mut starts = [0u32; MAX_PERIOD];
+        let mut steps = [DispatchSite {
+            segment,
+            dispatch_dword: 0,
+            kernarg_offset: 0,
+            kernarg_len: 0,
+            kernel: 0,
+        }; MAX_PERIOD];
         let (mut words, mut kernarg) = (0u32, run.first_kernarg);
         for (i, beat) in period.iter().enumerate() {
             let x = &self.tables.transitions[beat.transition as usize];
@@ -217,8 +235,15 @@ impl IbBuilder {
             if let (Some(h), Some(_)) = (x.hi_at, base) {
                 self.w.as_mut_slice()[(at + words + h) as usize] = hi;
             }
-            starts[i] = (words, kernarg);
+            starts[i] = words;
             patches[i] = (words + x.lo_at, lo.wrapping_add(kernarg));
+            steps[i] = DispatchSite {
+                segment,
+                dispatch_dword: at + words + x.dispatch_at,
+                kernarg_offset: kernarg,
+                kernarg_len: x.kernarg_len,
+                kernel: x.kernel,
+            };
             words += x.len;
             kernarg += x.kernarg_stride;
         }
@@ -238,7 +263,7 @@ impl IbBuilder {
         let count_of = |i: usize| (copies + usize::from(i < run.count as usize % plen)) as u32;
         for (i, beat) in period.iter().enumerate() {
             let x = &self.tables.transitions[beat.transition as usize];
-            let first = at + starts[i].0;
+            let first = at + starts[i];
             let count = count_of(i);
             if base.is_none() {
                 match count {
@@ -256,23 +281,8 @@ impl IbBuilder {
                 }
             }
         }
-        // Sites in dispatch order: step `i` of copy `c` is `c` periods of
-        // words and blocks after step `i` of copy 0.
-        let mut steps = [DispatchSite {
-            segment,
-            dispatch_dword: 0,
-            kernarg_offset: 0,
-            kernarg_len: 0,
-            kernel: 0,
-        }; MAX_PERIOD];
-        for ((site, beat), &(words, kernarg)) in steps.iter_mut().zip(period).zip(&starts) {
-            let x = &self.tables.transitions[beat.transition as usize];
-            site.dispatch_dword = at + words + x.dispatch_at;
-            site.kernarg_offset = kernarg;
-            site.kernarg_len = x.kernarg_len;
-            site.kernel = x.kernel;
-        }
-        // Copy 0's sites, then the sites so far copied whole (doubling)
+        // Sites in dispatch order (step `i` of copy `c` is `c` periods of
+        // words and blocks after step `i` of copy 0): copy 0's, then the sites so far copied whole (doubling)
         // with their dword and block moved on by the copies they skip.
         let first = self.sites.len();
         let count = run.count as usize;
