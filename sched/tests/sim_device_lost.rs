@@ -9,6 +9,9 @@
 
 #![cfg(not(loom))]
 
+#[path = "support/lost.rs"]
+mod lost;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,20 +108,7 @@ fn a_wild_address_loses_only_its_gpu_and_the_process_lives() {
     assert!(text.contains("lost"), "{text}");
 
     // Every later replay fails with device-lost, at once.
-    for _ in 0..5 {
-        let started = Instant::now();
-        let err = match a.multi.replay() {
-            Err(e) => e,
-            Ok(c) => c.wait(WAIT).unwrap_err(),
-        };
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "took {:?}",
-            started.elapsed()
-        );
-        assert!(err.is_device_lost(), "{err}");
-        assert!(err.to_string().contains(&format!("{WILD:#x}")), "{err}");
-    }
+    lost::later_replays_fail_at_once(&a.multi, WILD, WAIT);
 
     // A second GPU in the same process is unaffected.
     let b = four_lanes(HsaRig::open_board(board(0xf1), "counter", "counter").unwrap());
