@@ -125,8 +125,10 @@ impl KernargImage {
 /// next block needs no padding at the usual 16-byte alignment. Small blocks
 /// are written with fixed-size copies, which compile to a few stores where a
 /// variable-length copy is a library call; this runs once per dispatch.
-/// Nothing is assembled on the stack first: reading back a chunk just
-/// written in overlapping pieces stalls on store forwarding.
+/// Nothing is assembled on the stack first, and the caller's bytes are
+/// read 8 at a time: a wider load spanning the caller's last stores into
+/// its block (a pointer or an index written over a copied template) waits
+/// for them to reach the cache instead of being forwarded.
 #[inline(always)]
 fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
     let (at, len) = (image.len(), bytes.len());
@@ -136,16 +138,16 @@ fn push_block(image: &mut Vec<u8>, bytes: &[u8]) {
         // may alias it).
         let chunk = (u64::from_le_bytes(b) as u128).to_le_bytes();
         image.extend_from_slice(&chunk);
-    } else if let (Some(head), Some(tail), true) = (
-        bytes.first_chunk::<16>(),
-        bytes.last_chunk::<16>(),
-        len <= 32,
-    ) {
-        // 16..=32 bytes: 32 zeros, then the first and the last 16
-        // (overlapping) over them, in place; the padding stays zero.
+    } else if let (Some(tail), true) = (bytes.last_chunk::<8>(), (16..=32).contains(&len)) {
+        // 16..=32 bytes: 32 zeros, then the 8-byte pieces over them in
+        // place (the last one ending at the block's end, overlapping when
+        // the length is not a multiple of 8); the padding stays zero.
         image.extend_from_slice(&[0u8; 32]);
-        image[at..at + 16].copy_from_slice(head);
-        image[at + len - 16..at + len].copy_from_slice(tail);
+        let block = &mut image[at..at + 32];
+        for (to, from) in block.chunks_exact_mut(8).zip(bytes.chunks_exact(8)) {
+            to.copy_from_slice(from);
+        }
+        block[len - 8..len].copy_from_slice(tail);
         image.truncate(at + len.div_ceil(16) * 16);
     } else {
         image.extend_from_slice(bytes);

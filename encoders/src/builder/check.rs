@@ -24,11 +24,15 @@ impl IbBuilder {
         shape: (usize, u32),
     ) -> Result<(TemplateIx, bool), EncodeError> {
         let tables = &self.tables;
-        let expected = self
-            .last
-            .and_then(|last| tables.transitions.get(last.transition as usize))
-            .and_then(|x| tables.transitions.get(x.next[0].1 as usize))
-            .map_or(self.last_resolved, |next| next.template);
+        // Gliding, `last` is not kept: the run knows what comes next.
+        let gliding = (self.run.until != 0).then_some(self.run.next.template);
+        let expected = gliding.or_else(|| {
+            self.last
+                .and_then(|last| tables.transitions.get(last.transition as usize))
+                .and_then(|x| tables.transitions.get(x.next[0].1 as usize))
+                .map(|next| next.template)
+        });
+        let expected = expected.unwrap_or(self.last_resolved);
         for t in [expected, self.last_resolved] {
             if let Some(tpl) = tables.templates.get(t as usize) {
                 if tpl.matches(code, launch, shape) {

@@ -12,7 +12,7 @@
 //! anything not cached to the general path.
 
 use super::run::{Beat, Run};
-use super::template::{TemplateIx, TransitionId};
+use super::template::{step_key, TemplateIx, TransitionId};
 use super::IbBuilder;
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::elide::TAG_KERNARG_LO;
@@ -74,6 +74,82 @@ pub(super) fn repeat_budget(
 }
 
 impl IbBuilder {
+    /// Record a dispatch of template `t` gliding (the open run locked and
+    /// its next step known to pass every check up to `Run::until`): the
+    /// kernarg copy, one key and one count comparison, nothing else stored
+    /// but the count. `None` (nothing changed) when it does not apply;
+    /// the caller then `settle`s.
+    #[inline(always)]
+    pub(super) fn glide(
+        &mut self,
+        t: TemplateIx,
+        named_same: bool,
+        kernarg: &[u8],
+    ) -> Option<DispatchId> {
+        let run = &self.run;
+        // A repeat is one only if named by the same string (`Last::budget`).
+        let admitted = named_same || run.glide_budget.is_none();
+        if run.next.key != step_key(self.pending, t)
+            || run.count >= run.until
+            || kernarg.len() != run.next.klen as usize
+            || !admitted
+        {
+            return None;
+        }
+        let id = self.sites.len() as u32 + run.count;
+        self.kernargs.push_fresh(kernarg);
+        self.pending = None;
+        let next = self.run.next;
+        self.run.accept(next);
+        Some(id)
+    }
+
+    /// Start a glide after `continue_run` took a locked run's dispatch,
+    /// where what it checks per dispatch is known ahead: a chain of one
+    /// repeated template (its budget) or a period switching templates at
+    /// every step (`Run::room_until`). A period mixing both does not
+    /// glide.
+    #[inline(always)]
+    fn engage(&mut self, budget: Option<u32>) {
+        let run = &mut self.run;
+        let until = match budget {
+            Some(left) if run.plen == 1 => run.count.saturating_add(left),
+            None if run.switches_at_every_step() => run.room_until,
+            _ => return,
+        };
+        run.until = until;
+        run.glide_from = run.count;
+        run.glide_budget = budget;
+    }
+
+    /// End a glide: `last` rebuilt as `continue_run` would have kept it.
+    #[inline(always)]
+    pub(super) fn settle(&mut self) {
+        if self.run.until != 0 {
+            self.settle_glide();
+        }
+    }
+
+    #[inline(never)]
+    fn settle_glide(&mut self) {
+        let run = &mut self.run;
+        let glided = run.count - run.glide_from;
+        run.until = 0;
+        if glided == 0 {
+            return;
+        }
+        let beat = run.latest();
+        let x = &self.tables.transitions[beat.transition as usize];
+        let last = Last {
+            template: beat.template,
+            transition: beat.transition,
+            // The latest block is the image's last (a run's are fresh).
+            koff: self.kernargs.len() as u32 - x.kernarg_stride,
+            budget: run.glide_budget.map(|b| b - glided),
+        };
+        self.last = Some(last);
+    }
+
     /// Record a dispatch of template `t` on the fast path, or return
     /// `None` (having changed nothing) when the general path must take it.
     /// `named_same`: the caller named the kernel by the string the
@@ -122,15 +198,12 @@ impl IbBuilder {
         let beat = self.run.expects(self.pending, t)?;
         let dispatches = self.sites.len() + self.run.count as usize;
         let last = self.last.as_mut()?;
-        if named_same && t == last.template {
+        let budget = if named_same && t == last.template {
             // Not counted yet, or spent: `record_fast` decides.
             let left = last.budget.filter(|&left| left > 0)?;
             last.budget = Some(left - 1);
-            if last.transition != beat.transition {
-                // (A chain of one takes the same one: no store, the fast
-                // path is bound by stores.)
-                last.transition = beat.transition;
-            }
+            last.transition = beat.transition;
+            Some(left - 1)
         } else {
             // Room, ids and image as `record_fast` checks them, known to
             // last this far (`room_until`); past it, it looks.
@@ -140,10 +213,12 @@ impl IbBuilder {
             last.template = t;
             last.transition = beat.transition;
             last.budget = None;
-        }
+            None
+        };
         last.koff = self.kernargs.push_fresh(kernarg);
         self.pending = None;
         self.run.accept(beat);
+        self.engage(budget);
         Some(dispatches as u32)
     }
 

@@ -184,6 +184,7 @@ impl IbBuilder {
     /// next one takes the general path: what an emitter of other packets
     /// between dispatches (`transfer.rs`) calls before it writes.
     pub(super) fn end_repeat(&mut self) {
+        self.settle();
         self.flush_run(None);
         self.sync_shadow();
         self.last = None;

@@ -392,6 +392,10 @@ impl IbBuilder {
             return Err(self.refuse(EncodeError::ForeignTemplate));
         }
         let t = id.index;
+        if let Some(id) = self.glide(t, true, kernarg) {
+            return Ok(id);
+        }
+        self.settle();
         let tpl = &self.tables.templates[t as usize];
         if kernarg.len() != tpl.kernarg_len as usize {
             let e = EncodeError::KernargLengthMismatch {
@@ -401,12 +405,27 @@ impl IbBuilder {
             };
             return Err(self.refuse(e));
         }
-        self.record(t, true, kernarg)
+        self.record_settled(t, true, kernarg)
     }
 
     /// Record a dispatch of template `t` (`named_same`: see `try_fast`).
     #[inline(always)]
     fn record(
+        &mut self,
+        t: TemplateIx,
+        named_same: bool,
+        kernarg: &[u8],
+    ) -> Result<DispatchId, EncodeError> {
+        if let Some(id) = self.glide(t, named_same, kernarg) {
+            return Ok(id);
+        }
+        self.settle();
+        self.record_settled(t, named_same, kernarg)
+    }
+
+    /// `record` past the glide (`last` up to date).
+    #[inline(always)]
+    fn record_settled(
         &mut self,
         t: TemplateIx,
         named_same: bool,
@@ -422,6 +441,7 @@ impl IbBuilder {
     /// would (its room check), as if this one had been recorded there.
     #[cold]
     fn refuse(&mut self, e: EncodeError) -> EncodeError {
+        self.settle();
         if let Some(last) = &mut self.last {
             last.budget = Some(0);
         }

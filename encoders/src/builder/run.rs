@@ -42,6 +42,10 @@ pub(super) struct Beat {
     pub key: u64,
     pub transition: TransitionId,
     pub len: u32,
+    /// The template it goes to, and that template's kernarg length (what
+    /// a glide checks the caller's block against).
+    pub template: TemplateIx,
+    pub klen: u32,
 }
 
 impl Beat {
@@ -51,6 +55,8 @@ impl Beat {
             key: x.key,
             transition: id,
             len: x.len,
+            template: x.template,
+            klen: x.kernarg_len,
         }
     }
 }
@@ -78,6 +84,14 @@ pub(super) struct Run {
     /// else a beat whose key is `NO_KEY`: the one comparison a locked run's
     /// next dispatch costs.
     pub next: Beat,
+    /// A glide (`fast.rs`): while `count < until`, the next dispatch taking
+    /// `next` is checked for nothing else and `IbBuilder::last` is not
+    /// kept (`IbBuilder::settle` rebuilds it). 0: no glide.
+    pub until: u32,
+    /// `count` when the glide began, and the repeat budget then (`None`:
+    /// the period switches templates at every step, and leaves none).
+    pub glide_from: u32,
+    pub glide_budget: Option<u32>,
 }
 
 /// `Run::next`'s key while a run is not locked (no step key is this large).
@@ -98,6 +112,9 @@ impl Default for Run {
                 key: NO_KEY,
                 ..Beat::default()
             },
+            until: 0,
+            glide_from: 0,
+            glide_budget: None,
         }
     }
 }
@@ -150,6 +167,26 @@ impl Run {
             // by stores).
             self.next = step;
         }
+    }
+
+    /// The step the run's latest dispatch took, once locked.
+    pub fn latest(&self) -> Beat {
+        let before = if self.pos == 0 { self.plen } else { self.pos };
+        self.period[(before as usize - 1) % MAX_PERIOD]
+    }
+
+    /// Whether a locked run's period switches templates at every step
+    /// (each step's template differs from the one before it, the last
+    /// step's before the first).
+    pub fn switches_at_every_step(&self) -> bool {
+        let period = &self.period[..self.plen as usize];
+        let last = period.last().map(|b| b.template);
+        let befores = last.into_iter().chain(period.iter().map(|b| b.template));
+        period.len() > 1
+            && period
+                .iter()
+                .zip(befores)
+                .all(|(b, before)| b.template != before)
     }
 
     /// Take a dispatch taking `beat` (its block right after the run's) if
