@@ -11,7 +11,9 @@ use relaunch_bench::shapes::{
     counter_like, Step, Workload, COUNTER_LAUNCH, FAMILY, KERNARG_BASE, MAX_KERNARG,
 };
 use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, KernelCode, Packet};
+use relaunch_encoders::{
+    BoundaryKind, DmaOp, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Packet,
+};
 use sha2::{Digest, Sha256};
 
 /// Every shape the benchmarks time or count.
@@ -229,10 +231,12 @@ struct Seen {
 
 fn replay(ib: &EncodedIb) -> Vec<Seen> {
     let mut out = Vec::new();
+    // A transfer's packets may end a segment: they come before the next
+    // dispatch, in whichever segment it is.
+    let mut packets = Vec::new();
     for seg in &ib.segments {
         let mut regs = vec![None; 0x50];
         let mut written = vec![false; 0x50];
-        let mut packets = Vec::new();
         for item in Decoder::new(&seg.dwords, ib.family) {
             let (at, packet) = item.expect("encoder output decodes strictly");
             match packet {
@@ -263,30 +267,94 @@ fn shapes_decode_to_what_full_state_programs() {
         let ib = encode(&shape, n, small, false);
         let full = encode(&shape, n, small, true);
         let what = format!("{} x{n} small={small}", shape.name);
-        assert_eq!(ib.family, FAMILY);
         assert_eq!(ib.sites.len(), n as usize, "{what}");
-        assert_eq!(ib.kernarg_image, full.kernarg_image, "{what}");
-        let (seen, want) = (replay(&ib), replay(&full));
-        assert_eq!(seen.len(), want.len(), "{what}");
-        for (i, (s, w)) in seen.iter().zip(&want).enumerate() {
-            assert_eq!(s.packets, w.packets, "{what}: boundary before dispatch {i}");
-            assert_eq!(s.groups, w.groups, "{what}: dispatch {i}");
-            assert_eq!(s.initiator, w.initiator, "{what}: dispatch {i}");
-            // Full state writes every register a dispatch uses before it.
-            for r in (0..0x50).filter(|&r| w.written[r]) {
-                assert_eq!(
-                    s.regs[r],
-                    w.regs[r],
-                    "{what}: dispatch {i} register {:#x}",
-                    0x200 + r
-                );
-            }
-            let (a, b) = (ib.sites[i], full.sites[i]);
+        programs_what_full_state_does(&what, &ib, &full);
+    }
+}
+
+/// Decoded back, `ib` programs each dispatch as `full` (the same stream in
+/// full state) does, with the same kernarg blocks.
+fn programs_what_full_state_does(what: &str, ib: &EncodedIb, full: &EncodedIb) {
+    assert_eq!(ib.family, FAMILY);
+    assert_eq!(ib.kernarg_image, full.kernarg_image, "{what}");
+    let (seen, want) = (replay(ib), replay(full));
+    assert_eq!(seen.len(), want.len(), "{what}");
+    for (i, (s, w)) in seen.iter().zip(&want).enumerate() {
+        assert_eq!(s.packets, w.packets, "{what}: boundary before dispatch {i}");
+        assert_eq!(s.groups, w.groups, "{what}: dispatch {i}");
+        assert_eq!(s.initiator, w.initiator, "{what}: dispatch {i}");
+        // Full state writes every register a dispatch uses before it.
+        for r in (0..0x50).filter(|&r| w.written[r]) {
             assert_eq!(
-                (a.kernarg_offset, a.kernarg_len, a.kernel),
-                (b.kernarg_offset, b.kernarg_len, b.kernel),
-                "{what}: site {i}"
+                s.regs[r],
+                w.regs[r],
+                "{what}: dispatch {i} register {:#x}",
+                0x200 + r
             );
+        }
+    }
+    let key = |ib: &EncodedIb| -> Vec<_> {
+        ib.sites
+            .iter()
+            .map(|s| (s.kernarg_offset, s.kernarg_len, s.kernel))
+            .collect()
+    };
+    assert_eq!(key(ib), key(full), "{what}: sites");
+}
+
+/// What may end a locked run's glide (`IbBuilder::glide`) between its
+/// dispatches: a refused dispatch, a transfer, the same kernel passed by
+/// value under another symbol string, a boundary of another kind. After
+/// each the stream goes on as before; the IB programs what full state
+/// does (the state the glide did not keep rebuilt where it ended).
+#[test]
+fn interrupted_glides_decode_to_what_full_state_programs() {
+    let fill = DmaOp::Fill {
+        dst: 0x7F20_0000_0000,
+        pattern: 7,
+        bytes: 64,
+    };
+    for shape in [
+        Workload::serial(),
+        Workload::alternating(),
+        Workload::cycle12().expect("the decode step lowers"),
+    ] {
+        for small in [false, true] {
+            for interruption in 0..4 {
+                let record = |full: bool| {
+                    let options = EncodeOptions {
+                        full_state: full,
+                        max_segment_dwords: if small { 256 } else { u32::MAX },
+                        ..shape.options
+                    };
+                    let mut b = IbBuilder::new(FAMILY, options);
+                    let s = shape.steps[0];
+                    let k = &shape.kernels[s.kernel];
+                    for _ in 0..3 {
+                        shape.record(&mut b, 53).expect("records");
+                        match interruption {
+                            0 => {
+                                let id = b.intern(k, &s.launch, s.kernarg_len, s.align).unwrap();
+                                assert!(b.dispatch_template(id, &[0; 3]).is_err());
+                            }
+                            1 => {
+                                b.transfer(&[fill]).expect("a fill records");
+                            }
+                            2 => {
+                                let symbol: &'static str = String::from(k.symbol).leak();
+                                let renamed = KernelCode { symbol, ..*k };
+                                let kernarg = [9u8; MAX_KERNARG];
+                                b.dispatch(&renamed, &s.launch, &kernarg[..s.kernarg_len], s.align)
+                                    .expect("records");
+                            }
+                            _ => b.boundary(BoundaryKind::Wait),
+                        }
+                    }
+                    b.finish(KERNARG_BASE).expect("finishes")
+                };
+                let what = format!("{} small={small} interruption {interruption}", shape.name);
+                programs_what_full_state_does(&what, &record(false), &record(true));
+            }
         }
     }
 }
