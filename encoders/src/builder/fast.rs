@@ -9,7 +9,10 @@
 //! comparison with the step it expects; otherwise which transition it takes
 //! is one comparison with the previous transition's memo of what followed
 //! it (`Templates::next_step`); a miss falls back to a look-up, and
-//! anything not cached to the general path.
+//! anything not cached to the general path. Before all of that, a locked
+//! run whose checks are known ahead glides (`glide`): the key, length and
+//! count comparisons and the kernarg copy, `last` rebuilt only when
+//! something else looks (`settle`).
 
 use super::run::{Beat, Run};
 use super::template::{step_key, TemplateIx, TransitionId};
