@@ -117,7 +117,7 @@ impl IbBuilder {
         let run = &mut self.run;
         let until = match budget {
             Some(left) if run.plen == 1 => run.count.saturating_add(left),
-            None if run.switches_at_every_step() => run.room_until,
+            None if run.switches => run.room_until,
             _ => return,
         };
         run.until = until;

@@ -92,6 +92,11 @@ pub(super) struct Run {
     /// the period switches templates at every step, and leaves none).
     pub glide_from: u32,
     pub glide_budget: Option<u32>,
+    /// Once locked: the period switches templates at every step (each
+    /// step's template differs from the one before it, the last step's
+    /// before the first). Known when the run locks; the period is fixed
+    /// from then on.
+    pub switches: bool,
 }
 
 /// `Run::next`'s key while a run is not locked (no step key is this large).
@@ -115,6 +120,7 @@ impl Default for Run {
             until: 0,
             glide_from: 0,
             glide_budget: None,
+            switches: false,
         }
     }
 }
@@ -175,10 +181,8 @@ impl Run {
         self.period[(before as usize - 1) % MAX_PERIOD]
     }
 
-    /// Whether a locked run's period switches templates at every step
-    /// (each step's template differs from the one before it, the last
-    /// step's before the first).
-    pub fn switches_at_every_step(&self) -> bool {
+    /// `switches`, from the period.
+    fn switches_at_every_step(&self) -> bool {
         let period = &self.period[..self.plen as usize];
         let last = period.last().map(|b| b.template);
         let befores = last.into_iter().chain(period.iter().map(|b| b.template));
@@ -202,7 +206,11 @@ impl Run {
             self.period[0]
         };
         if expected.transition == beat.transition {
+            let locks = !self.locked();
             self.accept(expected);
+            if locks {
+                self.switches = self.switches_at_every_step();
+            }
             return true;
         }
         if self.locked() || self.plen as usize == MAX_PERIOD {
@@ -319,8 +327,9 @@ impl IbBuilder {
             }
         }
         // Sites in dispatch order (step `i` of copy `c` is `c` periods of
-        // words and blocks after step `i` of copy 0): copy 0's, then the sites so far copied whole (doubling)
-        // with their dword and block moved on by the copies they skip.
+        // words and blocks after step `i` of copy 0): copy 0's, then the
+        // sites so far copied whole (doubling) with their dword and block
+        // moved on by the copies they skip.
         let first = self.sites.len();
         let count = run.count as usize;
         self.sites.extend_from_slice(&steps[..plen.min(count)]);
