@@ -17,6 +17,10 @@ use relaunch_bench::shapes::{Workload, KERNARG_BASE};
 use relaunch_encoders::DispatchSite;
 
 const DISPATCHES: usize = 50_000;
+/// The serial shape's dwords per dispatch (`dwords_serial_fresh`).
+const PER: usize = 18;
+/// DISPATCH_DIRECT's length (header, three group counts, initiator).
+const DISPATCH_DIRECT_DWORDS: usize = 5;
 const ROUNDS: usize = 41;
 
 struct Model {
@@ -52,11 +56,21 @@ fn main() -> Result<(), String> {
         .encode(n as u64)
         .map_err(|e| e.to_string())?;
     let words: Vec<u32> = ib.segments.iter().flat_map(|s| s.dwords.clone()).collect();
-    // One steady dispatch's words (after the first few) and where its low
-    // kernarg pointer dword sits.
-    let per = 18;
-    let period = &words[per * 10..per * 11];
-    let lo_at = 12;
+    // One steady dispatch's words (the eleventh: its boundary, the low
+    // kernarg pointer's SET_SH_REG, DISPATCH_DIRECT; all in the first
+    // segment) and where the pointer dword sits: just before the dispatch.
+    let (d10, d11) = (ib.sites[10].dispatch_dword, ib.sites[11].dispatch_dword);
+    if (d11 - d10) as usize != PER {
+        return Err(format!(
+            "the serial shape takes {} dwords per dispatch, the model {PER}",
+            d11 - d10
+        ));
+    }
+    // A constant, so the copies below are fixed-size ones (the cheapest).
+    let per = PER;
+    let end = d11 as usize + DISPATCH_DIRECT_DWORDS;
+    let period = &words[end - per..end];
+    let lo_at = per - DISPATCH_DIRECT_DWORDS - 1;
     let mut dst = vec![1u32; words.len()];
     let mut out = vec![0u32; n * per];
     let mut sites: Vec<DispatchSite> = Vec::with_capacity(n);
@@ -91,7 +105,7 @@ fn main() -> Result<(), String> {
         }
         sites.extend((0..n as u32).map(|c| DispatchSite {
             segment: 0,
-            dispatch_dword: c * per as u32 + 13,
+            dispatch_dword: (c as usize * per + per - DISPATCH_DIRECT_DWORDS) as u32,
             kernarg_offset: 16 * c,
             kernarg_len: 8,
             kernel: 0,

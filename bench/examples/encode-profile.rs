@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use relaunch_bench::shapes::{Workload, KERNARG_BASE};
+use relaunch_bench::shapes::Workload;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,10 +42,7 @@ fn main() -> ExitCode {
     let rounds = args.get(2).and_then(|r| r.parse::<u64>().ok()).unwrap_or(1);
     let mut storage = None;
     for _ in 0..rounds {
-        match shape
-            .builder_in(shape.options, n, storage.take())
-            .and_then(|b| b.finish(KERNARG_BASE))
-        {
+        match shape.encode_in(n, storage.take()) {
             Ok(ib) => storage = Some(black_box(ib).into_storage()),
             Err(e) => {
                 eprintln!("encode-profile: {e}");

@@ -10,7 +10,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use relaunch_bench::shapes::{Workload, KERNARG_BASE};
+use relaunch_bench::shapes::Workload;
 
 use crate::report::Report;
 
@@ -41,15 +41,13 @@ fn time(shape: &Workload) -> Result<(f64, f64, f64), String> {
     for _ in 0..ROUNDS {
         let t = Instant::now();
         let ib = shape
-            .builder_in(shape.options, n, spare.take())
-            .and_then(|b| b.finish(KERNARG_BASE))
+            .encode_in(n, spare.take())
             .map_err(|e| format!("{}: {e}", shape.name))?;
         let ib = black_box(ib);
         encode.push(t.elapsed().as_nanos() as f64 / n as f64);
         let t = Instant::now();
         let cold = shape
-            .builder_in(shape.options, n, None)
-            .and_then(|b| b.finish(KERNARG_BASE))
+            .encode(n)
             .map_err(|e| format!("{}: {e}", shape.name))?;
         drop(black_box(cold));
         fresh.push(t.elapsed().as_nanos() as f64 / n as f64);

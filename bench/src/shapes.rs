@@ -299,7 +299,14 @@ impl Workload {
 
     /// `n` dispatches encoded with the shape's options and finished.
     pub fn encode(&self, n: u64) -> Result<EncodedIb, EncodeError> {
-        self.builder(self.options, n)?.finish(KERNARG_BASE)
+        self.encode_in(n, None)
+    }
+
+    /// `encode` recording into `storage` (a finished IB's buffers), as
+    /// re-encoding does.
+    pub fn encode_in(&self, n: u64, storage: Option<IbStorage>) -> Result<EncodedIb, EncodeError> {
+        self.builder_in(self.options, n, storage)?
+            .finish(KERNARG_BASE)
     }
 }
 

@@ -109,8 +109,10 @@ fn learning_cases() -> Vec<(Workload, u64, bool)> {
     out
 }
 
-fn encode(shape: &Workload, n: u64, small: bool, full: bool) -> EncodedIb {
-    let options = EncodeOptions {
+/// The shape's options, with 256-dword segments if `small` and full state
+/// if `full` (or the shape's).
+fn options(shape: &Workload, small: bool, full: bool) -> EncodeOptions {
+    EncodeOptions {
         full_state: shape.options.full_state || full,
         max_segment_dwords: if small {
             256
@@ -118,9 +120,12 @@ fn encode(shape: &Workload, n: u64, small: bool, full: bool) -> EncodedIb {
             shape.options.max_segment_dwords
         },
         ..shape.options
-    };
+    }
+}
+
+fn encode(shape: &Workload, n: u64, small: bool, full: bool) -> EncodedIb {
     shape
-        .builder(options, n)
+        .builder(options(shape, small, full), n)
         .and_then(|b| b.finish(KERNARG_BASE))
         .unwrap_or_else(|e| panic!("{} x{n}: {e}", shape.name))
 }
@@ -198,16 +203,8 @@ fn shapes_encode_to_the_golden_bytes() {
 fn recycled_storage_encodes_the_golden_bytes() {
     let mut spare = None;
     for ((s, n, small), want) in cases().iter().zip(GOLDEN) {
-        let options = EncodeOptions {
-            max_segment_dwords: if *small {
-                256
-            } else {
-                s.options.max_segment_dwords
-            },
-            ..s.options
-        };
         let ib = s
-            .builder_in(options, *n, spare.take())
+            .builder_in(options(s, *small, false), *n, spare.take())
             .and_then(|b| b.finish(KERNARG_BASE))
             .unwrap_or_else(|e| panic!("{} x{n}: {e}", s.name));
         assert_eq!(&digest(&ib), want, "{} x{n} small={small}", s.name);
@@ -322,12 +319,7 @@ fn interrupted_glides_decode_to_what_full_state_programs() {
         for small in [false, true] {
             for interruption in 0..4 {
                 let record = |full: bool| {
-                    let options = EncodeOptions {
-                        full_state: full,
-                        max_segment_dwords: if small { 256 } else { u32::MAX },
-                        ..shape.options
-                    };
-                    let mut b = IbBuilder::new(FAMILY, options);
+                    let mut b = IbBuilder::new(FAMILY, options(&shape, small, full));
                     let s = shape.steps[0];
                     let k = &shape.kernels[s.kernel];
                     for _ in 0..3 {
@@ -364,15 +356,7 @@ fn interrupted_glides_decode_to_what_full_state_programs() {
 #[test]
 fn by_value_dispatches_encode_what_interned_ones_do() {
     for (shape, n, small) in cases().into_iter().chain(learning_cases()) {
-        let options = EncodeOptions {
-            max_segment_dwords: if small {
-                256
-            } else {
-                shape.options.max_segment_dwords
-            },
-            ..shape.options
-        };
-        let mut b = relaunch_encoders::IbBuilder::new(FAMILY, options);
+        let mut b = IbBuilder::new(FAMILY, options(&shape, small, false));
         b.reserve(n as usize);
         shape.record_by_value(&mut b, n).expect("records");
         let by_value = b.finish(KERNARG_BASE).expect("finishes");
