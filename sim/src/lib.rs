@@ -11,6 +11,7 @@
 
 pub mod aql;
 pub mod device;
+pub mod driver;
 pub mod fault;
 pub mod hsa;
 pub mod isa;

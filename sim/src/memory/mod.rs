@@ -41,6 +41,9 @@ pub enum MemKind {
     Code,
     /// An AQL queue's packet ring.
     QueueRing,
+    /// Memory a runtime allocated or registered through the kernel-driver
+    /// front (`crate::driver`): host pages the driver maps for the GPU.
+    Driver,
 }
 
 impl MemKind {
@@ -50,6 +53,7 @@ impl MemKind {
             MemKind::Device => "device",
             MemKind::Code => "code object",
             MemKind::QueueRing => "AQL ring",
+            MemKind::Driver => "driver-mapped",
         }
     }
 }
@@ -171,6 +175,8 @@ pub enum MemoryError {
         "free of {0:#x}: not the base address of a live allocation (double free or wrong pointer)"
     )]
     NotAllocated(u64),
+    #[error("range at {0:#x} overlaps memory the device already checks")]
+    Overlap(u64),
 }
 
 /// A live allocation as seen by callers.
@@ -191,7 +197,10 @@ pub struct MemoryStats {
 
 struct Block {
     ptr: NonNull<u8>,
-    layout: Layout,
+    /// `Some`: this module allocated the bytes and frees them; `None`:
+    /// pages owned by someone else (the driver front's mappings), only
+    /// checked here.
+    layout: Option<Layout>,
     len: usize,
     kind: MemKind,
     opts: AllocOptions,
@@ -292,7 +301,7 @@ impl DeviceMemory {
             base,
             Block {
                 ptr,
-                layout,
+                layout: Some(layout),
                 len,
                 kind,
                 opts,
@@ -311,31 +320,40 @@ impl DeviceMemory {
 
     /// Free the allocation whose base address is `addr`.
     pub fn free(&self, addr: u64) -> Result<AllocationInfo, MemoryError> {
-        let block = self
-            .blocks
-            .write()
-            .remove(&addr)
-            .ok_or(MemoryError::NotAllocated(addr))?;
-        let info = AllocationInfo {
+        let block = {
+            let mut blocks = self.blocks.write();
+            match blocks.get(&addr) {
+                Some(b) if b.layout.is_some() => blocks.remove(&addr),
+                _ => None,
+            }
+        }
+        .ok_or(MemoryError::NotAllocated(addr))?;
+        if let Some(layout) = block.layout {
+            // SAFETY: the block came from alloc_zeroed with this layout and
+            // was removed from the map under the write lock, so no checked
+            // access is using it any more.
+            unsafe { std::alloc::dealloc(block.ptr.as_ptr(), layout) };
+        }
+        self.forget(addr, block.len);
+        Ok(AllocationInfo {
             base: addr,
             len: block.len,
             kind: block.kind,
-        };
-        // SAFETY: the block came from alloc_zeroed with this layout and was
-        // removed from the map under the write lock, so no checked access is
-        // using it any more.
-        unsafe { std::alloc::dealloc(block.ptr.as_ptr(), block.layout) };
+        })
+    }
+
+    /// Remember a freed owned range and update the counters.
+    fn forget(&self, addr: u64, len: usize) {
         let mut freed = self.freed.lock();
         if freed.len() == FREED_HISTORY {
             freed.pop_front();
         }
-        freed.push_back((addr, info.len));
+        freed.push_back((addr, len));
         drop(freed);
         let mut stats = self.stats.lock();
         stats.live_allocations -= 1;
-        stats.live_bytes -= info.len;
-        tracing::trace!(base = addr, len = info.len, "sim free");
-        Ok(info)
+        stats.live_bytes -= len;
+        tracing::trace!(base = addr, len, "sim free");
     }
 
     /// Let the GPU access the allocation containing `addr`; false when none does.
@@ -565,13 +583,17 @@ impl Drop for DeviceMemory {
     fn drop(&mut self) {
         let blocks = std::mem::take(self.blocks.get_mut());
         for (_, block) in blocks {
-            // SAFETY: every block came from alloc_zeroed with its layout and
-            // we have exclusive access during drop.
-            unsafe { std::alloc::dealloc(block.ptr.as_ptr(), block.layout) };
+            if let Some(layout) = block.layout {
+                // SAFETY: every owned block came from alloc_zeroed with its
+                // layout and we have exclusive access during drop.
+                unsafe { std::alloc::dealloc(block.ptr.as_ptr(), layout) };
+            }
         }
     }
 }
 
+mod adopted;
+mod atomic64;
 mod lanes;
 #[cfg(test)]
 mod tests;

@@ -21,10 +21,13 @@
 //! the device and goes to the device's system-event path (`crate::fault`),
 //! as on ROCr; it is still listed in [`SimQueue::errors`].
 
+mod front;
 mod packets;
 mod processor;
 
-use std::cell::{Cell, RefCell};
+pub(crate) use front::Front;
+pub(crate) use processor::Processor;
+pub(crate) 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -38,8 +41,6 @@ use crate::device::{SimDevice, SimError};
 use crate::memory::MemKind;
 use crate::ordering::clock::{self, VectorClock};
 use crate::signal::{SimSignal, StoreStamp};
-use crate::trace::RangeSet;
-use processor::Processor;
 
 /// How often an idle processor re-checks the ring without a doorbell.
 const POLL: Duration = Duration::from_millis(20);
@@ -92,7 +93,7 @@ pub struct FaultPlan {
     pub error_at: Option<u64>,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     read_index: AtomicU64,
     write_index: AtomicU64,
     stop: AtomicBool,
@@ -108,6 +109,46 @@ struct Shared {
     agent: AtomicU32,
     retired: Mutex<Option<VectorClock>>,
     callback: Option<ErrorCallback>,
+}
+
+impl Shared {
+    pub(crate) fn new(callback: Option<ErrorCallback>) -> Arc<Self> {
+        Arc::new(Shared {
+            read_index: AtomicU64::new(0),
+            write_index: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            dead: AtomicBool::new(false),
+            inactive: Arc::new(AtomicBool::new(false)),
+            errors: Mutex::new(Vec::new()),
+            faults: Mutex::new(FaultPlan::default()),
+            agent: AtomicU32::new(0),
+            retired: Mutex::new(None),
+            callback,
+        })
+    }
+
+    /// Ask the processor to stop (it exits at its next poll).
+    pub(crate) fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// Inactivate: later memory accesses of the processor are refused.
+    pub(crate) fn inactivate(&self) {
+        self.inactive.store(true, Ordering::Release);
+        self.dead.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn errors(&self) -> Vec<QueueError> {
+        self.errors.lock().clone()
+    }
+
+    /// Retire the processor's happens-before agent (after it stopped).
+    pub(crate) fn retire(&self) {
+        let agent = self.agent.load(Ordering::Acquire);
+        if agent != 0 {
+            clock::retire_queue(agent, self.retired.lock().as_ref());
+        }
+    }
 }
 
 /// One AQL queue and its packet processor.
@@ -163,29 +204,21 @@ impl SimQueue {
         let (doorbell, doorbell_signal) = device
             .signals
             .create_stamped(-1, Arc::clone(&doorbell_stamp));
-        let shared = Arc::new(Shared {
-            read_index: AtomicU64::new(0),
-            write_index: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-            dead: AtomicBool::new(false),
-            inactive: Arc::new(AtomicBool::new(false)),
-            errors: Mutex::new(Vec::new()),
-            faults: Mutex::new(FaultPlan::default()),
-            agent: AtomicU32::new(0),
-            retired: Mutex::new(None),
-            callback,
-        });
+        let shared = Shared::new(callback);
         let id = device.next_queue_id();
-        let processor = Processor {
-            device: Arc::clone(device),
+        let front = front::SimFront {
             shared: Arc::clone(&shared),
             doorbell: Arc::clone(&doorbell_signal),
+            signals: Arc::clone(&device.signals),
+        };
+        let processor = Processor::new(
+            Arc::clone(device),
+            Arc::clone(&shared),
+            Arc::new(front),
             id,
             ring,
-            mask: u64::from(size) - 1,
-            carry: RefCell::new(RangeSet::new()),
-            vm: Cell::new(None),
-        };
+            size,
+        );
         let thread = std::thread::Builder::new()
             .name(format!("relaunch-sim-q{id}"))
             .spawn(move || processor.run())
@@ -322,7 +355,7 @@ pub const DESTROY_JOIN_LIMIT: std::time::Duration = std::time::Duration::from_se
 
 /// Join `thread` if it finishes within `limit`; false (thread detached)
 /// otherwise. Nothing in the simulator joins a thread without a bound.
-fn join_bounded(thread: JoinHandle<()>, limit: std::time::Duration) -> bool {
+pub(crate) fn join_bounded(thread: JoinHandle<()>, limit: std::time::Duration) -> bool {
     let deadline = std::time::Instant::now() + limit;
     while !thread.is_finished() {
         if std::time::Instant::now() >= deadline {

@@ -11,22 +11,23 @@ use super::{Failure, Processor, QueueErrorKind, POLL};
 use crate::aql::{Packet, Scope, Slot};
 use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::pm4::Pm4Error;
-use crate::signal::Condition;
 use crate::trace::RangeSet;
 use crate::twins::DispatchContext;
 
 impl Processor {
     pub(super) fn barrier(&self, deps: &[u64]) -> Result<(), Failure> {
         for &h in deps {
-            let s = self.device.signals.get(h).ok_or_else(|| {
-                let m = format!("barrier-AND dependency signal {h} is not a live signal");
-                (
-                    QueueErrorKind::InvalidPacket,
-                    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                    m,
-                )
-            })?;
-            while s.wait(Condition::Eq, 0, POLL) != 0 {
+            loop {
+                let reached = self.front.wait_zero(h, POLL).map_err(|m| {
+                    (
+                        QueueErrorKind::InvalidPacket,
+                        HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                        m,
+                    )
+                })?;
+                if reached {
+                    break;
+                }
                 if self.stopping() {
                     return Ok(());
                 }
@@ -62,13 +63,9 @@ impl Processor {
             )
         };
         let kernel = self
-            .device
-            .kernel_at_descriptor(kernel_object)
-            .ok_or_else(|| {
-                invalid(format!(
-                    "kernel_object {kernel_object:#x} is not a loaded kernel descriptor"
-                ))
-            })?;
+            .front
+            .kernel(&self.device, kernel_object)
+            .map_err(invalid)?;
         let kd = kernel.descriptor;
         if group_segment_size < kd.group_segment_fixed_size {
             return Err(invalid(format!(

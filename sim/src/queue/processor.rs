@@ -24,14 +24,16 @@ use crate::fault::VmFaultEvent;
 use crate::memory::{FaultCause, VmFault};
 use crate::ordering::{Footprint, IbEnd, IbLocation, Violation};
 use crate::pm4;
-use crate::signal::{Condition, SimSignal};
 use crate::trace::RangeSet;
 
+use super::front::Front;
+
 /// The packet-processor thread's state.
-pub(super) struct Processor {
+pub(crate) struct Processor {
     pub(super) device: Arc<SimDevice>,
     pub(super) shared: Arc<Shared>,
-    pub(super) doorbell: Arc<SimSignal>,
+    /// Where this queue's doorbell, indices and signals live.
+    pub(super) front: Arc<dyn Front>,
     pub(super) id: u64,
     pub(super) ring: u64,
     pub(super) mask: u64,
@@ -43,11 +45,32 @@ pub(super) struct Processor {
 }
 
 impl Processor {
+    /// A processor for the ring of `size` packets at `ring`.
+    pub(crate) fn new(
+        device: Arc<SimDevice>,
+        shared: Arc<Shared>,
+        front: Arc<dyn Front>,
+        id: u64,
+        ring: u64,
+        size: u32,
+    ) -> Self {
+        Processor {
+            device,
+            shared,
+            front,
+            id,
+            ring,
+            mask: u64::from(size) - 1,
+            carry: RefCell::new(RangeSet::new()),
+            vm: Cell::new(None),
+        }
+    }
+
     pub(super) fn stopping(&self) -> bool {
         self.shared.stop.load(Ordering::Acquire)
     }
 
-    pub(super) fn run(self) {
+    pub(crate) fn run(self) {
         let agent = crate::ordering::clock::enter_queue();
         self.shared.agent.store(agent, Ordering::Release);
         crate::memory::bind_inactivation(Arc::clone(&self.shared.inactive));
@@ -56,11 +79,14 @@ impl Processor {
         let mut active: Option<Instant> = None;
         while !self.stopping() {
             // A VM fault anywhere on the device stops this queue too.
-            if self.shared.dead.load(Ordering::Acquire) || self.device.is_lost() {
-                self.doorbell.wait(Condition::Eq, i64::MIN, POLL);
+            if self.shared.dead.load(Ordering::Acquire)
+                || self.device.is_lost()
+                || !self.front.runnable()
+            {
+                self.front.idle(POLL);
                 continue;
             }
-            let seen = self.doorbell.load();
+            let seen = self.front.doorbell();
             let slot = self.ring + 64 * (rd & self.mask);
             let header = match self.device.memory.load_u16_acquire(slot) {
                 Ok(h) => h,
@@ -77,7 +103,7 @@ impl Processor {
             };
             if aql::Header::is_invalid(header) {
                 if !self.linger(slot, seen, &mut active) {
-                    self.doorbell.wait(Condition::Ne, seen, POLL);
+                    self.front.wait_doorbell(seen, POLL);
                 }
                 continue;
             }
@@ -105,7 +131,7 @@ impl Processor {
         };
         while since.elapsed() < LINGER {
             std::thread::sleep(LINGER_POLL);
-            if self.stopping() || self.doorbell.load() != seen {
+            if self.stopping() || self.front.doorbell() != seen {
                 return true;
             }
             match self.device.memory.load_u16_acquire(slot) {
@@ -175,10 +201,9 @@ impl Processor {
         // every result must be released (else unreleased writes carry over).
         let host_observes = parsed.completion_signal != 0
             && self
-                .device
-                .signals
-                .get(parsed.completion_signal)
-                .is_some_and(|s| s.load() <= 1);
+                .front
+                .signal_value(parsed.completion_signal)
+                .is_some_and(|v| v <= 1);
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.execute(id, &parsed, host_observes)
         }))
@@ -200,24 +225,15 @@ impl Processor {
         // Consume: poison the body, then invalidate the header, then advance.
         let _ = self.device.memory.write(slot + 4, &[POISON; 60]);
         let _ = self.device.memory.store_u32_release(slot, CONSUMED);
-        self.shared.read_index.store(id + 1, Ordering::Release);
+        self.front.consumed(id + 1);
         if parsed.completion_signal != 0 {
-            match self.device.signals.get(parsed.completion_signal) {
-                Some(s) => {
-                    s.subtract(1);
-                }
-                None => {
-                    let msg = format!(
-                        "completion signal handle {} is not a live signal",
-                        parsed.completion_signal
-                    );
-                    self.fail(
-                        id,
-                        QueueErrorKind::InvalidPacket,
-                        HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
-                        msg,
-                    );
-                }
+            if let Err(msg) = self.front.complete(parsed.completion_signal) {
+                self.fail(
+                    id,
+                    QueueErrorKind::InvalidPacket,
+                    HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                    msg,
+                );
             }
         }
         true
@@ -281,10 +297,8 @@ impl Processor {
             });
             return;
         }
-        if let Some(cb) = &self.shared.callback {
-            if catch_unwind(AssertUnwindSafe(|| cb(err))).is_err() {
-                tracing::error!(queue = self.id, "sim queue error callback panicked");
-            }
+        if catch_unwind(AssertUnwindSafe(|| self.front.report(err))).is_err() {
+            tracing::error!(queue = self.id, "sim queue error callback panicked");
         }
     }
 
@@ -294,7 +308,7 @@ impl Processor {
             aql_packet: id,
         };
         // What the host knew when it submitted this packet happened before it.
-        let submitted = self.doorbell.covering(id);
+        let submitted = self.front.submitted(id);
         let mut violations = match &slot.packet {
             Packet::BarrierAnd { deps } => {
                 crate::ordering::clock::acquire(&submitted);

@@ -1,0 +1,126 @@
+//! The process's one open thunk: the driver model (`relaunch_sim::driver`)
+//! over the simulated GPUs named by the launcher, plus what the C front
+//! must keep alive for its callers (event structs, pointer-info arrays).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use relaunch_sim::driver::Driver;
+use relaunch_sim::memory::MemKind;
+use relaunch_sim::SimConfig;
+
+use crate::abi::HsaEvent;
+
+/// The variable `relaunch sim-rocm` names the simulated GPUs in (one
+/// target per GPU, comma-separated). Internal to the launcher.
+pub const TARGETS_ENV: &str = "RELAUNCH_KFD_TARGETS";
+/// `1`: ordering violations in the runtime's traffic stop the queue.
+pub const STRICT_ENV: &str = "RELAUNCH_KFD_STRICT";
+
+pub struct Process {
+    pub driver: Arc<Driver>,
+    /// One MMIO remap page per GPU (ROCr reads HDP flush addresses there).
+    pub mmio_pages: Vec<u64>,
+    opens: u32,
+    /// Events handed out, by id: the structs the caller holds pointers to.
+    pub events: HashMap<u32, Box<HsaEvent>>,
+    /// Node arrays pointer queries return, by region base.
+    pub node_arrays: HashMap<u64, (Vec<u32>, Vec<u32>)>,
+}
+
+pub static PROCESS: Mutex<Option<Process>> = Mutex::new(None);
+
+/// The targets to simulate, from [`TARGETS_ENV`] (default `gfx1030`).
+pub fn targets() -> Vec<String> {
+    std::env::var(TARGETS_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "gfx1030".to_string())
+        .split(',')
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Open (or count another open of) the thunk.
+pub fn open() -> Result<(), String> {
+    let mut guard = PROCESS.lock();
+    if let Some(p) = guard.as_mut() {
+        p.opens += 1;
+        return Ok(());
+    }
+    let strict = std::env::var(STRICT_ENV).is_ok_and(|v| v == "1");
+    let configs: Vec<SimConfig> = targets()
+        .iter()
+        .map(|t| {
+            let mut c = SimConfig::new(t);
+            c.strict = strict;
+            c.product_name = format!("relaunch simulated {t}");
+            // ROCr installs a trap handler for every GPU.
+            c.trap_handler = true;
+            c
+        })
+        .collect();
+    let driver = Driver::open(configs).map_err(|e| e.to_string())?;
+    let mut mmio_pages = Vec::new();
+    for _ in driver.gpus() {
+        let page = driver
+            .device_memory()
+            .allocate(4096, MemKind::Driver)
+            .map_err(|e| e.to_string())?;
+        mmio_pages.push(page);
+    }
+    *guard = Some(Process {
+        driver,
+        mmio_pages,
+        opens: 1,
+        events: HashMap::new(),
+        node_arrays: HashMap::new(),
+    });
+    Ok(())
+}
+
+/// Close once; the last close stops every queue and frees every mapping.
+pub fn close() -> bool {
+    let mut guard = PROCESS.lock();
+    let Some(p) = guard.as_mut() else {
+        return false;
+    };
+    p.opens -= 1;
+    if p.opens == 0 {
+        let p = guard.take().expect("checked above");
+        report_violations(&p.driver);
+        p.driver.close();
+    }
+    true
+}
+
+/// What the simulator's checks found in the runtime's traffic, said once.
+pub fn report_violations(driver: &Driver) {
+    for gpu in driver.gpus() {
+        let (found, dropped) = gpu.take_violations();
+        if found.is_empty() {
+            continue;
+        }
+        eprintln!(
+            "relaunch-kfd: {} ordering violation(s) in this process's GPU traffic on {}{}:",
+            found.len() as u64 + dropped,
+            gpu.config().target,
+            if dropped > 0 { " (some not listed)" } else { "" }
+        );
+        for v in found.iter().take(8) {
+            eprintln!("  {v}");
+        }
+    }
+}
+
+/// Run `f` on the open process.
+pub fn with<T>(f: impl FnOnce(&mut Process) -> T) -> Option<T> {
+    PROCESS.lock().as_mut().map(f)
+}
+
+/// The driver, without holding the process lock (for waits).
+pub fn driver() -> Option<Arc<Driver>> {
+    PROCESS.lock().as_ref().map(|p| Arc::clone(&p.driver))
+}

@@ -1,0 +1,240 @@
+//! Queues a runtime builds itself (ROCr's AQL queues): the ring, the
+//! `amd_queue_t` with its dispatch ids and the `amd_signal_t` completion
+//! signals all live in the runtime's memory, and the doorbell is a plain
+//! 64-bit store of the last packet's id to a doorbell slot. The command
+//! processor (`crate::queue::Processor`) serves them through this front:
+//! - the doorbell is polled with a backoff (nothing wakes it: a store to
+//!   memory is all the hardware sees);
+//! - a consumed packet advances `read_dispatch_id`;
+//! - completion is an atomic decrement of the signal's value, then, when
+//!   the signal has a mailbox, the event id written there and the
+//!   interrupt that sets the driver event;
+//! - a queue error is a code stored in the queue's inactive signal (ROCr's
+//!   codes), with that signal's interrupt.
+//!
+//! ROCr's signal waits are invisible here, so for the cross-queue check a
+//! packet is taken as submitted after everything the host knew when the
+//! processor read it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use relaunch_device::codeobj::KernelDescriptor;
+
+use crate::device::{KernelEntry, SimDevice};
+use crate::memory::DeviceMemory;
+use crate::ordering::clock::{self, VectorClock};
+use crate::queue::{Front, QueueError, QueueErrorKind};
+
+use super::events::Events;
+
+/// `amd_queue_t` offsets (ROCr's `amd_hsa_queue.h`, a layout fact).
+pub mod amd_queue {
+    pub const WRITE_DISPATCH_ID: u64 = 0x38;
+    pub const READ_DISPATCH_ID: u64 = 0x80;
+    pub const QUEUE_PROPERTIES: u64 = 0xB4;
+    pub const QUEUE_INACTIVE_SIGNAL: u64 = 0xC0;
+}
+
+/// `amd_signal_t` offsets.
+pub mod amd_signal {
+    pub const VALUE: u64 = 8;
+    pub const EVENT_MAILBOX_PTR: u64 = 16;
+    pub const EVENT_ID: u64 = 24;
+}
+
+/// The error codes the CP stores in a queue's inactive signal (ROCr reads
+/// them in `AqlQueue::DynamicScratchHandler`).
+pub mod queue_error_code {
+    pub const INVALID_PACKET_FORMAT: i64 = 32;
+    pub const MEMORY_VIOLATION: i64 = 0x2000_0000;
+    pub const ILLEGAL_INSTRUCTION: i64 = 0x4000_0000;
+}
+
+/// The kernels the processor has met, by descriptor address: what the
+/// hardware reads at a dispatch, decoded once per descriptor contents.
+#[derive(Debug, Default)]
+pub struct KernelBook {
+    by_kd: Mutex<HashMap<u64, ([u8; 64], Arc<KernelEntry>)>>,
+}
+
+impl KernelBook {
+    /// The kernel whose descriptor is at `kd`, as memory holds it now.
+    pub fn at(&self, device: &SimDevice, kd: u64) -> Result<Arc<KernelEntry>, String> {
+        let mut raw = [0u8; 64];
+        device
+            .memory
+            .read(kd, &mut raw)
+            .map_err(|f| format!("reading the kernel descriptor at {kd:#x}: {f}"))?;
+        if let Some((bytes, entry)) = self.by_kd.lock().get(&kd) {
+            if *bytes == raw {
+                return Ok(Arc::clone(entry));
+            }
+        }
+        if let Some(known) = device.kernel_at_descriptor(kd) {
+            return Ok(known);
+        }
+        let descriptor = KernelDescriptor::parse(&raw)
+            .map_err(|e| format!("the kernel descriptor at {kd:#x} is malformed: {e}"))?;
+        let entry = Arc::new(KernelEntry {
+            symbol: format!("kernel@{kd:#x}"),
+            kd_addr: kd,
+            code_entry: descriptor.code_entry(kd),
+            descriptor,
+            family: device.family(),
+            kernarg_align: 16,
+        });
+        self.by_kd.lock().insert(kd, (raw, Arc::clone(&entry)));
+        Ok(entry)
+    }
+
+    /// Forget kernels whose descriptors lay in `[base, base+len)` (freed).
+    pub fn forget(&self, base: u64, len: u64) {
+        self.by_kd
+            .lock()
+            .retain(|&kd, _| !(base..base.saturating_add(len)).contains(&kd));
+    }
+}
+
+/// The processor's view of one runtime-built AQL queue.
+pub(super) struct UserRingFront {
+    pub(super) memory: Arc<DeviceMemory>,
+    pub(super) doorbell: u64,
+    pub(super) amd_queue: u64,
+    pub(super) events: Arc<Events>,
+    pub(super) kernels: Arc<KernelBook>,
+    pub(super) suspended: AtomicBool,
+}
+
+/// Poll `ready` with a backoff from 20 us to 1 ms until it holds or
+/// `timeout` passes; true when it held.
+fn poll(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    let mut step = Duration::from_micros(20);
+    loop {
+        if ready() {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        std::thread::sleep(step.min(deadline - now));
+        step = (step * 2).min(Duration::from_millis(1));
+    }
+}
+
+impl UserRingFront {
+    /// Store `value` into signal `handle` and raise its interrupt.
+    fn signal_store(&self, handle: u64, value: i64) -> Result<(), String> {
+        self.memory
+            .store_u64_release(handle + amd_signal::VALUE, value as u64)
+            .map_err(|f| format!("signal {handle:#x}: {f}"))?;
+        self.interrupt(handle)
+    }
+
+    /// The mailbox write and interrupt of signal `handle`, if it has one.
+    fn interrupt(&self, handle: u64) -> Result<(), String> {
+        let mailbox = self
+            .memory
+            .read_u64(handle + amd_signal::EVENT_MAILBOX_PTR)
+            .map_err(|f| format!("signal {handle:#x}: {f}"))?;
+        if mailbox == 0 {
+            return Ok(());
+        }
+        let id = self
+            .memory
+            .read_u32(handle + amd_signal::EVENT_ID)
+            .map_err(|f| format!("signal {handle:#x}: {f}"))?;
+        self.memory
+            .store_u64_release(mailbox, u64::from(id))
+            .map_err(|f| format!("signal {handle:#x}'s mailbox: {f}"))?;
+        self.events.interrupt(mailbox);
+        Ok(())
+    }
+}
+
+impl Front for UserRingFront {
+    fn doorbell(&self) -> i64 {
+        self.memory.load_u64_acquire(self.doorbell).unwrap_or(0) as i64
+    }
+
+    fn wait_doorbell(&self, seen: i64, timeout: Duration) {
+        poll(timeout, || self.doorbell() != seen);
+    }
+
+    fn idle(&self, timeout: Duration) {
+        std::thread::sleep(timeout);
+    }
+
+    fn runnable(&self) -> bool {
+        !self.suspended.load(Ordering::Acquire)
+    }
+
+    fn submitted(&self, _id: u64) -> Arc<VectorClock> {
+        clock::host()
+    }
+
+    fn signal_value(&self, handle: u64) -> Option<i64> {
+        self.memory
+            .load_u64_acquire(handle + amd_signal::VALUE)
+            .ok()
+            .map(|v| v as i64)
+    }
+
+    fn complete(&self, handle: u64) -> Result<(), String> {
+        self.memory
+            .atomic_add_i64(handle + amd_signal::VALUE, -1)
+            .map_err(|f| format!("completion signal {handle:#x}: {f}"))?;
+        self.interrupt(handle)
+    }
+
+    fn wait_zero(&self, handle: u64, timeout: Duration) -> Result<bool, String> {
+        let mut bad = None;
+        let reached = poll(timeout, || match self.signal_value(handle) {
+            Some(v) => v == 0,
+            None => {
+                bad = Some(format!("barrier dependency signal {handle:#x} is not readable"));
+                true
+            }
+        });
+        match bad {
+            Some(m) => Err(m),
+            None => Ok(reached),
+        }
+    }
+
+    fn consumed(&self, next: u64) {
+        let _ = self
+            .memory
+            .store_u64_release(self.amd_queue + amd_queue::READ_DISPATCH_ID, next);
+    }
+
+    fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String> {
+        self.kernels.at(device, kernel_object)
+    }
+
+    fn report(&self, err: &QueueError) {
+        let code = match err.kind {
+            QueueErrorKind::InvalidPacket => queue_error_code::INVALID_PACKET_FORMAT,
+            QueueErrorKind::VmFault => queue_error_code::MEMORY_VIOLATION,
+            QueueErrorKind::KernelFault | QueueErrorKind::Violation | QueueErrorKind::Injected => {
+                queue_error_code::ILLEGAL_INSTRUCTION
+            }
+        };
+        let signal = self
+            .memory
+            .read_u64(self.amd_queue + amd_queue::QUEUE_INACTIVE_SIGNAL)
+            .unwrap_or(0);
+        eprintln!("relaunch-kfd: GPU queue error: {err}");
+        if signal == 0 {
+            return;
+        }
+        if let Err(m) = self.signal_store(signal, code) {
+            tracing::error!(error = %m, "could not report a queue error to the runtime");
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Pages the device checks but does not own: what a runtime allocated or
+//! registered through the kernel-driver front (`crate::driver`) lives in
+//! host mappings that front creates and removes; the device only judges
+//! GPU accesses to them, with the permissions the driver's mapping gives.
+
+use std::ptr::NonNull;
+
+use super::{AllocOptions, AllocationInfo, Block, DeviceMemory, MemKind, MemoryError, FREED_HISTORY};
+
+impl DeviceMemory {
+    /// Check host pages someone else owns (`addr`, `len` bytes, which stay
+    /// valid until [`DeviceMemory::release`]): from now on GPU accesses
+    /// inside them are checked like any allocation, with `opts` saying
+    /// whether the GPU may touch or fetch IBs from them. Overlapping a
+    /// live range is refused. Not counted against the memory limit (the
+    /// owner accounts for its pages).
+    ///
+    /// # Safety
+    /// `[addr, addr+len)` must be readable and writable host memory that
+    /// stays mapped until `release(addr)` returns.
+    pub unsafe fn adopt(
+        &self,
+        addr: u64,
+        len: usize,
+        kind: MemKind,
+        opts: AllocOptions,
+    ) -> Result<(), MemoryError> {
+        let ptr = NonNull::new(addr as *mut u8).ok_or(MemoryError::ZeroSize)?;
+        if len == 0 {
+            return Err(MemoryError::ZeroSize);
+        }
+        let end = addr.checked_add(len as u64).ok_or(MemoryError::Overlap(addr))?;
+        let mut blocks = self.blocks.write();
+        let overlaps = blocks
+            .range(..end)
+            .next_back()
+            .is_some_and(|(&b, blk)| b + blk.len as u64 > addr);
+        if overlaps {
+            return Err(MemoryError::Overlap(addr));
+        }
+        blocks.insert(
+            addr,
+            Block {
+                ptr,
+                layout: None,
+                len,
+                kind,
+                opts,
+            },
+        );
+        drop(blocks);
+        self.freed
+            .lock()
+            .retain(|&(b, l)| !(addr < b + l as u64 && b < end));
+        let mut stats = self.stats.lock();
+        stats.live_allocations += 1;
+        stats.total_allocations += 1;
+        Ok(())
+    }
+
+    /// Stop checking pages adopted at `addr` (their owner unmaps them
+    /// next); later GPU accesses there fault as a use after free.
+    pub fn release(&self, addr: u64) -> Result<AllocationInfo, MemoryError> {
+        let block = {
+            let mut blocks = self.blocks.write();
+            match blocks.get(&addr) {
+                Some(b) if b.layout.is_none() => blocks.remove(&addr),
+                _ => None,
+            }
+        }
+        .ok_or(MemoryError::NotAllocated(addr))?;
+        let mut freed = self.freed.lock();
+        if freed.len() == FREED_HISTORY {
+            freed.pop_front();
+        }
+        freed.push_back((addr, block.len));
+        drop(freed);
+        self.stats.lock().live_allocations -= 1;
+        Ok(AllocationInfo {
+            base: addr,
+            len: block.len,
+            kind: block.kind,
+        })
+    }
+
+    /// Change what the GPU may do with the range starting at `addr`
+    /// (the driver mapping or unmapping it); false when none starts there.
+    pub fn set_options(&self, addr: u64, opts: AllocOptions) -> bool {
+        match self.blocks.write().get_mut(&addr) {
+            Some(block) => {
+                block.opts = opts;
+                true
+            }
+            None => false,
+        }
+    }
+}

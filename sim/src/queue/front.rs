@@ -1,0 +1,110 @@
+//! What differs between the queues the command processor serves: where
+//! the doorbell, the read index and the completion signals live, how a
+//! dispatch's kernel object is found, and how a queue error reaches the
+//! queue's owner. The processor (`processor.rs`, `packets.rs`) is one
+//! model of the hardware's packet processor; a front is the memory
+//! layout around it:
+//! - [`SimFront`]: queues of the simulator's own HSA table (`crate::hsa`):
+//!   indices and signals in Rust objects, errors through a callback;
+//! - `crate::driver::queue`: queues a runtime built itself on the
+//!   kernel-driver front (ROCr's ring, `amd_queue_t`, `amd_signal_t` in
+//!   memory, errors through the queue's inactive signal).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::device::{KernelEntry, SimDevice};
+use crate::ordering::clock::VectorClock;
+use crate::signal::{Condition, SignalTable, SimSignal};
+
+use super::{QueueError, Shared};
+
+pub(crate) trait Front: Send + Sync {
+    /// A value that changes whenever the host rings the doorbell.
+    fn doorbell(&self) -> i64;
+    /// Sleep until the doorbell differs from `seen`, or `timeout` passes.
+    fn wait_doorbell(&self, seen: i64, timeout: Duration);
+    /// Sleep while the queue cannot run (dead, suspended or its device lost).
+    fn idle(&self, timeout: Duration);
+    /// False while the queue's owner suspended it.
+    fn runnable(&self) -> bool {
+        true
+    }
+    /// What the host knew when it submitted packet `id`.
+    fn submitted(&self, id: u64) -> Arc<VectorClock>;
+    /// The value of completion signal `handle`; `None` when it names none.
+    fn signal_value(&self, handle: u64) -> Option<i64>;
+    /// Decrement completion signal `handle` and wake its waiters.
+    fn complete(&self, handle: u64) -> Result<(), String>;
+    /// Wait at most `timeout` for signal `handle` to reach zero: true once it has.
+    fn wait_zero(&self, handle: u64, timeout: Duration) -> Result<bool, String>;
+    /// Every packet before `next` was consumed.
+    fn consumed(&self, next: u64);
+    /// The kernel whose descriptor is at `kernel_object`.
+    fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String>;
+    /// Tell the queue's owner of a queue error (VM faults go elsewhere).
+    fn report(&self, err: &QueueError);
+}
+
+/// A queue of the simulator's own HSA table.
+pub(super) struct SimFront {
+    pub(super) shared: Arc<Shared>,
+    pub(super) doorbell: Arc<SimSignal>,
+    pub(super) signals: Arc<SignalTable>,
+}
+
+impl Front for SimFront {
+    fn doorbell(&self) -> i64 {
+        self.doorbell.load()
+    }
+
+    fn wait_doorbell(&self, seen: i64, timeout: Duration) {
+        self.doorbell.wait(Condition::Ne, seen, timeout);
+    }
+
+    fn idle(&self, timeout: Duration) {
+        // Destroy stores i64::MIN to wake the processor.
+        self.doorbell.wait(Condition::Eq, i64::MIN, timeout);
+    }
+
+    fn submitted(&self, id: u64) -> Arc<VectorClock> {
+        self.doorbell.covering(id)
+    }
+
+    fn signal_value(&self, handle: u64) -> Option<i64> {
+        self.signals.get(handle).map(|s| s.load())
+    }
+
+    fn complete(&self, handle: u64) -> Result<(), String> {
+        let signal = self
+            .signals
+            .get(handle)
+            .ok_or_else(|| format!("completion signal handle {handle} is not a live signal"))?;
+        signal.subtract(1);
+        Ok(())
+    }
+
+    fn wait_zero(&self, handle: u64, timeout: Duration) -> Result<bool, String> {
+        let signal = self.signals.get(handle).ok_or_else(|| {
+            format!("barrier-AND dependency signal {handle} is not a live signal")
+        })?;
+        Ok(signal.wait(Condition::Eq, 0, timeout) == 0)
+    }
+
+    fn consumed(&self, next: u64) {
+        self.shared.read_index.store(next, Ordering::Release);
+    }
+
+    fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String> {
+        device.kernel_at_descriptor(kernel_object).ok_or_else(|| {
+            format!("kernel_object {kernel_object:#x} is not a loaded kernel descriptor")
+        })
+    }
+
+    fn report(&self, err: &QueueError) {
+        if let Some(cb) = &self.shared.callback {
+            cb(err);
+        }
+    }
+}
