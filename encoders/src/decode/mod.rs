@@ -189,18 +189,25 @@ fn decode_at(
         });
     }
     let b = &dwords[at + 1..at + 1 + body_len];
-    let bad = |packet: &'static str, expected: &'static str| DecodeError::BadCount {
-        at,
-        packet,
-        body: body_len,
-        expected,
+    // Counts come from the shared layout table (`relaunch_facts::packet::PACKETS`).
+    let Some(layout) = crate::packet::packet_layout(opcode) else {
+        return Err(DecodeError::UnknownOpcode {
+            at,
+            opcode,
+            header: h,
+        });
     };
+    if !layout.body.allows(body_len) {
+        return Err(DecodeError::BadCount {
+            at,
+            packet: layout.name,
+            body: body_len,
+            expected: layout.expected,
+        });
+    }
     let packet = match opcode {
         op::NOP => Packet::Nop { body: b },
         op::SET_SH_REG => {
-            if body_len < 2 {
-                return Err(bad("SET_SH_REG", "at least 2 (offset and one value)"));
-            }
             let offset = b[0];
             let values = &b[1..];
             if offset as u64 + values.len() as u64 > (SH_REG_END - SH_REG_START) as u64 {
@@ -215,105 +222,57 @@ fn decode_at(
             }
             Packet::SetShReg { offset, values }
         }
-        op::DISPATCH_DIRECT => {
-            if body_len != 4 {
-                return Err(bad("DISPATCH_DIRECT", "4"));
-            }
-            Packet::DispatchDirect {
-                groups: [b[0], b[1], b[2]],
-                initiator: b[3],
-            }
-        }
-        op::EVENT_WRITE => {
-            if body_len != 1 && body_len != 3 {
-                return Err(bad("EVENT_WRITE", "1, or 3 with an address"));
-            }
-            Packet::EventWrite {
-                event_type: event_cntl::EVENT_TYPE.get(b[0]),
-                event_index: event_cntl::EVENT_INDEX.get(b[0]),
-                address: (body_len == 3).then(|| u64_of(b[1], b[2])),
-            }
-        }
-        op::ACQUIRE_MEM => {
-            if body_len != 7 {
-                return Err(bad("ACQUIRE_MEM", "7"));
-            }
-            Packet::AcquireMem {
-                coher_cntl: b[0],
-                coher_size: u64_of(b[1], b[2] & 0x00FF_FFFF),
-                coher_base: u64_of(b[3], b[4] & 0x00FF_FFFF),
-                poll_interval: b[5] & 0xFFFF,
-                gcr_cntl: b[6],
-            }
-        }
-        op::RELEASE_MEM => {
-            if body_len != 7 {
-                return Err(bad("RELEASE_MEM", "7"));
-            }
-            Packet::ReleaseMem {
-                event_cntl: b[0],
-                data_cntl: b[1],
-                address: u64_of(b[2], b[3]),
-                data: u64_of(b[4], b[5]),
-                int_ctxid: b[6],
-            }
-        }
-        op::WRITE_DATA => {
-            if body_len < 4 {
-                return Err(bad(
-                    "WRITE_DATA",
-                    "at least 4 (control, address, one data dword)",
-                ));
-            }
-            Packet::WriteData {
-                control: b[0],
-                address: u64_of(b[1], b[2]),
-                data: &b[3..],
-            }
-        }
-        op::WAIT_REG_MEM => {
-            if body_len != 6 {
-                return Err(bad("WAIT_REG_MEM", "6"));
-            }
-            Packet::WaitRegMem {
-                control: b[0],
-                address: u64_of(b[1], b[2]),
-                reference: b[3],
-                mask: b[4],
-                poll_interval: b[5],
-            }
-        }
-        op::INDIRECT_BUFFER => {
-            if body_len != 3 {
-                return Err(bad("INDIRECT_BUFFER", "3"));
-            }
-            Packet::IndirectBuffer {
-                address: u64_of(b[0], b[1]),
-                dwords: ib_control::IB_SIZE.get(b[2]),
-                control: b[2],
-            }
-        }
-        op::COPY_DATA => {
-            if body_len != 5 {
-                return Err(bad("COPY_DATA", "5"));
-            }
-            Packet::CopyData {
-                control: b[0],
-                src: u64_of(b[1], b[2]),
-                dst: u64_of(b[3], b[4]),
-            }
-        }
-        op::DMA_DATA => {
-            if body_len != 6 {
-                return Err(bad("DMA_DATA", "6"));
-            }
-            Packet::DmaData {
-                control: b[0],
-                src: u64_of(b[1], b[2]),
-                dst: u64_of(b[3], b[4]),
-                command: b[5],
-            }
-        }
+        op::DISPATCH_DIRECT => Packet::DispatchDirect {
+            groups: [b[0], b[1], b[2]],
+            initiator: b[3],
+        },
+        op::EVENT_WRITE => Packet::EventWrite {
+            event_type: event_cntl::EVENT_TYPE.get(b[0]),
+            event_index: event_cntl::EVENT_INDEX.get(b[0]),
+            address: (body_len == 3).then(|| u64_of(b[1], b[2])),
+        },
+        op::ACQUIRE_MEM => Packet::AcquireMem {
+            coher_cntl: b[0],
+            coher_size: u64_of(b[1], b[2] & 0x00FF_FFFF),
+            coher_base: u64_of(b[3], b[4] & 0x00FF_FFFF),
+            poll_interval: b[5] & 0xFFFF,
+            gcr_cntl: b[6],
+        },
+        op::RELEASE_MEM => Packet::ReleaseMem {
+            event_cntl: b[0],
+            data_cntl: b[1],
+            address: u64_of(b[2], b[3]),
+            data: u64_of(b[4], b[5]),
+            int_ctxid: b[6],
+        },
+        op::WRITE_DATA => Packet::WriteData {
+            control: b[0],
+            address: u64_of(b[1], b[2]),
+            data: &b[3..],
+        },
+        op::WAIT_REG_MEM => Packet::WaitRegMem {
+            control: b[0],
+            address: u64_of(b[1], b[2]),
+            reference: b[3],
+            mask: b[4],
+            poll_interval: b[5],
+        },
+        op::INDIRECT_BUFFER => Packet::IndirectBuffer {
+            address: u64_of(b[0], b[1]),
+            dwords: ib_control::IB_SIZE.get(b[2]),
+            control: b[2],
+        },
+        op::COPY_DATA => Packet::CopyData {
+            control: b[0],
+            src: u64_of(b[1], b[2]),
+            dst: u64_of(b[3], b[4]),
+        },
+        op::DMA_DATA => Packet::DmaData {
+            control: b[0],
+            src: u64_of(b[1], b[2]),
+            dst: u64_of(b[3], b[4]),
+            command: b[5],
+        },
         _ => {
             return Err(DecodeError::UnknownOpcode {
                 at,

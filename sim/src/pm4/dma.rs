@@ -77,7 +77,7 @@ pub(crate) fn check(control: u32, src: u64, dst: u64, command: u32) -> Result<Tr
             control & !known
         ));
     }
-    let field = |f: relaunch_encoders::Field| f.get(control);
+    let field = |f: relaunch_facts::Field| f.get(control);
     if field(dma_data::ENGINE) != 0 {
         return Err("DMA_DATA on the PFP engine (relaunch uses ME)".into());
     }
