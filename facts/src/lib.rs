@@ -7,7 +7,8 @@
 //! is given ([`sgprs`]), the PM4 register tables with their fields
 //! ([`regs`], [`field`]), what the hardware does with a dispatch's state
 //! ([`dispatch`]: initiator bits, resource limits, RSRC fields, LDS
-//! granules), packet facts and layouts ([`packet`]), the kernel
+//! granules), packet facts and layouts ([`packet`]), framing a PM4 stream by them
+//! ([`frame`]), the kernel
 //! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
 //! AQL packet ([`aql`]), and the machine-code encoding tables ([`isa`])
 //! the decoder in `relaunch-isa` reads.
@@ -24,6 +25,7 @@ pub mod descriptor;
 pub mod dispatch;
 pub mod family;
 pub mod field;
+pub mod frame;
 pub mod isa;
 pub mod packet;
 pub mod regs;

@@ -15,7 +15,8 @@ use relaunch_device::Family;
 
 use crate::error::DecodeError;
 use crate::packet::{event_cntl, header, ib_control, op, release_data, wait_reg_mem, write_data};
-use crate::regs::{table, Register, SH_REG_END, SH_REG_START};
+use crate::regs::{table, Register};
+use relaunch_facts::frame::{check_sh_run, check_sh_window, frame};
 
 /// One decoded packet; slices borrow the IB's dwords.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,59 +167,18 @@ fn decode_at(
     family: Family,
     strict: bool,
 ) -> Result<(Packet<'_>, usize), DecodeError> {
-    let h = dwords[at];
-    let kind = header::TYPE.get(h);
-    if kind != 3 {
-        return Err(DecodeError::NotType3 {
-            at,
-            header: h,
-            kind,
-        });
-    }
-    if header::PREDICATE.get(h) != 0 {
-        return Err(DecodeError::Predicated { at, header: h });
-    }
-    let opcode = header::OPCODE.get(h) as u8;
-    let body_len = header::COUNT.get(h) as usize + 1;
-    let have = dwords.len() - at - 1;
-    if body_len > have {
-        return Err(DecodeError::Truncated {
-            at,
-            need: body_len + 1,
-            have: have + 1,
-        });
-    }
-    let b = &dwords[at + 1..at + 1 + body_len];
-    // Counts come from the shared layout table (`relaunch_facts::packet::PACKETS`).
-    let Some(layout) = crate::packet::packet_layout(opcode) else {
-        return Err(DecodeError::UnknownOpcode {
-            at,
-            opcode,
-            header: h,
-        });
-    };
-    if !layout.body.allows(body_len) {
-        return Err(DecodeError::BadCount {
-            at,
-            packet: layout.name,
-            body: body_len,
-            expected: layout.expected,
-        });
-    }
+    // Header, body count and opcode by the shared framing (facts' layouts).
+    let f = frame(dwords, at)?;
+    let (opcode, b, body_len) = (f.layout.opcode, f.body, f.body.len());
     let packet = match opcode {
         op::NOP => Packet::Nop { body: b },
         op::SET_SH_REG => {
             let offset = b[0];
             let values = &b[1..];
-            if offset as u64 + values.len() as u64 > (SH_REG_END - SH_REG_START) as u64 {
-                return Err(DecodeError::UnknownRegister {
-                    at,
-                    offset: offset.max(SH_REG_END - SH_REG_START),
-                    family,
-                });
-            }
             if strict {
-                check_registers(at, family, offset, values.len())?;
+                check_sh_run(at, family, offset, values.len())?;
+            } else {
+                check_sh_window(at, family, offset, values.len())?;
             }
             Packet::SetShReg { offset, values }
         }
@@ -273,40 +233,16 @@ fn decode_at(
             dst: u64_of(b[3], b[4]),
             command: b[5],
         },
+        // A layout row the decoder has no fields for yet.
         _ => {
             return Err(DecodeError::UnknownOpcode {
                 at,
                 opcode,
-                header: h,
+                header: f.header,
             })
         }
     };
     Ok((packet, 1 + body_len))
-}
-
-fn check_registers(at: usize, family: Family, offset: u32, n: usize) -> Result<(), DecodeError> {
-    let t = table(family);
-    for o in offset..offset + n as u32 {
-        match t.get(o) {
-            None => {
-                return Err(DecodeError::UnknownRegister {
-                    at,
-                    offset: o,
-                    family,
-                })
-            }
-            Some(r) if r.class.forbidden() => {
-                return Err(DecodeError::ForbiddenRegister {
-                    at,
-                    offset: o,
-                    name: r.name,
-                    class: r.class.name(),
-                })
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
 }
 
 /// Strict iterator over `(dword index, packet)`; stops after the first error.

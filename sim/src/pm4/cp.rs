@@ -7,60 +7,12 @@
 //! lacks) or what the model does not cover (registers the queue or the CP
 //! own). It never panics on any input.
 
-use relaunch_facts::packet::{header, op, packet_layout, PacketLayout};
-use relaunch_facts::regs::{table, SH_REG_END, SH_REG_START};
+use relaunch_facts::frame::{check_sh_run, frame};
+use relaunch_facts::packet::{op, PacketLayout};
 use relaunch_facts::Family;
 
-/// Why the CP cannot read the packet at `at` (a dword index in the IB).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParseError {
-    #[error("dword {at}: packet needs {need} dwords but only {have} remain (truncated IB)")]
-    Truncated { at: usize, need: usize, have: usize },
-    #[error("dword {at}: header {header:#010x} is a type-{kind} packet; a compute queue's IB holds type-3 packets")]
-    NotType3 { at: usize, header: u32, kind: u32 },
-    #[error("dword {at}: unknown type-3 opcode {opcode:#04x} (header {header:#010x})")]
-    UnknownOpcode { at: usize, opcode: u8, header: u32 },
-    #[error("dword {at}: {packet} with {body} body dwords; expected {expected}")]
-    BadCount {
-        at: usize,
-        packet: &'static str,
-        body: usize,
-        expected: &'static str,
-    },
-    #[error("dword {at}: SET_SH_REG to offset {offset:#x}, a register {family} does not have")]
-    UnknownRegister {
-        at: usize,
-        offset: u32,
-        family: Family,
-    },
-    #[error(
-        "dword {at}: SET_SH_REG writes {name} ({offset:#x}), which is {class}: the queue's \
-         state behind it is not modelled, so an IB must not write it"
-    )]
-    ForbiddenRegister {
-        at: usize,
-        offset: u32,
-        name: &'static str,
-        class: &'static str,
-    },
-    #[error("dword {at}: predicated packet (header {header:#010x}); predication is not modelled")]
-    Predicated { at: usize, header: u32 },
-}
-
-impl ParseError {
-    /// The dword the bad packet starts at.
-    pub fn at(&self) -> usize {
-        match self {
-            ParseError::Truncated { at, .. }
-            | ParseError::NotType3 { at, .. }
-            | ParseError::UnknownOpcode { at, .. }
-            | ParseError::BadCount { at, .. }
-            | ParseError::UnknownRegister { at, .. }
-            | ParseError::ForbiddenRegister { at, .. }
-            | ParseError::Predicated { at, .. } => *at,
-        }
-    }
-}
+/// Why the CP cannot read a packet: the PM4 format's framing error.
+pub use relaunch_facts::frame::FrameError as ParseError;
 
 /// One packet as the CP executes it; slices borrow the IB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,44 +97,8 @@ impl<'a> Cp<'a> {
     }
 
     fn read(&self) -> Result<(CpPacket<'a>, usize), ParseError> {
-        let at = self.at;
-        let word = self.ib[at];
-        let kind = header::TYPE.get(word);
-        if kind != 3 {
-            return Err(ParseError::NotType3 {
-                at,
-                header: word,
-                kind,
-            });
-        }
-        if header::PREDICATE.get(word) != 0 {
-            return Err(ParseError::Predicated { at, header: word });
-        }
-        let len = header::COUNT.get(word) as usize + 1;
-        let rest = self.ib.len() - at - 1;
-        if len > rest {
-            return Err(ParseError::Truncated {
-                at,
-                need: len + 1,
-                have: rest + 1,
-            });
-        }
-        let opcode = header::OPCODE.get(word) as u8;
-        let layout = packet_layout(opcode).ok_or(ParseError::UnknownOpcode {
-            at,
-            opcode,
-            header: word,
-        })?;
-        if !layout.body.allows(len) {
-            return Err(ParseError::BadCount {
-                at,
-                packet: layout.name,
-                body: len,
-                expected: layout.expected,
-            });
-        }
-        let body: &'a [u32] = &self.ib[at + 1..at + 1 + len];
-        Ok((self.packet(at, layout, body)?, 1 + len))
+        let f = frame(self.ib, self.at)?;
+        Ok((self.packet(self.at, f.layout, f.body)?, f.len()))
     }
 
     fn packet(
@@ -195,7 +111,9 @@ impl<'a> Cp<'a> {
             op::NOP => CpPacket::Nop,
             op::SET_SH_REG => {
                 let (offset, values) = (b[0], &b[1..]);
-                self.registers(at, offset, values.len())?;
+                // Registers the family has, none the queue or CP owns (the
+                // queue state behind them is not modelled).
+                check_sh_run(at, self.family, offset, values.len())?;
                 CpPacket::SetShReg { offset, values }
             }
             op::DISPATCH_DIRECT => CpPacket::DispatchDirect {
@@ -240,35 +158,6 @@ impl<'a> Cp<'a> {
             _ => CpPacket::Other(layout),
         })
     }
-
-    /// Every register of a SET_SH_REG run must exist on the family and be
-    /// one the model lets an IB program.
-    fn registers(&self, at: usize, offset: u32, n: usize) -> Result<(), ParseError> {
-        let window = SH_REG_END - SH_REG_START;
-        let regs = table(self.family);
-        for i in 0..n as u64 {
-            let o = u64::from(offset) + i;
-            let reg = (o < u64::from(window))
-                .then(|| regs.get(o as u32))
-                .flatten();
-            let Some(reg) = reg else {
-                return Err(ParseError::UnknownRegister {
-                    at,
-                    offset: o.min(u64::from(u32::MAX)) as u32,
-                    family: self.family,
-                });
-            };
-            if reg.class.forbidden() {
-                return Err(ParseError::ForbiddenRegister {
-                    at,
-                    offset: o as u32,
-                    name: reg.name,
-                    class: reg.class.name(),
-                });
-            }
-        }
-        Ok(())
-    }
 }
 
 impl<'a> Iterator for Cp<'a> {
@@ -298,7 +187,7 @@ mod tests {
     use relaunch_facts::packet::type3;
 
     #[test]
-    fn reads_packets_by_the_facts_layouts_and_never_panics() {
+    fn reads_each_packet_and_stops_at_the_first_error() {
         let ib = [
             type3(op::NOP, 2, false),
             0,
@@ -308,41 +197,45 @@ mod tests {
             2,
             3,
             0x45,
+            type3(op::ACQUIRE_MEM, 7, false),
+            0,
+            0xFFFF_FFFF,
+            0xFF,
+            0,
+            0,
+            0,
+            0x4381,
+            type3(op::COPY_DATA, 5, false),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0xDEAD,
         ];
-        let got: Vec<_> = Cp::new(&ib, Family::Gfx10).map(|r| r.unwrap()).collect();
-        assert_eq!(got[0], (0, CpPacket::Nop));
+        let got: Vec<_> = Cp::new(&ib, Family::Gfx10).collect();
+        assert_eq!(got[0], Ok((0, CpPacket::Nop)));
+        let groups = [1, 2, 3];
         assert_eq!(
             got[1],
-            (
+            Ok((
                 3,
                 CpPacket::DispatchDirect {
-                    groups: [1, 2, 3],
+                    groups,
                     initiator: 0x45
                 }
-            )
+            ))
         );
-        let bad = [type3(op::DISPATCH_DIRECT, 3, true), 1, 1, 1];
-        let e = Cp::new(&bad, Family::Gfx11).next().unwrap().unwrap_err();
-        assert!(e.to_string().contains("expected 4"), "{e}");
-        let e = Cp::new(&[type3(0x7F, 1, false), 0], Family::Gfx12)
-            .next()
-            .unwrap()
-            .unwrap_err();
-        assert!(matches!(e, ParseError::UnknownOpcode { opcode: 0x7F, .. }));
-        let e = Cp::new(&[0x8000_0000], Family::Gfx12)
-            .next()
-            .unwrap()
-            .unwrap_err();
-        assert!(matches!(e, ParseError::NotType3 { kind: 2, .. }), "{e}");
-        for w in [0u32, u32::MAX, 0xC3FF_7602, 0xC000_7602] {
-            for n in 0..4 {
-                let ib = vec![w; n];
-                let _ = Cp::new(&ib, Family::Gfx10).count();
-            }
-        }
-        // A SET_SH_REG run past the window is an unknown register, not a panic.
-        let ib = [type3(op::SET_SH_REG, 3, true), 0x3FF, 1, 2];
-        let e = Cp::new(&ib, Family::Gfx10).next().unwrap().unwrap_err();
-        assert!(matches!(e, ParseError::UnknownRegister { .. }), "{e}");
+        let Ok((8, CpPacket::AcquireMem(a))) = got[2] else {
+            panic!("{:?}", got[2]);
+        };
+        assert_eq!((a.coher_size, a.gcr_cntl), (0xFF_FFFF_FFFF, 0x4381));
+        assert!(matches!(got[3], Ok((16, CpPacket::Other(l))) if l.name == "COPY_DATA"));
+        assert!(matches!(got[4], Err(ParseError::NotType3 { at: 22, .. })));
+        assert_eq!(got.len(), 5);
+        // A queue-owned register in a run is refused where it is met.
+        let ib = [type3(op::SET_SH_REG, 2, true), 0x218, 0];
+        let e = Cp::new(&ib, Family::Gfx12).next().unwrap().unwrap_err();
+        assert!(e.to_string().contains("COMPUTE_TMPRING_SIZE"), "{e}");
     }
 }
