@@ -8,7 +8,7 @@
 //! ([`regs`], [`field`]), what the hardware does with a dispatch's state
 //! ([`dispatch`]: initiator bits, resource limits, RSRC fields, LDS
 //! granules), packet facts and layouts ([`packet`]), framing a PM4 stream by them
-//! ([`frame`]), the kernel
+//! ([`frame`]) and reading their bodies ([`body`]), the kernel
 //! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
 //! AQL packet ([`aql`]), and the machine-code encoding tables ([`isa`])
 //! the decoder in `relaunch-isa` reads.
@@ -21,6 +21,7 @@
 //! the bottom of the workspace.
 
 pub mod aql;
+pub mod body;
 pub mod descriptor;
 pub mod dispatch;
 pub mod family;

@@ -7,75 +7,12 @@
 //! lacks) or what the model does not cover (registers the queue or the CP
 //! own). It never panics on any input.
 
+use relaunch_facts::body::Packet;
 use relaunch_facts::frame::{check_sh_run, frame};
-use relaunch_facts::packet::{op, PacketLayout};
 use relaunch_facts::Family;
 
 /// Why the CP cannot read a packet: the PM4 format's framing error.
 pub use relaunch_facts::frame::FrameError as ParseError;
-
-/// One packet as the CP executes it; slices borrow the IB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpPacket<'a> {
-    Nop,
-    /// `values[i]` goes to SET_SH_REG offset `offset + i`.
-    SetShReg {
-        offset: u32,
-        values: &'a [u32],
-    },
-    DispatchDirect {
-        groups: [u32; 3],
-        initiator: u32,
-    },
-    /// The body's first dword; `address` in the 3-dword form.
-    EventWrite {
-        control: u32,
-        address: Option<u64>,
-    },
-    AcquireMem(AcquireMem),
-    ReleaseMem {
-        event_cntl: u32,
-        data_cntl: u32,
-        address: u64,
-        data: u64,
-    },
-    WriteData {
-        control: u32,
-        address: u64,
-        data: &'a [u32],
-    },
-    WaitRegMem {
-        control: u32,
-        address: u64,
-        reference: u32,
-        mask: u32,
-        poll_interval: u32,
-    },
-    DmaData {
-        control: u32,
-        src: u64,
-        dst: u64,
-        command: u32,
-    },
-    /// A packet the tables know but the model does not execute (nested
-    /// INDIRECT_BUFFER, COPY_DATA): refused by name where it is met.
-    Other(&'static PacketLayout),
-}
-
-/// ACQUIRE_MEM's gfx10+ body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AcquireMem {
-    pub coher_cntl: u32,
-    /// COHER_SIZE with COHER_SIZE_HI above it (256-byte units).
-    pub coher_size: u64,
-    /// COHER_BASE with COHER_BASE_HI above it (256-byte units).
-    pub coher_base: u64,
-    pub gcr_cntl: u32,
-}
-
-fn qword(lo: u32, hi: u32) -> u64 {
-    u64::from(lo) | u64::from(hi) << 32
-}
 
 /// Reads an IB packet by packet: `(dword index, packet)`, stopping after
 /// the first error.
@@ -96,72 +33,26 @@ impl<'a> Cp<'a> {
         }
     }
 
-    fn read(&self) -> Result<(CpPacket<'a>, usize), ParseError> {
-        let f = frame(self.ib, self.at)?;
-        Ok((self.packet(self.at, f.layout, f.body)?, f.len()))
-    }
-
-    fn packet(
-        &self,
-        at: usize,
-        layout: &'static PacketLayout,
-        b: &'a [u32],
-    ) -> Result<CpPacket<'a>, ParseError> {
-        Ok(match layout.opcode {
-            op::NOP => CpPacket::Nop,
-            op::SET_SH_REG => {
-                let (offset, values) = (b[0], &b[1..]);
-                // Registers the family has, none the queue or CP owns (the
-                // queue state behind them is not modelled).
-                check_sh_run(at, self.family, offset, values.len())?;
-                CpPacket::SetShReg { offset, values }
-            }
-            op::DISPATCH_DIRECT => CpPacket::DispatchDirect {
-                groups: [b[0], b[1], b[2]],
-                initiator: b[3],
-            },
-            op::EVENT_WRITE => CpPacket::EventWrite {
-                control: b[0],
-                address: b.get(1..3).map(|a| qword(a[0], a[1])),
-            },
-            // COHER_SIZE_HI and COHER_BASE_HI are 24-bit fields.
-            op::ACQUIRE_MEM => CpPacket::AcquireMem(AcquireMem {
-                coher_cntl: b[0],
-                coher_size: qword(b[1], b[2] & 0x00FF_FFFF),
-                coher_base: qword(b[3], b[4] & 0x00FF_FFFF),
-                gcr_cntl: b[6],
-            }),
-            op::RELEASE_MEM => CpPacket::ReleaseMem {
-                event_cntl: b[0],
-                data_cntl: b[1],
-                address: qword(b[2], b[3]),
-                data: qword(b[4], b[5]),
-            },
-            op::WRITE_DATA => CpPacket::WriteData {
-                control: b[0],
-                address: qword(b[1], b[2]),
-                data: &b[3..],
-            },
-            op::WAIT_REG_MEM => CpPacket::WaitRegMem {
-                control: b[0],
-                address: qword(b[1], b[2]),
-                reference: b[3],
-                mask: b[4],
-                poll_interval: b[5],
-            },
-            op::DMA_DATA => CpPacket::DmaData {
-                control: b[0],
-                src: qword(b[1], b[2]),
-                dst: qword(b[3], b[4]),
-                command: b[5],
-            },
-            _ => CpPacket::Other(layout),
-        })
+    /// Frame the packet (facts' layouts), read its body, and check a
+    /// SET_SH_REG run: registers the family has, none the queue or CP owns
+    /// (the queue state behind them is not modelled).
+    fn read(&self) -> Result<(Packet<'a>, usize), ParseError> {
+        let at = self.at;
+        let f = frame(self.ib, at)?;
+        let packet = Packet::read(&f).ok_or(ParseError::UnknownOpcode {
+            at,
+            opcode: f.layout.opcode,
+            header: f.header,
+        })?;
+        if let Packet::SetShReg { offset, values } = packet {
+            check_sh_run(at, self.family, offset, values.len())?;
+        }
+        Ok((packet, f.len()))
     }
 }
 
 impl<'a> Iterator for Cp<'a> {
-    type Item = Result<(usize, CpPacket<'a>), ParseError>;
+    type Item = Result<(usize, Packet<'a>), ParseError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.stopped || self.at >= self.ib.len() {
@@ -184,7 +75,7 @@ impl<'a> Iterator for Cp<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use relaunch_facts::packet::type3;
+    use relaunch_facts::packet::{op, type3};
 
     #[test]
     fn reads_each_packet_and_stops_at_the_first_error() {
@@ -214,23 +105,26 @@ mod tests {
             0xDEAD,
         ];
         let got: Vec<_> = Cp::new(&ib, Family::Gfx10).collect();
-        assert_eq!(got[0], Ok((0, CpPacket::Nop)));
+        assert_eq!(got[0], Ok((0, Packet::Nop { body: &ib[1..3] })));
         let groups = [1, 2, 3];
-        assert_eq!(
-            got[1],
-            Ok((
-                3,
-                CpPacket::DispatchDirect {
-                    groups,
-                    initiator: 0x45
-                }
-            ))
-        );
-        let Ok((8, CpPacket::AcquireMem(a))) = got[2] else {
+        let dispatch = Packet::DispatchDirect {
+            groups,
+            initiator: 0x45,
+        };
+        assert_eq!(got[1], Ok((3, dispatch)));
+        let Ok((
+            8,
+            Packet::AcquireMem {
+                coher_size,
+                gcr_cntl,
+                ..
+            },
+        )) = got[2]
+        else {
             panic!("{:?}", got[2]);
         };
-        assert_eq!((a.coher_size, a.gcr_cntl), (0xFF_FFFF_FFFF, 0x4381));
-        assert!(matches!(got[3], Ok((16, CpPacket::Other(l))) if l.name == "COPY_DATA"));
+        assert_eq!((coher_size, gcr_cntl), (0xFF_FFFF_FFFF, 0x4381));
+        assert!(matches!(got[3], Ok((16, Packet::CopyData { .. }))));
         assert!(matches!(got[4], Err(ParseError::NotType3 { at: 22, .. })));
         assert_eq!(got.len(), 5);
         // A queue-owned register in a run is refused where it is met.

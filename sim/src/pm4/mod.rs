@@ -24,7 +24,7 @@ use std::sync::Arc;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use relaunch_facts::packet::{event, event_cntl, release_cntl, release_data, write_data};
+use relaunch_facts::packet::{event, release_cntl, release_data, write_data};
 
 use crate::device::{KernelEntry, SimDevice};
 use crate::isa::runner::{self, NoRunner, Runner};
@@ -34,7 +34,8 @@ use crate::trace::RangeSet;
 use crate::twins::{DispatchContext, KernelFault};
 
 pub use check::StateError;
-use cp::{Cp, CpPacket, ParseError};
+use cp::{Cp, ParseError};
+use relaunch_facts::body::Packet;
 
 /// What went wrong executing an IB.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -193,22 +194,24 @@ impl IbRun<'_> {
         }
     }
 
-    fn packet(&mut self, index: usize, dword: usize, packet: CpPacket<'_>) -> Result<(), Pm4Error> {
+    fn packet(&mut self, index: usize, dword: usize, packet: Packet<'_>) -> Result<(), Pm4Error> {
         let unsupported = |s: &Self, what: String| {
             Err(s.error(index, dword, None, Pm4ErrorKind::Unsupported(what)))
         };
         match packet {
-            CpPacket::Nop => Ok(()),
-            CpPacket::SetShReg { offset, values } => {
+            Packet::Nop { .. } => Ok(()),
+            Packet::SetShReg { offset, values } => {
                 self.regs.write(offset, values);
                 Ok(())
             }
-            CpPacket::DispatchDirect { groups, initiator } => {
+            Packet::DispatchDirect { groups, initiator } => {
                 self.dispatch(index, dword, groups, initiator)
             }
-            CpPacket::EventWrite { control, address } => {
-                let event_type = event_cntl::EVENT_TYPE.get(control);
-                let event_index = event_cntl::EVENT_INDEX.get(control);
+            Packet::EventWrite {
+                event_type,
+                event_index,
+                address,
+            } => {
                 if event_type != event::CS_PARTIAL_FLUSH || address.is_some() {
                     return unsupported(
                         self,
@@ -229,20 +232,27 @@ impl IbRun<'_> {
                 self.model.wait();
                 Ok(())
             }
-            CpPacket::AcquireMem(acquire) => match strict::acquire_mem(&acquire) {
+            Packet::AcquireMem {
+                coher_cntl,
+                coher_size,
+                coher_base,
+                gcr_cntl,
+                ..
+            } => match strict::acquire_mem(coher_cntl, gcr_cntl, coher_base, coher_size) {
                 Ok(ops) => {
                     self.events.push(Event::Acquire(ops));
                     Ok(())
                 }
                 Err(what) => unsupported(self, what),
             },
-            CpPacket::ReleaseMem {
+            Packet::ReleaseMem {
                 event_cntl,
                 data_cntl,
                 address,
                 data,
+                ..
             } => self.release_mem(index, dword, event_cntl, data_cntl, address, data),
-            CpPacket::WriteData {
+            Packet::WriteData {
                 control,
                 address,
                 data,
@@ -261,7 +271,7 @@ impl IbRun<'_> {
                 crate::ordering::clock::release_to_memory();
                 self.cp_write(address, &bytes, index, dword)
             }
-            CpPacket::WaitRegMem {
+            Packet::WaitRegMem {
                 control,
                 address,
                 reference,
@@ -284,7 +294,7 @@ impl IbRun<'_> {
                 crate::ordering::clock::acquire_from_memory();
                 Ok(())
             }
-            CpPacket::DmaData {
+            Packet::DmaData {
                 control,
                 src,
                 dst,
@@ -306,7 +316,9 @@ impl IbRun<'_> {
                 })));
                 Ok(())
             }
-            CpPacket::Other(layout) => unsupported(self, layout.name.to_string()),
+            other @ (Packet::IndirectBuffer { .. } | Packet::CopyData { .. }) => {
+                unsupported(self, other.name().to_string())
+            }
         }
     }
 

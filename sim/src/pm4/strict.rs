@@ -7,7 +7,6 @@
 use relaunch_facts::packet::gcr::{self, Cache, Effect};
 use relaunch_facts::packet::ib_control;
 
-use super::cp::AcquireMem;
 use crate::ordering::CacheOps;
 
 /// ACQUIRE_MEM (gfx10+ form) as the CP performs it: COHER_CNTL must be
@@ -18,13 +17,16 @@ use crate::ordering::CacheOps;
 /// so COHER_BASE/COHER_SIZE, which only ranged actions read, may hold
 /// anything: the kernel driver writes COHER_SIZE_HI 0xFFFFFF, ROCr 0xFF.
 /// GL2_DISCARD and GL2_US are refused by name (not modelled).
-pub(crate) fn acquire_mem(a: &AcquireMem) -> Result<CacheOps, String> {
-    let gcr_cntl = a.gcr_cntl;
-    if a.coher_cntl != 0 {
+pub(crate) fn acquire_mem(
+    coher_cntl: u32,
+    gcr_cntl: u32,
+    coher_base: u64,
+    coher_size: u64,
+) -> Result<CacheOps, String> {
+    if coher_cntl != 0 {
         return Err(format!(
-            "ACQUIRE_MEM COHER_CNTL is {:#x}: its CB/DB actions belong to a graphics \
-             pipeline; a compute queue's acquire must have 0",
-            a.coher_cntl
+            "ACQUIRE_MEM COHER_CNTL is {coher_cntl:#x}: its CB/DB actions belong to a graphics \
+             pipeline; a compute queue's acquire must have 0"
         ));
     }
     let defined = gcr::FIELDS.iter().fold(0, |m, f| m | f.mask());
@@ -55,7 +57,7 @@ pub(crate) fn acquire_mem(a: &AcquireMem) -> Result<CacheOps, String> {
                 "ACQUIRE_MEM GCR_CNTL {gcr_cntl:#x} has {} = {v}: only whole-cache \
                  invalidations and write-backs are modelled (ranged actions, GL2_DISCARD and \
                  GL2_US are not; COHER_BASE {:#x}, COHER_SIZE {:#x})",
-                f.name, a.coher_base, a.coher_size
+                f.name, coher_base, coher_size
             ));
         }
     }
@@ -90,12 +92,7 @@ mod tests {
     use super::*;
 
     fn acquire(coher_cntl: u32, gcr_cntl: u32) -> Result<CacheOps, String> {
-        acquire_mem(&AcquireMem {
-            coher_cntl,
-            coher_size: 0x00FF_FFFF_FFFF_FFFF,
-            coher_base: 0,
-            gcr_cntl,
-        })
+        acquire_mem(coher_cntl, gcr_cntl, 0, 0x00FF_FFFF_FFFF_FFFF)
     }
 
     #[test]
@@ -113,21 +110,10 @@ mod tests {
     fn acquire_mem_takes_any_whole_cache_form_and_refuses_ranges_by_name() {
         // ROCr's gfx10 code-object cache invalidation: GLI_INV(1) | GLK_INV
         // | GLV_INV | GL1_INV | GL2_INV over COHER_SIZE 0xFF_FFFFFFFF.
-        let rocr = AcquireMem {
-            coher_cntl: 0,
-            coher_size: 0xFF_FFFF_FFFF,
-            coher_base: 0,
-            gcr_cntl: 0x4381,
-        };
-        let ops = acquire_mem(&rocr).unwrap();
+        let ops = acquire_mem(0, 0x4381, 0, 0xFF_FFFF_FFFF).unwrap();
         assert!(ops.glk_inv && ops.glv_inv && ops.gl1_inv && ops.gl2_inv && !ops.gl2_wb);
         // A range in COHER_BASE/SIZE does not matter to whole-cache actions.
-        let ranged_coher = AcquireMem {
-            coher_base: 0x1000,
-            coher_size: 4,
-            ..rocr
-        };
-        assert_eq!(acquire_mem(&ranged_coher).unwrap(), ops);
+        assert_eq!(acquire_mem(0, 0x4381, 0x1000, 4).unwrap(), ops);
         for (gcr, name) in [
             (gcr::GL2_RANGE.place(2) | 0x4000, "GL2_RANGE"),
             (gcr::GL1_RANGE.place(2) | 0x200, "GL1_RANGE"),
