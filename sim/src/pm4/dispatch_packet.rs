@@ -27,17 +27,6 @@ pub(crate) struct Expected {
     pub lds_granule: u32,
 }
 
-/// The packet's fields a kernel reads (or that name the dispatch).
-struct Fields {
-    workgroup_size: [u16; 3],
-    grid_size: [u32; 3],
-    private_segment_size: u32,
-    group_segment_size: u32,
-    kernel_object: u64,
-    kernarg_address: u64,
-    completion_signal: u64,
-}
-
 /// Read the packet at `ptr` (faulting like the kernel's scalar load would)
 /// and compare every field with the dispatch.
 pub(crate) fn check(
@@ -89,43 +78,53 @@ pub(crate) fn check(
     if dims == 0 || used.is_some_and(|d| d >= usize::from(dims)) {
         field("setup dimensions", dims.into(), 3);
     }
-    let p = Fields {
-        workgroup_size: [
-            u16_at(offset_of!(P, workgroup_size_x)),
-            u16_at(offset_of!(P, workgroup_size_y)),
-            u16_at(offset_of!(P, workgroup_size_z)),
-        ],
-        grid_size: [
-            u32_at(offset_of!(P, grid_size_x)),
-            u32_at(offset_of!(P, grid_size_y)),
-            u32_at(offset_of!(P, grid_size_z)),
-        ],
-        private_segment_size: u32_at(offset_of!(P, private_segment_size)),
-        group_segment_size: u32_at(offset_of!(P, group_segment_size)),
-        kernel_object: u64_at(offset_of!(P, kernel_object)),
-        kernarg_address: u64_at(offset_of!(P, kernarg_address)),
-        completion_signal: u64_at(offset_of!(P, completion_signal)),
-    };
+    let workgroup_size = [
+        u16_at(offset_of!(P, workgroup_size_x)),
+        u16_at(offset_of!(P, workgroup_size_y)),
+        u16_at(offset_of!(P, workgroup_size_z)),
+    ];
+    let grid_size = [
+        u32_at(offset_of!(P, grid_size_x)),
+        u32_at(offset_of!(P, grid_size_y)),
+        u32_at(offset_of!(P, grid_size_z)),
+    ];
     for d in 0..3 {
         let axis = ["x", "y", "z"][d];
         field(
             &format!("workgroup_size_{axis}"),
-            p.workgroup_size[d].into(),
+            workgroup_size[d].into(),
             want.block[d].into(),
         );
         field(
             &format!("grid_size_{axis}"),
-            p.grid_size[d].into(),
+            grid_size[d].into(),
             want.grid[d].into(),
         );
     }
-    field("private_segment_size", p.private_segment_size.into(), 0);
-    field("kernel_object", p.kernel_object, kernel.kd_addr);
-    field("kernarg_address", p.kernarg_address, want.kernarg_ptr);
-    field("completion_signal", p.completion_signal, 0);
+    field(
+        "private_segment_size",
+        u32_at(offset_of!(P, private_segment_size)).into(),
+        0,
+    );
+    field(
+        "kernel_object",
+        u64_at(offset_of!(P, kernel_object)),
+        kernel.kd_addr,
+    );
+    field(
+        "kernarg_address",
+        u64_at(offset_of!(P, kernarg_address)),
+        want.kernarg_ptr,
+    );
+    // No AQL packet completes through an image the CP never processes.
+    field(
+        "completion_signal",
+        u64_at(offset_of!(P, completion_signal)),
+        0,
+    );
     // The group segment is what the launch asked for; LDS_SIZE rounds it
     // up to the 512-byte granule, so it lies within one granule below.
-    let g = p.group_segment_size;
+    let g = u32_at(offset_of!(P, group_segment_size));
     if g < kernel.descriptor.group_segment_fixed_size
         || g > want.lds_bytes
         || want.lds_bytes - g >= want.lds_granule

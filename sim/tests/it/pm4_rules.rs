@@ -20,19 +20,8 @@ fn one_dispatch() -> (Rig, u64, Vec<u32>) {
     (rig, c, ib)
 }
 
-/// Dword index of `offset`'s value (last write wins).
 fn reg_at(rig: &Rig, ib: &[u32], offset: u16) -> usize {
-    let mut found = None;
-    for item in Decoder::new(ib, rig.dev.family()) {
-        let (at, p) = item.unwrap();
-        if let Packet::SetShReg { offset: o, values } = p {
-            let o = o as usize;
-            if (o..o + values.len()).contains(&(offset as usize)) {
-                found = Some(at + 2 + offset as usize - o);
-            }
-        }
-    }
-    found.expect("register written")
+    crate::pm4::reg_position(ib, rig.dev.family(), offset)
 }
 
 /// Dword index of the DISPATCH_INITIATOR in the DISPATCH_DIRECT body.
