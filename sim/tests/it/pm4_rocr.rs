@@ -103,15 +103,10 @@ fn rocr_execute_pm4_packet_runs_on_a_gfx10_3_queue() {
     let rig = Rig::new("gfx1030", "counter", 0);
     let lane = rig.lane();
     let ib = rig.place_dwords(ROCR_CACHE_INV.to_vec(), 0);
-    let mut packet = rocr_pm4_ib_packet(ib.ib, ROCR_CACHE_INV.len() as u32);
-    // ROCr's header is 0: no BARRIER. The queue front end (`aql::parse`)
-    // still refuses a vendor packet without it (an IB overlapping the
-    // packet before it is not modelled), so the slot is parsed as ROCr
-    // writes it, then run with BARRIER set.
-    let e = relaunch_sim::aql::parse(&packet).unwrap_err();
-    assert!(e.contains("BARRIER"), "{e}");
-    packet[1] |= 1; // HSA_PACKET_HEADER_BARRIER (bit 8)
-    assert!(relaunch_sim::aql::parse(&packet).is_ok());
+    // Header 0 as ROCr writes it: no BARRIER. A cache-only IB may overlap
+    // the packet before it without changing anything the model checks.
+    let packet = rocr_pm4_ib_packet(ib.ib, ROCR_CACHE_INV.len() as u32);
+    assert!(!relaunch_sim::aql::parse(&packet).unwrap().header.barrier);
     let id = lane.publish_raw(packet);
     // ROCr waits for the read index to pass the packet.
     let start = Instant::now();
@@ -123,7 +118,27 @@ fn rocr_execute_pm4_packet_runs_on_a_gfx10_3_queue() {
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+    // An error would be reported right after the read index moves.
+    std::thread::sleep(Duration::from_millis(50));
     assert!(lane.queue.errors().is_empty(), "{:?}", lane.queue.errors());
     assert!(!lane.queue.is_dead());
     assert_eq!(rig.dev.take_violations().0, vec![]);
+}
+
+#[test]
+fn a_barrier_less_ib_that_touches_memory_is_refused_naming_barrier() {
+    let rig = Rig::new("gfx1030", "counter", 0);
+    let lane = rig.lane();
+    let c = rig.alloc(4);
+    let ib = rig.place(rig.counter(c, 1, Some(BoundaryKind::Rmw), &linear(64, 32)));
+    let mut packet = rocr_pm4_ib_packet(ib.ib, ib.dwords.len() as u32);
+    packet[56..64].copy_from_slice(&lane.signal.0.to_le_bytes());
+    lane.signal.1.store(1);
+    lane.publish_raw(packet);
+    let err = lane.wait(Duration::from_secs(5)).unwrap_err();
+    assert!(
+        err.contains("no BARRIER bit") && err.contains("DISPATCH_DIRECT"),
+        "{err}"
+    );
+    assert_eq!(rig.dev.memory.read_u32(c).unwrap(), 0, "nothing ran");
 }
