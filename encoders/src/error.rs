@@ -148,35 +148,6 @@ fn join(reasons: &[Refusal]) -> String {
     v.join(", ")
 }
 
-/// Why a dword stream did not decode.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
-    #[error("dword {at}: packet needs {need} dwords but only {have} remain (truncated IB)")]
-    Truncated { at: usize, need: usize, have: usize },
-    #[error("dword {at}: header {header:#010x} is a type-{kind} packet; relaunch IBs hold only type-3 packets")]
-    NotType3 { at: usize, header: u32, kind: u32 },
-    #[error("dword {at}: unknown type-3 opcode {opcode:#04x} (header {header:#010x})")]
-    UnknownOpcode { at: usize, opcode: u8, header: u32 },
-    #[error("dword {at}: {packet} with {body} body dwords; expected {expected}")]
-    BadCount {
-        at: usize,
-        packet: &'static str,
-        body: usize,
-        expected: &'static str,
-    },
-    #[error("dword {at}: SET_SH_REG to offset {offset:#x}, a register {family} does not have")]
-    UnknownRegister {
-        at: usize,
-        offset: u32,
-        family: Family,
-    },
-    #[error("dword {at}: SET_SH_REG writes {name} ({offset:#x}), which is {class}; an IB must never write it")]
-    ForbiddenRegister {
-        at: usize,
-        offset: u32,
-        name: &'static str,
-        class: &'static str,
-    },
-    #[error("dword {at}: predicated packet (header {header:#010x}); relaunch never predicates")]
-    Predicated { at: usize, header: u32 },
-}
+/// Why a packet cannot be decoded: the framing error of the PM4 format,
+/// shared with the simulated CP (`relaunch_facts::frame`).
+pub use relaunch_facts::frame::FrameError as DecodeError;

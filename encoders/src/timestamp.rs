@@ -11,10 +11,8 @@ use crate::emit;
 use crate::packet::{event, event_cntl, release_data};
 use crate::writer::DwordWriter;
 
-/// RELEASE_MEM DATA_SEL: send the 64-bit GPU clock counter.
-pub const DATA_SEL_TIMESTAMP: u32 = 3;
-/// RELEASE_MEM DST_SEL: memory.
-pub const DST_SEL_MEMORY: u32 = 0;
+/// RELEASE_MEM DATA_SEL 3 (the 64-bit GPU clock) and DST_SEL 0 (memory).
+pub use crate::packet::release_data::{DATA_SEL_TIMESTAMP, DST_SEL_MEMORY};
 /// EVENT_INDEX of end-of-pipe events.
 pub const EVENT_INDEX_EOP: u32 = 5;
 /// Dwords one timestamp takes.

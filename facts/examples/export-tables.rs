@@ -2,7 +2,7 @@
 //! types, packet fields) as JSON, for `scripts/check-registers` to compare
 //! with the kernel headers.
 
-use relaunch_facts::packet::{checked_fields, event, ib_control, OPCODES};
+use relaunch_facts::packet::{checked_fields, event, ib_control, PACKETS};
 use relaunch_facts::regs::{table, GC_BASE_SEG0, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, SH_REG_START};
 use relaunch_facts::Family;
 use serde_json::{json, Value};
@@ -43,7 +43,7 @@ fn main() {
         "lds_granule_bytes": LDS_GRANULE_BYTES,
         "lds_size_field": field_json(&RSRC2_LDS_SIZE),
         "ib_size_field": field_json(&ib_control::IB_SIZE),
-        "opcodes": OPCODES.iter().map(|(v, n)| json!({ "name": n, "value": v })).collect::<Vec<_>>(),
+        "opcodes": PACKETS.iter().map(|p| json!({ "name": p.name, "value": p.opcode })).collect::<Vec<_>>(),
         "events": events,
         "packet_fields": checked_fields()
             .iter()

@@ -5,7 +5,10 @@
 //! machine id), target-name parsing ([`target`]), the families and their
 //! shared facts ([`family`]: user-SGPR layout), which user SGPRs a kernel
 //! is given ([`sgprs`]), the PM4 register tables with their fields
-//! ([`regs`], [`field`]) and packet facts ([`packet`]), the kernel
+//! ([`regs`], [`field`]), what the hardware does with a dispatch's state
+//! ([`dispatch`]: initiator bits, resource limits, RSRC fields, LDS
+//! granules), packet facts and layouts ([`packet`]), framing a PM4 stream by them
+//! ([`frame`]) and reading their bodies ([`body`]), the kernel
 //! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
 //! AQL packet ([`aql`]), and the machine-code encoding tables ([`isa`])
 //! the decoder in `relaunch-isa` reads.
@@ -18,9 +21,12 @@
 //! the bottom of the workspace.
 
 pub mod aql;
+pub mod body;
 pub mod descriptor;
+pub mod dispatch;
 pub mod family;
 pub mod field;
+pub mod frame;
 pub mod isa;
 pub mod packet;
 pub mod regs;

@@ -20,24 +20,96 @@ pub mod op {
     pub const SET_SH_REG: u8 = 0x76;
 }
 
-/// Every opcode the decoder knows, with its name (used by the header check).
-pub const OPCODES: [(u8, &str); 11] = [
-    (op::NOP, "NOP"),
-    (op::DISPATCH_DIRECT, "DISPATCH_DIRECT"),
-    (op::WRITE_DATA, "WRITE_DATA"),
-    (op::WAIT_REG_MEM, "WAIT_REG_MEM"),
-    (op::INDIRECT_BUFFER, "INDIRECT_BUFFER"),
-    (op::COPY_DATA, "COPY_DATA"),
-    (op::EVENT_WRITE, "EVENT_WRITE"),
-    (op::RELEASE_MEM, "RELEASE_MEM"),
-    (op::DMA_DATA, "DMA_DATA"),
-    (op::ACQUIRE_MEM, "ACQUIRE_MEM"),
-    (op::SET_SH_REG, "SET_SH_REG"),
+/// How many body dwords (after the header) a packet has, as the CP reads
+/// it: the one layout table the encoders' decoder and the simulated CP
+/// both read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// Any count (NOP: the CP skips the body).
+    Any,
+    /// Exactly this many.
+    Exact(usize),
+    /// At least this many (a run of register values or data dwords).
+    AtLeast(usize),
+    /// One of two forms (EVENT_WRITE: plain, or with an address).
+    Either(usize, usize),
+}
+
+impl Body {
+    /// True when `n` body dwords fit this layout.
+    pub const fn allows(self, n: usize) -> bool {
+        match self {
+            Body::Any => true,
+            Body::Exact(k) => n == k,
+            Body::AtLeast(k) => n >= k,
+            Body::Either(a, b) => n == a || n == b,
+        }
+    }
+}
+
+/// One type-3 packet's layout: opcode, name as in `nvd.h`, body count and
+/// that count in words (for messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketLayout {
+    pub opcode: u8,
+    pub name: &'static str,
+    pub body: Body,
+    pub expected: &'static str,
+}
+
+const fn layout(
+    opcode: u8,
+    name: &'static str,
+    body: Body,
+    expected: &'static str,
+) -> PacketLayout {
+    PacketLayout {
+        opcode,
+        name,
+        body,
+        expected,
+    }
+}
+
+/// Every packet relaunch decodes or the simulated CP parses (gfx10-12 forms).
+pub static PACKETS: [PacketLayout; 11] = [
+    layout(op::NOP, "NOP", Body::Any, "any"),
+    layout(op::DISPATCH_DIRECT, "DISPATCH_DIRECT", Body::Exact(4), "4"),
+    layout(
+        op::WRITE_DATA,
+        "WRITE_DATA",
+        Body::AtLeast(4),
+        "at least 4 (control, address, one data dword)",
+    ),
+    layout(op::WAIT_REG_MEM, "WAIT_REG_MEM", Body::Exact(6), "6"),
+    layout(op::INDIRECT_BUFFER, "INDIRECT_BUFFER", Body::Exact(3), "3"),
+    layout(op::COPY_DATA, "COPY_DATA", Body::Exact(5), "5"),
+    layout(
+        op::EVENT_WRITE,
+        "EVENT_WRITE",
+        Body::Either(1, 3),
+        "1, or 3 with an address",
+    ),
+    layout(op::RELEASE_MEM, "RELEASE_MEM", Body::Exact(7), "7"),
+    layout(op::DMA_DATA, "DMA_DATA", Body::Exact(6), "6"),
+    // gfx10+ form (GCR_CNTL in body dword 7); gfx9's 6-dword form is not ours.
+    layout(op::ACQUIRE_MEM, "ACQUIRE_MEM", Body::Exact(7), "7"),
+    layout(
+        op::SET_SH_REG,
+        "SET_SH_REG",
+        Body::AtLeast(2),
+        "at least 2 (offset and one value)",
+    ),
 ];
+
+/// The layout of a known opcode.
+pub fn packet_layout(opcode: u8) -> Option<&'static PacketLayout> {
+    PACKETS.iter().find(|p| p.opcode == opcode)
+}
 
 /// Name of a known opcode.
 pub fn opcode_name(opcode: u8) -> Option<&'static str> {
-    OPCODES.iter().find(|(o, _)| *o == opcode).map(|(_, n)| *n)
+    packet_layout(opcode).map(|p| p.name)
 }
 
 /// Header word fields.
@@ -129,6 +201,68 @@ pub mod gcr {
         SEQ,
         RANGE_IS_PA,
     ];
+
+    /// A cache GCR_CNTL acts on.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Cache {
+        /// GLI: the instruction cache.
+        Instruction,
+        /// GLM: the compression metadata cache.
+        Metadata,
+        /// GLK: the scalar L0 (K$).
+        Scalar,
+        /// GLV: the vector L0 (V$).
+        Vector,
+        /// GL1: the shader-array L1 (read-only).
+        Gl1,
+        /// GL2: the device L2.
+        Gl2,
+    }
+
+    /// What a GCR_CNTL field asks for when non-zero.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Effect {
+        Invalidate(Cache),
+        WriteBack(Cache),
+        /// Which lines the cache's action covers: 0 = the whole cache,
+        /// otherwise the COHER_BASE/COHER_SIZE range.
+        Range(Cache),
+        /// GL2_DISCARD: drop dirty GL2 lines without writing them back.
+        Discard,
+        /// GL2_US: a GL2 action mode the kernel headers name without
+        /// describing.
+        Gl2Us,
+        /// SEQ: the order the actions are performed in (0 = in parallel,
+        /// 1 = forward, 2 = reverse); all are done when the packet completes.
+        Sequence,
+        /// RANGE_IS_PA: the range is physical (only ranged actions read it).
+        RangeIsPhysical,
+    }
+
+    /// GLI_INV's values: 0 none, 1 the whole I$, 2 a range, 3 first/last line.
+    pub const GLI_INV_ALL: u32 = 1;
+
+    /// The effect of the GCR_CNTL field called `name` (`None`: unknown name).
+    pub fn effect(name: &str) -> Option<Effect> {
+        Some(match name {
+            "GLI_INV" => Effect::Invalidate(Cache::Instruction),
+            "GL1_RANGE" => Effect::Range(Cache::Gl1),
+            "GLM_WB" => Effect::WriteBack(Cache::Metadata),
+            "GLM_INV" => Effect::Invalidate(Cache::Metadata),
+            "GLK_WB" => Effect::WriteBack(Cache::Scalar),
+            "GLK_INV" => Effect::Invalidate(Cache::Scalar),
+            "GLV_INV" => Effect::Invalidate(Cache::Vector),
+            "GL1_INV" => Effect::Invalidate(Cache::Gl1),
+            "GL2_US" => Effect::Gl2Us,
+            "GL2_RANGE" => Effect::Range(Cache::Gl2),
+            "GL2_DISCARD" => Effect::Discard,
+            "GL2_INV" => Effect::Invalidate(Cache::Gl2),
+            "GL2_WB" => Effect::WriteBack(Cache::Gl2),
+            "SEQ" => Effect::Sequence,
+            "RANGE_IS_PA" => Effect::RangeIsPhysical,
+            _ => return None,
+        })
+    }
 }
 
 /// RELEASE_MEM body dword 1 (event and GCR control).
@@ -171,6 +305,14 @@ pub mod release_data {
     pub const INT_SEL: Field = Field::new("INT_SEL", 24, 26);
     pub const DATA_SEL: Field = Field::new("DATA_SEL", 29, 31);
     pub static FIELDS: [Field; 3] = [DST_SEL, INT_SEL, DATA_SEL];
+    /// DST_SEL: memory.
+    pub const DST_SEL_MEMORY: u32 = 0;
+    /// DATA_SEL: no data, the low 32 bits of DATA, all 64 bits of DATA,
+    /// the 64-bit GPU clock counter (`nvd.h`/`soc15d.h` EOP DATA_SEL).
+    pub const DATA_SEL_NONE: u32 = 0;
+    pub const DATA_SEL_DATA32: u32 = 1;
+    pub const DATA_SEL_DATA64: u32 = 2;
+    pub const DATA_SEL_TIMESTAMP: u32 = 3;
 }
 
 /// WRITE_DATA body dword 1.
@@ -306,6 +448,13 @@ mod tests {
         assert_eq!(type3(op::COPY_DATA, 5, false), 0xC004_4000);
         assert_eq!(type3(op::NOP, 1, false), 0xC000_1000);
         assert_eq!(type3(op::DMA_DATA, 6, false), 0xC005_5000);
+    }
+
+    #[test]
+    fn every_gcr_field_has_an_effect() {
+        for f in gcr::FIELDS.iter() {
+            assert!(gcr::effect(f.name).is_some(), "{}", f.name);
+        }
     }
 
     #[test]

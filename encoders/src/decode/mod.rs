@@ -1,11 +1,14 @@
-//! The decoder: dwords back into typed packets, reading the same register
-//! tables and packet field declarations the encoder writes with.
+//! The decoder: dwords back into typed packets, for dumps and tests.
+//! Framing and body fields are `relaunch_facts::frame` / `body`, which the
+//! simulated CP reads too (it executes IBs through its own reader, not
+//! this one); register names come from the same tables the encoder writes
+//! with.
 //!
 //! Strict mode (`decode`, `Decoder`) rejects unknown opcodes, bad counts,
 //! truncation, predication, and SET_SH_REG writes to registers the family
-//! lacks or that the queue or CP own: the simulated device executes IBs
-//! through it. Lenient mode (`decode_lenient`, `dump`) never fails: it marks
-//! what it cannot decode and continues. Neither panics on any input.
+//! lacks or that the queue or CP own. Lenient mode (`decode_lenient`,
+//! `dump`) never fails: it marks what it cannot decode and continues.
+//! Neither panics on any input.
 
 mod dump;
 
@@ -14,131 +17,12 @@ pub use dump::{dump, dump_each, dump_lenient, dump_lenient_each, DumpError};
 use relaunch_device::Family;
 
 use crate::error::DecodeError;
-use crate::packet::{event_cntl, header, ib_control, op, release_data, wait_reg_mem, write_data};
-use crate::regs::{table, Register, SH_REG_END, SH_REG_START};
+use crate::packet::header;
+use crate::regs::{table, Register};
+use relaunch_facts::frame::{check_sh_run, check_sh_window, frame};
 
-/// One decoded packet; slices borrow the IB's dwords.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Packet<'a> {
-    Nop {
-        body: &'a [u32],
-    },
-    /// `values[i]` goes to SET_SH_REG offset `offset + i`.
-    SetShReg {
-        offset: u32,
-        values: &'a [u32],
-    },
-    /// Workgroup counts and COMPUTE_DISPATCH_INITIATOR.
-    DispatchDirect {
-        groups: [u32; 3],
-        initiator: u32,
-    },
-    EventWrite {
-        event_type: u32,
-        event_index: u32,
-        /// Address dwords of the 3-dword form (timestamp/sample events).
-        address: Option<u64>,
-    },
-    AcquireMem {
-        coher_cntl: u32,
-        /// COHER_SIZE with COHER_SIZE_HI's 24 bits above it.
-        coher_size: u64,
-        coher_base: u64,
-        poll_interval: u32,
-        gcr_cntl: u32,
-    },
-    ReleaseMem {
-        /// Body dword 1: event type/index and GCR bits (`packet::release_cntl`).
-        event_cntl: u32,
-        /// Body dword 2: DST_SEL, INT_SEL, DATA_SEL (`packet::release_data`).
-        data_cntl: u32,
-        address: u64,
-        data: u64,
-        int_ctxid: u32,
-    },
-    WriteData {
-        control: u32,
-        address: u64,
-        data: &'a [u32],
-    },
-    WaitRegMem {
-        control: u32,
-        address: u64,
-        reference: u32,
-        mask: u32,
-        poll_interval: u32,
-    },
-    IndirectBuffer {
-        address: u64,
-        dwords: u32,
-        control: u32,
-    },
-    CopyData {
-        control: u32,
-        src: u64,
-        dst: u64,
-    },
-    /// CP DMA (`packet::dma_data`, `packet::dma_command`). `src` is the
-    /// fill value in its low dword when SRC_SEL is DATA.
-    DmaData {
-        control: u32,
-        src: u64,
-        dst: u64,
-        command: u32,
-    },
-}
-
-impl Packet<'_> {
-    /// The packet's name as in the kernel headers.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Packet::Nop { .. } => "NOP",
-            Packet::SetShReg { .. } => "SET_SH_REG",
-            Packet::DispatchDirect { .. } => "DISPATCH_DIRECT",
-            Packet::EventWrite { .. } => "EVENT_WRITE",
-            Packet::AcquireMem { .. } => "ACQUIRE_MEM",
-            Packet::ReleaseMem { .. } => "RELEASE_MEM",
-            Packet::WriteData { .. } => "WRITE_DATA",
-            Packet::WaitRegMem { .. } => "WAIT_REG_MEM",
-            Packet::IndirectBuffer { .. } => "INDIRECT_BUFFER",
-            Packet::CopyData { .. } => "COPY_DATA",
-            Packet::DmaData { .. } => "DMA_DATA",
-        }
-    }
-
-    /// EVENT_TYPE of EVENT_WRITE / RELEASE_MEM.
-    pub fn event_type(&self) -> Option<u32> {
-        match self {
-            Packet::EventWrite { event_type, .. } => Some(*event_type),
-            Packet::ReleaseMem { event_cntl: c, .. } => Some(event_cntl::EVENT_TYPE.get(*c)),
-            _ => None,
-        }
-    }
-
-    /// WRITE_DATA destination select.
-    pub fn write_data_dst_sel(&self) -> Option<u32> {
-        match self {
-            Packet::WriteData { control, .. } => Some(write_data::DST_SEL.get(*control)),
-            _ => None,
-        }
-    }
-
-    /// WAIT_REG_MEM compare function.
-    pub fn wait_function(&self) -> Option<u32> {
-        match self {
-            Packet::WaitRegMem { control, .. } => Some(wait_reg_mem::FUNCTION.get(*control)),
-            _ => None,
-        }
-    }
-
-    /// RELEASE_MEM DATA_SEL.
-    pub fn release_data_sel(&self) -> Option<u32> {
-        match self {
-            Packet::ReleaseMem { data_cntl, .. } => Some(release_data::DATA_SEL.get(*data_cntl)),
-            _ => None,
-        }
-    }
-}
+/// One decoded packet (the typed body of `relaunch_facts::body`).
+pub use relaunch_facts::body::Packet;
 
 /// The registers a SET_SH_REG run writes, resolved against `family`'s
 /// table (`None` where the family has no register at that offset).
@@ -154,10 +38,6 @@ pub fn sh_registers<'t>(
         .map(move |(i, v)| (offset + i as u32, t.get(offset + i as u32), *v))
 }
 
-fn u64_of(lo: u32, hi: u32) -> u64 {
-    lo as u64 | (hi as u64) << 32
-}
-
 /// Decode the packet at `at`; returns it and its total dword count. Register
 /// checks run only when `strict`.
 fn decode_at(
@@ -166,188 +46,22 @@ fn decode_at(
     family: Family,
     strict: bool,
 ) -> Result<(Packet<'_>, usize), DecodeError> {
-    let h = dwords[at];
-    let kind = header::TYPE.get(h);
-    if kind != 3 {
-        return Err(DecodeError::NotType3 {
-            at,
-            header: h,
-            kind,
-        });
-    }
-    if header::PREDICATE.get(h) != 0 {
-        return Err(DecodeError::Predicated { at, header: h });
-    }
-    let opcode = header::OPCODE.get(h) as u8;
-    let body_len = header::COUNT.get(h) as usize + 1;
-    let have = dwords.len() - at - 1;
-    if body_len > have {
-        return Err(DecodeError::Truncated {
-            at,
-            need: body_len + 1,
-            have: have + 1,
-        });
-    }
-    let b = &dwords[at + 1..at + 1 + body_len];
-    let bad = |packet: &'static str, expected: &'static str| DecodeError::BadCount {
+    // Header, body count and opcode by the shared framing (facts' layouts).
+    let f = frame(dwords, at)?;
+    let (opcode, body_len) = (f.layout.opcode, f.body.len());
+    let packet = Packet::read(&f).ok_or(DecodeError::UnknownOpcode {
         at,
-        packet,
-        body: body_len,
-        expected,
-    };
-    let packet = match opcode {
-        op::NOP => Packet::Nop { body: b },
-        op::SET_SH_REG => {
-            if body_len < 2 {
-                return Err(bad("SET_SH_REG", "at least 2 (offset and one value)"));
-            }
-            let offset = b[0];
-            let values = &b[1..];
-            if offset as u64 + values.len() as u64 > (SH_REG_END - SH_REG_START) as u64 {
-                return Err(DecodeError::UnknownRegister {
-                    at,
-                    offset: offset.max(SH_REG_END - SH_REG_START),
-                    family,
-                });
-            }
-            if strict {
-                check_registers(at, family, offset, values.len())?;
-            }
-            Packet::SetShReg { offset, values }
-        }
-        op::DISPATCH_DIRECT => {
-            if body_len != 4 {
-                return Err(bad("DISPATCH_DIRECT", "4"));
-            }
-            Packet::DispatchDirect {
-                groups: [b[0], b[1], b[2]],
-                initiator: b[3],
-            }
-        }
-        op::EVENT_WRITE => {
-            if body_len != 1 && body_len != 3 {
-                return Err(bad("EVENT_WRITE", "1, or 3 with an address"));
-            }
-            Packet::EventWrite {
-                event_type: event_cntl::EVENT_TYPE.get(b[0]),
-                event_index: event_cntl::EVENT_INDEX.get(b[0]),
-                address: (body_len == 3).then(|| u64_of(b[1], b[2])),
-            }
-        }
-        op::ACQUIRE_MEM => {
-            if body_len != 7 {
-                return Err(bad("ACQUIRE_MEM", "7"));
-            }
-            Packet::AcquireMem {
-                coher_cntl: b[0],
-                coher_size: u64_of(b[1], b[2] & 0x00FF_FFFF),
-                coher_base: u64_of(b[3], b[4] & 0x00FF_FFFF),
-                poll_interval: b[5] & 0xFFFF,
-                gcr_cntl: b[6],
-            }
-        }
-        op::RELEASE_MEM => {
-            if body_len != 7 {
-                return Err(bad("RELEASE_MEM", "7"));
-            }
-            Packet::ReleaseMem {
-                event_cntl: b[0],
-                data_cntl: b[1],
-                address: u64_of(b[2], b[3]),
-                data: u64_of(b[4], b[5]),
-                int_ctxid: b[6],
-            }
-        }
-        op::WRITE_DATA => {
-            if body_len < 4 {
-                return Err(bad(
-                    "WRITE_DATA",
-                    "at least 4 (control, address, one data dword)",
-                ));
-            }
-            Packet::WriteData {
-                control: b[0],
-                address: u64_of(b[1], b[2]),
-                data: &b[3..],
-            }
-        }
-        op::WAIT_REG_MEM => {
-            if body_len != 6 {
-                return Err(bad("WAIT_REG_MEM", "6"));
-            }
-            Packet::WaitRegMem {
-                control: b[0],
-                address: u64_of(b[1], b[2]),
-                reference: b[3],
-                mask: b[4],
-                poll_interval: b[5],
-            }
-        }
-        op::INDIRECT_BUFFER => {
-            if body_len != 3 {
-                return Err(bad("INDIRECT_BUFFER", "3"));
-            }
-            Packet::IndirectBuffer {
-                address: u64_of(b[0], b[1]),
-                dwords: ib_control::IB_SIZE.get(b[2]),
-                control: b[2],
-            }
-        }
-        op::COPY_DATA => {
-            if body_len != 5 {
-                return Err(bad("COPY_DATA", "5"));
-            }
-            Packet::CopyData {
-                control: b[0],
-                src: u64_of(b[1], b[2]),
-                dst: u64_of(b[3], b[4]),
-            }
-        }
-        op::DMA_DATA => {
-            if body_len != 6 {
-                return Err(bad("DMA_DATA", "6"));
-            }
-            Packet::DmaData {
-                control: b[0],
-                src: u64_of(b[1], b[2]),
-                dst: u64_of(b[3], b[4]),
-                command: b[5],
-            }
-        }
-        _ => {
-            return Err(DecodeError::UnknownOpcode {
-                at,
-                opcode,
-                header: h,
-            })
-        }
-    };
-    Ok((packet, 1 + body_len))
-}
-
-fn check_registers(at: usize, family: Family, offset: u32, n: usize) -> Result<(), DecodeError> {
-    let t = table(family);
-    for o in offset..offset + n as u32 {
-        match t.get(o) {
-            None => {
-                return Err(DecodeError::UnknownRegister {
-                    at,
-                    offset: o,
-                    family,
-                })
-            }
-            Some(r) if r.class.forbidden() => {
-                return Err(DecodeError::ForbiddenRegister {
-                    at,
-                    offset: o,
-                    name: r.name,
-                    class: r.class.name(),
-                })
-            }
-            Some(_) => {}
+        opcode,
+        header: f.header,
+    })?;
+    if let Packet::SetShReg { offset, values } = packet {
+        if strict {
+            check_sh_run(at, family, offset, values.len())?;
+        } else {
+            check_sh_window(at, family, offset, values.len())?;
         }
     }
-    Ok(())
+    Ok((packet, 1 + body_len))
 }
 
 /// Strict iterator over `(dword index, packet)`; stops after the first error.

@@ -70,16 +70,43 @@ pub struct CacheOps {
 }
 
 impl CacheOps {
-    /// From ACQUIRE_MEM GCR_CNTL (fields from the encoders' packet table).
+    /// From ACQUIRE_MEM GCR_CNTL, by what each field does (the facts'
+    /// `gcr::effect`). Ranged actions, GL2_DISCARD and GL2_US are refused
+    /// before this (`pm4::strict::acquire_mem`).
     pub fn from_acquire_gcr(gcr_cntl: u32) -> Self {
-        let on = |f: relaunch_encoders::Field| f.get(gcr_cntl) != 0;
-        CacheOps {
-            glk_inv: on(gcr::GLK_INV),
-            glv_inv: on(gcr::GLV_INV),
-            gl1_inv: on(gcr::GL1_INV),
-            gl2_inv: on(gcr::GL2_INV),
-            gl2_wb: on(gcr::GL2_WB),
+        use gcr::{Cache, Effect};
+        let mut ops = CacheOps::default();
+        for f in gcr::FIELDS.iter().filter(|f| f.get(gcr_cntl) != 0) {
+            let Some(effect) = gcr::effect(f.name) else {
+                continue;
+            };
+            match effect {
+                Effect::Invalidate(Cache::Scalar) => ops.glk_inv = true,
+                Effect::Invalidate(Cache::Vector) => ops.glv_inv = true,
+                Effect::Invalidate(Cache::Gl1) => ops.gl1_inv = true,
+                Effect::Invalidate(Cache::Gl2) => ops.gl2_inv = true,
+                Effect::WriteBack(Cache::Gl2) => ops.gl2_wb = true,
+                // The model holds no state for these: code is never
+                // written by the work it checks (I$), there is no
+                // compression (GLM), and no scalar stores (K$ write-back).
+                Effect::Invalidate(Cache::Instruction | Cache::Metadata)
+                | Effect::WriteBack(
+                    Cache::Instruction
+                    | Cache::Metadata
+                    | Cache::Scalar
+                    | Cache::Vector
+                    | Cache::Gl1,
+                ) => {}
+                // Modifiers of the actions above; every action is done
+                // when the packet completes, whatever the sequence.
+                Effect::Range(_)
+                | Effect::Sequence
+                | Effect::RangeIsPhysical
+                | Effect::Discard
+                | Effect::Gl2Us => {}
+            }
         }
+        ops
     }
 
     /// Everything (a system-scope acquire plus release).

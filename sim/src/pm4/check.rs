@@ -1,17 +1,14 @@
-//! The DISPATCH_DIRECT check: the SH state an IB programmed must be exactly
-//! what the kernel descriptor at COMPUTE_PGM asks for (RSRC1/2/3, user SGPR
-//! count and contents, LDS, wave32, block and grid dims). Register facts
-//! (offsets, fields), the user-SGPR layout and the target's limits come
-//! from `relaunch-facts`; what the direct path accepts is the encoders'
-//! verdict.
+//! The DISPATCH_DIRECT check: what the hardware does with the SH state an
+//! IB programmed, and whether the kernel at COMPUTE_PGM can run under it
+//! (RSRC1/2/3 by each field's effect, user SGPR count and contents, LDS,
+//! wave32, initiator bits, resource limits, block and grid dims). Register
+//! facts, field effects, the user-SGPR layout and the target's limits come
+//! from `relaunch-facts` (`rules` applies them); nothing here compares with
+//! what relaunch's encoder emits.
 
 use std::sync::Arc;
 
-use relaunch_encoders::verdict::{descriptor_refusals, Verdict};
-use relaunch_facts::regs::{
-    off, table, INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_PARTIAL_TG_EN,
-    INIT_USE_THREAD_DIMENSIONS, LDS_GRANULE_BYTES, RSRC2_LDS_SIZE, RSRC2_USER_SGPR,
-};
+use relaunch_facts::regs::{off, table, RSRC2_SCRATCH_EN, RSRC2_USER_SGPR};
 use relaunch_facts::sgprs::DeliveredSgprs;
 use relaunch_facts::Family;
 
@@ -118,13 +115,13 @@ pub(crate) fn dispatch_state(
         kernel: name.clone(),
         reason,
     };
-    let refusals = descriptor_refusals(&kd, family, &limits);
-    if !refusals.is_empty() {
-        let verdict = Verdict {
-            refusals,
-            dispatch_packet: false,
-        };
-        return Err(invalid(format!("the direct PM4 path cannot run it: {verdict}")).into());
+    let unmodelled = super::rules::unmodelled(&kd, family);
+    if !unmodelled.is_empty() {
+        return Err(invalid(format!(
+            "the simulated device cannot run it: {}",
+            unmodelled.join("; ")
+        ))
+        .into());
     }
     let mismatch = |register: u16, found: u32, expected: u32, what: String| StateError::Mismatch {
         kernel: name.clone(),
@@ -133,19 +130,25 @@ pub(crate) fn dispatch_state(
         expected,
         what,
     };
-
+    // RSRC1/RSRC3 (and RSRC2's wave-state fields below) by each field's
+    // effect: the code runs as its descriptor promises only with the same
+    // wave state; more VGPRs or other scheduling fields change nothing.
+    let pgm = |register: u16, found: u32, code: u32| {
+        let diff = super::rules::pgm_differences(family, register, found, code);
+        if diff.is_empty() {
+            Ok(())
+        } else {
+            Err(mismatch(
+                register,
+                found,
+                code,
+                format!(" ({})", diff.join(", ")),
+            ))
+        }
+    };
     let rsrc1 = need(regs, family, off::COMPUTE_PGM_RSRC1)?;
-    if rsrc1 != kd.compute_pgm_rsrc1 {
-        return Err(mismatch(
-            off::COMPUTE_PGM_RSRC1,
-            rsrc1,
-            kd.compute_pgm_rsrc1,
-            String::new(),
-        )
-        .into());
-    }
+    pgm(off::COMPUTE_PGM_RSRC1, rsrc1, kd.compute_pgm_rsrc1)?;
     let rsrc2 = need(regs, family, off::COMPUTE_PGM_RSRC2)?;
-    let lds_mask = RSRC2_LDS_SIZE.mask();
     // TRAP_PRESENT by the runtime's rule, not the descriptor's (0 by contract).
     let trap = relaunch_facts::regs::rsrc2_trap_bits(family, true);
     let want_trap = relaunch_facts::regs::rsrc2_trap_bits(family, device.config().trap_handler);
@@ -163,20 +166,25 @@ pub(crate) fn dispatch_state(
         ))
         .into());
     }
-    let lds_mask = lds_mask | trap;
-    if rsrc2 & !lds_mask != kd.compute_pgm_rsrc2 & !lds_mask {
-        let (f, e) = (
-            RSRC2_USER_SGPR.get(rsrc2),
-            RSRC2_USER_SGPR.get(kd.compute_pgm_rsrc2),
-        );
-        let what = if f != e {
-            format!(" (USER_SGPR count {f}, descriptor {e})")
-        } else {
-            " (outside LDS_SIZE)".to_string()
-        };
+    let (f, e) = (
+        RSRC2_USER_SGPR.get(rsrc2),
+        RSRC2_USER_SGPR.get(kd.compute_pgm_rsrc2),
+    );
+    if f != e {
+        // s0.. are the USER_DATA registers, then the system SGPRs: the code
+        // finds both only at the count it was compiled with.
+        let what = format!(" (USER_SGPR count {f}, descriptor {e})");
         return Err(mismatch(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2, what).into());
     }
-    let lds_bytes = RSRC2_LDS_SIZE.get(rsrc2) * LDS_GRANULE_BYTES;
+    if RSRC2_SCRATCH_EN.get(rsrc2) != 0 {
+        return Err(invalid(
+            "COMPUTE_PGM_RSRC2 SCRATCH_EN is set: scratch (the queue's ring) is not modelled"
+                .into(),
+        )
+        .into());
+    }
+    pgm(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2)?;
+    let lds_bytes = super::rules::lds_bytes(family, rsrc2);
     if lds_bytes < kd.group_segment_fixed_size || lds_bytes > limits.max_lds_bytes {
         return Err(invalid(format!(
             "RSRC2 LDS_SIZE gives {lds_bytes} bytes; the kernel's static group segment is {} \
@@ -186,36 +194,18 @@ pub(crate) fn dispatch_state(
         .into());
     }
     let rsrc3 = need(regs, family, off::COMPUTE_PGM_RSRC3)?;
-    if rsrc3 != kd.compute_pgm_rsrc3 {
-        return Err(mismatch(
-            off::COMPUTE_PGM_RSRC3,
-            rsrc3,
-            kd.compute_pgm_rsrc3,
-            String::new(),
-        )
-        .into());
-    }
+    pgm(off::COMPUTE_PGM_RSRC3, rsrc3, kd.compute_pgm_rsrc3)?;
 
-    // User SGPRs: [4 zero dwords of private segment buffer], [the dispatch
-    // packet's address], then the kernarg pointer.
+    // User SGPRs: [the private segment buffer], [the dispatch packet's
+    // address], then the kernarg pointer, each as the IB wrote it (the
+    // buffer's four dwords only matter to scratch, which is refused above).
     let sgprs = DeliveredSgprs::of(&kd, facts.user_sgprs);
     let count = sgprs.count();
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
         user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
     }
-    let mut next = 0;
-    if sgprs.private_segment_dwords != 0 {
-        if let Some(i) = user[..4].iter().position(|&v| v != 0) {
-            return Err(invalid(format!(
-                "COMPUTE_USER_DATA_{i} is {:#x}: the private segment buffer SGPRs must be zero \
-                 (no scratch on the direct path)",
-                user[i]
-            ))
-            .into());
-        }
-        next = 4;
-    }
+    let mut next = sgprs.private_segment_dwords as usize;
     let dispatch_ptr = if sgprs.dispatch_ptr {
         next += 2;
         Some(u64::from(user[next - 2]) | (u64::from(user[next - 1]) << 32))
@@ -234,31 +224,7 @@ pub(crate) fn dispatch_state(
         (0, 0)
     };
 
-    if INIT_COMPUTE_SHADER_EN.get(initiator) == 0 {
-        return Err(invalid(format!(
-            "DISPATCH_INITIATOR {initiator:#x} lacks COMPUTE_SHADER_EN"
-        ))
-        .into());
-    }
-    if INIT_PARTIAL_TG_EN.get(initiator) != 0 {
-        return Err(
-            invalid("PARTIAL_TG_EN is set; partial workgroups are not modelled".into()).into(),
-        );
-    }
-    let w32 = INIT_CS_W32_EN.get(initiator) != 0;
-    if w32 != kd.wave32() {
-        return Err(invalid(format!(
-            "DISPATCH_INITIATOR CS_W32_EN is {} but the kernel is wave{}",
-            u8::from(w32),
-            kd.wavefront_size()
-        ))
-        .into());
-    }
-    super::strict::initiator(initiator, kd.wave32()).map_err(invalid)?;
-    if let Some(limits) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
-        super::strict::resource_limits(limits, relaunch_encoders::dispatch::RESOURCE_LIMITS_VALUE)
-            .map_err(invalid)?;
-    }
+    let launch = super::rules::initiator(family, initiator, kd.wave32()).map_err(invalid)?;
     let mut block = [0u32; 3];
     for (d, slot) in block.iter_mut().enumerate() {
         let o = off::COMPUTE_NUM_THREAD_X + d as u16;
@@ -283,20 +249,26 @@ pub(crate) fn dispatch_state(
         ))
         .into());
     }
-    for (d, o) in [
-        off::COMPUTE_START_X,
-        off::COMPUTE_START_X + 1,
-        off::COMPUTE_START_X + 2,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if regs.get(o).is_some_and(|v| v != 0) {
-            return Err(invalid(format!("COMPUTE_START dimension {d} is non-zero")).into());
+    if let Some(value) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
+        let waves = super::rules::waves(threads, kd.wave32());
+        super::rules::resource_limits(family, value, waves).map_err(invalid)?;
+    }
+    // Without FORCE_START_AT_000 workgroup ids start at COMPUTE_START_*;
+    // an offset start is not modelled, a zero one is the same launch.
+    if !launch.start_at_zero {
+        for d in 0..3u16 {
+            let start = need(regs, family, off::COMPUTE_START_X + d)?;
+            if start != 0 {
+                return Err(invalid(format!(
+                    "COMPUTE_START dimension {d} is {start} with FORCE_START_AT_000 clear: \
+                     workgroup ids offset from 0 are not modelled"
+                ))
+                .into());
+            }
         }
     }
     let mut grid = [0u32; 3];
-    let by_threads = INIT_USE_THREAD_DIMENSIONS.get(initiator) != 0;
+    let by_threads = launch.thread_dims;
     for d in 0..3 {
         if groups[d] == 0 {
             return Err(invalid(format!("DISPATCH_DIRECT dimension {d} is 0")).into());
@@ -331,6 +303,7 @@ pub(crate) fn dispatch_state(
             block,
             lds_bytes,
             kernarg_ptr,
+            lds_granule: relaunch_facts::dispatch::lds_granule_bytes(family),
         };
         super::dispatch_packet::check(&device.memory, &kernel, ptr, &want)?;
         ctx.dispatch_ptr = ptr;

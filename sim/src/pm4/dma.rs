@@ -1,8 +1,8 @@
-//! DMA_DATA (CP DMA) as relaunch's copy and fill nodes use it: memory to
-//! memory through L2, or a dword pattern (SRC_SEL DATA) to memory, with
-//! CP_SYNC. The encoding is checked like every other packet; any other
-//! form (GDS, registers, fixed addresses, no CP_SYNC, other engines or
-//! cache policies) is refused as not modelled.
+//! DMA_DATA (CP DMA) in the forms the model performs: memory to memory
+//! through L2, or a dword pattern (SRC_SEL DATA) to memory, with CP_SYNC
+//! (relaunch's copy and fill nodes are these). Any other form (GDS,
+//! registers, fixed addresses, no CP_SYNC, the PFP engine, cache policies)
+//! is refused as not modelled, naming the field.
 //!
 //! A transfer is unordered with the dispatches of its group (the CP starts
 //! it without waiting for earlier waves), so the executor runs it among
@@ -68,7 +68,7 @@ impl Transfer {
     }
 }
 
-/// Checks a DMA_DATA body against the one form relaunch emits.
+/// Checks a DMA_DATA body against the forms the model performs.
 pub(crate) fn check(control: u32, src: u64, dst: u64, command: u32) -> Result<Transfer, String> {
     let known = dma_data::FIELDS.iter().fold(0, |m, f| m | f.mask());
     if control & !known != 0 {
@@ -77,9 +77,9 @@ pub(crate) fn check(control: u32, src: u64, dst: u64, command: u32) -> Result<Tr
             control & !known
         ));
     }
-    let field = |f: relaunch_encoders::Field| f.get(control);
+    let field = |f: relaunch_facts::Field| f.get(control);
     if field(dma_data::ENGINE) != 0 {
-        return Err("DMA_DATA on the PFP engine (relaunch uses ME)".into());
+        return Err("DMA_DATA ENGINE 1 (the PFP engine; only ME, 0, is modelled)".into());
     }
     if field(dma_data::SRC_CACHE_POLICY) != 0 || field(dma_data::DST_CACHE_POLICY) != 0 {
         return Err(format!(

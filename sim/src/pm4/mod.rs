@@ -1,8 +1,8 @@
-//! Executing one IB: decode with the encoders' strict decoder (which already
-//! refuses unknown packets, bad counts, registers the family lacks and
-//! queue- or CP-owned registers), keep the SH register file, check the
-//! programmed state against the kernel descriptor at every DISPATCH_DIRECT
-//! (see `check`), run the twins of dispatches (and the CP DMA transfers,
+//! Executing one IB: read it with the CP's own parser (`cp`, on the packet
+//! and register tables of `relaunch-facts`: whoever wrote the IB, the
+//! hardware's rules apply), keep the SH register file, check the
+//! programmed state at every DISPATCH_DIRECT by what the hardware does
+//! with it (see `check`, `rules`), run the twins of dispatches (and the CP DMA transfers,
 //! `dma`) between two waits in a seeded random order, and feed everything
 //! to the ordering model.
 //!
@@ -10,8 +10,12 @@
 //! everything its dispatches use, never inherit state from an earlier one.
 
 mod check;
+pub mod cp;
 mod dispatch_packet;
 mod dma;
+mod overlap;
+pub use overlap::execute_overlapping_ib;
+mod rules;
 mod strict;
 pub(crate) use strict::ib_control as check_ib_control;
 pub mod timestamp;
@@ -22,8 +26,6 @@ use std::sync::Arc;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use relaunch_encoders::decode::Decoder;
-use relaunch_encoders::{DecodeError, Packet};
 use relaunch_facts::packet::{event, release_cntl, release_data, write_data};
 
 use crate::device::{KernelEntry, SimDevice};
@@ -34,16 +36,15 @@ use crate::trace::RangeSet;
 use crate::twins::{DispatchContext, KernelFault};
 
 pub use check::StateError;
-
-/// COHER_SIZE of a whole-address-space ACQUIRE_MEM (COHER_SIZE_HI 0xFFFFFF).
-const FULL_COHER_SIZE: u64 = 0x00FF_FFFF_FFFF_FFFF;
+use cp::{Cp, ParseError};
+use relaunch_facts::body::Packet;
 
 /// What went wrong executing an IB.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Pm4ErrorKind {
     #[error(transparent)]
-    Decode(#[from] DecodeError),
-    #[error("{0} is not modelled by the simulated device (relaunch IBs do not use it)")]
+    Parse(#[from] ParseError),
+    #[error("{0} is not modelled by the simulated device")]
     Unsupported(String),
     #[error(transparent)]
     State(#[from] StateError),
@@ -159,19 +160,8 @@ pub fn execute_ib(
         transfers: 0,
     };
     run.model.carry_in(carried);
-    for (index, item) in Decoder::new(dwords, device.family()).enumerate() {
-        let (dword, packet) = item.map_err(|e| {
-            let dword = match &e {
-                DecodeError::Truncated { at, .. }
-                | DecodeError::NotType3 { at, .. }
-                | DecodeError::UnknownOpcode { at, .. }
-                | DecodeError::BadCount { at, .. }
-                | DecodeError::UnknownRegister { at, .. }
-                | DecodeError::ForbiddenRegister { at, .. }
-                | DecodeError::Predicated { at, .. } => *at,
-            };
-            run.error(index, dword, None, e.into())
-        })?;
+    for (index, item) in Cp::new(dwords, device.family()).enumerate() {
+        let (dword, packet) = item.map_err(|e| run.error(index, e.at(), None, e.into()))?;
         run.packet(index, dword, packet)?;
     }
     run.flush()?;
@@ -222,8 +212,18 @@ impl IbRun<'_> {
             Packet::EventWrite {
                 event_type,
                 event_index,
-                address: None,
-            } if event_type == event::CS_PARTIAL_FLUSH => {
+                address,
+            } => {
+                if event_type != event::CS_PARTIAL_FLUSH || address.is_some() {
+                    return unsupported(
+                        self,
+                        format!(
+                            "EVENT_WRITE of event {}",
+                            event::name(event_type)
+                                .map_or(format!("{event_type:#x}"), String::from)
+                        ),
+                    );
+                }
                 if event_index != event::INDEX_PARTIAL_FLUSH {
                     return unsupported(
                         self,
@@ -234,35 +234,19 @@ impl IbRun<'_> {
                 self.model.wait();
                 Ok(())
             }
-            Packet::EventWrite { event_type, .. } => unsupported(
-                self,
-                format!(
-                    "EVENT_WRITE of event {}",
-                    event::name(event_type).map_or(format!("{event_type:#x}"), String::from)
-                ),
-            ),
             Packet::AcquireMem {
                 coher_cntl,
                 coher_size,
                 coher_base,
                 gcr_cntl,
                 ..
-            } => {
-                if let Err(what) = strict::acquire_mem(coher_cntl, gcr_cntl) {
-                    return unsupported(self, what);
+            } => match strict::acquire_mem(coher_cntl, gcr_cntl, coher_base, coher_size) {
+                Ok(ops) => {
+                    self.events.push(Event::Acquire(ops));
+                    Ok(())
                 }
-                if coher_size != FULL_COHER_SIZE || coher_base != 0 {
-                    return unsupported(
-                        self,
-                        format!(
-                            "a ranged ACQUIRE_MEM (base {coher_base:#x}, size {coher_size:#x})"
-                        ),
-                    );
-                }
-                self.events
-                    .push(Event::Acquire(CacheOps::from_acquire_gcr(gcr_cntl)));
-                Ok(())
-            }
+                Err(what) => unsupported(self, what),
+            },
             Packet::ReleaseMem {
                 event_cntl,
                 data_cntl,
@@ -334,7 +318,9 @@ impl IbRun<'_> {
                 })));
                 Ok(())
             }
-            other => unsupported(self, other.name().to_string()),
+            other @ (Packet::IndirectBuffer { .. } | Packet::CopyData { .. }) => {
+                unsupported(self, other.name().to_string())
+            }
         }
     }
 
@@ -367,10 +353,10 @@ impl IbRun<'_> {
             gl2_wb: release_cntl::GCR_GL2_WB.get(event_cntl) != 0,
         };
         let bytes = match release_data::DATA_SEL.get(data_cntl) {
-            0 => None,
-            1 => Some((data as u32).to_le_bytes().to_vec()),
-            2 => Some(data.to_le_bytes().to_vec()),
-            relaunch_encoders::timestamp::DATA_SEL_TIMESTAMP => {
+            release_data::DATA_SEL_NONE => None,
+            release_data::DATA_SEL_DATA32 => Some((data as u32).to_le_bytes().to_vec()),
+            release_data::DATA_SEL_DATA64 => Some(data.to_le_bytes().to_vec()),
+            timestamp::DATA_SEL_TIMESTAMP => {
                 timestamp::check(data_cntl, address).map_err(|why| {
                     self.error(index, dword, None, Pm4ErrorKind::Unsupported(why))
                 })?;

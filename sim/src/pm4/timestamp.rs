@@ -7,8 +7,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use relaunch_encoders::timestamp::{DST_SEL_MEMORY, TIMESTAMP_BYTES};
-use relaunch_facts::packet::release_data;
+pub(crate) use relaunch_facts::packet::release_data::DATA_SEL_TIMESTAMP;
+use relaunch_facts::packet::release_data::{self, DST_SEL_MEMORY};
+
+/// Bytes a timestamp writes: the 64-bit clock, to an 8-byte aligned address.
+const TIMESTAMP_BYTES: u64 = 8;
 
 /// The modelled clock's frequency, which the simulated runtime reports as
 /// `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY` (so host conversions of its

@@ -371,7 +371,12 @@ impl Processor {
                             m,
                         )
                     })?;
-                pm4::execute_ib(&self.device, at, &dwords, carried, host_observes).map_err(|e| {
+                let execute = if slot.header.barrier {
+                    pm4::execute_ib
+                } else {
+                    pm4::execute_overlapping_ib
+                };
+                execute(&self.device, at, &dwords, carried, host_observes).map_err(|e| {
                     if let Some(f) = e.vm_fault() {
                         self.note_vm(f);
                     }

@@ -8,6 +8,8 @@ mod fuzz_inputs;
 mod hsa_runtime;
 mod pm4;
 mod pm4_dispatch_packet;
+mod pm4_rocr;
+mod pm4_rules;
 mod pm4_stream_order;
 mod pm4_timestamp;
 mod replay;

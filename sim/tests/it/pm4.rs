@@ -19,7 +19,7 @@ fn producer_consumer(rig: &Rig, boundary: Option<BoundaryKind>) -> (Vec<u32>, u6
 }
 
 /// Dword index of the value written to SH `offset` (last write wins).
-fn reg_position(dwords: &[u32], family: relaunch_device::Family, offset: u16) -> usize {
+pub(crate) fn reg_position(dwords: &[u32], family: relaunch_device::Family, offset: u16) -> usize {
     let mut found = None;
     for item in Decoder::new(dwords, family) {
         let (at, p) = item.unwrap();
