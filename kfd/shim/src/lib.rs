@@ -1,4 +1,4 @@
-//! `/dev/kfd` for tools that open it before initialising ROCr (rocminfo
+//! relaunch-kfd-shim: `/dev/kfd` for tools that open it before initialising ROCr (rocminfo
 //! checks it can open the device read-write). When the thunk is
 //! preloaded by `relaunch sim-rocm`, an open of exactly `/dev/kfd` gets a
 //! descriptor of an anonymous file; every other open goes to the C
@@ -13,6 +13,8 @@ use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::sync::OnceLock;
 
 const KFD: &[u8] = b"/dev/kfd";
+/// Set by `relaunch sim-rocm` (the thunk reads the same variable).
+const TARGETS_ENV: &str = "RELAUNCH_KFD_TARGETS";
 
 type OpenFn = unsafe extern "C" fn(*const c_char, c_int, c_uint) -> c_int;
 type OpenAtFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint) -> c_int;
@@ -30,7 +32,7 @@ fn next<T: Copy>(cell: &'static OnceLock<usize>, name: &CStr) -> Option<T> {
 
 /// True when `path` is `/dev/kfd` and the launcher asked for the shim.
 fn is_kfd(path: *const c_char) -> bool {
-    if path.is_null() || std::env::var_os(crate::process::TARGETS_ENV).is_none() {
+    if path.is_null() || std::env::var_os(TARGETS_ENV).is_none() {
         return false;
     }
     // SAFETY: a non-null path from open() is a NUL-terminated string.

@@ -57,8 +57,8 @@ pub enum QueueCallError {
     #[error("queue {0} does not exist")]
     NoSuchQueue(u64),
     #[error(
-        "SDMA (copy engine) queues are not modelled by the simulated GPU yet; \
-         run the runtime with SDMA disabled (HSA_ENABLE_SDMA=0, which relaunch sim-rocm sets)"
+        "SDMA (copy engine) queues are not modelled by the simulated GPU yet \
+         (ROCr then copies with blit kernels; HSA_ENABLE_SDMA=0 skips the attempt)"
     )]
     SdmaNotModelled,
     #[error("ring of {0} bytes: must be a power of two of at least 64 packets")]

@@ -44,6 +44,8 @@ pub mod amd_signal {
     pub const VALUE: u64 = 8;
     pub const EVENT_MAILBOX_PTR: u64 = 16;
     pub const EVENT_ID: u64 = 24;
+    pub const START_TS: u64 = 32;
+    pub const END_TS: u64 = 40;
 }
 
 /// The error codes the CP stores in a queue's inactive signal (ROCr reads
@@ -127,7 +129,16 @@ fn poll(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// AMD_QUEUE_PROPERTIES_ENABLE_PROFILING.
+const PROFILING: u32 = 1 << 3;
+
 impl UserRingFront {
+    fn profiling(&self) -> bool {
+        self.memory
+            .read_u32(self.amd_queue + amd_queue::QUEUE_PROPERTIES)
+            .is_ok_and(|p| p & PROFILING != 0)
+    }
+
     /// Store `value` into signal `handle` and raise its interrupt.
     fn signal_store(&self, handle: u64, value: i64) -> Result<(), String> {
         self.memory
@@ -170,6 +181,10 @@ impl Front for UserRingFront {
         std::thread::sleep(timeout);
     }
 
+    fn queue_address(&self) -> Option<u64> {
+        Some(self.amd_queue)
+    }
+
     fn runnable(&self) -> bool {
         !self.suspended.load(Ordering::Acquire)
     }
@@ -185,7 +200,16 @@ impl Front for UserRingFront {
             .map(|v| v as i64)
     }
 
-    fn complete(&self, handle: u64) -> Result<(), String> {
+    fn complete(&self, handle: u64, start: u64) -> Result<(), String> {
+        if self.profiling() {
+            // The CP stamps start and end into the signal before it
+            // decrements it (ROCr reads them once the value drops).
+            let end = crate::pm4::timestamp::read().max(start + 1);
+            self.memory
+                .write_u64(handle + amd_signal::START_TS, start)
+                .and_then(|()| self.memory.write_u64(handle + amd_signal::END_TS, end))
+                .map_err(|f| format!("completion signal {handle:#x}: {f}"))?;
+        }
         self.memory
             .atomic_add_i64(handle + amd_signal::VALUE, -1)
             .map_err(|f| format!("completion signal {handle:#x}: {f}"))?;

@@ -280,14 +280,16 @@ const APPROXIMATE: [&str; 8] = [
 /// The user SGPRs the packet processor loads for an AQL dispatch, in the
 /// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
 /// Execution State"): the private segment buffer (zero: no scratch is
-/// modelled) and the kernarg pointer; RSRC2's count beyond them (LLVM's
-/// gfx1100 padding) reads as zero. The dispatch and queue pointers, the
-/// dispatch id and flat-scratch init are not delivered by the simulator's
-/// AQL path: asking for them is an error, not a made-up value.
+/// modelled), the dispatch packet's address, the queue's address, the
+/// kernarg pointer and the dispatch id, as the descriptor enables them;
+/// RSRC2's count beyond them (LLVM's gfx1100 padding) reads as zero.
+/// Flat-scratch init and the private segment size need scratch, which is
+/// not modelled: asking for them is an error, not a made-up value.
 pub fn aql_user_sgprs(
     kd: &relaunch_device::codeobj::KernelDescriptor,
     family: relaunch_facts::Family,
     kernarg: u64,
+    at: AqlSource,
 ) -> Result<Vec<u32>, String> {
     use relaunch_facts::Family;
     let count = kd.user_sgpr_count() as usize;
@@ -301,30 +303,47 @@ pub fn aql_user_sgprs(
     if psb {
         out.extend([0; 4]);
     }
-    for (on, what) in [
-        (kd.wants_dispatch_ptr(), "the dispatch pointer"),
-        (kd.wants_queue_ptr(), "the queue pointer"),
-    ] {
-        if on {
-            return Err(format!(
-                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
-            ));
-        }
+    let pair = |out: &mut Vec<u32>, v: u64| out.extend([v as u32, (v >> 32) as u32]);
+    if kd.wants_dispatch_ptr() {
+        pair(&mut out, at.packet);
+    }
+    if kd.wants_queue_ptr() {
+        let queue = at.queue.ok_or_else(|| {
+            "the descriptor asks for the queue pointer, which this queue has no \
+             hsa_queue_t in device memory to deliver (register a host twin)"
+                .to_string()
+        })?;
+        pair(&mut out, queue);
     }
     if kd.wants_kernarg_segment_ptr() {
-        out.extend([kernarg as u32, (kernarg >> 32) as u32]);
+        pair(&mut out, kernarg);
+    }
+    if kd.wants_dispatch_id() {
+        pair(&mut out, at.id);
     }
     for (on, what) in [
-        (kd.wants_dispatch_id(), "the dispatch id"),
         (kd.wants_flat_scratch_init(), "flat scratch init"),
         (kd.wants_private_segment_size(), "the private segment size"),
     ] {
         if on {
             return Err(format!(
-                "the descriptor asks for {what}, which the simulator's AQL path does not deliver                  to the instruction interpreter (register a host twin)"
+                "the descriptor asks for {what}, which needs scratch: the simulator's AQL \
+                 path does not model scratch yet (register a host twin)"
             ));
         }
     }
     out.resize(count.max(out.len()), 0);
     Ok(out)
+}
+
+/// Where an AQL dispatch came from: what the dispatch and queue pointers
+/// and the dispatch id deliver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AqlSource {
+    /// The packet's ring slot (the dispatch pointer).
+    pub packet: u64,
+    /// The queue's `hsa_queue_t`, when it lives in device memory.
+    pub queue: Option<u64>,
+    /// The packet id (the dispatch id).
+    pub id: u64,
 }

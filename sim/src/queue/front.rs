@@ -27,6 +27,11 @@ pub(crate) trait Front: Send + Sync {
     fn wait_doorbell(&self, seen: i64, timeout: Duration);
     /// Sleep while the queue cannot run (dead, suspended or its device lost).
     fn idle(&self, timeout: Duration);
+    /// The queue's `hsa_queue_t` in device memory, if it has one there
+    /// (what a kernel's queue pointer receives).
+    fn queue_address(&self) -> Option<u64> {
+        None
+    }
     /// False while the queue's owner suspended it.
     fn runnable(&self) -> bool {
         true
@@ -35,8 +40,9 @@ pub(crate) trait Front: Send + Sync {
     fn submitted(&self, id: u64) -> Arc<VectorClock>;
     /// The value of completion signal `handle`; `None` when it names none.
     fn signal_value(&self, handle: u64) -> Option<i64>;
-    /// Decrement completion signal `handle` and wake its waiters.
-    fn complete(&self, handle: u64) -> Result<(), String>;
+    /// Decrement completion signal `handle` and wake its waiters; the
+    /// packet started at `start` on the GPU clock (`pm4::timestamp`).
+    fn complete(&self, handle: u64, start: u64) -> Result<(), String>;
     /// Wait at most `timeout` for signal `handle` to reach zero: true once it has.
     fn wait_zero(&self, handle: u64, timeout: Duration) -> Result<bool, String>;
     /// Every packet before `next` was consumed.
@@ -76,7 +82,7 @@ impl Front for SimFront {
         self.signals.get(handle).map(|s| s.load())
     }
 
-    fn complete(&self, handle: u64) -> Result<(), String> {
+    fn complete(&self, handle: u64, _start: u64) -> Result<(), String> {
         let signal = self
             .signals
             .get(handle)

@@ -84,7 +84,16 @@ impl Processor {
             group_segment_size as usize,
         );
         ctx.user_sgprs =
-            crate::isa::dispatch::aql_user_sgprs(&kd, self.device.family(), kernarg_address)
+            crate::isa::dispatch::aql_user_sgprs(
+                &kd,
+                self.device.family(),
+                kernarg_address,
+                crate::isa::dispatch::AqlSource {
+                    packet: self.ring + 64 * (at.aql_packet & self.mask),
+                    queue: self.front.queue_address(),
+                    id: at.aql_packet,
+                },
+            )
                 .map_err(|m| {
                     (
                         QueueErrorKind::KernelFault,

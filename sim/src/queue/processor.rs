@@ -204,6 +204,7 @@ impl Processor {
                 .front
                 .signal_value(parsed.completion_signal)
                 .is_some_and(|v| v <= 1);
+        let start = crate::pm4::timestamp::read();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.execute(id, &parsed, host_observes)
         }))
@@ -227,7 +228,7 @@ impl Processor {
         let _ = self.device.memory.store_u32_release(slot, CONSUMED);
         self.front.consumed(id + 1);
         if parsed.completion_signal != 0 {
-            if let Err(msg) = self.front.complete(parsed.completion_signal) {
+            if let Err(msg) = self.front.complete(parsed.completion_signal, start) {
                 self.fail(
                     id,
                     QueueErrorKind::InvalidPacket,
