@@ -18,6 +18,7 @@ mod dump_ib;
 mod inspect;
 mod pm4;
 mod selftest;
+mod sim_rocm;
 
 #[derive(Parser)]
 #[command(
@@ -48,6 +49,9 @@ enum Command {
     Demo(demo::Args),
     /// Per-architecture kernel bundles (.kpack + manifest): pack, list, verify.
     Bundle(bundle::Args),
+    /// Run a command with the system's ROCm (ROCr, HIP, rocminfo) over a
+    /// simulated GPU: `relaunch sim-rocm --target gfx1030 -- CMD [ARGS...]`.
+    SimRocm(sim_rocm::Args),
 }
 
 /// A failure to report: the message and the exit code to use.
@@ -100,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Selftest(args) => selftest::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Bundle(args) => bundle::run(args),
+        Command::SimRocm(args) => sim_rocm::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

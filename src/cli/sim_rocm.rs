@@ -1,0 +1,192 @@
+//! `relaunch sim-rocm --target T -- CMD [ARGS...]`: run CMD with the
+//! system's ROCm user space (ROCr, HIP, rocminfo) over a simulated GPU.
+//!
+//! ROCr reaches the kernel driver only through `libhsakmt.so.1`; CMD gets
+//! relaunch's thunk (`relaunch-kfd`) in its place through a private
+//! library directory, plus what ROCm tools check before initialising
+//! ROCr: `/dev/kfd` opening read-write (the `relaunch-kfd-shim` preload)
+//! and `lsmod` listing amdgpu (a private `lsmod` first on PATH).
+//! Refused up front: no ROCr, a ROCr that links the thunk into itself
+//! (ROCm 6.2 and later), or a target the ROCr found does not know.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::Failure;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The simulated GPU's target (e.g. gfx1030); repeat or comma-separate
+    /// for several GPUs.
+    #[arg(long, default_value = "gfx1030", value_delimiter = ',')]
+    target: Vec<String>,
+    /// Ordering violations in the runtime's GPU traffic stop the queue
+    /// (default: they are listed on stderr when the process closes ROCr).
+    #[arg(long)]
+    strict: bool,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+/// Where ROCm's ROCr is looked for, in order (after `LD_LIBRARY_PATH`).
+const ROCR_DIRS: &[&str] = &["/usr/lib/x86_64-linux-gnu", "/opt/rocm/lib", "/usr/lib64", "/usr/lib"];
+const ROCR: &str = "libhsa-runtime64.so.1";
+
+/// Which ROCr knows a target this one does not (for the refusal).
+fn known_by(target: &str) -> &'static str {
+    match relaunch_facts::TargetFacts::lookup(target).map(|r| r.family) {
+        Some(relaunch_facts::Family::Gfx10) => "ROCr 5.x or later",
+        Some(relaunch_facts::Family::Gfx11) => "ROCr 6.1 (Debian trixie) or later",
+        Some(relaunch_facts::Family::Gfx12) => "ROCr 6.4 (Debian sid)",
+        None => "no ROCr relaunch knows of",
+    }
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let rocr = find_rocr().ok_or_else(|| {
+        Failure::input(format!(
+            "no ROCm runtime ({ROCR}) found in LD_LIBRARY_PATH or {}: on Debian, \
+             apt-get install libhsa-runtime64-1 (and libamdhip64-5 libamd-comgr2 for HIP programs)",
+            ROCR_DIRS.join(", ")
+        ))
+    })?;
+    let bytes = std::fs::read(&rocr)
+        .map_err(|e| Failure::input(format!("reading {}: {e}", rocr.display())))?;
+    let real = std::fs::canonicalize(&rocr).unwrap_or_else(|_| rocr.clone());
+    if !contains(&bytes, b"libhsakmt.so.1\0") {
+        return Err(Failure::input(format!(
+            "{} does not load libhsakmt.so.1 (ROCm 6.2 and later link the thunk into ROCr and \
+             talk to /dev/kfd directly): sim-rocm needs a ROCr that loads the thunk, such as \
+             Debian bookworm's ROCr 5.2.3",
+            real.display()
+        )));
+    }
+    for t in &args.target {
+        relaunch_facts::GfxTarget::parse(t).map_err(|e| Failure::input(e.to_string()))?;
+        let mut name = t.as_bytes().to_vec();
+        name.push(0);
+        if !contains(&bytes, &name) {
+            return Err(Failure::input(format!(
+                "the ROCr found ({}) does not know {t}, so it would list no GPU; {t} needs {}",
+                real.display(),
+                known_by(t)
+            )));
+        }
+    }
+    let libs = thunk_dir()?;
+    eprintln!(
+        "relaunch sim-rocm: {} over simulated {}",
+        real.display(),
+        args.target.join(", ")
+    );
+    let private = PrivateDir::new(&libs)?;
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..]);
+    let join = |var: &str, first: &Path| {
+        let mut parts = vec![first.to_path_buf()];
+        if let Some(old) = std::env::var_os(var) {
+            parts.extend(std::env::split_paths(&old));
+        }
+        std::env::join_paths(parts).unwrap_or_default()
+    };
+    cmd.env("LD_LIBRARY_PATH", join("LD_LIBRARY_PATH", &private.path));
+    cmd.env("PATH", join("PATH", &private.path.join("bin")));
+    let shim = libs.join("librelaunch_kfd_shim.so");
+    let preload = match std::env::var("LD_PRELOAD") {
+        Ok(old) if !old.is_empty() => format!("{}:{old}", shim.display()),
+        _ => shim.display().to_string(),
+    };
+    cmd.env("LD_PRELOAD", preload);
+    cmd.env("RELAUNCH_KFD_TARGETS", args.target.join(","));
+    // relaunch's own default device: this ROCr, without the /dev/kfd probe.
+    cmd.env("RELAUNCH_HSA_LIB", &rocr);
+    if args.strict {
+        cmd.env("RELAUNCH_KFD_STRICT", "1");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| Failure::input(format!("could not run {}: {e}", args.command[0])))?;
+    drop(private);
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(Failure {
+            message: format!("{} exited with status {code}", args.command[0]),
+            code: u8::try_from(code).unwrap_or(1),
+        }),
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            let sig = status.signal().unwrap_or(0);
+            Err(Failure {
+                message: format!("{} was killed by signal {sig}", args.command[0]),
+                code: 128u8.saturating_add(sig as u8),
+            })
+        }
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+fn find_rocr() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    dirs.extend(ROCR_DIRS.iter().map(PathBuf::from));
+    dirs.into_iter().map(|d| d.join(ROCR)).find(|p| p.is_file())
+}
+
+/// The directory holding the thunk and the shim: next to this executable
+/// (cargo's target directory), or `../lib/relaunch` of an install.
+fn thunk_dir() -> Result<PathBuf, Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure::input(e.to_string()))?;
+    let here = exe.parent().unwrap_or(Path::new("."));
+    let candidates = [here.to_path_buf(), here.join("../lib/relaunch")];
+    candidates
+        .iter()
+        .find(|d| d.join("libhsakmt.so").is_file() && d.join("librelaunch_kfd_shim.so").is_file())
+        .cloned()
+        .ok_or_else(|| {
+            Failure::input(format!(
+                "the simulated GPU's thunk (libhsakmt.so, librelaunch_kfd_shim.so) is not next to \
+                 {}: build it with `cargo build{} -p relaunch-kfd -p relaunch-kfd-shim`",
+                exe.display(),
+                if cfg!(debug_assertions) { "" } else { " --release" }
+            ))
+        })
+}
+
+/// A private directory with `libhsakmt.so.1` (the thunk) and `bin/lsmod`;
+/// removed when dropped.
+struct PrivateDir {
+    path: PathBuf,
+}
+
+impl PrivateDir {
+    fn new(libs: &Path) -> Result<Self, Failure> {
+        let io = |e: std::io::Error| Failure::input(format!("preparing the private library directory: {e}"));
+        let base = std::env::temp_dir().join(format!("relaunch-sim-rocm-{}", std::process::id()));
+        std::fs::create_dir_all(base.join("bin")).map_err(io)?;
+        let dir = PrivateDir { path: base };
+        let thunk = std::fs::canonicalize(libs.join("libhsakmt.so")).map_err(io)?;
+        std::os::unix::fs::symlink(thunk, dir.path.join("libhsakmt.so.1")).map_err(io)?;
+        // rocminfo runs `lsmod | grep amdgpu` before it initialises ROCr.
+        let lsmod = dir.path.join("bin/lsmod");
+        std::fs::write(
+            &lsmod,
+            "#!/bin/sh\n# relaunch sim-rocm: the simulated GPU's driver, as lsmod lists it\n\
+             echo 'Module                  Size  Used by'\necho 'amdgpu                     1  0'\n",
+        )
+        .map_err(io)?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&lsmod, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        Ok(dir)
+    }
+}
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
