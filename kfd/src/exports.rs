@@ -35,7 +35,10 @@ fn guard(call: &str, f: impl FnOnce() -> Result<(), (Status, String)>) -> Status
 }
 
 fn not_open() -> (Status, String) {
-    (KERNEL_IO_CHANNEL_NOT_OPENED, "hsaKmtOpenKFD was not called".into())
+    (
+        KERNEL_IO_CHANNEL_NOT_OPENED,
+        "hsaKmtOpenKFD was not called".into(),
+    )
 }
 
 /// Write `value` through `out`, refusing null.
@@ -82,7 +85,13 @@ pub extern "C" fn hsaKmtOpenKFD() -> Status {
 
 #[no_mangle]
 pub extern "C" fn hsaKmtCloseKFD() -> Status {
-    guard("CloseKFD", || if process::close() { Ok(()) } else { Err(not_open()) })
+    guard("CloseKFD", || {
+        if process::close() {
+            Ok(())
+        } else {
+            Err(not_open())
+        }
+    })
 }
 
 #[no_mangle]
@@ -90,13 +99,22 @@ pub unsafe extern "C" fn hsaKmtGetVersion(info: *mut HsaVersionInfo) -> Status {
     guard("GetVersion", || {
         // SAFETY: caller's out pointer.
         unsafe {
-            put(info, HsaVersionInfo { KernelInterfaceMajorVersion: 1, KernelInterfaceMinorVersion: 8 })
+            put(
+                info,
+                HsaVersionInfo {
+                    KernelInterfaceMajorVersion: 1,
+                    KernelInterfaceMinorVersion: 8,
+                },
+            )
         }
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hsaKmtRuntimeEnable(_r_debug: *mut std::ffi::c_void, _setup_ttmp: bool) -> Status {
+pub unsafe extern "C" fn hsaKmtRuntimeEnable(
+    _r_debug: *mut std::ffi::c_void,
+    _setup_ttmp: bool,
+) -> Status {
     // The debugger interface is not modelled; ROCr goes on without it.
     NOT_SUPPORTED
 }
@@ -121,7 +139,10 @@ pub extern "C" fn hsaKmtReleaseSystemProperties() -> Status {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hsaKmtGetNodeProperties(node: u32, props: *mut HsaNodeProperties) -> Status {
+pub unsafe extern "C" fn hsaKmtGetNodeProperties(
+    node: u32,
+    props: *mut HsaNodeProperties,
+) -> Status {
     guard("GetNodeProperties", || {
         let driver = process::driver().ok_or_else(not_open)?;
         let p = if node == 0 {
@@ -207,13 +228,19 @@ pub extern "C" fn hsaKmtSetXNACKMode(enable: i32) -> Status {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hsaKmtGetClockCounters(node: u32, counters: *mut HsaClockCounters) -> Status {
+pub unsafe extern "C" fn hsaKmtGetClockCounters(
+    node: u32,
+    counters: *mut HsaClockCounters,
+) -> Status {
     guard("GetClockCounters", || {
         process::driver().ok_or_else(not_open)?;
         if node != 0 {
             gpu_index(node)?;
         }
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: clock_gettime writes the timespec it is given.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
         let ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
@@ -295,7 +322,10 @@ pub unsafe extern "C" fn hsaKmtAllocMemory(
             gpu_index(node)?;
         }
         if flags & (mem_flag::FIXED_ADDRESS | mem_flag::GDS_MEMORY) != 0 {
-            return Err((NOT_SUPPORTED, format!("flags {flags:#x}: fixed addresses and GDS are not modelled")));
+            return Err((
+                NOT_SUPPORTED,
+                format!("flags {flags:#x}: fixed addresses and GDS are not modelled"),
+            ));
         }
         let base = driver
             .memory
@@ -318,7 +348,11 @@ pub extern "C" fn hsaKmtFreeMemory(addr: *mut std::ffi::c_void, _size: u64) -> S
 }
 
 #[no_mangle]
-pub extern "C" fn hsaKmtRegisterMemoryWithFlags(addr: *mut std::ffi::c_void, size: u64, flags: u32) -> Status {
+pub extern "C" fn hsaKmtRegisterMemoryWithFlags(
+    addr: *mut std::ffi::c_void,
+    size: u64,
+    flags: u32,
+) -> Status {
     guard("RegisterMemoryWithFlags", || {
         let driver = process::driver().ok_or_else(not_open)?;
         driver
@@ -342,7 +376,11 @@ fn map(addr: u64, size: u64, nodes: &[u32]) -> Result<(), (Status, String)> {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hsaKmtMapMemoryToGPU(addr: *mut std::ffi::c_void, size: u64, alternate: *mut u64) -> Status {
+pub unsafe extern "C" fn hsaKmtMapMemoryToGPU(
+    addr: *mut std::ffi::c_void,
+    size: u64,
+    alternate: *mut u64,
+) -> Status {
     guard("MapMemoryToGPU", || {
         let gpus = process::driver().ok_or_else(not_open)?.gpus().len() as u32;
         let nodes: Vec<u32> = (1..=gpus).collect();
@@ -394,7 +432,10 @@ pub extern "C" fn hsaKmtUnmapMemoryToGPU(addr: *mut std::ffi::c_void) -> Status 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn hsaKmtQueryPointerInfo(ptr: *const std::ffi::c_void, info: *mut HsaPointerInfo) -> Status {
+pub unsafe extern "C" fn hsaKmtQueryPointerInfo(
+    ptr: *const std::ffi::c_void,
+    info: *mut HsaPointerInfo,
+) -> Status {
     guard("QueryPointerInfo", || {
         let driver = process::driver().ok_or_else(not_open)?;
         let Some(r) = driver.memory.query(ptr as u64) else {
@@ -413,7 +454,10 @@ pub unsafe extern "C" fn hsaKmtQueryPointerInfo(ptr: *const std::ffi::c_void, in
             };
             // SAFETY: caller's out pointer.
             unsafe { put(info, unknown)? };
-            return Err((INVALID_PARAMETER, format!("{:#x} is not known to the driver", ptr as u64)));
+            return Err((
+                INVALID_PARAMETER,
+                format!("{:#x} is not known to the driver", ptr as u64),
+            ));
         };
         let (registered, mapped) = with(|p| {
             let arrays = p.node_arrays.entry(r.base).or_default();
@@ -444,7 +488,10 @@ pub unsafe extern "C" fn hsaKmtQueryPointerInfo(ptr: *const std::ffi::c_void, in
 }
 
 #[no_mangle]
-pub extern "C" fn hsaKmtSetMemoryUserData(ptr: *const std::ffi::c_void, data: *mut std::ffi::c_void) -> Status {
+pub extern "C" fn hsaKmtSetMemoryUserData(
+    ptr: *const std::ffi::c_void,
+    data: *mut std::ffi::c_void,
+) -> Status {
     guard("SetMemoryUserData", || {
         let driver = process::driver().ok_or_else(not_open)?;
         driver
@@ -557,7 +604,10 @@ pub unsafe extern "C" fn hsaKmtWaitOnMultipleEvents(
         }
         let driver = process::driver().ok_or_else(not_open)?;
         let timeout = (ms != u32::MAX).then(|| Duration::from_millis(u64::from(ms)));
-        driver.events.wait(&ids, all, timeout).map_err(event_status)?;
+        driver
+            .events
+            .wait(&ids, all, timeout)
+            .map_err(event_status)?;
         // Memory events report their fault in the caller's struct.
         for (&e, &id) in list.iter().zip(&ids) {
             if let Some(f) = driver.events.fault_of(id) {
@@ -574,7 +624,8 @@ pub unsafe extern "C" fn hsaKmtWaitOnMultipleEvents(
                 // SAFETY: the caller's event struct; the union starts 4
                 // bytes into HsaEventData and holds 20 bytes.
                 unsafe {
-                    let data = std::ptr::addr_of_mut!((*e).EventData.EventData) as *mut HsaMemoryAccessFault;
+                    let data = std::ptr::addr_of_mut!((*e).EventData.EventData)
+                        as *mut HsaMemoryAccessFault;
                     data.write_unaligned(record);
                 }
             }
@@ -639,7 +690,9 @@ pub extern "C" fn hsaKmtUpdateQueue(
 pub extern "C" fn hsaKmtDestroyQueue(id: u64) -> Status {
     guard("DestroyQueue", || {
         let driver = process::driver().ok_or_else(not_open)?;
-        driver.destroy_queue(id).map_err(|e| (INVALID_PARAMETER, e.to_string()))
+        driver
+            .destroy_queue(id)
+            .map_err(|e| (INVALID_PARAMETER, e.to_string()))
     })
 }
 
@@ -661,12 +714,22 @@ pub extern "C" fn hsaKmtAllocQueueGWS(_id: u64, _n: u32, _first: *mut u32) -> St
 }
 
 #[no_mangle]
-pub extern "C" fn hsaKmtSVMSetAttr(_a: *mut std::ffi::c_void, _s: u64, _n: u32, _attrs: *mut std::ffi::c_void) -> Status {
+pub extern "C" fn hsaKmtSVMSetAttr(
+    _a: *mut std::ffi::c_void,
+    _s: u64,
+    _n: u32,
+    _attrs: *mut std::ffi::c_void,
+) -> Status {
     NOT_SUPPORTED
 }
 
 #[no_mangle]
-pub extern "C" fn hsaKmtSVMGetAttr(_a: *mut std::ffi::c_void, _s: u64, _n: u32, _attrs: *mut std::ffi::c_void) -> Status {
+pub extern "C" fn hsaKmtSVMGetAttr(
+    _a: *mut std::ffi::c_void,
+    _s: u64,
+    _n: u32,
+    _attrs: *mut std::ffi::c_void,
+) -> Status {
     NOT_SUPPORTED
 }
 
@@ -681,7 +744,11 @@ pub extern "C" fn hsaKmtRegisterGraphicsHandleToNodes(
 }
 
 #[no_mangle]
-pub extern "C" fn hsaKmtShareMemory(_a: *mut std::ffi::c_void, _s: u64, _h: *mut std::ffi::c_void) -> Status {
+pub extern "C" fn hsaKmtShareMemory(
+    _a: *mut std::ffi::c_void,
+    _s: u64,
+    _h: *mut std::ffi::c_void,
+) -> Status {
     NOT_SUPPORTED
 }
 

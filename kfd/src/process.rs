@@ -107,7 +107,11 @@ pub fn report_violations(driver: &Driver) {
             "relaunch-kfd: {} ordering violation(s) in this process's GPU traffic on {}{}:",
             found.len() as u64 + dropped,
             gpu.config().target,
-            if dropped > 0 { " (some not listed)" } else { "" }
+            if dropped > 0 {
+                " (some not listed)"
+            } else {
+                ""
+            }
         );
         for v in found.iter().take(8) {
             eprintln!("  {v}");

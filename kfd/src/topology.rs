@@ -60,7 +60,12 @@ fn cpu_cores() -> u32 {
 
 fn host_memory_bytes() -> u64 {
     // SAFETY: sysconf only reads system configuration.
-    let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
     (pages.max(0) as u64).saturating_mul(size.max(0) as u64)
 }
 
@@ -86,7 +91,8 @@ pub fn gpu_node(index: usize, device: &SimDevice) -> HsaNodeProperties {
     p.NumCaches = 2;
     p.NumIOLinks = 1;
     p.FComputeIdLo = first_simd;
-    p.Capability = capability::QUEUE_SIZE_POW2 | capability::QUEUE_SIZE_32BIT | capability::DOORBELL_TYPE_2;
+    p.Capability =
+        capability::QUEUE_SIZE_POW2 | capability::QUEUE_SIZE_32BIT | capability::DOORBELL_TYPE_2;
     p.MaxWavesPerSIMD = 16;
     p.LDSSizeInKB = (LDS_BYTES / 1024) as u32;
     p.WaveFrontSize = 32;
@@ -104,7 +110,8 @@ pub fn gpu_node(index: usize, device: &SimDevice) -> HsaNodeProperties {
         device: 0,
         function: 0,
     });
-    p.LocationId = (u32::from(pci.bus) << 8) | (u32::from(pci.device) << 3) | u32::from(pci.function);
+    p.LocationId =
+        (u32::from(pci.bus) << 8) | (u32::from(pci.device) << 3) | u32::from(pci.function);
     p.Domain = pci.domain;
     p.LocalMemSize = config.memory_limit as u64;
     p.MaxEngineClockMhzFCompute = 2000;
@@ -133,7 +140,9 @@ fn unique_id(device: &SimDevice) -> u64 {
             config
                 .target
                 .bytes()
-                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                })
         })
 }
 

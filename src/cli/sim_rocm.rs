@@ -30,7 +30,12 @@ pub struct Args {
 }
 
 /// Where ROCm's ROCr is looked for, in order (after `LD_LIBRARY_PATH`).
-const ROCR_DIRS: &[&str] = &["/usr/lib/x86_64-linux-gnu", "/opt/rocm/lib", "/usr/lib64", "/usr/lib"];
+const ROCR_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/opt/rocm/lib",
+    "/usr/lib64",
+    "/usr/lib",
+];
 const ROCR: &str = "libhsa-runtime64.so.1";
 
 /// Which ROCr knows a target this one does not (for the refusal).
@@ -152,7 +157,11 @@ fn thunk_dir() -> Result<PathBuf, Failure> {
                 "the simulated GPU's thunk (libhsakmt.so, librelaunch_kfd_shim.so) is not next to \
                  {}: build it with `cargo build{} -p relaunch-kfd -p relaunch-kfd-shim`",
                 exe.display(),
-                if cfg!(debug_assertions) { "" } else { " --release" }
+                if cfg!(debug_assertions) {
+                    ""
+                } else {
+                    " --release"
+                }
             ))
         })
 }
@@ -165,7 +174,9 @@ struct PrivateDir {
 
 impl PrivateDir {
     fn new(libs: &Path) -> Result<Self, Failure> {
-        let io = |e: std::io::Error| Failure::input(format!("preparing the private library directory: {e}"));
+        let io = |e: std::io::Error| {
+            Failure::input(format!("preparing the private library directory: {e}"))
+        };
         let base = std::env::temp_dir().join(format!("relaunch-sim-rocm-{}", std::process::id()));
         std::fs::create_dir_all(base.join("bin")).map_err(io)?;
         let dir = PrivateDir { path: base };

@@ -72,7 +72,12 @@ macro_rules! openat_like {
         /// # Safety
         /// As the C library's function of that name.
         #[no_mangle]
-        pub unsafe extern "C" fn $name(dir: c_int, path: *const c_char, flags: c_int, mode: c_uint) -> c_int {
+        pub unsafe extern "C" fn $name(
+            dir: c_int,
+            path: *const c_char,
+            flags: c_int,
+            mode: c_uint,
+        ) -> c_int {
             if is_kfd(path) {
                 return kfd_fd();
             }

@@ -144,7 +144,10 @@ impl Events {
 
     pub fn set(&self, id: u32) -> Result<(), EventError> {
         let mut t = self.table.lock();
-        t.events.get_mut(&id).ok_or(EventError::Unknown(id))?.signaled = true;
+        t.events
+            .get_mut(&id)
+            .ok_or(EventError::Unknown(id))?
+            .signaled = true;
         drop(t);
         self.changed.notify_all();
         Ok(())
@@ -152,7 +155,10 @@ impl Events {
 
     pub fn reset(&self, id: u32) -> Result<(), EventError> {
         let mut t = self.table.lock();
-        t.events.get_mut(&id).ok_or(EventError::Unknown(id))?.signaled = false;
+        t.events
+            .get_mut(&id)
+            .ok_or(EventError::Unknown(id))?
+            .signaled = false;
         Ok(())
     }
 
@@ -193,7 +199,12 @@ impl Events {
     /// Wait until one (`all` false) or every one of `ids` is set, at most
     /// `timeout` (`None`: for ever). Auto-reset events that satisfied the
     /// wait are reset.
-    pub fn wait(&self, ids: &[u32], all: bool, timeout: Option<Duration>) -> Result<(), EventError> {
+    pub fn wait(
+        &self,
+        ids: &[u32],
+        all: bool,
+        timeout: Option<Duration>,
+    ) -> Result<(), EventError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut t = self.table.lock();
         loop {

@@ -173,9 +173,14 @@ impl DriverMemory {
     /// Map `[addr, addr+len)` (inside one known range) for `nodes`.
     pub fn map(&self, addr: u64, len: u64, nodes: &[u32]) -> Result<(), DriverMemoryError> {
         let mut regions = self.regions.lock();
-        let base = find(&regions, addr, len.max(1)).ok_or(DriverMemoryError::Outside { addr, len })?;
+        let base =
+            find(&regions, addr, len.max(1)).ok_or(DriverMemoryError::Outside { addr, len })?;
         let region = regions.get_mut(&base).expect("found above");
-        let len = if len == 0 { region.info.len - (addr - base) } else { len };
+        let len = if len == 0 {
+            region.info.len - (addr - base)
+        } else {
+            len
+        };
         for n in nodes {
             if !region.info.mapped_nodes.contains(n) {
                 region.info.mapped_nodes.push(*n);
@@ -315,7 +320,10 @@ mod tests {
         let dev = Arc::new(DeviceMemory::new(1 << 20));
         let mem = DriverMemory::new(Arc::clone(&dev));
         let a = mem.alloc(1, 5000, MemFlags::default()).unwrap();
-        assert!(dev.check(a, 4, Access::Read).is_err(), "unmapped is a fault");
+        assert!(
+            dev.check(a, 4, Access::Read).is_err(),
+            "unmapped is a fault"
+        );
         mem.map(a, 8192, &[1]).unwrap();
         dev.check(a + 8188, 4, Access::Read).unwrap();
         assert_eq!(mem.query(a + 100).unwrap().mapped_nodes, vec![1]);

@@ -82,7 +82,9 @@ pub struct Driver {
 
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver").field("gpus", &self.gpus.len()).finish()
+        f.debug_struct("Driver")
+            .field("gpus", &self.gpus.len())
+            .finish()
     }
 }
 
@@ -90,7 +92,11 @@ impl Driver {
     /// A driver over one simulated GPU per config (node `i + 1` is
     /// `configs[i]`; node 0 is the CPU).
     pub fn open(configs: Vec<SimConfig>) -> Result<Arc<Driver>, SimError> {
-        let limit = configs.iter().map(|c| c.memory_limit).max().unwrap_or(4 << 30);
+        let limit = configs
+            .iter()
+            .map(|c| c.memory_limit)
+            .max()
+            .unwrap_or(4 << 30);
         let device_memory = Arc::new(DeviceMemory::new(limit));
         let signals = Arc::new(SignalTable::default());
         let mut gpus = Vec::new();
@@ -101,8 +107,7 @@ impl Driver {
                 Arc::clone(&signals),
             )?);
         }
-        let events_page =
-            device_memory.allocate(EVENT_SLOTS as usize * 8, MemKind::Driver)?;
+        let events_page = device_memory.allocate(EVENT_SLOTS as usize * 8, MemKind::Driver)?;
         let doorbell_page = device_memory.allocate(DOORBELLS as usize * 8, MemKind::Driver)?;
         let events = Arc::new(Events::new(events_page, EVENT_SLOTS));
         for (i, gpu) in gpus.iter().enumerate() {
@@ -142,7 +147,9 @@ impl Driver {
 
     /// The GPU at topology node `node`.
     pub fn gpu(&self, node: u32) -> Option<&Arc<SimDevice>> {
-        (node as usize).checked_sub(1).and_then(|i| self.gpus.get(i))
+        (node as usize)
+            .checked_sub(1)
+            .and_then(|i| self.gpus.get(i))
     }
 
     /// The device memory every GPU of this driver checks.

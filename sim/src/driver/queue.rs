@@ -221,7 +221,9 @@ impl Front for UserRingFront {
         let reached = poll(timeout, || match self.signal_value(handle) {
             Some(v) => v == 0,
             None => {
-                bad = Some(format!("barrier dependency signal {handle:#x} is not readable"));
+                bad = Some(format!(
+                    "barrier dependency signal {handle:#x} is not readable"
+                ));
                 true
             }
         });

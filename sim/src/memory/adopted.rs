@@ -5,7 +5,9 @@
 
 use std::ptr::NonNull;
 
-use super::{AllocOptions, AllocationInfo, Block, DeviceMemory, MemKind, MemoryError, FREED_HISTORY};
+use super::{
+    AllocOptions, AllocationInfo, Block, DeviceMemory, MemKind, MemoryError, FREED_HISTORY,
+};
 
 impl DeviceMemory {
     /// Check host pages someone else owns (`addr`, `len` bytes, which stay
@@ -29,7 +31,9 @@ impl DeviceMemory {
         if len == 0 {
             return Err(MemoryError::ZeroSize);
         }
-        let end = addr.checked_add(len as u64).ok_or(MemoryError::Overlap(addr))?;
+        let end = addr
+            .checked_add(len as u64)
+            .ok_or(MemoryError::Overlap(addr))?;
         let mut blocks = self.blocks.write();
         let overlaps = blocks
             .range(..end)

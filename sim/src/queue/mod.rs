@@ -27,7 +27,6 @@ mod processor;
 
 pub(crate) use front::Front;
 pub(crate) use processor::Processor;
-pub(crate) 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;

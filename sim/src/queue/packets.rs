@@ -83,24 +83,23 @@ impl Processor {
             workgroup,
             group_segment_size as usize,
         );
-        ctx.user_sgprs =
-            crate::isa::dispatch::aql_user_sgprs(
-                &kd,
-                self.device.family(),
-                kernarg_address,
-                crate::isa::dispatch::AqlSource {
-                    packet: self.ring + 64 * (at.aql_packet & self.mask),
-                    queue: self.front.queue_address(),
-                    id: at.aql_packet,
-                },
+        ctx.user_sgprs = crate::isa::dispatch::aql_user_sgprs(
+            &kd,
+            self.device.family(),
+            kernarg_address,
+            crate::isa::dispatch::AqlSource {
+                packet: self.ring + 64 * (at.aql_packet & self.mask),
+                queue: self.front.queue_address(),
+                id: at.aql_packet,
+            },
+        )
+        .map_err(|m| {
+            (
+                QueueErrorKind::KernelFault,
+                HSA_STATUS_ERROR_EXCEPTION,
+                format!("kernel {}: {m}", kernel.symbol),
             )
-                .map_err(|m| {
-                    (
-                        QueueErrorKind::KernelFault,
-                        HSA_STATUS_ERROR_EXCEPTION,
-                        format!("kernel {}: {m}", kernel.symbol),
-                    )
-                })?;
+        })?;
         let runner = crate::pm4::select_runner(&self.device, &kernel, &ctx).map_err(|e| {
             (
                 QueueErrorKind::KernelFault,
