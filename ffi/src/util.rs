@@ -145,6 +145,29 @@ pub(crate) unsafe fn clear<T>(out: *mut *mut T) {
     }
 }
 
+/// Locks an IB's (or multi-IB's) state for `call`. Inside a kernel twin a
+/// busy lock is refused at once: its holder may be a replay waiting for the
+/// very queue thread that runs the twin, and waiting for it would last
+/// until the replay timeout (then misreported as a hung kernel).
+pub(crate) fn lock_state<'a, T>(
+    state: &'a parking_lot::Mutex<T>,
+    call: &str,
+) -> Result<parking_lot::MutexGuard<'a, T>, Error> {
+    if !facade::twins::inside_twin() {
+        return Ok(state.lock());
+    }
+    state.try_lock().ok_or_else(|| {
+        Error::new(
+            ErrorClass::Replay,
+            format!(
+                "{call} called from inside a kernel twin while the IB is being replayed or \
+                 patched (the replay may be waiting for this twin: it would deadlock); ask \
+                 before the replay or after it has finished"
+            ),
+        )
+    })
+}
+
 /// Grid or block from three C arguments.
 pub(crate) fn dims(x: u32, y: u32, z: u32) -> [u32; 3] {
     [x, y, z]
