@@ -44,6 +44,12 @@ impl Build {
         edges: &[(usize, usize)],
     ) -> Result<Recorded, Reason> {
         let order = topological(works.len(), edges)?;
+        // Each node's producers, found once (not by a scan of every edge
+        // per node: quadratic on a 100k-node chain).
+        let mut producers: Vec<Vec<usize>> = vec![Vec::new(); works.len()];
+        for &(f, t) in edges {
+            producers[t].push(f);
+        }
         let mut g = relaunch::Graph::new(relaunch::default_graph_options());
         let mut placed: Vec<Option<NodeId>> = vec![None; works.len()];
         let mut ids = HashMap::new();
@@ -89,7 +95,7 @@ impl Build {
                 }
             };
             // Producers come first in topological order: placed already.
-            for &(f, _) in edges.iter().filter(|&&(_, t)| t == i) {
+            for &f in &producers[i] {
                 let from =
                     placed[f].ok_or(Reason::Internal("an edge from a node not yet placed"))?;
                 g.add_ordered_dependency(from, id, Order::Memory)?;
