@@ -14,7 +14,7 @@
 //! the first such instruction. Decoding is `relaunch-isa`'s.
 //!
 //! The proof's cost is bounded per code object, not per kernel: all its
-//! kernels share one [`Budget`] of [`OBJECT_BUDGET`] instruction visits
+//! kernels share one budget of [`OBJECT_BUDGET`] instruction visits
 //! (counting and walking), each instruction is walked at most a few times
 //! before its facts are widened to "nothing known", and kernels with the
 //! same entry and extent share one proof. A kernel the budget does not
@@ -141,20 +141,20 @@ fn unknown(kernel: &KernelInfo, why: String) -> Certificate {
 }
 
 /// Instruction visits (decodes while counting, steps while walking) one
-/// code object's proofs may take in all: about a second of release-build
-/// work, and well above what real kernels need (a 100k-instruction kernel
-/// takes about three visits per instruction).
+/// code object's proofs may take in all: one to three seconds of
+/// release-build work on a loaded two-core machine, and far above what real
+/// kernels need (one visit per instruction to count, one to three to walk).
 pub const OBJECT_BUDGET: u64 = 1 << 22;
 
 /// The work left for one code object's proofs.
 #[derive(Debug)]
-pub struct Budget {
+struct Budget {
     left: u64,
     total: u64,
 }
 
 impl Budget {
-    pub fn new(total: u64) -> Self {
+    fn new(total: u64) -> Self {
         Budget { left: total, total }
     }
 
