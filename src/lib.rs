@@ -98,5 +98,5 @@ pub mod twins {
     //! place of a kernel's machine code), and which of the two runs
     //! (`KernelMode`, from `RELAUNCH_SIM_KERNELS`).
     pub use relaunch_sim::isa::KernelMode;
-    pub use relaunch_sim::twins::{register_twin, KernelFault, Workgroup};
+    pub use relaunch_sim::twins::{inside_twin, register_twin, KernelFault, Workgroup};
 }

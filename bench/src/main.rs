@@ -8,6 +8,7 @@ mod decode_ratio;
 mod density;
 mod encode;
 mod instantiate;
+mod interposer;
 mod memory;
 mod patch;
 mod profile;
@@ -41,6 +42,11 @@ const BENCHES: &[Bench] = &[
         name: "instantiate",
         about: "compile the reference decode graph at 10k and 100k nodes",
         run: instantiate::run,
+    },
+    Bench {
+        name: "interposer",
+        about: "shadow + instantiate 100k-node HIP graph shapes through the interposer",
+        run: interposer::run,
     },
     Bench {
         name: "submit",

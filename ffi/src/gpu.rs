@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use crate::enums::RlQueuePolicyArg;
 use crate::handles::{self, Handled};
 use crate::status::{guard, last_error_line, run, status};
-use crate::util::{non_null, null, put, record, slice, slice_mut, text};
+use crate::util::{bounded, non_null, null, put, record, slice, slice_mut, text, MAX_SLICE_BYTES};
 
 /// An opened GPU (real or simulated). Opaque; free with `rl_gpu_free`.
 pub struct RlGpu {
@@ -121,9 +121,12 @@ pub unsafe extern "C" fn rl_gpu_describe(gpu: *const RlGpu, buf: *mut c_char, le
         if buf.is_null() || len == 0 {
             return Err(null("buf (or len 0)"));
         }
-        // SAFETY: forwarded caller contract.
-        let out = unsafe { slice_mut(buf.cast::<u8>(), len, "buf") }?;
+        bounded(len, 1, "buf", MAX_SLICE_BYTES)?;
         let line = obj.gpu.describe().as_bytes();
+        // Only the bytes written are borrowed: the line and its NUL at most.
+        let want = len.min(line.len() + 1);
+        // SAFETY: forwarded caller contract (want <= len).
+        let out = unsafe { slice_mut(buf.cast::<u8>(), want, "buf", MAX_SLICE_BYTES) }?;
         let mut n = line.len().min(len - 1);
         while n > 0 && n < line.len() && !obj.gpu.describe().is_char_boundary(n) {
             n -= 1;
@@ -242,12 +245,13 @@ pub unsafe extern "C" fn rl_gpu_read(
 ) -> i32 {
     status("rl_gpu_read", || {
         let obj = handles::get::<GpuObj>(gpu)?;
+        bounded(len, 1, "dst", MAX_SLICE_BYTES)?;
         if dst.is_null() && len > 0 {
             return Err(null("dst"));
         }
         obj.with_range(addr, len, |buf, offset| {
             // SAFETY: forwarded caller contract; len is inside an allocation.
-            let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst") }?;
+            let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst", MAX_SLICE_BYTES) }?;
             buf.read(offset, out)
         })
     })
@@ -267,12 +271,13 @@ pub unsafe extern "C" fn rl_gpu_write(
 ) -> i32 {
     status("rl_gpu_write", || {
         let obj = handles::get::<GpuObj>(gpu)?;
+        bounded(len, 1, "src", MAX_SLICE_BYTES)?;
         if src.is_null() && len > 0 {
             return Err(null("src"));
         }
         obj.with_range(addr, len, |buf, offset| {
             // SAFETY: forwarded caller contract; len is inside an allocation.
-            let bytes = unsafe { slice(src.cast::<u8>(), len, "src", usize::MAX) }?;
+            let bytes = unsafe { slice(src.cast::<u8>(), len, "src", MAX_SLICE_BYTES) }?;
             buf.write(offset, bytes)
         })
     })

@@ -344,7 +344,7 @@ pub unsafe extern "C" fn rl_graphexec_fingerprint(exec: *const RlGraphExec, out:
         let e = exec_obj(exec)?;
         non_null(out, "out")?;
         // SAFETY: forwarded caller contract (32 writable bytes).
-        let dst = unsafe { slice_mut(out, 32, "out") }?;
+        let dst = unsafe { slice_mut(out, 32, "out", 32) }?;
         dst.copy_from_slice(&e.exec.fingerprint());
         Ok(())
     })

@@ -10,7 +10,7 @@ use facade::{Error, Geometry, Module};
 use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, non_null, put, record, slice, slice_mut, text};
+use crate::util::{clear, dims, non_null, put, record, slice, slice_mut, text, MAX_SLICE_BYTES};
 
 /// Largest code object or manifest accepted (bytes).
 pub const RL_MAX_CODE_OBJECT_BYTES: usize = 256 << 20;
@@ -234,7 +234,7 @@ pub unsafe extern "C" fn rl_module_pack_kernargs(
             )));
         }
         // SAFETY: forwarded caller contract; packed.len() <= out_len.
-        let dst = unsafe { slice_mut(out, packed.len(), "out") }?;
+        let dst = unsafe { slice_mut(out, packed.len(), "out", MAX_SLICE_BYTES) }?;
         dst.copy_from_slice(&packed);
         if !written.is_null() {
             // SAFETY: checked non-NULL; caller contract for validity.

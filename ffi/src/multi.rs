@@ -12,7 +12,7 @@ use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::pm4::{BuilderObj, RlPm4Builder, RL_MAX_KERNARG_BYTES};
 use crate::status::{guard, status};
-use crate::util::{clear, non_null, record, slice};
+use crate::util::{clear, lock_state, non_null, record, slice};
 
 /// Most lanes `rl_pm4_finalize_multi` takes at once.
 pub const RL_MAX_LANES: usize = 256;
@@ -24,7 +24,8 @@ pub struct RlPm4MultiIb {
 }
 
 pub(crate) struct MultiObj {
-    /// Locked for patches (`&mut`) and replays.
+    /// Locked for patches (`&mut`) and replays (through `lock_state`, as
+    /// `IbObj::ib`).
     pub(crate) multi: Mutex<Pm4MultiIb>,
     _gpu: Arc<GpuObj>,
 }
@@ -128,7 +129,7 @@ pub(crate) unsafe fn finalize_multi_with(
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay_multi(multi: *mut RlPm4MultiIb) -> i32 {
     status("rl_pm4_replay_multi", || {
-        multi_obj(multi)?.multi.lock().replay()
+        lock_state(&multi_obj(multi)?.multi, "rl_pm4_replay_multi")?.replay()
     })
 }
 
@@ -150,10 +151,12 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_set_kernargs(
         let obj = multi_obj(multi)?;
         // SAFETY: forwarded caller contract.
         let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
-        let result = obj
-            .multi
-            .lock()
-            .set_kernargs(lane, dispatch, byte_offset, bytes);
+        let result = lock_state(&obj.multi, "rl_pm4_multi_ib_set_kernargs")?.set_kernargs(
+            lane,
+            dispatch,
+            byte_offset,
+            bytes,
+        );
         result
     })
 }
@@ -162,7 +165,7 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_set_kernargs(
 #[no_mangle]
 pub extern "C" fn rl_pm4_multi_ib_lane_count(multi: *const RlPm4MultiIb) -> usize {
     guard("rl_pm4_multi_ib_lane_count", 0, || {
-        Ok(multi_obj(multi)?.multi.lock().lane_count())
+        Ok(lock_state(&multi_obj(multi)?.multi, "rl_pm4_multi_ib_lane_count")?.lane_count())
     })
 }
 
@@ -170,7 +173,7 @@ pub extern "C" fn rl_pm4_multi_ib_lane_count(multi: *const RlPm4MultiIb) -> usiz
 #[no_mangle]
 pub extern "C" fn rl_pm4_multi_ib_queue_count(multi: *const RlPm4MultiIb) -> usize {
     guard("rl_pm4_multi_ib_queue_count", 0, || {
-        Ok(multi_obj(multi)?.multi.lock().queues_used())
+        Ok(lock_state(&multi_obj(multi)?.multi, "rl_pm4_multi_ib_queue_count")?.queues_used())
     })
 }
 
@@ -179,7 +182,7 @@ pub extern "C" fn rl_pm4_multi_ib_queue_count(multi: *const RlPm4MultiIb) -> usi
 pub extern "C" fn rl_pm4_multi_ib_dispatch_count(multi: *const RlPm4MultiIb, lane: usize) -> usize {
     guard("rl_pm4_multi_ib_dispatch_count", 0, || {
         let obj = multi_obj(multi)?;
-        let multi = obj.multi.lock();
+        let multi = lock_state(&obj.multi, "rl_pm4_multi_ib_dispatch_count")?;
         multi.dispatch_count(lane).ok_or_else(|| {
             record(format!(
                 "lane {lane} does not exist; this multi-IB has {} lanes",

@@ -13,7 +13,7 @@ use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::module::{kernel_bytes, module_obj, ModuleObj, RlModule};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, non_null, null, record, slice, text};
+use crate::util::{clear, dims, lock_state, non_null, null, record, slice, text};
 
 /// Largest kernarg block (or patch) accepted from C (bytes).
 pub const RL_MAX_KERNARG_BYTES: usize = 64 * 1024;
@@ -67,6 +67,8 @@ fn consumed() -> Error {
 pub(crate) struct IbObj {
     /// Locked for patches (`&mut`) and submissions, not for waits (a
     /// profiled replay holds it throughout: its timestamps are its own).
+    /// Always locked through `lock_state`, which refuses a kernel twin a
+    /// busy lock instead of letting it wait for its own replay.
     pub(crate) ib: Mutex<Pm4Ib>,
     /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
     _gpu: Arc<GpuObj>,
@@ -269,7 +271,7 @@ pub(crate) fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
     status("rl_pm4_replay", || {
-        let replay = ib_obj(ib)?.ib.lock().replay_async()?;
+        let replay = lock_state(&ib_obj(ib)?.ib, "rl_pm4_replay")?.replay_async()?;
         replay.wait_or_abandon(REPLAY_TIMEOUT)
     })
 }
@@ -287,7 +289,7 @@ pub extern "C" fn rl_pm4_replay_async(ib: *mut RlPm4Ib) -> i32 {
                 "{RL_MAX_REPLAYS_IN_FLIGHT} replays of this IB are unwaited; call rl_pm4_wait"
             )));
         }
-        let replay = obj.ib.lock().replay_async()?;
+        let replay = lock_state(&obj.ib, "rl_pm4_replay_async")?.replay_async()?;
         pending.push_back(replay);
         Ok(())
     })
@@ -330,10 +332,11 @@ pub unsafe extern "C" fn rl_pm4_ib_set_kernargs(
         let obj = ib_obj(ib)?;
         // SAFETY: forwarded caller contract.
         let bytes = unsafe { slice(src, len, "src", RL_MAX_KERNARG_BYTES) }?;
-        let result = obj
-            .ib
-            .lock()
-            .set_kernargs(dispatch_index, byte_offset, bytes);
+        let result = lock_state(&obj.ib, "rl_pm4_ib_set_kernargs")?.set_kernargs(
+            dispatch_index,
+            byte_offset,
+            bytes,
+        );
         result
     })
 }
@@ -342,14 +345,16 @@ pub unsafe extern "C" fn rl_pm4_ib_set_kernargs(
 #[no_mangle]
 pub extern "C" fn rl_pm4_ib_dispatch_count(ib: *const RlPm4Ib) -> usize {
     guard("rl_pm4_ib_dispatch_count", 0, || {
-        Ok(ib_obj(ib)?.ib.lock().dispatch_count())
+        Ok(lock_state(&ib_obj(ib)?.ib, "rl_pm4_ib_dispatch_count")?.dispatch_count())
     })
 }
 
 /// Size of the IB in dwords (0 on a bad handle).
 #[no_mangle]
 pub extern "C" fn rl_pm4_ib_dwords(ib: *const RlPm4Ib) -> usize {
-    guard("rl_pm4_ib_dwords", 0, || Ok(ib_obj(ib)?.ib.lock().dwords()))
+    guard("rl_pm4_ib_dwords", 0, || {
+        Ok(lock_state(&ib_obj(ib)?.ib, "rl_pm4_ib_dwords")?.dwords())
+    })
 }
 
 /// Frees the IB (after replays in flight complete). Its modules and GPU

@@ -15,7 +15,7 @@ use crate::gpu::RlGpu;
 use crate::multi::{finalize_multi_with, multi_obj, MultiObj, RlPm4MultiIb};
 use crate::pm4::{finalize_with, ib_obj, IbObj, RlPm4Builder, RlPm4Ib};
 use crate::status::status;
-use crate::util::non_null;
+use crate::util::{lock_state, non_null};
 
 /// `rl_pm4_finalize` for an IB whose `rl_pm4_replay_profiled` measures
 /// its GPU execution span: the IB writes the GPU clock after its prologue
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn rl_pm4_replay_profiled(ib: *mut RlPm4Ib, out_gpu_us: *m
             "rl_pm4_replay_profiled",
             out_gpu_us,
             || ib_obj(ib),
-            |obj| obj.ib.lock().replay_profiled(),
+            |obj| lock_state(&obj.ib, "rl_pm4_replay_profiled")?.replay_profiled(),
         )
     }
 }
@@ -160,7 +160,7 @@ pub unsafe extern "C" fn rl_pm4_replay_multi_profiled(
             "rl_pm4_replay_multi_profiled",
             out_gpu_us,
             || multi_obj(ib),
-            |obj| obj.multi.lock().replay_profiled(),
+            |obj| lock_state(&obj.multi, "rl_pm4_replay_multi_profiled")?.replay_profiled(),
         )
     }
 }
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn rl_pm4_ib_dispatch_times(
     count: usize,
 ) -> i32 {
     let call = "rl_pm4_ib_dispatch_times";
-    let times = |obj: Arc<IbObj>| obj.ib.lock().dispatch_times();
+    let times = |obj: Arc<IbObj>| lock_state(&obj.ib, "rl_pm4_ib_dispatch_times")?.dispatch_times();
     // SAFETY: forwarded caller contract.
     unsafe { dispatch_times_into(call, || ib_obj(ib), times, start_us, end_us, count) }
 }
@@ -207,7 +207,9 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_dispatch_times(
     count: usize,
 ) -> i32 {
     let call = "rl_pm4_multi_ib_dispatch_times";
-    let times = |obj: Arc<MultiObj>| obj.multi.lock().dispatch_times(lane);
+    let times = |obj: Arc<MultiObj>| {
+        lock_state(&obj.multi, "rl_pm4_multi_ib_dispatch_times")?.dispatch_times(lane)
+    };
     // SAFETY: forwarded caller contract.
     unsafe { dispatch_times_into(call, || multi_obj(ib), times, start_us, end_us, count) }
 }

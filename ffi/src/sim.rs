@@ -15,7 +15,7 @@ use facade::twins::{register_twin, KernelFault, Workgroup};
 use facade::{Error, ErrorClass};
 
 use crate::status::{guard, status};
-use crate::util::{non_null, null, put, slice, slice_mut, text};
+use crate::util::{non_null, null, put, slice, slice_mut, text, MAX_SLICE_BYTES};
 
 /// One workgroup of a simulated dispatch; valid only inside the callback.
 pub struct RlSimWorkgroup {
@@ -199,7 +199,7 @@ pub unsafe extern "C" fn rl_sim_load(
 ) -> i32 {
     status("rl_sim_load", || {
         // SAFETY: forwarded caller contract.
-        let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst") }?;
+        let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst", MAX_SLICE_BYTES) }?;
         with_wg(wg, |w| w.load(addr, out))
     })
 }
@@ -220,7 +220,7 @@ pub unsafe extern "C" fn rl_sim_scalar_load(
 ) -> i32 {
     status("rl_sim_scalar_load", || {
         // SAFETY: forwarded caller contract.
-        let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst") }?;
+        let out = unsafe { slice_mut(dst.cast::<u8>(), len, "dst", MAX_SLICE_BYTES) }?;
         with_wg(wg, |w| w.scalar_load(addr, out))
     })
 }
@@ -238,7 +238,7 @@ pub unsafe extern "C" fn rl_sim_store(
 ) -> i32 {
     status("rl_sim_store", || {
         // SAFETY: forwarded caller contract.
-        let bytes = unsafe { slice(src.cast::<u8>(), len, "src", usize::MAX) }?;
+        let bytes = unsafe { slice(src.cast::<u8>(), len, "src", MAX_SLICE_BYTES) }?;
         with_wg(wg, |w| w.store(addr, bytes))
     })
 }

@@ -17,6 +17,29 @@ pub(crate) fn record(message: impl Into<String>) -> Error {
     Error::new(ErrorClass::Record, message)
 }
 
+/// Longest byte range any C argument may span: a Rust slice cannot be
+/// longer than `isize::MAX` bytes (`slice::from_raw_parts`' precondition,
+/// an abort in debug builds and undefined behaviour in release).
+pub(crate) const MAX_SLICE_BYTES: usize = isize::MAX as usize;
+
+/// Refuses a length of `len` items of `size` bytes past [`MAX_SLICE_BYTES`]
+/// or past `max` items, naming the argument (`len`) and what it measures.
+pub(crate) fn bounded(len: usize, size: usize, what: &str, max: usize) -> Result<(), Error> {
+    let bytes = len.checked_mul(size.max(1));
+    if bytes.is_none_or(|b| b > MAX_SLICE_BYTES) {
+        return Err(record(format!(
+            "len {len} for {what} is larger than any buffer can be ({MAX_SLICE_BYTES} bytes); \
+             pass the buffer's real length"
+        )));
+    }
+    if len > max {
+        return Err(record(format!(
+            "len {len} for {what}: more than the {max} items accepted"
+        )));
+    }
+    Ok(())
+}
+
 /// The UTF-8 text of a NUL-terminated C string.
 ///
 /// # Safety
@@ -58,31 +81,30 @@ pub(crate) unsafe fn slice<'a, T>(
     if len == 0 {
         return Ok(&[]);
     }
+    bounded(len, size_of::<T>(), what, max)?;
     if p.is_null() {
         return Err(null(what));
-    }
-    if len > max {
-        return Err(record(format!(
-            "{what}: {len} items is more than the {max} accepted"
-        )));
     }
     // SAFETY: non-NULL, bounded, and readable per the caller's contract.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
 }
 
-/// `len` writable bytes at `p` (NULL only for `len == 0`).
+/// `len` writable bytes at `p` (NULL only for `len == 0`); more than
+/// `max` bytes are refused before the memory is touched.
 ///
 /// # Safety
-/// When `len > 0`, `p` points to `len` writable bytes not aliased during
-/// the call.
+/// When `len > 0` and `len <= max`, `p` points to `len` writable bytes not
+/// aliased during the call.
 pub(crate) unsafe fn slice_mut<'a>(
     p: *mut u8,
     len: usize,
     what: &str,
+    max: usize,
 ) -> Result<&'a mut [u8], Error> {
     if len == 0 {
         return Ok(&mut []);
     }
+    bounded(len, 1, what, max)?;
     if p.is_null() {
         return Err(null(what));
     }
@@ -121,6 +143,29 @@ pub(crate) unsafe fn clear<T>(out: *mut *mut T) {
         // SAFETY: non-NULL and writable per the caller's contract.
         unsafe { out.write(std::ptr::null_mut()) };
     }
+}
+
+/// Locks an IB's (or multi-IB's) state for `call`. Inside a kernel twin a
+/// busy lock is refused at once: its holder may be a replay waiting for the
+/// very queue thread that runs the twin, and waiting for it would last
+/// until the replay timeout (then misreported as a hung kernel).
+pub(crate) fn lock_state<'a, T>(
+    state: &'a parking_lot::Mutex<T>,
+    call: &str,
+) -> Result<parking_lot::MutexGuard<'a, T>, Error> {
+    if !facade::twins::inside_twin() {
+        return Ok(state.lock());
+    }
+    state.try_lock().ok_or_else(|| {
+        Error::new(
+            ErrorClass::Replay,
+            format!(
+                "{call} called from inside a kernel twin while the IB is being replayed or \
+                 patched (the replay may be waiting for this twin: it would deadlock); ask \
+                 before the replay or after it has finished"
+            ),
+        )
+    })
 }
 
 /// Grid or block from three C arguments.

@@ -86,10 +86,9 @@ impl Capture {
 
     /// The shadow graph of the captured work.
     pub fn into_graph(self) -> ShadowGraph {
-        ShadowGraph {
-            positional: true,
-            ..self.graph
-        }
+        let mut graph = self.graph;
+        graph.positional = true;
+        graph
     }
 }
 

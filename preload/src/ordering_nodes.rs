@@ -11,6 +11,8 @@ use std::collections::{HashMap, HashSet};
 pub struct OrderingNodes {
     /// Handle -> (predecessor handles, successor handles).
     nodes: HashMap<usize, (Vec<usize>, Vec<usize>)>,
+    /// Every recorded edge, to keep a repeated one once in O(1).
+    known: HashSet<(usize, usize)>,
     /// Real edges that touch an ordering node (for the count check).
     edges: usize,
 }
@@ -45,9 +47,7 @@ impl OrderingNodes {
         if !self.contains(from) && !self.contains(to) {
             return false;
         }
-        let known = self.nodes.get(&from).is_some_and(|n| n.1.contains(&to))
-            || self.nodes.get(&to).is_some_and(|n| n.0.contains(&from));
-        if known {
+        if !self.known.insert((from, to)) {
             return true;
         }
         self.edges += 1;
@@ -85,18 +85,15 @@ impl OrderingNodes {
 
     /// Kernel-to-kernel edges (as handles) implied through ordering nodes.
     pub fn implied_edges(&self) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
+        let mut out = HashSet::new();
         for &o in self.nodes.keys() {
             let preds = self.reach(o, |n| &n.0);
             let succs = self.reach(o, |n| &n.1);
             for &p in &preds {
-                for &s in &succs {
-                    if !out.contains(&(p, s)) {
-                        out.push((p, s));
-                    }
-                }
+                out.extend(succs.iter().map(|&s| (p, s)));
             }
         }
+        let mut out: Vec<(usize, usize)> = out.into_iter().collect();
         out.sort_unstable();
         out
     }

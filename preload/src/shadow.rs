@@ -9,7 +9,7 @@
 //! against the real graph at instantiate). Anything else keeps the reason
 //! and the graph falls through to the real HIP.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -248,6 +248,9 @@ pub struct ShadowGraph {
     pub index: HashMap<usize, usize>,
     /// Edges as node indices, without duplicates.
     pub edges: Vec<(usize, usize)>,
+    /// The same edges as a set: a repeated edge is found in O(1), so a
+    /// graph of n nodes is built in O(n + edges), not O(edges^2).
+    edge_set: HashSet<(usize, usize)>,
     /// Set when something made the whole graph unsupported.
     pub unsupported: Option<Reason>,
     /// Node keys are positions, not the real handles (a captured graph:
@@ -303,6 +306,7 @@ impl ShadowGraph {
     /// through ordering nodes, without duplicates.
     pub fn all_edges(&self) -> Result<Vec<(usize, usize)>, Reason> {
         let mut edges = self.edges.clone();
+        let mut seen = self.edge_set.clone();
         // A wait on an event recorded in the graph orders after the record.
         let mut ordering = self.ordering.clone();
         for (record, wait) in self.event_edges()? {
@@ -312,7 +316,7 @@ impl ShadowGraph {
             let (Some(&f), Some(&t)) = (self.index.get(&from), self.index.get(&to)) else {
                 return Err(Reason::ForeignEdge { from, to });
             };
-            if !edges.contains(&(f, t)) {
+            if seen.insert((f, t)) {
                 edges.push((f, t));
             }
         }
@@ -327,7 +331,7 @@ impl ShadowGraph {
         }
         match (self.index.get(&from), self.index.get(&to)) {
             (Some(&f), Some(&t)) => {
-                if !self.edges.contains(&(f, t)) {
+                if self.edge_set.insert((f, t)) {
                     self.edges.push((f, t));
                 }
             }

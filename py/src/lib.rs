@@ -19,6 +19,7 @@ mod handles;
 mod mock;
 mod pm4;
 mod sim;
+mod wait;
 
 use pyo3::prelude::*;
 

@@ -143,14 +143,17 @@ pub struct Pm4Ib {
 
 #[pymethods]
 impl Pm4Ib {
-    /// Submits the IB and waits for it.
+    /// Submits the IB and waits for it (Ctrl-C abandons the replay, as
+    /// the timeout does: `wait.rs`).
     fn replay(&self, py: Python<'_>) -> PyResult<()> {
         // Checked before the lock: a twin of this very replay would wait
         // for the lock its replay holds.
         call("Pm4Ib.replay", || {
             facade::refuse_inside_twin("Pm4Ib.replay")
         })?;
-        py.detach(|| call("Pm4Ib.replay", || self.ib.lock().replay()))
+        // The lock covers the submission only, not the wait.
+        let replay = py.detach(|| call("Pm4Ib.replay", || self.ib.lock().replay_async()))?;
+        crate::wait::replay(py, "Pm4Ib.replay", &replay)
     }
 
     /// Overwrites kernarg bytes of dispatch `index` for later replays.

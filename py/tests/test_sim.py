@@ -207,3 +207,51 @@ def test_a_twin_that_replays_or_patches_is_refused_at_once(gpu, counter, action)
         holder["ib"].replay()
     assert time.monotonic() - start < 10, "waited for the replay timeout"
     assert seen and "deadlock" in seen[0]
+
+
+def test_ctrl_c_abandons_a_hung_replay_at_once(gpu, counter, counter_twin):
+    # Issue 30, finding 12: Ctrl-C during a replay whose twin hangs used to
+    # wait out the 60 s replay timeout. Now KeyboardInterrupt arrives within
+    # a wait slice and the replay is abandoned as a timed-out one would be.
+    import os
+    import signal
+    import time
+
+    entered = threading.Event()
+    release = threading.Event()
+    seen = []
+
+    def hung(wg):
+        entered.set()
+        release.wait(30)
+        # Returning late, after the abandon: the store must be refused.
+        try:
+            wg.atomic_add_u32(wg.arg_u64(0), 100)
+        except rl.ReplayError as e:
+            seen.append(str(e))
+
+    rl.sim.register_kernel("counter", hung)
+    buf = gpu.alloc(16)
+    ib = gpu.build(counter, [("counter", 1, 1, 0, counter_args(counter, buf), False)])
+
+    def interrupt():
+        if entered.wait(20):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        ib.replay()
+    took = time.monotonic() - start
+    sender.join(timeout=20)
+    release.set()
+    assert took < 10, f"Ctrl-C took {took:.1f} s to reach the replay"
+    # The next replay runs on a new queue; the abandoned one wrote nothing.
+    rl.sim.register_kernel("counter", counter_twin)
+    ib.replay()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert buf.read_u32(0) == 1
+    assert seen, "the late twin's store was not refused"

@@ -181,3 +181,22 @@ fn manifests_bind_to_the_bytes_and_never_widen_the_proof() {
         e.message()
     );
 }
+
+/// Issue 30, finding 1: loading a code object whose 48 kernels share a loop
+/// that sheds one kernarg pair per trip took minutes (the certifier walked
+/// the loop ~50 times per kernel). Now the whole object's proof is bounded.
+#[test]
+fn a_code_object_hostile_to_the_certifier_loads_in_seconds() {
+    if !relaunch_testsupport::asm::tools() {
+        return;
+    }
+    let bytes = relaunch_testsupport::asm::shifting_loop_kernels(48, 20_000, false);
+    let gpu = Gpu::open("sim:gfx1100").unwrap();
+    let start = std::time::Instant::now();
+    let module = gpu.load_module(&bytes).unwrap();
+    let took = start.elapsed();
+    eprintln!("{} bytes loaded in {took:?}", bytes.len());
+    let ceiling = std::time::Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 });
+    assert!(took < ceiling, "load_module took {took:?}");
+    assert_eq!(module.read_cache("k47"), ReadCache::ScalarOrUnknown);
+}

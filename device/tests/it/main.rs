@@ -10,6 +10,7 @@ mod identity_support;
 
 mod bundle_tree;
 mod certify;
+mod certify_budget;
 mod codeobj_errors;
 mod codeobj_fixtures;
 mod codeobj_readelf;

@@ -407,3 +407,42 @@ fn live(b: *mut RlPm4Builder) -> i32 {
     // SAFETY: both NULL is the generic boundary; the handle is checked.
     unsafe { rl_pm4_wait_rmw(b, null(), null()) }
 }
+
+/// Issue 30, finding 11: a length past `isize::MAX` once reached
+/// `slice::from_raw_parts` (an abort in debug, undefined in release).
+#[test]
+fn lengths_past_isize_max_are_refused_naming_the_argument() {
+    let gpu = open_sim();
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is 256 writable bytes; the length is refused before use.
+    let rc = unsafe { rl_gpu_describe(gpu, buf.as_mut_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    // A length past the line is fine: only what the line needs is written.
+    // SAFETY: the call writes at most the line and its NUL (well under 256).
+    let rc = unsafe { rl_gpu_describe(gpu, buf.as_mut_ptr().cast(), isize::MAX as usize) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let addr = alloc(gpu, 64);
+    // SAFETY: refused before the buffer is touched.
+    let rc = unsafe { rl_gpu_read(gpu, addr, buf.as_mut_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    // SAFETY: as above.
+    let rc = unsafe { rl_gpu_write(gpu, addr, buf.as_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    let fake = 0x1000usize as *mut RlSimWorkgroup;
+    // SAFETY: refused before the workgroup or the buffer is touched.
+    let rc = unsafe { rl_sim_load(fake, 0, buf.as_mut_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    // SAFETY: as above.
+    let rc = unsafe { rl_sim_scalar_load(fake, 0, buf.as_mut_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    // SAFETY: as above.
+    let rc = unsafe { rl_sim_store(fake, 0, buf.as_ptr().cast(), usize::MAX) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert!(last_error().contains("len"), "{}", last_error());
+    rl_gpu_free(gpu);
+}

@@ -6,6 +6,7 @@ mod api;
 mod bad_handles;
 mod certify;
 mod graph_api;
+mod twin_lock;
 
 use std::ffi::{CStr, CString};
 

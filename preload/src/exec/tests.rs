@@ -95,3 +95,35 @@ fn a_patched_geometry_replays_with_the_new_grid() {
         Some(Reason::PatchChangesKernel { .. })
     ));
 }
+
+/// Issue 30, finding 6: a captured chain of 100k launches and a fan-in of
+/// 100k edges once took minutes to shadow and instantiate (each edge
+/// searched for in a Vec of all edges, every edge scanned per node).
+#[test]
+fn a_100k_captured_chain_and_fan_in_instantiate_in_near_linear_time() {
+    const N: usize = 100_000;
+    let ceiling = std::time::Duration::from_secs(if cfg!(debug_assertions) { 40 } else { 4 });
+    let gpu = Gpu::open("sim:gfx1201").unwrap();
+    let f = counter_for("gfx1201");
+    let k = launch_at(&f, 0x1000, 1, 4);
+    let t = std::time::Instant::now();
+    let mut capture = crate::capture::Capture::default();
+    for _ in 0..N {
+        capture.push(Ok(k.clone()));
+    }
+    let chain = capture.into_graph();
+    assert_eq!(chain.real_counts(), (N, N - 1));
+    chain.instantiate(&gpu).unwrap();
+    let mut fan_in = ShadowGraph::default();
+    for i in 1..N {
+        fan_in.add_node(i, Ok(k.clone()), &[]);
+    }
+    let writers: Vec<usize> = (1..N).collect();
+    fan_in.add_node(N, Ok(k.clone()), &writers);
+    fan_in.add_node(N + 1, Ok(k.clone()), &writers);
+    assert_eq!(fan_in.real_counts(), (N + 1, 2 * (N - 1)));
+    fan_in.instantiate(&gpu).unwrap();
+    let took = t.elapsed();
+    eprintln!("100k chain + 100k fan-in through the shadow: {took:?}");
+    assert!(took < ceiling, "took {took:?}");
+}

@@ -12,11 +12,21 @@
 //! register offset, an indirect or unfollowable branch, an instruction the
 //! decoder does not know — makes it [`ReadCache::ScalarOrUnknown`] naming
 //! the first such instruction. Decoding is `relaunch-isa`'s.
+//!
+//! The proof's cost is bounded per code object, not per kernel: all its
+//! kernels share one budget of [`OBJECT_BUDGET`] instruction visits
+//! (counting and walking), each instruction is walked at most a few times
+//! before its facts are widened to "nothing known", and kernels with the
+//! same entry and extent share one proof. A kernel the budget does not
+//! cover is scalar-or-unknown saying so, so a hostile object loads in
+//! seconds and costs only its own boundaries.
 
 mod walk;
 
+use std::collections::HashMap;
+
 use relaunch_isa::format::MemoryClass;
-use relaunch_isa::{decode_all, Decoded, Isa};
+use relaunch_isa::{decode, Decoded, Isa};
 
 use super::elf::Elf;
 use super::kernel::KernelInfo;
@@ -130,20 +140,75 @@ fn unknown(kernel: &KernelInfo, why: String) -> Certificate {
     }
 }
 
-/// Certify every kernel of a code object.
+/// Instruction visits (decodes while counting, steps while walking) one
+/// code object's proofs may take in all: one to three seconds of
+/// release-build work on a loaded two-core machine, and far above what real
+/// kernels need (one visit per instruction to count, one to three to walk).
+pub const OBJECT_BUDGET: u64 = 1 << 22;
+
+/// The work left for one code object's proofs.
+#[derive(Debug)]
+struct Budget {
+    left: u64,
+    total: u64,
+}
+
+impl Budget {
+    fn new(total: u64) -> Self {
+        Budget { left: total, total }
+    }
+
+    /// Takes one visit; false once none is left.
+    fn take(&mut self) -> bool {
+        let ok = self.left > 0;
+        self.left = self.left.saturating_sub(1);
+        ok
+    }
+
+    fn exhausted(&self) -> String {
+        format!(
+            "the certifier's budget for this code object ({} instruction visits) ran out before \
+             this kernel's proof ended; it keeps the full boundary (split the code object, or \
+             certify it offline with `relaunch certify`)",
+            self.total
+        )
+    }
+}
+
+/// What a proof depends on besides the bytes: equal keys, equal proofs.
+type ProofKey = (Isa, u64, u64, Option<u8>, u64);
+type Proof = (MemoryCounts, Result<Vec<(u64, i64)>, Reason>);
+
+/// Certify every kernel of a code object, within one [`OBJECT_BUDGET`].
 pub fn certify(code: &CodeObject) -> Vec<Certificate> {
     let elf = Elf::parse(code.bytes());
+    let mut budget = Budget::new(OBJECT_BUDGET);
+    let mut proofs = HashMap::new();
     code.kernels()
         .iter()
         .map(|k| match &elf {
-            Ok(elf) => certify_kernel(elf, k),
+            Ok(elf) => certify_in(elf, k, &mut budget, &mut proofs),
             Err(e) => unknown(k, format!("code object unreadable: {e}")),
         })
         .collect()
 }
 
-/// Certify one kernel of a parsed image.
+/// Certify one kernel of a parsed image (with a budget of its own).
 pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
+    certify_in(
+        elf,
+        kernel,
+        &mut Budget::new(OBJECT_BUDGET),
+        &mut HashMap::new(),
+    )
+}
+
+fn certify_in(
+    elf: &Elf<'_>,
+    kernel: &KernelInfo,
+    budget: &mut Budget,
+    proofs: &mut HashMap<ProofKey, Proof>,
+) -> Certificate {
     let Some(isa) = isa_of(kernel) else {
         return unknown(
             kernel,
@@ -177,8 +242,25 @@ pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
             format!("code 0x{entry:x}+{size} is outside the loaded segments"),
         );
     };
-    let counts = count(isa, text);
     let kernarg = kernarg_sgpr(kernel);
+    let limit = u64::from(kernel.kernarg_size);
+    let (counts, proof) = proofs
+        .entry((isa, entry, size, kernarg, limit))
+        .or_insert_with(|| match count(isa, text, budget) {
+            Some(counts) => {
+                let proof = walk::prove(isa, text, entry, kernarg, limit, budget);
+                (counts, proof)
+            }
+            None => (
+                MemoryCounts::default(),
+                Err(Reason {
+                    address: None,
+                    instruction: None,
+                    why: budget.exhausted(),
+                }),
+            ),
+        })
+        .clone();
     let mut cert = Certificate {
         kernel: kernel.name.clone(),
         read_cache: ReadCache::ScalarOrUnknown,
@@ -188,8 +270,7 @@ pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
         code_range: (entry, entry + size),
         kernarg_loads: Vec::new(),
     };
-    let limit = u64::from(kernel.kernarg_size);
-    match walk::prove(isa, text, entry, kernarg, limit) {
+    match proof {
         Ok(loads) => {
             cert.read_cache = ReadCache::VmemOnly;
             cert.kernarg_loads = loads;
@@ -205,17 +286,33 @@ pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
     cert
 }
 
-fn count(isa: Isa, text: &[u8]) -> MemoryCounts {
+/// The memory instructions of `text`; None when the budget runs out.
+/// Decodes one instruction per visit taken (as `decode_all` would, without
+/// decoding the whole range first).
+fn count(isa: Isa, text: &[u8], budget: &mut Budget) -> Option<MemoryCounts> {
     let mut c = MemoryCounts::default();
-    for (_, d) in decode_all(isa, text) {
-        let Decoded::Known(i) = d else { continue };
-        c.instructions += 1;
-        match i.format.memory_class() {
-            MemoryClass::Scalar => c.scalar += 1,
-            MemoryClass::Vector => c.vector += 1,
-            MemoryClass::Lds => c.lds += 1,
-            MemoryClass::None => {}
+    let mut at = 0;
+    while at < text.len() {
+        if !budget.take() {
+            return None;
+        }
+        let len = match decode(isa, &text[at..]) {
+            Decoded::Known(i) => {
+                c.instructions += 1;
+                match i.format.memory_class() {
+                    MemoryClass::Scalar => c.scalar += 1,
+                    MemoryClass::Vector => c.vector += 1,
+                    MemoryClass::Lds => c.lds += 1,
+                    MemoryClass::None => {}
+                }
+                Some(i.len)
+            }
+            Decoded::Unknown { len, .. } => len,
+        };
+        match len {
+            Some(n) if n > 0 && at + n <= text.len() => at += n,
+            _ => break,
         }
     }
-    c
+    Some(c)
 }

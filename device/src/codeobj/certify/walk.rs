@@ -1,12 +1,12 @@
 //! The path-sensitive part of the proof: which SGPRs hold the kernarg
 //! pointer at each instruction, on every path from the entry.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use relaunch_isa::format::MemoryClass;
 use relaunch_isa::{decode, Decoded, Format, Instruction, Isa, Operand, Role};
 
-use super::Reason;
+use super::{Budget, Reason};
 
 /// What an SGPR is known to hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,18 +17,54 @@ enum Val {
 }
 
 const SGPRS: usize = 106;
-type State = [Val; SGPRS];
 
-fn meet(a: &mut State, b: &State) -> bool {
-    let mut changed = false;
-    for (x, y) in a.iter_mut().zip(b) {
-        if *x != *y && *x != Val::Other {
-            *x = Val::Other;
-            changed = true;
+/// The SGPRs known to hold the kernarg pointer's low and high halves, one
+/// bit each (SGPRS <= 128): a state is 32 bytes and the meet two ANDs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct State {
+    lo: u128,
+    hi: u128,
+}
+
+impl State {
+    const NOTHING: State = State { lo: 0, hi: 0 };
+
+    fn get(&self, r: usize) -> Val {
+        let bit = 1u128 << r;
+        if self.lo & bit != 0 {
+            Val::KernargLo
+        } else if self.hi & bit != 0 {
+            Val::KernargHi
+        } else {
+            Val::Other
         }
     }
-    changed
+
+    fn set(&mut self, r: usize, v: Val) {
+        let bit = 1u128 << r;
+        self.lo &= !bit;
+        self.hi &= !bit;
+        match v {
+            Val::KernargLo => self.lo |= bit,
+            Val::KernargHi => self.hi |= bit,
+            Val::Other => {}
+        }
+    }
+
+    /// Keeps only the facts `other` shares; true when something was lost.
+    fn meet(&mut self, other: &State) -> bool {
+        let before = *self;
+        self.lo &= other.lo;
+        self.hi &= other.hi;
+        *self != before
+    }
 }
+
+/// How often one instruction is walked before its facts are widened to
+/// "nothing known": a loop whose back edge shifts the kernarg copies by one
+/// pair loses one pair per trip and would be walked once per pair (~50
+/// times). Real kernels settle in two or three visits.
+pub(super) const VISITS_BEFORE_WIDENING: u32 = 8;
 
 /// How an instruction continues.
 enum Flow {
@@ -87,30 +123,36 @@ pub(super) fn prove(
     entry: u64,
     kernarg: Option<u8>,
     kernarg_size: u64,
+    budget: &mut Budget,
 ) -> Result<Vec<(u64, i64)>, Reason> {
     let fail = |off: usize, i: Option<&Instruction>, why: String| Reason {
         address: Some(entry + off as u64),
         instruction: i.map(text),
         why,
     };
-    let mut start = [Val::Other; SGPRS];
+    let mut start = State::NOTHING;
     if let Some(k) = kernarg {
-        start[k as usize] = Val::KernargLo;
-        start[k as usize + 1] = Val::KernargHi;
+        start.set(k as usize, Val::KernargLo);
+        start.set(k as usize + 1, Val::KernargHi);
     }
-    let mut states: BTreeMap<usize, State> = BTreeMap::new();
-    states.insert(0, start);
+    // Per reached offset: the facts on entry and how often it was walked.
+    let mut states: HashMap<usize, (State, u32)> = HashMap::new();
+    states.insert(0, (start, 0));
     let mut work = VecDeque::from([0usize]);
     let mut loads = BTreeMap::new();
-    // Each state can only lose facts, so this terminates; the bound is a
-    // guard against a bug, not a tuning knob.
-    let mut budget = 64 * code.len() + 1024;
+    // Each state only loses facts and is widened after a few visits, so
+    // every offset is walked a bounded number of times; the budget bounds
+    // the whole code object's proofs besides.
     while let Some(off) = work.pop_front() {
-        budget = budget.saturating_sub(1);
-        if budget == 0 {
-            return Err(fail(off, None, "proof did not converge".into()));
+        if !budget.take() {
+            return Err(fail(off, None, budget.exhausted()));
         }
-        let mut st = states[&off];
+        let entry_state = states.get_mut(&off).expect("queued offsets have a state");
+        entry_state.1 += 1;
+        if entry_state.1 > VISITS_BEFORE_WIDENING {
+            entry_state.0 = State::NOTHING;
+        }
+        let mut st = entry_state.0;
         let i = match decode(isa, &code[off..]) {
             Decoded::Known(i) => i,
             Decoded::Unknown { dword, .. } => {
@@ -165,11 +207,11 @@ pub(super) fn prove(
             }
             match states.get_mut(&s) {
                 None => {
-                    states.insert(s, st);
+                    states.insert(s, (st, 0));
                     work.push_back(s);
                 }
-                Some(old) => {
-                    if meet(old, &st) {
+                Some((old, _)) => {
+                    if old.meet(&st) {
                         work.push_back(s);
                     }
                 }
@@ -196,7 +238,7 @@ fn check_smem(i: &Instruction, st: &State, kernarg: Option<u8>, limit: u64) -> R
         return Err("scalar load whose base is not an SGPR pair".into());
     };
     let (lo, hi) = (first as usize, first as usize + 1);
-    if hi >= SGPRS || st[lo] != Val::KernargLo || st[hi] != Val::KernargHi {
+    if hi >= SGPRS || st.get(lo) != Val::KernargLo || st.get(hi) != Val::KernargHi {
         return Err(format!(
             "base s[{lo}:{hi}] is not the kernarg segment pointer on every path"
         ));
@@ -228,7 +270,7 @@ fn check_smem(i: &Instruction, st: &State, kernarg: Option<u8>, limit: u64) -> R
 /// Apply an instruction's SGPR writes (and copies) to the state.
 fn step(i: &Instruction, st: &mut State) -> Result<(), String> {
     if i.writes_any_sgpr {
-        *st = [Val::Other; SGPRS];
+        *st = State::NOTHING;
         return Ok(());
     }
     // Copies keep what they copy: s_mov_b64 pairs and s_mov_b32 halves.
@@ -243,14 +285,14 @@ fn step(i: &Instruction, st: &mut State) -> Result<(), String> {
     let before = *st;
     for (first, count) in i.sgpr_writes() {
         let end = (first as usize + count as usize).min(SGPRS);
-        if let Some(regs) = st.get_mut(first as usize..end) {
-            regs.fill(Val::Other);
+        for r in first as usize..end {
+            st.set(r, Val::Other);
         }
     }
     if let Some((d, s, n)) = copy {
         for k in 0..n {
             if d + k < SGPRS && s + k < SGPRS {
-                st[d + k] = before[s + k];
+                st.set(d + k, before.get(s + k));
             }
         }
     }
