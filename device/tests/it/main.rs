@@ -8,6 +8,7 @@
 
 mod identity_support;
 
+mod bundle_files;
 mod bundle_tree;
 mod certify;
 mod codeobj_errors;
