@@ -102,12 +102,10 @@ impl ArchDir {
             path: dir.display().to_string(),
             reason,
         };
-        let real_root = root
-            .canonicalize()
-            .map_err(|e| E::Io {
-                path: root.display().to_string(),
-                reason: e.to_string(),
-            })?;
+        let real_root = root.canonicalize().map_err(|e| E::Io {
+            path: root.display().to_string(),
+            reason: e.to_string(),
+        })?;
         inside(&real_root, &dir)?;
         let listing = std::fs::read_dir(&dir).map_err(|e| io(e.to_string()))?;
         let mut manifests = Vec::new();
@@ -131,7 +129,10 @@ impl ArchDir {
             .into_iter()
             .map(|p| {
                 inside(&real_root, &p)?;
-                Ok((read_bounded(&p, MAX_MANIFEST_BYTES, "a bundle manifest")?, p))
+                Ok((
+                    read_bounded(&p, MAX_MANIFEST_BYTES, "a bundle manifest")?,
+                    p,
+                ))
             })
             .collect::<Result<Vec<_>, E>>()?;
         let read_kpack = |name: &str| {

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use relaunch_device::bundle::kpack::limits::MAX_ARCHIVE_BYTES;
 use relaunch_device::bundle::tree::name_list;
-use relaunch_device::file::read_regular;
 use relaunch_device::bundle::{ArchDir, Compression};
+use relaunch_device::file::read_regular;
 
 use crate::bundle_tree::{pack_into, scratch};
 

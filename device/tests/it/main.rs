@@ -21,4 +21,5 @@ mod identity_deny_property;
 mod identity_manifest;
 mod identity_resolve;
 mod identity_selector;
+mod identity_sources;
 mod identity_sysfs;
