@@ -3,10 +3,12 @@
 //! Owns: the selector grammar (`uuid:`, `bdf:`, `slot:`, `name:`, `index:`,
 //! `@alias`, `sim:`), read-only GPU enumeration from sysfs (KFD topology,
 //! DRM cards, PCI slot labels), the join of runtime agent facts with sysfs,
-//! the host manifest (aliases, deny list) and resolution of a selector to one
+//! the host manifest (aliases, deny list; which files apply: `sources`;
+//! which host this is: `hostname`) and resolution of a selector to one
 //! device with the deny check applied to the device found.
 //! Refuses: unprefixed selectors, ambiguous `name:` matches, denied devices,
-//! undefined or looping aliases, malformed manifests (named by file and line).
+//! undefined or looping aliases, malformed manifests (named by file and line),
+//! manifests owned by anyone but the user or root, non-regular files.
 //! Must not import: the HSA runtime (`crate::hsa`); agent facts arrive as
 //! plain `AgentFacts` values so the simulated device can supply them too.
 
