@@ -27,6 +27,15 @@ pub fn within_10s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 
         .unwrap_or_else(|_| panic!("{what}: still blocked after 10 s"))
 }
 
+/// Make a FIFO at `path` (mkfifo(1)).
+pub fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// A packed gfx1100 tree and the path of its archive.
 fn tree(name: &str) -> (PathBuf, PathBuf) {
     let root = scratch(name);
@@ -66,11 +75,7 @@ fn a_kpack_linked_to_dev_zero_is_refused_unread() {
 fn a_fifo_kpack_is_refused_without_blocking() {
     let (root, kpack) = tree("files-fifo");
     std::fs::remove_file(&kpack).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&kpack)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&kpack);
     let err = open_error(&root);
     assert!(err.contains("a FIFO"), "{err}");
 }

@@ -4,7 +4,7 @@
 //! the system or user file, a FIFO never blocks the load, and the machine's
 //! own deny sections are found by a name a user namespace cannot change.
 
-use crate::bundle_files::within_10s;
+use crate::bundle_files::{mkfifo, within_10s};
 use crate::identity_support;
 
 use std::path::Path;
@@ -40,11 +40,7 @@ fn a_fifo_manifest_in_a_parent_directory_does_not_block() {
     let sources = sources(&scratch);
     let dir = scratch.path().join("home/u/.relaunch");
     std::fs::create_dir_all(&dir).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(dir.join("devices.toml"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    mkfifo(&dir.join("devices.toml"));
     let err = within_10s("HostManifest::load", move || {
         HostManifest::load(&sources, "hipx")
     })

@@ -225,11 +225,7 @@ fn a_fifo_attribute_does_not_block_the_scan() {
     let scratch = Scratch::new("fifo");
     let path = scratch.write("sys/class/kfd/kfd/topology/nodes/1/properties", "");
     std::fs::remove_file(&path).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&path)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    crate::bundle_files::mkfifo(&path);
     let root = SysfsRoot::new(scratch.path());
     let err = crate::bundle_files::within_10s("scan", move || scan(&root)).unwrap_err();
     assert!(err.to_string().contains("a FIFO"), "{err}");
