@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use relaunch_device::bundle::tree::name_list;
 use relaunch_device::bundle::{fallback, ArchDir};
 
 use crate::error::{Error, Result};
@@ -168,8 +169,9 @@ impl Catalog {
 
 /// The message for a tree without the device's arch.
 fn missing_arch(root: &Path, processor: &str) -> String {
+    // The root may be any directory: list a few of its names, not all.
     let have = ArchDir::arches(root)
-        .map(|a| a.join(", "))
+        .map(|a| name_list(a.iter().map(String::as_str)))
         .unwrap_or_else(|e| format!("unreadable: {e}"));
     let mut msg = format!(
         "catalog {}: no {processor} directory (this device is {processor}; relaunch loads only \

@@ -241,7 +241,8 @@ impl Gpu {
     }
 
     /// The PCI address the runtime reports for the device (simulated ones
-    /// have one too, on bus 0xE0 and up); `None` if it reports none.
+    /// have one too: the k-th simulated gfxNNNN at `NNNN:(e0+k):00.0`);
+    /// `None` if it reports none.
     pub fn pci_address(&self) -> Option<relaunch_device::identity::Bdf> {
         self.inner.agent.bdf
     }

@@ -64,13 +64,13 @@ fn every_opener_refuses_a_denied_device() {
     }
 
     // The simulator as the system HSA library: simulated boards appear as
-    // runtime agents, the first of them at bus 0xe0.
+    // runtime agents, the first gfx1100 at 1100:e0:00.0.
     let files =
         relaunch_testsupport::cargo_build(&["-p", "relaunch-sim", "--example", "hsa_runtime64"]);
     let library = relaunch_testsupport::artifact(&files, "libhsa_runtime64.so");
     std::env::set_var("RELAUNCH_HSA_LIB", &library);
     std::env::set_var("RELAUNCH_SIM_TARGETS", "gfx1100");
-    for selector in ["index:0", "name:gfx1100", "bdf:0000:e0:00.0", "bdf:e0:00.0"] {
+    for selector in ["index:0", "name:gfx1100", "bdf:1100:e0:00.0"] {
         expect_denied(
             &format!("Gpu::open({selector}) via {library:?}"),
             Gpu::open(selector),

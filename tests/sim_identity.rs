@@ -43,6 +43,7 @@ fn selectors_reach_simulated_boards_through_agent_info_and_sysfs() {
         system: Some(root.join("manifests/devices.toml")),
         user: None,
         walk_from: None,
+        ..Default::default()
     };
     let ctx = HostContext::load(SysfsRoot::new(root.join("sysfs/hipx")), &sources, "hipx").unwrap();
     let open = |selector: &str| Gpu::open_on(runtime.clone(), &ctx, selector);

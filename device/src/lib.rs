@@ -7,7 +7,8 @@
 //! over `relaunch-hsa-sys`'s function table) and device identity
 //! ([`identity`]: selectors, host manifest, deny list, sysfs) and
 //! per-architecture kernel bundles ([`bundle`]: `.kpack` archives, their
-//! manifests, verification).
+//! manifests, verification), and the one way a file it is given is read
+//! ([`file`]: regular files only, through a limit).
 //! Refuses: anything outside RDNA1-4, code objects it cannot read completely,
 //! denied devices. Must not depend on the encoders (which own the PM4
 //! verdict), graph, scheduler or the simulated device: they all sit above
@@ -15,6 +16,7 @@
 
 pub mod bundle;
 pub mod codeobj;
+pub mod file;
 pub mod hsa;
 pub mod identity;
 

@@ -398,7 +398,7 @@ fn relaunch_log_reports_fall_throughs_on_stderr() {
 
 /// Without `RELAUNCH_DEVICE` the interposer replays on the GPU at the PCI
 /// address HIP reports for its current device (the fake reports the
-/// simulated gfx1201's, 0000:e0:00.0); a `RELAUNCH_DEVICE` naming another
+/// simulated gfx1201's, 1201:e0:00.0); a `RELAUNCH_DEVICE` naming another
 /// GPU than HIP's is refused, and every graph falls through.
 #[test]
 fn graphs_replay_on_hips_current_gpu_and_never_on_another() {
@@ -407,13 +407,13 @@ fn graphs_replay_on_hips_current_gpu_and_never_on_another() {
     let (lines, _) = run_with(b, &b.app, &[&counter_co()], true, &by_hip);
     assert_eq!(lines, run_app(b, true));
     let elsewhere = [
-        ("FAKEHIP_PCI_BUS_ID", Some("0000:e1:00.0")),
+        ("FAKEHIP_PCI_BUS_ID", Some("1201:e1:00.0")),
         ("RELAUNCH_LOG", Some("error")),
     ];
     let (lines, log) = run_with(b, &b.app, &[&counter_co()], true, &elsewhere);
     assert_eq!(lines, run_app(b, false));
     assert!(
-        log.contains("RELAUNCH_DEVICE=name:gfx1201 is the GPU at 0000:e0:00.0, but the application's current HIP device is at 0000:e1:00.0"),
+        log.contains("RELAUNCH_DEVICE=name:gfx1201 is the GPU at 1201:e0:00.0, but the application's current HIP device is at 1201:e1:00.0"),
         "{log}"
     );
 }

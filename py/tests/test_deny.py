@@ -50,7 +50,7 @@ def test_simulator_as_the_hsa_library_is_still_denied(monkeypatch: pytest.Monkey
     deny_gfx1100(monkeypatch)
     monkeypatch.setenv("RELAUNCH_HSA_LIB", library)
     monkeypatch.setenv("RELAUNCH_SIM_TARGETS", "gfx1100")
-    for selector in ["index:0", "name:gfx1100", "bdf:0000:e0:00.0"]:
+    for selector in ["index:0", "name:gfx1100", "bdf:1100:e0:00.0"]:
         expect_denied(lambda: rl.Gpu(selector))
     expect_denied(lambda: rl.Gpu(0))
     expect_denied(lambda: rl.Gpu())

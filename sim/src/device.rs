@@ -41,10 +41,11 @@ pub struct SimConfig {
     /// Compute units reported.
     pub compute_units: u32,
     /// UUID reported (`GPU-<hex>`); `None` derives a stable one from the
-    /// target and agent index. `Some("GPU-XX")` reports "no UUID", like
+    /// reported name and which board of that name this is (`hsa::anchors`). `Some("GPU-XX")` reports "no UUID", like
     /// boards without one.
     pub uuid: Option<String>,
-    /// PCI location reported; `None` puts GPU `i` at `0000:(e0+i):00.0`.
+    /// PCI location reported; `None` puts the k-th board named gfxNNNN at
+    /// `NNNN:(e0+k):00.0` (`hsa::anchors`), wherever it is in the list.
     pub pci: Option<SimPci>,
     /// Most workgroups one dispatch may have: twins run on the host, so a
     /// garbage grid must be refused rather than run for hours.

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use relaunch_device::bundle::pack::{self, Input, Launch};
 use relaunch_device::bundle::{ArchDir, Compression};
 
+use super::output::{read_capped, MAX_CODE_OBJECT_FILE_BYTES};
 use super::Failure;
 
 #[derive(clap::Args)]
@@ -112,7 +113,7 @@ fn run_pack(a: PackArgs) -> Result<(), Failure> {
     }
     let mut inputs = Vec::new();
     for path in &a.inputs {
-        let bytes = std::fs::read(path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        let bytes = read_capped("bundle pack", path, MAX_CODE_OBJECT_FILE_BYTES)?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use relaunch::CodeObject;
 use relaunch::{certify, Certificate};
 
+use super::output::{read_capped, MAX_CODE_OBJECT_FILE_BYTES};
 use super::Failure;
 
 #[derive(clap::Args)]
@@ -27,8 +28,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let shown = args.path.display().to_string();
-    let bytes = std::fs::read(&args.path)
-        .map_err(|e| Failure::input(format!("certify: cannot read {shown}: {e}")))?;
+    let bytes = read_capped("certify", &args.path, MAX_CODE_OBJECT_FILE_BYTES)?;
     let object = CodeObject::from_bundle_or_elf(&bytes, args.target.as_deref())
         .map_err(|e| Failure::input(format!("certify: {shown}: {e}")))?;
     let certs = certify(&object);

@@ -2,27 +2,21 @@
 //! cap with a clear error past it, and output to a reader that went away
 //! (`relaunch pm4 dump x | head`) ends the command quietly, not in a panic.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use super::Failure;
 
-/// Reads at most `cap` bytes of `path`; more is refused naming the cap
-/// (`inspect /dev/zero` must not grow without end). `what` prefixes errors.
+/// Largest code-object file a subcommand reads by path (an offload bundle,
+/// plain or compressed, is at most this; an ELF image is smaller).
+pub const MAX_CODE_OBJECT_FILE_BYTES: u64 = relaunch_device::codeobj::extent::MAX_BUNDLE_BYTES;
+
+/// Reads at most `cap` bytes of the regular file `path`; more, or a FIFO,
+/// device or directory, is refused naming why (`inspect /dev/zero` must not
+/// grow without end, nor `certify` of a FIFO block). `what` prefixes errors.
 pub fn read_capped(what: &str, path: &Path, cap: u64) -> Result<Vec<u8>, Failure> {
-    let shown = path.display();
-    let file = std::fs::File::open(path)
-        .map_err(|e| Failure::input(format!("{what}: cannot read {shown}: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::input(format!("{what}: cannot read {shown}: {e}")))?;
-    if bytes.len() as u64 > cap {
-        return Err(Failure::input(format!(
-            "{what}: {shown} is larger than {cap} bytes; not an input this command reads"
-        )));
-    }
-    Ok(bytes)
+    relaunch_device::file::read_regular(path, cap, "this command's input")
+        .map_err(|e| Failure::input(format!("{what}: {e}")))
 }
 
 /// Runs `write` against locked, buffered stdout and flushes. A closed pipe

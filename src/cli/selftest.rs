@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use relaunch::{Gpu, QueuePolicy};
 
+use super::output::{read_capped, MAX_CODE_OBJECT_FILE_BYTES};
 use super::{bundled, open_device, Failure};
 
 #[derive(clap::Args)]
@@ -36,8 +37,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let gpu = open_device(args.device.as_deref())?;
     say!("device: {}", gpu.describe());
     let bytes = match &args.code_object {
-        Some(path) => std::fs::read(path)
-            .map_err(|e| Failure::input(format!("selftest: {}: {e}", path.display())))?,
+        Some(path) => read_capped("selftest", path, MAX_CODE_OBJECT_FILE_BYTES)?,
         None => bundled::counter(gpu.target().processor())
             .ok_or_else(|| {
                 Failure::input(format!(

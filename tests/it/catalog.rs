@@ -77,6 +77,15 @@ fn a_missing_arch_is_refused_with_what_the_tree_has() {
         err.contains("gfx11-generic is present but not used"),
         "{err}"
     );
+    // Any directory may be given as the root: its listing is capped.
+    for i in 0..40 {
+        std::fs::create_dir_all(root.join(format!("d{i:02}"))).unwrap();
+    }
+    let err = gpu.catalog(&root).unwrap_err().to_string();
+    assert!(
+        err.contains("[d00, d01,") && err.contains(", and 26 more]") && !err.contains("d39"),
+        "{err}"
+    );
 }
 
 #[test]

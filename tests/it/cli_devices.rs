@@ -2,6 +2,7 @@
 //! a host manifest found by walking up from the working directory.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::common;
 
@@ -95,4 +96,51 @@ fn a_malformed_manifest_fails_naming_file_and_line() {
         "{stderr}"
     );
     assert!(stderr.contains("no kind prefix"), "{stderr}");
+}
+
+/// A user namespace renames the kernel's host name (`unshare -Ur --uts`)
+/// but not `/etc/hostname`: the deny list written for that name still
+/// applies. Skipped where either is unavailable.
+#[test]
+fn a_renamed_host_in_a_user_namespace_keeps_its_deny_list() {
+    let Some(name) = std::fs::read_to_string("/etc/hostname").ok().and_then(|t| {
+        t.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+    }) else {
+        eprintln!("skipped: no /etc/hostname");
+        return;
+    };
+    let probe = Command::new("unshare")
+        .args(["-Ur", "--uts", "hostname", "renamed"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: unshare -Ur --uts is not permitted here");
+        return;
+    }
+    let dir = scratch("userns");
+    std::fs::create_dir_all(dir.join("xdg/relaunch")).unwrap();
+    std::fs::write(
+        dir.join("xdg/relaunch/devices.toml"),
+        format!("[host.{name}]\ndeny = [\"bdf:0000:bf:00.0\"]  # the APU\n"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = common::run(
+        Command::new("unshare")
+            .args(["-Ur", "--uts", "sh", "-c"])
+            .arg("hostname not-this-machine && exec \"$0\" devices")
+            .arg(env!("CARGO_BIN_EXE_relaunch"))
+            .current_dir(&dir)
+            .env("RELAUNCH_SYSFS_ROOT", fixture("hipx"))
+            .env_remove("RELAUNCH_HOST")
+            .env("HOME", &dir)
+            .env("XDG_CONFIG_HOME", dir.join("xdg")),
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("host not-this-machine:"), "{stdout}");
+    let apu = stdout.lines().find(|l| l.contains("0000:bf:00.0")).unwrap();
+    assert!(apu.contains("DENIED by `bdf:0000:bf:00.0`"), "{stdout}");
 }

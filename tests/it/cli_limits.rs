@@ -21,7 +21,9 @@ fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
 fn run_limited(kib: u64, args: &str) -> std::process::Output {
     Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {kib}; exec \"$0\" {args} >/dev/null"))
+        .arg(format!(
+            "ulimit -v {kib}; exec timeout 20 \"$0\" {args} >/dev/null"
+        ))
         .arg(relaunch())
         .output()
         .unwrap()
@@ -33,9 +35,63 @@ fn inspect_caps_its_input_with_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("/dev/zero") && stderr.contains("larger than"),
+        stderr.contains("/dev/zero") && stderr.contains("not a regular file"),
         "{stderr}"
     );
+}
+
+/// Every file the CLI is given by path is read as a regular file through
+/// a limit: a FIFO does not block it, a device does not fill memory.
+#[test]
+fn files_given_by_path_are_regular_files_only() {
+    let dir = std::env::temp_dir().join(format!("relaunch-cli-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("code.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // A packed tree whose archive is then replaced by a link to /dev/zero.
+    let code = dir.join("counter.co");
+    std::fs::write(&code, relaunch_testsupport::fixture("gfx1100", "counter")).unwrap();
+    let root = dir.join("root");
+    let packed = run_limited(
+        2 << 20,
+        &format!(
+            "bundle pack --group g --arch gfx1100 -o {} {}",
+            root.display(),
+            code.display()
+        ),
+    );
+    assert!(packed.status.success(), "{packed:?}");
+    let kpack = root.join("gfx1100/relaunch_g_gfx1100.kpack");
+    std::fs::remove_file(&kpack).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &kpack).unwrap();
+    let fifo = fifo.display();
+    for (args, expect) in [
+        (format!("certify {fifo}"), "a FIFO"),
+        (format!("inspect {fifo}"), "a FIFO"),
+        (
+            format!(
+                "bundle pack --group g --arch gfx1100 -o {}/p {fifo}",
+                dir.display()
+            ),
+            "a FIFO",
+        ),
+        (
+            format!("bundle verify {}", root.display()),
+            "outside the bundle root",
+        ),
+    ] {
+        // `timeout` turns a blocked read into exit status 124.
+        let out = run_limited(2 << 20, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {stderr}");
+        assert!(stderr.contains(expect), "{args}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A dump's text is several times its input; streamed, it needs no memory

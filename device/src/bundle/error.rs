@@ -43,6 +43,8 @@ pub enum BundleError {
     CodeObject { key: String, reason: String },
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
+    #[error(transparent)]
+    File(#[from] crate::file::FileError),
     #[error("pack: {0}")]
     Pack(String),
 }

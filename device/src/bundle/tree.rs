@@ -19,6 +19,29 @@ use crate::codeobj::CodeObject;
 /// Manifests read from one architecture directory.
 pub const MAX_MANIFESTS: usize = 256;
 
+/// Names an error message lists before "and N more": a directory given as
+/// a bundle root may be any directory.
+pub const LISTED_NAMES: usize = 16;
+
+/// `names` joined with ", ", the first [`LISTED_NAMES`] of them and then
+/// how many more there are.
+pub fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut shown = Vec::new();
+    let mut more = 0usize;
+    for name in names {
+        if shown.len() < LISTED_NAMES {
+            shown.push(name);
+        } else {
+            more += 1;
+        }
+    }
+    let mut text = shown.join(", ");
+    if more > 0 {
+        text.push_str(&format!(", and {more} more"));
+    }
+    text
+}
+
 /// A code object that passed every check.
 #[derive(Debug, Clone)]
 pub struct Verified {
@@ -45,19 +68,29 @@ pub struct ArchDir {
     keys: BTreeMap<String, (usize, usize)>,
 }
 
-/// Read a whole file, refusing one larger than `limit` before reading it.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, E> {
+/// Read a whole regular file through `limit` (`what` names the limit).
+pub fn read_bounded(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, E> {
+    Ok(crate::file::read_regular(path, limit, what)?)
+}
+
+/// `path` with links resolved, refused when that leaves `root` (already
+/// resolved): a link in a tree is followed only within it, as a `../`
+/// name is refused.
+fn inside(root: &Path, path: &Path) -> Result<PathBuf, E> {
     let io = |reason: String| E::Io {
         path: path.display().to_string(),
         reason,
     };
-    let len = std::fs::metadata(path)
-        .map_err(|e| io(e.to_string()))?
-        .len();
-    if len > limit {
-        return Err(io(format!("{len} bytes is past the {limit}-byte limit")));
+    let resolved = path.canonicalize().map_err(|e| io(e.to_string()))?;
+    if resolved.starts_with(root) {
+        Ok(resolved)
+    } else {
+        Err(io(format!(
+            "leads to {}, outside the bundle root {}; a bundle's files and directories must              be inside its root (copy them in instead of linking)",
+            resolved.display(),
+            root.display()
+        )))
     }
-    std::fs::read(path).map_err(|e| io(e.to_string()))
 }
 
 impl ArchDir {
@@ -69,11 +102,18 @@ impl ArchDir {
             path: dir.display().to_string(),
             reason,
         };
+        let real_root = root.canonicalize().map_err(|e| E::Io {
+            path: root.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        inside(&real_root, &dir)?;
         let listing = std::fs::read_dir(&dir).map_err(|e| io(e.to_string()))?;
         let mut manifests = Vec::new();
         for item in listing {
             let path = item.map_err(|e| io(e.to_string()))?.path();
-            if path.extension().is_some_and(|x| x == "json") && path.is_file() {
+            // Anything named *.json but a directory is read, so a FIFO or
+            // device posing as a manifest is refused, not skipped.
+            if path.extension().is_some_and(|x| x == "json") && !path.is_dir() {
                 manifests.push(path);
             }
             if manifests.len() > MAX_MANIFESTS {
@@ -87,9 +127,19 @@ impl ArchDir {
         manifests.sort();
         let manifests = manifests
             .into_iter()
-            .map(|p| Ok((read_bounded(&p, MAX_MANIFEST_BYTES)?, p)))
+            .map(|p| {
+                inside(&real_root, &p)?;
+                Ok((
+                    read_bounded(&p, MAX_MANIFEST_BYTES, "a bundle manifest")?,
+                    p,
+                ))
+            })
             .collect::<Result<Vec<_>, E>>()?;
-        let read_kpack = |name: &str| read_bounded(&dir.join(name), MAX_ARCHIVE_BYTES);
+        let read_kpack = |name: &str| {
+            let path = dir.join(name);
+            inside(&real_root, &path)?;
+            read_bounded(&path, MAX_ARCHIVE_BYTES, "a .kpack archive")
+        };
         ArchDir::from_files(&dir, arch, manifests, &read_kpack)
     }
 
@@ -211,7 +261,7 @@ impl ArchDir {
             reason: format!(
                 "no such toc key in {}; it has: {}",
                 self.dir.display(),
-                self.keys().collect::<Vec<_>>().join(", ")
+                name_list(self.keys())
             ),
         })?;
         let bundle = &self.bundles[b];

@@ -42,6 +42,9 @@ pub const fn rocr_installs_trap_handler(family: Family, exception_debugging: boo
     }
 }
 
+/// A KFD node's properties file is a few kilobytes.
+const MAX_PROPERTIES_BYTES: u64 = 64 * 1024;
+
 /// True when every GPU node of the KFD topology under `nodes` reports
 /// DebugSupportedFirmware (CPU nodes, with no SIMDs, are skipped as the
 /// thunk skips them).
@@ -54,11 +57,12 @@ pub fn kfd_exception_debugging(nodes: &Path) -> Result<bool, String> {
             .map_err(|e| format!("{}: {e}", nodes.display()))?
             .path()
             .join("properties");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+        // RELAUNCH_KFD_TOPOLOGY may point anywhere: read regular files only.
+        let text = match crate::file::read_regular(&path, MAX_PROPERTIES_BYTES, "a KFD node") {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             // A node directory without properties is not a node.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+            Err(e) if e.is_missing() => continue,
+            Err(e) => return Err(e.to_string()),
         };
         let field = |name: &str| -> Option<u64> {
             text.lines().find_map(|l| {

@@ -14,11 +14,12 @@
 //! (`"bdf:0000:bf:00.0 # reason"`, wins when present) or as the TOML comment
 //! at the end of the entry's line (every entry on that line shares it).
 //!
-//! Discovery order, each file applied over the previous: `/etc/relaunch/devices.toml`,
-//! `$XDG_CONFIG_HOME/relaunch/devices.toml` (else `~/.config/relaunch/devices.toml`),
-//! then every `.relaunch/devices.toml` from the filesystem root down to the
-//! working directory, so the nearest file wins for an alias. Deny lists from
-//! all files accumulate; nothing can remove an earlier deny entry.
+//! Which files apply and in what order: `super::sources` (system, user,
+//! then project files from the farthest to the working directory). Aliases
+//! of a later file override an earlier one's, except that a project file
+//! never re-points an alias of the system or user file (it is kept, with a
+//! warning): a project can add aliases, not move the user's. Deny lists
+//! from all files accumulate; nothing can remove an earlier deny entry.
 //!
 //! A deny entry means the device it named in the file that declared it: its
 //! aliases are expanded when that file is applied (with that file's aliases
@@ -28,13 +29,14 @@
 //! Host names match ignoring ASCII case (DNS names do; `[host.HipX]` is
 //! `hipx`), and a file with two sections naming one host that way is refused.
 //! Aliases come from the active host's sections (`RELAUNCH_HOST`, else the
-//! machine's name). Deny entries come from those and also from the sections
-//! of the machine's own name (`/proc/sys/kernel/hostname`), so naming another
-//! host in `RELAUNCH_HOST` cannot drop the deny list written for this one.
+//! kernel's host name). Deny entries come from those and also from the
+//! sections of any of the machine's own names (`super::hostname`: the
+//! kernel's host name and `/etc/hostname`), so neither naming another host
+//! in `RELAUNCH_HOST` nor renaming the host in a user namespace can drop the
+//! deny list written for this machine.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -43,57 +45,7 @@ use toml::Spanned;
 
 use super::error::{IdentityError, Origin};
 use super::selector::{validate_alias_name, Selector};
-
-/// Largest manifest read; a hand-written host list is a few kilobytes.
-const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
-
-/// Where to look for manifests. Tests set every field; `from_env` fills
-/// them the way the CLI and library do.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ManifestSources {
-    /// System-wide file, normally `/etc/relaunch/devices.toml`.
-    pub system: Option<PathBuf>,
-    /// Per-user file under the XDG config directory.
-    pub user: Option<PathBuf>,
-    /// Directory to walk up from looking for `.relaunch/devices.toml`.
-    pub walk_from: Option<PathBuf>,
-}
-
-impl ManifestSources {
-    pub fn from_env() -> Self {
-        let config_dir = match std::env::var_os("XDG_CONFIG_HOME") {
-            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-            _ => std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|home| PathBuf::from(home).join(".config")),
-        };
-        ManifestSources {
-            system: Some(PathBuf::from("/etc/relaunch/devices.toml")),
-            user: config_dir.map(|dir| dir.join("relaunch").join("devices.toml")),
-            walk_from: std::env::current_dir().ok(),
-        }
-    }
-
-    /// Candidate paths in application order (later files override aliases).
-    pub fn candidates(&self) -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = self.system.iter().chain(&self.user).cloned().collect();
-        if let Some(start) = &self.walk_from {
-            let mut walked: Vec<PathBuf> = start
-                .ancestors()
-                .map(|dir| dir.join(".relaunch").join("devices.toml"))
-                .collect();
-            walked.reverse(); // farthest first, so the nearest is applied last
-            paths.extend(walked);
-        }
-        let mut unique = Vec::with_capacity(paths.len());
-        for path in paths {
-            if !unique.contains(&path) {
-                unique.push(path);
-            }
-        }
-        unique
-    }
-}
+use super::sources::{read_manifest, ManifestSources};
 
 /// `[host.NAME] alias = "selector"`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,11 +73,14 @@ pub struct DenyEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostManifest {
     host: String,
-    /// The machine's own name when it differs from `host` (ignoring case):
-    /// its sections add deny entries (and aliases those entries use).
-    machine: Option<String>,
+    /// The machine's own names that differ from `host` (ignoring case):
+    /// their sections add deny entries (and aliases those entries use).
+    machine: Vec<String>,
     aliases: BTreeMap<String, AliasEntry>,
     machine_aliases: BTreeMap<String, AliasEntry>,
+    /// Aliases (of `aliases`, of `machine_aliases`) a system or user file
+    /// defined: project files may not re-point them.
+    pinned: [BTreeSet<String>; 2],
     deny: Vec<DenyEntry>,
     files: Vec<PathBuf>,
 }
@@ -139,15 +94,27 @@ impl HostManifest {
     /// No files yet, for active host `host` on the machine named `machine`
     /// (`None`: the same as `host`).
     pub fn empty_for(host: impl Into<String>, machine: Option<&str>) -> Self {
+        let names: Vec<String> = machine.into_iter().map(str::to_string).collect();
+        HostManifest::empty_for_names(host, &names)
+    }
+
+    /// No files yet, for active host `host` on the machine with these names.
+    pub fn empty_for_names(host: impl Into<String>, machine: &[String]) -> Self {
         let host = host.into();
-        let machine = machine
-            .filter(|m| !m.eq_ignore_ascii_case(&host))
-            .map(str::to_string);
+        let mut names: Vec<String> = Vec::new();
+        for name in machine {
+            if !name.eq_ignore_ascii_case(&host)
+                && !names.iter().any(|n| n.eq_ignore_ascii_case(name))
+            {
+                names.push(name.clone());
+            }
+        }
         HostManifest {
             host,
-            machine,
+            machine: names,
             aliases: BTreeMap::new(),
             machine_aliases: BTreeMap::new(),
+            pinned: Default::default(),
             deny: Vec::new(),
             files: Vec::new(),
         }
@@ -166,17 +133,45 @@ impl HostManifest {
         host: &str,
         machine: Option<&str>,
     ) -> Result<Self, IdentityError> {
-        let mut manifest = HostManifest::empty_for(host, machine);
-        for path in sources.candidates() {
-            if let Some(text) = read_manifest(&path)? {
+        let names: Vec<String> = machine.into_iter().map(str::to_string).collect();
+        HostManifest::load_for_names(sources, host, &names)
+    }
+
+    /// As `load`, for active host `host` on the machine with these names
+    /// (`hostname::machine_names`): their sections' deny entries apply too.
+    pub fn load_for_names(
+        sources: &ManifestSources,
+        host: &str,
+        machine: &[String],
+    ) -> Result<Self, IdentityError> {
+        let mut manifest = HostManifest::empty_for_names(host, machine);
+        let (trusted, project) = sources.split();
+        for path in trusted {
+            if let Some(text) = read_manifest(&path, sources)? {
                 manifest.merge_text(&path, &text)?;
+            }
+        }
+        for path in project {
+            if let Some(text) = read_manifest(&path, sources)? {
+                manifest.merge_project_text(&path, &text)?;
             }
         }
         Ok(manifest)
     }
 
-    /// Apply one file's text (named `path` in messages) over this manifest.
+    /// Apply a system or user file's text (named `path` in messages) over
+    /// this manifest.
     pub fn merge_text(&mut self, path: &Path, text: &str) -> Result<(), IdentityError> {
+        self.merge(path, text, false)
+    }
+
+    /// Apply a project file's text: as `merge_text`, but an alias a system
+    /// or user file defined keeps its selector.
+    pub fn merge_project_text(&mut self, path: &Path, text: &str) -> Result<(), IdentityError> {
+        self.merge(path, text, true)
+    }
+
+    fn merge(&mut self, path: &Path, text: &str, project: bool) -> Result<(), IdentityError> {
         let file: ManifestFile = toml::from_str(text).map_err(|e| IdentityError::Manifest {
             origin: origin_at(path, text, e.span().map_or(0, |s| s.start)),
             message: e.message().trim().to_string(),
@@ -201,28 +196,42 @@ impl HostManifest {
             // fails on every host.
             if host.eq_ignore_ascii_case(&self.host) {
                 active.push(parsed);
-            } else if self
-                .machine
-                .as_deref()
-                .is_some_and(|m| host.eq_ignore_ascii_case(m))
-            {
+            } else if self.machine.iter().any(|m| host.eq_ignore_ascii_case(m)) {
                 machine.push(parsed);
             }
         }
         // Aliases first, then this file's deny entries expanded against
         // them: what an entry names is fixed here, before later files.
         let mut new_deny = Vec::new();
-        let machine_name = self.machine.clone().unwrap_or_default();
-        for (sections, host, aliases) in [
-            (active, self.host.as_str(), &mut self.aliases),
-            (machine, machine_name.as_str(), &mut self.machine_aliases),
+        let machine_name = self.machine.join(" or ");
+        let [pinned, machine_pinned] = &mut self.pinned;
+        for (sections, host, aliases, pinned) in [
+            (active, self.host.as_str(), &mut self.aliases, pinned),
+            (
+                machine,
+                machine_name.as_str(),
+                &mut self.machine_aliases,
+                machine_pinned,
+            ),
         ] {
             for parsed in &sections {
                 for alias in &parsed.aliases {
-                    if let Some(old) = aliases.get(&alias.name) {
+                    let old = aliases.get(&alias.name);
+                    if let (true, true, Some(old)) = (project, pinned.contains(&alias.name), old) {
+                        tracing::warn!(
+                            alias = %alias.name, kept = %old.origin, ignored = %alias.origin,
+                            "a project manifest cannot re-point an alias of the system or user \
+                             manifest; rename it in the project file"
+                        );
+                        continue;
+                    }
+                    if let Some(old) = old {
                         tracing::debug!(alias = %alias.name, old = %old.origin, new = %alias.origin, "alias overridden");
                     }
                     aliases.insert(alias.name.clone(), alias.clone());
+                    if !project {
+                        pinned.insert(alias.name.clone());
+                    }
                 }
             }
             for parsed in sections {
@@ -237,9 +246,9 @@ impl HostManifest {
         Ok(())
     }
 
-    /// The machine's own name, when it differs from the active host.
-    pub fn machine(&self) -> Option<&str> {
-        self.machine.as_deref()
+    /// The machine's own names that differ from the active host.
+    pub fn machine(&self) -> &[String] {
+        &self.machine
     }
 
     pub fn host(&self) -> &str {
@@ -285,75 +294,6 @@ fn expand_deny(
                 entry.text
             ),
         })
-}
-
-/// `RELAUNCH_HOST` when set and non-empty, else `/proc/sys/kernel/hostname`.
-pub fn hostname_from_env() -> Result<String, IdentityError> {
-    if let Some(host) = std::env::var("RELAUNCH_HOST")
-        .ok()
-        .filter(|h| !h.trim().is_empty())
-    {
-        return Ok(host.trim().to_string());
-    }
-    machine_hostname()
-}
-
-/// The machine's own name (`/proc/sys/kernel/hostname`), whatever
-/// `RELAUNCH_HOST` says.
-pub fn machine_hostname() -> Result<String, IdentityError> {
-    let path = Path::new("/proc/sys/kernel/hostname");
-    let text = std::fs::read_to_string(path).map_err(|e| IdentityError::Hostname {
-        reason: format!("{}: {e}", path.display()),
-    })?;
-    let host = text.trim();
-    if host.is_empty() {
-        return Err(IdentityError::Hostname {
-            reason: format!("{} is empty", path.display()),
-        });
-    }
-    Ok(host.to_string())
-}
-
-fn read_manifest(path: &Path) -> Result<Option<String>, IdentityError> {
-    let io = |e: std::io::Error| IdentityError::Io {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(IdentityError::Manifest {
-            origin: Origin {
-                path: path.to_path_buf(),
-                line: 1,
-            },
-            message: format!("larger than {MAX_MANIFEST_BYTES} bytes; not a host manifest"),
-        });
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..offset]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        IdentityError::Manifest {
-            origin: Origin {
-                path: path.to_path_buf(),
-                line,
-            },
-            message: "not valid UTF-8".to_string(),
-        }
-    })?;
-    Ok(Some(text))
 }
 
 #[derive(Deserialize)]

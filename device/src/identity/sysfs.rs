@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::anchor::{gfx_name_from_target_version, Bdf, GpuUuid};
 use super::error::IdentityError;
+use crate::file::{read_regular, FileError};
 
 /// Largest sysfs attribute read; real ones are a few hundred bytes.
 const MAX_ATTR_BYTES: u64 = 64 * 1024;
@@ -182,23 +182,15 @@ enum ReadFailure {
 }
 
 fn read_attr(path: &Path) -> Result<String, ReadFailure> {
-    let file = fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::PermissionDenied => ReadFailure::Denied,
-        _ => ReadFailure::Other(e.to_string()),
+    // RELAUNCH_SYSFS_ROOT may point anywhere: a FIFO must not block us.
+    let bytes = read_regular(path, MAX_ATTR_BYTES, "a sysfs attribute").map_err(|e| match e {
+        FileError::Io {
+            kind: std::io::ErrorKind::PermissionDenied,
+            ..
+        } => ReadFailure::Denied,
+        e => ReadFailure::Other(e.to_string()),
     })?;
-    let mut text = String::new();
-    file.take(MAX_ATTR_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => ReadFailure::Denied,
-            _ => ReadFailure::Other(e.to_string()),
-        })?;
-    if text.len() as u64 > MAX_ATTR_BYTES {
-        return Err(ReadFailure::Other(format!(
-            "larger than {MAX_ATTR_BYTES} bytes; not a sysfs attribute"
-        )));
-    }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|_| ReadFailure::Other("not valid UTF-8".to_string()))
 }
 
 fn list_dir(dir: &Path) -> Result<Vec<(String, PathBuf)>, IdentityError> {

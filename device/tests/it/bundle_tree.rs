@@ -11,7 +11,7 @@ use relaunch_device::bundle::pack::{self, Input, Launch};
 use relaunch_device::bundle::{ArchDir, BundleError, Compression, Kpack, Manifest};
 use relaunch_testsupport::fixture;
 
-fn scratch(name: &str) -> PathBuf {
+pub fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("bundle_tree-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -22,7 +22,7 @@ fn arches(list: &[&str]) -> Vec<String> {
     list.iter().map(|a| a.to_string()).collect()
 }
 
-fn pack_into(root: &Path, group: &str, list: &[&str], names: &[&str], scheme: Compression) {
+pub fn pack_into(root: &Path, group: &str, list: &[&str], names: &[&str], scheme: Compression) {
     let inputs: Vec<Input> = list
         .iter()
         .flat_map(|arch| {

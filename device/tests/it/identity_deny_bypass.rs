@@ -16,6 +16,8 @@ fn sources(scratch: &Scratch) -> ManifestSources {
         system: Some(scratch.path().join("etc/relaunch/devices.toml")),
         user: Some(scratch.path().join("config/relaunch/devices.toml")),
         walk_from: Some(work),
+        walk_stop: Some(scratch.path().to_path_buf()),
+        owner: None,
     }
 }
 
@@ -39,7 +41,7 @@ fn a_later_file_cannot_repoint_a_deny_alias() {
         "[host.hipx]\nblocked = \"sim:gfx1100\"\ndeny = [\"@blocked\"]\n",
     );
     scratch.write(
-        "proj/.relaunch/devices.toml",
+        "config/relaunch/devices.toml",
         "[host.hipx]\nblocked = \"sim:gfx1030\"\n",
     );
     let manifest = HostManifest::load(&sources(&scratch), "hipx").unwrap();
@@ -48,7 +50,7 @@ fn a_later_file_cannot_repoint_a_deny_alias() {
         resolve_str("sim:gfx1100", &inventory, &manifest),
         "sim:gfx1100 after re-pointing @blocked",
     );
-    // The alias itself follows the nearest file, as before.
+    // The alias itself follows the later file.
     assert!(matches!(
         resolve_str("@blocked", &inventory, &manifest),
         Ok(Resolved::Sim(t)) if t.processor() == "gfx1030"

@@ -16,6 +16,8 @@ fn three_locations(scratch: &Scratch) -> ManifestSources {
         system: Some(scratch.path().join("etc/relaunch/devices.toml")),
         user: Some(scratch.path().join("config/relaunch/devices.toml")),
         walk_from: Some(work),
+        walk_stop: Some(scratch.path().to_path_buf()),
+        owner: None,
     }
 }
 
@@ -24,7 +26,7 @@ fn alias_text(manifest: &HostManifest, name: &str) -> String {
 }
 
 #[test]
-fn later_files_override_aliases_and_deny_lists_accumulate() {
+fn later_files_add_aliases_and_deny_lists_accumulate() {
     let scratch = Scratch::new("order");
     let sources = three_locations(&scratch);
     scratch.write(
@@ -36,7 +38,8 @@ fn later_files_override_aliases_and_deny_lists_accumulate() {
         "config/relaunch/devices.toml",
         "[host.hipx]\ndev0 = \"bdf:66:00.0\"\nmine = \"name:gfx1030\"\ndeny = [\"slot:1 # loaned out\"]\n",
     );
-    // Walked files: the one nearer the working directory wins.
+    // Walked files: the one nearer the working directory wins among them,
+    // but none re-points an alias of the system or user file (`mine`).
     scratch.write(
         "proj/.relaunch/devices.toml",
         "[host.hipx]\nmine = \"index:0\"\nproj = \"bdf:0000:99:00.0\"\n",
@@ -48,7 +51,7 @@ fn later_files_override_aliases_and_deny_lists_accumulate() {
     let manifest = HostManifest::load(&sources, "hipx").unwrap();
     assert_eq!(alias_text(&manifest, "dev0"), "bdf:66:00.0");
     assert_eq!(alias_text(&manifest, "old"), "slot:3");
-    assert_eq!(alias_text(&manifest, "mine"), "index:0");
+    assert_eq!(alias_text(&manifest, "mine"), "name:gfx1030");
     assert_eq!(alias_text(&manifest, "proj"), "uuid:GPU-c7ff6b154d0128bc");
     let deny: Vec<(String, Option<String>)> = manifest
         .deny_entries()
@@ -74,11 +77,13 @@ fn later_files_override_aliases_and_deny_lists_accumulate() {
 }
 
 #[test]
-fn candidates_walk_from_the_root_down_to_the_working_directory() {
-    let sources = ManifestSources {
+fn candidates_walk_from_the_home_down_to_the_working_directory() {
+    let mut sources = ManifestSources {
         system: Some("/etc/relaunch/devices.toml".into()),
         user: Some("/home/u/.config/relaunch/devices.toml".into()),
         walk_from: Some("/home/u/proj".into()),
+        walk_stop: Some("/home/u".into()),
+        owner: None,
     };
     let candidates: Vec<String> = sources
         .candidates()
@@ -90,12 +95,14 @@ fn candidates_walk_from_the_root_down_to_the_working_directory() {
         vec![
             "/etc/relaunch/devices.toml",
             "/home/u/.config/relaunch/devices.toml",
-            "/.relaunch/devices.toml",
-            "/home/.relaunch/devices.toml",
             "/home/u/.relaunch/devices.toml",
             "/home/u/proj/.relaunch/devices.toml",
         ]
     );
+    // Outside the home the walk goes up to the filesystem's top (owners
+    // are checked when the files are read).
+    sources.walk_stop = Some("/elsewhere".into());
+    assert_eq!(sources.candidates().len(), 6);
 }
 
 #[test]
@@ -218,6 +225,7 @@ fn unreadable_or_non_utf8_files_are_errors_not_skipped() {
         system: Some(path.clone()),
         user: None,
         walk_from: None,
+        ..Default::default()
     };
     match HostManifest::load(&sources, "hipx") {
         Err(IdentityError::Manifest { origin, message }) => {
@@ -231,6 +239,7 @@ fn unreadable_or_non_utf8_files_are_errors_not_skipped() {
         system: Some(scratch.path().to_path_buf()),
         user: None,
         walk_from: None,
+        ..Default::default()
     };
     let err = HostManifest::load(&dir_sources, "hipx").unwrap_err();
     assert!(matches!(err, IdentityError::Io { .. }), "{err:?}");

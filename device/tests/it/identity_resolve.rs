@@ -469,7 +469,7 @@ fn whole_path_from_files_on_disk() {
     );
     scratch.write(
         "xdg/relaunch/devices.toml",
-        "[host.hipx]\ndev0 = \"index:1\"\n",
+        "[host.hipx]\ndev1 = \"index:1\"\n",
     );
     scratch.write(
         "repo/.relaunch/devices.toml",
@@ -479,6 +479,8 @@ fn whole_path_from_files_on_disk() {
         system: Some(scratch.path().join("etc/devices.toml")),
         user: Some(scratch.path().join("xdg/relaunch/devices.toml")),
         walk_from: Some(work),
+        walk_stop: Some(scratch.path().to_path_buf()),
+        owner: None,
     };
     let ctx = HostContext::load(fixture_root("hipx"), &sources, "hipx").unwrap();
     let inventory = ctx.inventory(None).unwrap();
@@ -497,6 +499,7 @@ fn example_context(host: &str) -> HostContext {
         system: Some(example),
         user: None,
         walk_from: None,
+        ..Default::default()
     };
     HostContext::load(fixture_root(host), &sources, host).unwrap()
 }

@@ -217,3 +217,16 @@ fn oversized_attribute_is_refused() {
     let err = scan(&SysfsRoot::new(scratch.path())).unwrap_err();
     assert!(err.to_string().contains("larger than 65536 bytes"), "{err}");
 }
+
+/// `RELAUNCH_SYSFS_ROOT` may point anywhere: a FIFO where an attribute
+/// should be is refused, not waited on.
+#[test]
+fn a_fifo_attribute_does_not_block_the_scan() {
+    let scratch = Scratch::new("fifo");
+    let path = scratch.write("sys/class/kfd/kfd/topology/nodes/1/properties", "");
+    std::fs::remove_file(&path).unwrap();
+    crate::bundle_files::mkfifo(&path);
+    let root = SysfsRoot::new(scratch.path());
+    let err = crate::bundle_files::within_10s("scan", move || scan(&root)).unwrap_err();
+    assert!(err.to_string().contains("a FIFO"), "{err}");
+}

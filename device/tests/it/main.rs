@@ -8,6 +8,7 @@
 
 mod identity_support;
 
+mod bundle_files;
 mod bundle_tree;
 mod certify;
 mod certify_budget;
@@ -21,4 +22,5 @@ mod identity_deny_property;
 mod identity_manifest;
 mod identity_resolve;
 mod identity_selector;
+mod identity_sources;
 mod identity_sysfs;

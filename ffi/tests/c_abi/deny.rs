@@ -67,7 +67,7 @@ fn every_c_opener_refuses_a_denied_device() {
         (&["default"], Some("sim:gfx1100"), false),
         (&["open", "index:0"], None, true),
         (&["open", "name:gfx1100"], None, true),
-        (&["open", "bdf:0000:e0:00.0"], None, true),
+        (&["open", "bdf:1100:e0:00.0"], None, true),
         (&["new", "0"], None, true),
         (&["default"], None, true),
     ];

@@ -178,7 +178,7 @@ hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, int kind) {
     return hipSuccess;
 }
 
-/* One device, 0, at the simulated gfx1201's PCI address (bus 0xE0), or
+/* One device, 0, at the simulated gfx1201's PCI address (1201:e0:00.0), or
  * at FAKEHIP_PCI_BUS_ID when set (a test of a mismatched device). */
 hipError_t hipGetDevice(int *device) {
     if (!device) return hipErrorInvalidValue;
@@ -188,7 +188,7 @@ hipError_t hipGetDevice(int *device) {
 
 hipError_t hipDeviceGetPCIBusId(char *bus_id, int len, int device) {
     const char *at = getenv("FAKEHIP_PCI_BUS_ID");
-    if (!at) at = "0000:e0:00.0";
+    if (!at) at = "1201:e0:00.0";
     if (!bus_id || device != 0 || len <= (int)strlen(at)) return hipErrorInvalidValue;
     strcpy(bus_id, at);
     return hipSuccess;

@@ -14,10 +14,12 @@ use parking_lot::Mutex;
 
 use relaunch_hsa_sys::{self as sys, Agent, AgentCallback, MemoryPool, MemoryPoolCallback, Status};
 
+use super::anchors;
 use super::{
     fail, guard, initialized, system, with_system, write_out, System, CPU_AGENT, CPU_POOL,
     GPU_AGENT_BASE, GPU_POOL_BASE,
 };
+use crate::device::SimPci;
 use crate::memory::{AllocOptions, MemKind, MemoryError, ALLOCATION_ALIGN};
 
 const HSA_AGENT_FEATURE_KERNEL_DISPATCH: u32 = 1;
@@ -151,6 +153,29 @@ unsafe fn write_text<const N: usize>(value: *mut c_void, text: &str, what: &str)
     unsafe { write_out(value.cast::<[u8; N]>(), buf, what) }
 }
 
+/// GPU `i`'s reported name and which board of that name it is.
+fn board_of(s: &System, i: usize) -> (String, usize) {
+    let names: Vec<String> = s.gpus[..=i]
+        .iter()
+        .map(|d| {
+            d.config()
+                .listed_as
+                .clone()
+                .unwrap_or_else(|| d.target().processor().to_string())
+        })
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    (names[i].to_string(), anchors::occurrence(&names, i))
+}
+
+/// GPU `i`'s PCI location: its config's, else derived (`anchors`).
+fn pci_of(s: &System, i: usize) -> SimPci {
+    s.gpus[i].config().pci.unwrap_or_else(|| {
+        let (name, k) = board_of(s, i);
+        anchors::pci(&name, k)
+    })
+}
+
 fn agent_kind(s: &System, agent: Agent) -> Result<Option<usize>, Status> {
     if agent.handle == CPU_AGENT {
         return Ok(None);
@@ -211,29 +236,16 @@ pub(super) extern "C" fn agent_get_info(
                 (sys::HSA_AMD_AGENT_INFO_UUID, Some((i, d))) => match &d.config().uuid {
                     Some(uuid) => write_text::<21>(value, uuid, "UUID"),
                     None => {
-                        // Stable per (target, index): an anchor that is not a real GPU's.
-                        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                        for b in d.target().processor().bytes().chain([i as u8]) {
-                            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                        }
-                        write_text::<21>(value, &format!("GPU-{h:016x}"), "UUID")
+                        let (name, k) = board_of(s, i);
+                        write_text::<21>(value, &anchors::uuid(&name, k), "UUID")
                     }
                 },
                 (sys::HSA_AMD_AGENT_INFO_UUID, None) => write_text::<21>(value, "CPU-XX", "UUID"),
-                // Simulated GPUs sit on bus 0xE0 + i, device 0, function 0.
-                (sys::HSA_AMD_AGENT_INFO_BDFID, g) => u32_out(g.map_or(0, |(i, d)| {
-                    match d.config().pci {
-                        Some(p) => {
-                            (u32::from(p.bus) << 8)
-                                | (u32::from(p.device & 0x1F) << 3)
-                                | u32::from(p.function & 0x7)
-                        }
-                        None => (0xE0 + i as u32) << 8,
-                    }
+                (sys::HSA_AMD_AGENT_INFO_BDFID, g) => u32_out(g.map_or(0, |(i, _)| {
+                    let p = pci_of(s, i);
+                    (u32::from(p.bus) << 8) | (u32::from(p.device & 0x1F) << 3) | u32::from(p.function & 0x7)
                 })),
-                (sys::HSA_AMD_AGENT_INFO_DOMAIN, g) => {
-                    u32_out(g.and_then(|(_, d)| d.config().pci).map_or(0, |p| p.domain))
-                }
+                (sys::HSA_AMD_AGENT_INFO_DOMAIN, g) => u32_out(g.map_or(0, |(i, _)| pci_of(s, i).domain)),
                 (sys::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, g) => {
                     u32_out(g.map_or(1, |(_, d)| d.config().compute_units))
                 }

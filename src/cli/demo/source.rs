@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use relaunch::bundle::{ArchDir, BundleError};
 use relaunch::{Catalog, Gpu, Module};
 
+use super::super::output::{read_capped, MAX_CODE_OBJECT_FILE_BYTES};
 use super::super::{bundled, Failure};
 
 /// The toc key of the decode code object in the demo's bundle.
@@ -21,8 +22,7 @@ pub fn load(
     bundle: Option<&Path>,
 ) -> Result<Module, Failure> {
     if let Some(path) = code_object {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Failure::input(format!("demo: {}: {e}", path.display())))?;
+        let bytes = read_capped("demo", path, MAX_CODE_OBJECT_FILE_BYTES)?;
         say!("kernels: {} (code object)", path.display());
         return gpu.load_module(&bytes).map_err(Failure::from);
     }
