@@ -18,6 +18,7 @@ mod atomic;
 mod buffer;
 mod cache;
 mod control;
+pub mod coverage;
 pub mod dispatch;
 mod exec;
 pub mod fault;
@@ -32,6 +33,7 @@ pub mod valu;
 mod vmem;
 pub mod wave;
 
+pub use coverage::{coverage, Coverage};
 pub use dispatch::{IsaError, Launch};
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
