@@ -37,14 +37,15 @@ pub fn render(path: &str, object: &CodeObject) -> String {
     for (k, c) in &results {
         match c {
             Ok(c) if c.runs() => {
-                let _ = writeln!(out, "  runs     {} ({} instructions)", k.name, c.instructions);
+                let _ = writeln!(
+                    out,
+                    "  runs     {} ({} instructions)",
+                    k.name, c.instructions
+                );
             }
             Ok(c) => {
-                let mut names: Vec<String> = c
-                    .missing
-                    .iter()
-                    .map(|(m, n)| format!("{m} x{n}"))
-                    .collect();
+                let mut names: Vec<String> =
+                    c.missing.iter().map(|(m, n)| format!("{m} x{n}")).collect();
                 if c.undecodable > 0 {
                     names.push(format!("<undecodable> x{}", c.undecodable));
                 }

@@ -18,6 +18,7 @@ mod cmp;
 mod cvt;
 mod dot;
 mod exec;
+mod f64;
 pub mod float;
 mod fp;
 mod half;
@@ -158,7 +159,10 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     // VOP3SD: bits 14:8 are the second destination, not abs/op_sel.
     let vop3sd = matches!(
         op,
-        Op::Carry(_) | Op::W(ops::WOp::MadU64U32 | ops::WOp::MadI64I32) | Op::F(ops::FOp::DivScale)
+        Op::Carry(_)
+            | Op::W(ops::WOp::MadU64U32 | ops::WOp::MadI64I32)
+            | Op::F(ops::FOp::DivScale)
+            | Op::D(ops::DOp::DivScale)
     );
     match enc {
         Enc::Vop3 if vop3sd => {
@@ -199,6 +203,9 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
 fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if let Op::Dot(d) = op {
         return dot::modifiers_fit(d, enc, m, dpp);
+    }
+    if let Op::D(d) = op {
+        return f64::modifiers_fit(d, m, dpp);
     }
     let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_));
     let float_src = float

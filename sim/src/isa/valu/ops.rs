@@ -108,6 +108,36 @@ pub enum FOp {
     DivFixup,
 }
 
+/// f64 operations and the conversions to and from f64 (`f64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DOp {
+    Add,
+    Mul,
+    Fma,
+    Min,
+    Max,
+    Ldexp,
+    Rcp,
+    Rsq,
+    Sqrt,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    DivScale,
+    DivFmas,
+    DivFixup,
+    F32F64,
+    F64F32,
+    F64I32,
+    F64U32,
+    I32F64,
+    U32F64,
+}
+
 /// Conversions and packing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CvtOp {
@@ -221,6 +251,8 @@ pub enum Op {
     /// Packed f16 pairs (VOP3P).
     Pk(FOp),
     Cvt(CvtOp),
+    /// f64 arithmetic and conversions.
+    D(DOp),
     W(WOp),
     Carry(CarryOp),
     Lane(LaneOp),
@@ -382,6 +414,32 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_cvt_f16_i16" => Op::Cvt(CvtOp::F16I16),
         "v_cvt_u16_f16" => Op::Cvt(CvtOp::U16F16),
         "v_cvt_i16_f16" => Op::Cvt(CvtOp::I16F16),
+
+        "v_add_f64" => Op::D(DOp::Add),
+        "v_mul_f64" => Op::D(DOp::Mul),
+        "v_fma_f64" => Op::D(DOp::Fma),
+        "v_min_f64" | "v_min_num_f64" => Op::D(DOp::Min),
+        "v_max_f64" | "v_max_num_f64" => Op::D(DOp::Max),
+        "v_ldexp_f64" => Op::D(DOp::Ldexp),
+        "v_rcp_f64" => Op::D(DOp::Rcp),
+        "v_rsq_f64" => Op::D(DOp::Rsq),
+        "v_sqrt_f64" => Op::D(DOp::Sqrt),
+        "v_floor_f64" => Op::D(DOp::Floor),
+        "v_ceil_f64" => Op::D(DOp::Ceil),
+        "v_trunc_f64" => Op::D(DOp::Trunc),
+        "v_rndne_f64" => Op::D(DOp::Rndne),
+        "v_fract_f64" => Op::D(DOp::Fract),
+        "v_frexp_mant_f64" => Op::D(DOp::FrexpMant),
+        "v_frexp_exp_i32_f64" => Op::D(DOp::FrexpExp),
+        "v_div_scale_f64" => Op::D(DOp::DivScale),
+        "v_div_fmas_f64" => Op::D(DOp::DivFmas),
+        "v_div_fixup_f64" => Op::D(DOp::DivFixup),
+        "v_cvt_f32_f64" => Op::D(DOp::F32F64),
+        "v_cvt_f64_f32" => Op::D(DOp::F64F32),
+        "v_cvt_f64_i32" => Op::D(DOp::F64I32),
+        "v_cvt_f64_u32" => Op::D(DOp::F64U32),
+        "v_cvt_i32_f64" => Op::D(DOp::I32F64),
+        "v_cvt_u32_f64" => Op::D(DOp::U32F64),
 
         "v_lshlrev_b64" => Op::W(WOp::Lshlrev64),
         "v_lshrrev_b64" => Op::W(WOp::Lshrrev64),
