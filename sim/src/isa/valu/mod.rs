@@ -22,6 +22,7 @@ mod f64;
 pub mod float;
 mod fp;
 mod half;
+mod int16;
 pub mod ops;
 pub mod round;
 mod src;
@@ -241,7 +242,8 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if (m.abs | m.neg | m.neg_hi) != 0 && !float_src {
         return false;
     }
-    if (m.clamp || m.omod != 0) && !float_out {
+    let saturates = matches!(op, Op::I16(i) if i.saturates());
+    if (m.clamp || m.omod != 0) && !float_out && !(saturates && m.omod == 0) {
         return false;
     }
     // omod is defined for f32 results only here.
