@@ -242,8 +242,12 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if (m.abs | m.neg | m.neg_hi) != 0 && !float_src {
         return false;
     }
+    // Integer clamp saturates the 16-bit adds and mads; nothing has omod.
     let saturates = matches!(op, Op::I16(i) if i.saturates());
-    if (m.clamp || m.omod != 0) && !float_out && !(saturates && m.omod == 0) {
+    if m.omod != 0 && !float_out {
+        return false;
+    }
+    if m.clamp && !float_out && !saturates {
         return false;
     }
     // omod is defined for f32 results only here.
