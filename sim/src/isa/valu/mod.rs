@@ -25,6 +25,7 @@ mod half;
 mod int16;
 pub mod ops;
 pub mod round;
+mod sdwa;
 mod src;
 #[cfg(test)]
 mod tests;
@@ -106,6 +107,8 @@ pub struct Prep {
     pub mods: Mods,
     pub dpp: Dpp,
     pub vopd: Option<VopdPair>,
+    /// gfx10 SDWA: the SDWA dword (`sdwa`).
+    pub sdwa: Option<u32>,
 }
 
 fn bits(v: u32, hi: u32, lo: u32) -> u32 {
@@ -129,9 +132,14 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     let op = lookup(ops::base_name(inst.name))?;
     let (d0, d1) = (words[0], words[1]);
     let mut mods = Mods::default();
+    let mut sdwa = None;
     let dpp = match inst.modifier {
         None => Dpp::None,
-        Some(Modifier::Sdwa(_)) => return None,
+        Some(Modifier::Sdwa(w)) => {
+            sdwa::prepare_mods(enc, w, &mut mods)?;
+            sdwa = Some(w);
+            Dpp::None
+        }
         Some(Modifier::Dpp16(w)) => {
             if matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) {
                 mods.neg = (bits(w, 20, 20) | bits(w, 22, 22) << 1) as u8;
@@ -190,12 +198,16 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     if !modifiers_fit(isa, op, enc, &mods, dpp) {
         return None;
     }
+    if sdwa.is_some() && !sdwa_fits(op) {
+        return None;
+    }
     Some(Prep {
         op,
         enc,
         mods,
         dpp,
         vopd: None,
+        sdwa,
     })
 }
 
@@ -277,6 +289,17 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     true
 }
 
+/// Operations SDWA gives a meaning here: 32-bit lane operations whose
+/// sources and result are one VGPR each (not the 64-bit ones, cross-lane
+/// reads, or dots).
+fn sdwa_fits(op: Op) -> bool {
+    match op {
+        Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
+        Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
+        Op::Pk(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) => false,
+    }
+}
+
 /// DPP_CTRL values of gfx10+ (quad_perm, row_shl/shr/ror, row_mirror,
 /// row_half_mirror, row_share, row_xmask).
 fn dpp16_valid(ctrl: u16) -> bool {
@@ -300,6 +323,7 @@ fn prepare_vopd(inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
         enc: Enc::Vopd,
         mods: Mods::default(),
         dpp: Dpp::None,
+        sdwa: None,
         vopd: Some(VopdPair {
             x,
             y,
@@ -323,6 +347,8 @@ pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
     };
     let r = if let Some(pair) = p.vopd {
         vopd::execute(wave, inst, &pair)
+    } else if let Some(w) = p.sdwa {
+        sdwa::execute(wave, inst, &p, w)
     } else {
         exec::execute(wave, inst, &p)
     };
@@ -378,6 +404,21 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
                         continue;
                     }
                     names.push(row.name);
+                }
+            }
+        }
+        // gfx10's SDWA forms of the 32-bit encodings (`X_sdwa` for a
+        // VOP1/VOP2/VOPC `X_e32` row).
+        if family == Family::Gfx10 {
+            for format in [Format::Vop1, Format::Vop2, Format::Vopc] {
+                for row in relaunch_isa::opcodes(family, format) {
+                    let Some(base) = row.name.strip_suffix("_e32") else {
+                        continue;
+                    };
+                    if lookup(base).is_some_and(|op| sdwa_fits(op) && sdwa::exists(base)) {
+                        let name: &'static str = Box::leak(format!("{base}_sdwa").into_boxed_str());
+                        names.push(name);
+                    }
                 }
             }
         }
