@@ -150,6 +150,10 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         } else {
             (a ^ ((a as i32 >> 31) as u32)).leading_zeros()
         }),
+        // Clamp saturates the unsigned result (the ISA's integer clamp).
+        Add if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_add(b)),
+        Sub if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_sub(b)),
+        Subrev if p.mods.clamp => map!(|a, b, _c, _l| b.saturating_sub(a)),
         Add => map!(|a, b, _c, _l| a.wrapping_add(b)),
         Sub => map!(|a, b, _c, _l| a.wrapping_sub(b)),
         Subrev => map!(|a, b, _c, _l| b.wrapping_sub(a)),

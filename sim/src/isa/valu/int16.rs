@@ -143,4 +143,21 @@ mod tests {
         run(i, &[0x00, 0x80, 0x03, 0xd7, 0x01, 0x05, 0x02, 0x00], &mut w);
         assert_eq!(w.vgpr[0][0], 0x0008_FFFF);
     }
+
+    /// The 32-bit adds' clamp saturates as the 16-bit ones' does (their
+    /// test lives beside them).
+    #[test]
+    fn u32_add_sub_clamp_saturates() {
+        use super::super::tests::{isa, run, set, wave};
+        let i = isa("gfx1030", false);
+        let mut w = wave(i);
+        set(&mut w, 1, |l| [5, u32::MAX][l % 2]);
+        set(&mut w, 2, |_| 7);
+        // v_sub_nc_u32_e64 v0, v1, v2 clamp
+        run(i, &[0x00, 0x80, 0x26, 0xd5, 0x01, 0x05, 0x02, 0x00], &mut w);
+        assert_eq!([w.vgpr[0][0], w.vgpr[0][1]], [0, u32::MAX - 7]);
+        // v_add_nc_u32_e64 v0, v1, v2 clamp
+        run(i, &[0x00, 0x80, 0x25, 0xd5, 0x01, 0x05, 0x02, 0x00], &mut w);
+        assert_eq!([w.vgpr[0][0], w.vgpr[0][1]], [12, u32::MAX]);
+    }
 }
