@@ -15,6 +15,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
         Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Cvt(_) => fp::execute(wave, inst, p),
         Op::D(op) => super::f64::execute(wave, inst, p, op),
         Op::I16(op) => super::int16::execute(wave, inst, p, op),
+        Op::Mix(op) => super::mix::execute(wave, inst, p, op),
         Op::W(op) => wide(wave, inst, p, op),
         Op::Carry(op) => carry(wave, inst, p, op),
         Op::Lane(op) => lane(wave, inst, op),

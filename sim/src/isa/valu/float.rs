@@ -110,11 +110,17 @@ pub fn f32_to_f16(x: f32) -> u16 {
 /// f16 fma computed exactly: the product of two f16 is exact in f64 and the
 /// sum's rounding error is carried as the sticky sign.
 pub fn fma_f16(a: u16, b: u16, c: u16) -> u16 {
-    let (a, b, c) = (
+    fma_exact_to_f16(
         f64::from(f16_to_f32(a)),
         f64::from(f16_to_f32(b)),
         f64::from(f16_to_f32(c)),
-    );
+    )
+}
+
+/// a * b + c rounded once to f16, for `a`, `b` whose product is exact in
+/// f64 (f16 or f32 values: at most 24-bit significands) and `c` an f32 or
+/// f16 value.
+pub fn fma_exact_to_f16(a: f64, b: f64, c: f64) -> u16 {
     let p = a * b;
     let s = p + c;
     if !s.is_finite() {

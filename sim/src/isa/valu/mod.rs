@@ -23,6 +23,7 @@ pub mod float;
 mod fp;
 mod half;
 mod int16;
+mod mix;
 pub mod ops;
 pub mod round;
 mod sdwa;
@@ -220,7 +221,7 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if let Op::D(d) = op {
         return f64::modifiers_fit(d, m, dpp);
     }
-    let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_));
+    let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Mix(_));
     let float_src = float
         || matches!(
             op,
@@ -268,11 +269,15 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if m.omod != 0 && !matches!(op, Op::F(_) | Op::Cvt(_)) {
         return false;
     }
+    // A mix reads 32-bit registers whole or by half: no DPP here.
+    if matches!(op, Op::Mix(_)) && dpp != Dpp::None {
+        return false;
+    }
     // op_sel on VOP3 only means something for 16-bit operands.
     if enc == Enc::Vop3 && m.opsel != 0 && !(op.reads_16bit() || op.writes_16bit()) {
         return false;
     }
-    if enc == Enc::Vop3p && !matches!(op, Op::Pk(_)) {
+    if enc == Enc::Vop3p && !matches!(op, Op::Pk(_) | Op::Mix(_)) {
         return false;
     }
     // DPP reads a 32-bit VGPR; 64-bit operations have no DPP form here.
@@ -298,7 +303,7 @@ fn sdwa_fits(op: Op) -> bool {
     match op {
         Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
         Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
-        Op::Pk(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) => false,
+        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) => false,
     }
 }
 
@@ -402,7 +407,8 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
             for row in relaunch_isa::opcodes(family, format) {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations and dots.
-                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_)) {
+                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_))
+                    {
                         continue;
                     }
                     names.push(row.name);

@@ -169,6 +169,15 @@ pub enum DOp {
     U32F64,
 }
 
+/// The mixed-precision fmas (`mix`): the result an f32, or an f16 into the
+/// low or high half.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MixOp {
+    F32,
+    Lo,
+    Hi,
+}
+
 /// Conversions and packing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CvtOp {
@@ -283,6 +292,8 @@ pub enum Op {
     H(FOp),
     /// Packed f16 pairs (VOP3P).
     Pk(FOp),
+    /// v_fma_mix* (VOP3P).
+    Mix(MixOp),
     Cvt(CvtOp),
     /// f64 arithmetic and conversions.
     D(DOp),
@@ -448,6 +459,9 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_rndne_f16" => Op::H(F::Rndne),
         "v_fract_f16" => Op::H(F::Fract),
 
+        "v_fma_mix_f32" => Op::Mix(MixOp::F32),
+        "v_fma_mixlo_f16" => Op::Mix(MixOp::Lo),
+        "v_fma_mixhi_f16" => Op::Mix(MixOp::Hi),
         "v_pk_add_f16" => Op::Pk(F::Add),
         "v_pk_mul_f16" => Op::Pk(F::Mul),
         "v_pk_fma_f16" => Op::Pk(F::Fma),
