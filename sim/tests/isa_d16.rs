@@ -2,12 +2,32 @@
 //! llvm-mc-19 for gfx1030, gfx1100 and gfx1201 (each family's spelling):
 //! the high-half stores write bytes 2-3 (or byte 2) of the VGPR, d16 loads
 //! fill one half (bytes zero- or sign-extended to 16 bits) and keep the
-//! other. Fails when `CI` is set and the tools are missing.
+//! other; the same for LDS. Fails when `CI` is set and the tools are
+//! missing.
 
 use relaunch_sim::isa::KernelMode;
 use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
 use relaunch_testsupport::simkit::{linear, Rig};
+
+/// The LDS d16 mnemonics per family: (store b16 hi, store b8 hi, load
+/// u16 hi, load i8 lo).
+fn ds_names(cpu: &str) -> [&'static str; 4] {
+    match cpu {
+        "gfx1030" => [
+            "ds_write_b16_d16_hi",
+            "ds_write_b8_d16_hi",
+            "ds_read_u16_d16_hi",
+            "ds_read_i8_d16",
+        ],
+        _ => [
+            "ds_store_b16_d16_hi",
+            "ds_store_b8_d16_hi",
+            "ds_load_u16_d16_hi",
+            "ds_load_i8_d16",
+        ],
+    }
+}
 
 /// Mnemonics per family: (store_short_d16_hi, store_byte_d16_hi,
 /// load_short_d16_hi, load_sbyte_d16, load_sbyte_d16_hi,
@@ -50,6 +70,7 @@ fn d16_halves_are_loaded_and_stored() {
         let sp = asm::spelling(cpu);
         let [st_hi16, st_hi8, ld_hi16, ld_i8, ld_hi_i8, ld_hi_u8, st8, wait] = names(cpu);
         let st32 = sp.global_store_b32;
+        let [ds_hi16, ds_hi8, ds_ld_hi16, ds_ld_i8] = ds_names(cpu);
         let body = format!(
             "  {load} s[2:3], s[0:1], 0x0\n  {ws}\n  s_mov_b32 exec_lo, 1\n  v_mov_b32 v0, 0\n\
              v_mov_b32 v1, 0x11223344\n\
@@ -69,6 +90,15 @@ fn d16_halves_are_loaded_and_stored() {
              v_mov_b32 v6, 0x12345678\n\
              {ld_hi_u8} v6, v0, s[2:3] offset:12\n  {wait}\n\
              {st32} v0, v6, s[2:3] offset:20\n\
+             {ds_hi16} v0, v1\n\
+             {ds_hi8} v0, v1 offset:2\n\
+             v_mov_b32 v2, 0xaaaabbbb\n\
+             {ds_ld_hi16} v2, v0\n\
+             v_mov_b32 v3, 0xaaaabbbb\n\
+             {ds_ld_i8} v3, v0 offset:1\n  {wait}\n\
+             s_waitcnt lgkmcnt(0)\n\
+             {st32} v0, v2, s[2:3] offset:24\n\
+             {st32} v0, v3, s[2:3] offset:28\n\
              s_endpgm",
             load = sp.s_load_b64,
             ws = sp.wait_scalar,
@@ -77,13 +107,16 @@ fn d16_halves_are_loaded_and_stored() {
         let mut cfg = SimConfig::new(cpu);
         cfg.kernels = KernelMode::Isa;
         let rig = Rig::from_bytes(cfg, &bytes);
-        let out = rig.alloc(24);
+        let out = rig.alloc(32);
         let mut b = rig.builder();
-        rig.dispatch(&mut b, "d16", &linear(32, 32), &out.to_le_bytes());
+        // 64 bytes of dynamic LDS for the ds_* part.
+        let mut launch = linear(32, 32);
+        launch.dynamic_group_bytes = 64;
+        rig.dispatch(&mut b, "d16", &launch, &out.to_le_bytes());
         let (ib, _) = rig.finish(b);
         let v = rig.run(&ib.segments[0].dwords).expect(cpu);
         assert_eq!(v, vec![], "{cpu}");
-        let got: Vec<u32> = (0..6)
+        let got: Vec<u32> = (0..8)
             .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())
             .collect();
         assert_eq!(
@@ -94,7 +127,9 @@ fn d16_halves_are_loaded_and_stored() {
                 0xAAAA_0022,
                 0x0000_0080,
                 0xFF80_5678,
-                0x0080_5678
+                0x0080_5678,
+                0x1122_BBBB,
+                0xAAAA_0011,
             ],
             "{cpu}"
         );

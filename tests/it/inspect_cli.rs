@@ -151,7 +151,7 @@ fn sim_coverage_names_what_the_interpreter_lacks() {
         "counter.co: target gfx1030, 1 kernels, 1 run every instruction on the simulator",
         "  runs     counter (12 instructions)",
         "scratch_hog.co: target gfx1100, 1 kernels, 0 run every instruction on the simulator",
-        "  missing  scratch_hog (120 instructions): scratch_load_b32 x1, scratch_store_b32 x16",
+        "  missing  scratch_hog (120 instructions): <scratch> x1, scratch_load_b32 x1, scratch_store_b32 x16",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }

@@ -312,19 +312,24 @@ fn division_sequence_is_correctly_rounded() {
     }
 }
 
-#[test]
-fn division_sequence_over_the_exponent_range() {
-    // Deterministic pseudo-random bit patterns: every exponent, denormals,
-    // both signs (NaN and infinity patterns skipped).
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
+/// Deterministic pseudo-random f64 bit patterns (xorshift64).
+fn patterns(seed: u64) -> impl FnMut() -> f64 {
+    let mut x = seed;
+    move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        x
-    };
+        f64::from_bits(x)
+    }
+}
+
+#[test]
+fn division_sequence_over_the_exponent_range() {
+    // Pseudo-random bit patterns: every exponent, denormals, both signs
+    // (NaN and infinity patterns skipped).
+    let mut next = patterns(0x9E37_79B9_7F4A_7C15);
     for _ in 0..20_000 {
-        let (a, b) = (f64::from_bits(next()), f64::from_bits(next()));
+        let (a, b) = (next(), next());
         if !a.is_finite() || !b.is_finite() {
             continue;
         }
@@ -340,13 +345,7 @@ fn division_sequence_over_the_exponent_range() {
 fn scaled_fma_rounds_once() {
     use super::fma_scaled;
     // Unscaled it is the host's fma.
-    let mut x = 0x1234_5678_9ABC_DEF1u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        f64::from_bits(x)
-    };
+    let mut next = patterns(0x1234_5678_9ABC_DEF1);
     for _ in 0..20_000 {
         let (a, b, c) = (next(), next(), next());
         let (got, want) = (fma_scaled(a, b, c, 0), a.mul_add(b, c));

@@ -16,7 +16,7 @@ use crate::trace::AccessKind;
 
 mod names;
 
-pub(crate) use names::prepare_kind;
+pub(crate) use names::{d16_of, prepare_kind};
 
 /// Which address space an instruction names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,8 +20,9 @@ fn width(s: &str) -> Option<(u8, bool)> {
     })
 }
 
-/// The d16 forms: gfx10's `short_d16_hi`, gfx11+'s `d16_hi_b16`.
-fn d16_of(w: &str) -> (&str, D16) {
+/// The d16 forms: gfx10's `short_d16_hi`, gfx11+'s `d16_hi_b16` (DS:
+/// `u16_d16_hi` on every family).
+pub(crate) fn d16_of(w: &str) -> (&str, D16) {
     if let Some(x) = w.strip_suffix("_d16_hi") {
         (x, D16::Hi)
     } else if let Some(x) = w.strip_suffix("_d16") {
