@@ -3,7 +3,8 @@
 //!
 //! Owns: the wave state (`wave`), operand reading and writing (`operand`),
 //! the fault type (`fault`), decoded programs (`program`), and the
-//! executors per instruction class; `valu` is the vector ALU.
+//! executors per instruction class; `valu` is the vector ALU; `coverage`
+//! says before a run what a kernel's code would meet that is refused.
 //! Refuses: any instruction it does not implement, with an error naming
 //! the kernel, byte offset, mnemonic and family (a host twin can stand in).
 //! Every memory access goes through the device's checked memory and the
