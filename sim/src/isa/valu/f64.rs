@@ -41,7 +41,7 @@ impl DOp {
     pub fn sources(self) -> &'static [SrcTy] {
         use SrcTy::*;
         match self {
-            DOp::Add | DOp::Mul | DOp::Min | DOp::Max => &[F64, F64],
+            DOp::Add | DOp::Mul | DOp::Min | DOp::Max | DOp::Minimum | DOp::Maximum => &[F64, F64],
             DOp::Fma | DOp::DivScale | DOp::DivFmas | DOp::DivFixup => &[F64, F64, F64],
             DOp::Ldexp => &[F64, B32],
             DOp::Rcp
@@ -137,6 +137,8 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: DOp) -> Result<(), Is
             DOp::Fma => a.mul_add(b, c).to_bits(),
             DOp::Min => min(a, b).to_bits(),
             DOp::Max => max(a, b).to_bits(),
+            DOp::Minimum => minimum(a, b).to_bits(),
+            DOp::Maximum => maximum(a, b).to_bits(),
             DOp::Ldexp => ldexp(a, s[1][l] as u32 as i32).to_bits(),
             DOp::Rcp => (1.0 / a).to_bits(),
             DOp::Rsq => rsq(a).to_bits(),
@@ -285,6 +287,24 @@ pub fn max(a: f64, b: f64) -> f64 {
         a
     } else {
         b
+    }
+}
+
+/// IEEE 754-2019 minimum: a NaN operand gives a quiet NaN, -0 is below +0.
+pub fn minimum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        fl((if a.is_nan() { a } else { b }).to_bits() | 1 << 51)
+    } else {
+        min(a, b)
+    }
+}
+
+/// IEEE 754-2019 maximum: a NaN operand gives a quiet NaN, +0 is above -0.
+pub fn maximum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        fl((if a.is_nan() { a } else { b }).to_bits() | 1 << 51)
+    } else {
+        max(a, b)
     }
 }
 

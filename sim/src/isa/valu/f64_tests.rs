@@ -5,7 +5,7 @@
 
 use super::super::super::wave::Wave;
 use super::super::tests::{isa, run, set, wave};
-use super::{div_fixup, div_fmas, div_scale, ldexp, max, min};
+use super::{div_fixup, div_fmas, div_scale, ldexp, max, maximum, min, minimum};
 
 const ADD: [u8; 8] = [0x00, 0x00, 0x64, 0xd5, 0x02, 0x09, 0x02, 0x00];
 const MUL: [u8; 8] = [0x00, 0x00, 0x65, 0xd5, 0x02, 0x09, 0x02, 0x00];
@@ -125,6 +125,13 @@ fn clamp_and_min_max() {
     assert_eq!(get64(&w, 0, 0), 0.0);
     assert_eq!(get64(&w, 0, 2).to_bits(), 0);
     assert!(min(f64::NAN, f64::NAN).is_nan() && max(f64::NAN, f64::NAN).is_nan());
+    // gfx12's minimum/maximum propagate NaN (quieted) and order zeros.
+    let snan = f64::from_bits(0x7FF0_0000_0000_0001);
+    assert_eq!(minimum(1.0, snan).to_bits(), 0x7FF8_0000_0000_0001);
+    assert!(maximum(f64::NAN, 1.0).is_nan());
+    assert_eq!(minimum(0.0, -0.0).to_bits(), 1 << 63);
+    assert_eq!(maximum(-0.0, 0.0).to_bits(), 0);
+    assert_eq!(maximum(-3.0, 2.0), 2.0);
 }
 
 #[test]
@@ -363,4 +370,19 @@ fn scaled_fma_rounds_once() {
     assert_eq!(r.to_bits(), 1, "above half the smallest denormal");
     assert_eq!(fma_scaled(1.0, 1.0, 0.0, -1075).to_bits(), 0);
     assert_eq!(fma_scaled(f64::MAX, 2.0, 0.0, -1), f64::MAX);
+}
+
+#[test]
+fn gfx12_vop2_add_and_minimum() {
+    let i = isa("gfx1201", false);
+    let mut w = wave(i);
+    set64(&mut w, 2, |l| [1.5, f64::NAN][l % 2]);
+    set64(&mut w, 4, |_| -0.25);
+    // v_add_f64_e32 v[0:1], v[2:3], v[4:5] (gfx12's VOP2 form)
+    run(i, &[0x02, 0x09, 0x00, 0x04], &mut w);
+    assert_eq!(get64(&w, 0, 0), 1.25);
+    // v_minimum_f64 v[0:1], v[2:3], v[4:5]
+    run(i, &[0x00, 0x00, 0x41, 0xd7, 0x02, 0x09, 0x02, 0x00], &mut w);
+    assert_eq!(get64(&w, 0, 0), -0.25);
+    assert!(get64(&w, 0, 1).is_nan());
 }

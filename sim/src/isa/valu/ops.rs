@@ -147,6 +147,9 @@ pub enum DOp {
     Fma,
     Min,
     Max,
+    /// gfx12 v_minimum_f64 / v_maximum_f64: a NaN operand gives NaN.
+    Minimum,
+    Maximum,
     Ldexp,
     Rcp,
     Rsq,
@@ -495,6 +498,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_fma_f64" => Op::D(DOp::Fma),
         "v_min_f64" | "v_min_num_f64" => Op::D(DOp::Min),
         "v_max_f64" | "v_max_num_f64" => Op::D(DOp::Max),
+        "v_minimum_f64" => Op::D(DOp::Minimum),
+        "v_maximum_f64" => Op::D(DOp::Maximum),
         "v_ldexp_f64" => Op::D(DOp::Ldexp),
         "v_rcp_f64" => Op::D(DOp::Rcp),
         "v_rsq_f64" => Op::D(DOp::Rsq),
