@@ -350,7 +350,7 @@ fn division_sequence_over_the_exponent_range() {
 
 #[test]
 fn scaled_fma_rounds_once() {
-    use super::fma_scaled;
+    use super::super::f64_steps::fma_scaled;
     // Unscaled it is the host's fma.
     let mut next = patterns(0x1234_5678_9ABC_DEF1);
     for _ in 0..20_000 {
@@ -385,4 +385,43 @@ fn gfx12_vop2_add_and_minimum() {
     run(i, &[0x00, 0x00, 0x41, 0xd7, 0x02, 0x09, 0x02, 0x00], &mut w);
     assert_eq!(get64(&w, 0, 0), -0.25);
     assert!(get64(&w, 0, 1).is_nan());
+}
+
+#[test]
+fn trig_preop_segments_of_two_over_pi() {
+    use super::super::f64_steps::trig_preop;
+    // Segment 0 is 2/pi truncated to 53 bits; the segments sum to 2/pi.
+    let s0 = trig_preop(1.0, 0);
+    assert!(s0 <= std::f64::consts::FRAC_2_PI);
+    assert!(std::f64::consts::FRAC_2_PI - s0 <= f64::EPSILON);
+    let s1 = trig_preop(1.0, 1);
+    assert!(s1 > 0.0 && s1 < 2f64.powi(-53));
+    let (hi, lo) = (s0 + s1, (s0 - (s0 + s1)) + s1);
+    // Double-double 2/pi: 0x3FE45F306DC9C883, 0xBC86B01EC5417056 (the
+    // rounded pair), so hi is the correctly rounded 2/pi.
+    assert_eq!(hi.to_bits(), 0x3FE4_5F30_6DC9_C883);
+    assert!(lo < 0.0);
+    // A large S0 (exponent past 1077) moves the window by the excess.
+    let big = f64::from_bits(1080u64 << 52);
+    // shift 3: fraction bits 4..=56, scaled by 2^-56.
+    assert_eq!(
+        trig_preop(big, 0),
+        0x2_F983_6E4E_4415u64 as f64 * 2f64.powi(-56)
+    );
+    assert_eq!(s0, 0x14_5F30_6DC9_C882u64 as f64 * 2f64.powi(-53));
+    // Deep segments fall below the f64 range, past the table's 1201 bits
+    // they are zero; a large S0 keeps them in range (scale + 128).
+    assert!(trig_preop(1.0, 20) > 0.0);
+    assert_eq!(trig_preop(1.0, 23), 0.0);
+    let huge = f64::from_bits(1968u64 << 52);
+    let r = ldexp(trig_preop(huge, 0), 53 + 891 - 128);
+    assert!(r == r.trunc() && r > 0.0 && r < 2f64.powi(53), "{r:e}");
+    let i = isa("gfx1030", false);
+    let mut w = wave(i);
+    set64(&mut w, 2, |_| 1.0);
+    set(&mut w, 4, |l| l as u32);
+    // v_trig_preop_f64 v[0:1], v[2:3], v4
+    run(i, &[0x00, 0x00, 0x74, 0xd5, 0x02, 0x09, 0x02, 0x00], &mut w);
+    assert_eq!(get64(&w, 0, 0), s0);
+    assert_eq!(get64(&w, 0, 1), s1);
 }

@@ -19,6 +19,7 @@ mod cvt;
 mod dot;
 mod exec;
 mod f64;
+mod f64_steps;
 pub mod float;
 mod fp;
 mod half;
