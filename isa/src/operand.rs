@@ -100,7 +100,7 @@ const FLOATS: [u32; 9] = [
 
 /// Decode a 9-bit source field (8-bit scalar fields use the same codes) of
 /// width `count` registers. `literal` is the instruction's literal, if any.
-pub(crate) fn source(f: Family, code: u16, count: u8, literal: Option<u32>) -> Operand {
+pub fn source(f: Family, code: u16, count: u8, literal: Option<u32>) -> Operand {
     let m0 = match f {
         Family::Gfx10 => 124,
         Family::Gfx11 | Family::Gfx12 => 125,

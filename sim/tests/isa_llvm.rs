@@ -115,6 +115,7 @@ fn templates() -> Vec<&'static str> {
         " v[2:3], v4, v[6:7]",
         " v[2:3], v[4:5], v6",
         " v[2:3], v[4:5], v[6:7], v[8:9]",
+        " v[2:3], vcc_lo, v[4:5], v[6:7], v[8:9]",
         " v1, vcc_lo, v2, v3",
         " v1, vcc_lo, v2, v3, vcc_lo",
         " v1, s10, v2, v3",

@@ -1,6 +1,8 @@
-//! `relaunch inspect PATH [--target gfx…]`: list the kernels of a code object
-//! (or of one offload-bundle entry) with their argument tables and PM4
-//! verdicts. Exit 0 when the file was read, 2 with one line when it was not.
+//! `relaunch inspect PATH... [--target gfx…] [--sim-coverage]`: list the
+//! kernels of a code object (or of one offload-bundle entry) with their
+//! argument tables and PM4 verdicts, or with `--sim-coverage` whether the
+//! simulator's interpreter executes every instruction of each (`coverage`).
+//! Exit 0 when every file was read, 2 with one line when one was not.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,22 +14,38 @@ use super::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Code object (ELF) or clang offload bundle.
-    path: PathBuf,
+    /// Code objects (ELF) or clang offload bundles (plain or compressed).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
     /// Pick this target's entry from an offload bundle.
     #[arg(long)]
     target: Option<String>,
+    /// Per kernel: whether the simulator's interpreter executes every
+    /// instruction reachable from its entry, and the mnemonics it does not.
+    #[arg(long)]
+    sim_coverage: bool,
 }
 
 /// Largest file `inspect` reads: code objects and bundles are megabytes.
 const MAX_INSPECT_BYTES: u64 = 256 << 20;
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let shown = args.path.display();
-    let bytes = super::output::read_capped("inspect", &args.path, MAX_INSPECT_BYTES)?;
-    let object = CodeObject::from_bundle_or_elf(&bytes, args.target.as_deref())
-        .map_err(|e| Failure::input(format!("inspect: {shown}: {e}")))?;
-    super::output::print(&render(&shown.to_string(), &object))
+    let mut out = String::new();
+    for (i, path) in args.paths.iter().enumerate() {
+        let shown = path.display();
+        let bytes = super::output::read_capped("inspect", path, MAX_INSPECT_BYTES)?;
+        let object = CodeObject::from_bundle_or_elf(&bytes, args.target.as_deref())
+            .map_err(|e| Failure::input(format!("inspect: {shown}: {e}")))?;
+        if i > 0 && !args.sim_coverage {
+            out.push('\n');
+        }
+        if args.sim_coverage {
+            out.push_str(&super::coverage::render(&shown.to_string(), &object));
+        } else {
+            out.push_str(&render(&shown.to_string(), &object));
+        }
+    }
+    super::output::print(&out)
 }
 
 /// The whole report as text (kept separate from printing for clarity).

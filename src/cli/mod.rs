@@ -12,6 +12,7 @@ mod output;
 mod bundle;
 mod bundled;
 mod certify;
+mod coverage;
 mod demo;
 mod devices;
 mod dump_ib;
@@ -35,7 +36,8 @@ struct Cli {
 enum Command {
     /// List this host's GPUs with their stable anchors and deny marks (read-only).
     Devices(devices::Args),
-    /// List the kernels in a code object with their PM4 verdicts.
+    /// List the kernels in code objects with their PM4 verdicts, or
+    /// (`--sim-coverage`) whether the simulator executes all their code.
     Inspect(inspect::Args),
     /// Prove per kernel whether it reads mutable data only through vector
     /// memory; print the verdicts and optionally write a manifest.

@@ -135,3 +135,24 @@ fn damaged_files_exit_2_with_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot read"));
 }
+
+#[test]
+fn sim_coverage_names_what_the_interpreter_lacks() {
+    let runs = kernels().join("gfx1030/counter.co");
+    let lacks = kernels().join("gfx1100/scratch_hog.co");
+    let out = inspect(&[
+        "--sim-coverage".as_ref(),
+        runs.as_os_str(),
+        lacks.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "counter.co: target gfx1030, 1 kernels, 1 run every instruction on the simulator",
+        "  runs     counter (12 instructions)",
+        "scratch_hog.co: target gfx1100, 1 kernels, 0 run every instruction on the simulator",
+        "  missing  scratch_hog (120 instructions): <scratch> x1, scratch_load_b32 x1, scratch_store_b32 x16",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}

@@ -8,18 +8,23 @@
 use super::atomic::{self, AOp};
 use super::fault::{Flow, IsaFault};
 use super::program::Inst;
+use super::vmem::{d16_of, D16};
 use super::wave::{Lanes, Wave, MAX_LANES};
 use super::Ctx;
 
 /// A DS operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DOp {
+    /// `d16`: a byte or short into one half of the VGPR, the other kept.
     Load {
         bytes: u8,
         signed: bool,
+        d16: D16,
     },
+    /// `d16`: the high half's byte or short is stored.
     Store {
         bytes: u8,
+        d16: D16,
     },
     /// Two loads/stores at offset0 and offset1 (in units of the element
     /// size, times 64 for the stride64 forms).
@@ -92,15 +97,23 @@ pub(crate) fn prepare(name: &str) -> Option<DOp> {
         }
     }
     if let Some(w) = r.strip_prefix("load_").or_else(|| r.strip_prefix("read_")) {
+        let (w, d16) = d16_of(w);
         let (bytes, signed) = width(w)?;
-        return Some(DOp::Load { bytes, signed });
+        return (d16 == D16::No || bytes <= 2).then_some(DOp::Load { bytes, signed, d16 });
     }
     if let Some(w) = r
         .strip_prefix("store_")
         .or_else(|| r.strip_prefix("write_"))
     {
+        let (w, d16) = d16_of(w);
         let (bytes, _) = width(w)?;
-        return Some(DOp::Store { bytes });
+        // Only high-half stores exist among the d16 forms.
+        let fits = match d16 {
+            D16::No => true,
+            D16::Hi => bytes <= 2,
+            D16::Lo => false,
+        };
+        return fits.then_some(DOp::Store { bytes, d16 });
     }
     // Atomics: `<op>[_rtn]_<type>`; compare-stores by their own names.
     let (cmp_first, rest) = match r {
@@ -158,7 +171,7 @@ pub(crate) fn execute(
     let active = |l: usize| exec >> l & 1 != 0;
     match op {
         DOp::Nop => {}
-        DOp::Load { bytes, signed } => {
+        DOp::Load { bytes, signed, d16 } => {
             let addrs = *wave.v(addr_r)?;
             let n = usize::from(bytes).div_ceil(4);
             wave.v(vdst + n as u16 - 1)?;
@@ -181,7 +194,13 @@ pub(crate) fn execute(
                                 u32::from(h)
                             }
                         };
-                        wave.vgpr[vdst as usize][l] = v;
+                        let old = wave.vgpr[vdst as usize][l];
+                        // d16: the value as 16 bits into its half.
+                        wave.vgpr[vdst as usize][l] = match d16 {
+                            D16::No => v,
+                            D16::Lo => (old & 0xFFFF_0000) | (v & 0xFFFF),
+                            D16::Hi => (old & 0xFFFF) | (v << 16),
+                        };
                     }
                     _ => {
                         for (i, c) in src.chunks_exact(4).enumerate() {
@@ -192,7 +211,7 @@ pub(crate) fn execute(
                 }
             }
         }
-        DOp::Store { bytes } => {
+        DOp::Store { bytes, d16 } => {
             let addrs = *wave.v(addr_r)?;
             let n = usize::from(bytes).div_ceil(4);
             wave.v(data0 + n as u16 - 1)?;
@@ -202,6 +221,9 @@ pub(crate) fn execute(
                 for i in 0..n {
                     buf[4 * i..4 * i + 4]
                         .copy_from_slice(&wave.vgpr[data0 as usize + i][l].to_le_bytes());
+                }
+                if d16 == D16::Hi {
+                    buf.copy_within(2..4, 0);
                 }
                 ctx.lds[at..at + usize::from(bytes)].copy_from_slice(&buf[..usize::from(bytes)]);
             }

@@ -3,7 +3,8 @@
 //!
 //! Owns: the wave state (`wave`), operand reading and writing (`operand`),
 //! the fault type (`fault`), decoded programs (`program`), and the
-//! executors per instruction class; `valu` is the vector ALU.
+//! executors per instruction class; `valu` is the vector ALU; `coverage`
+//! says before a run what a kernel's code would meet that is refused.
 //! Refuses: any instruction it does not implement, with an error naming
 //! the kernel, byte offset, mnemonic and family (a host twin can stand in).
 //! Every memory access goes through the device's checked memory and the
@@ -18,6 +19,7 @@ mod atomic;
 mod buffer;
 mod cache;
 mod control;
+pub mod coverage;
 pub mod dispatch;
 mod exec;
 pub mod fault;
@@ -32,6 +34,7 @@ pub mod valu;
 mod vmem;
 pub mod wave;
 
+pub use coverage::{coverage, Coverage};
 pub use dispatch::{IsaError, Launch};
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};

@@ -57,7 +57,8 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, c: Cmp) -> Result<(), Isa
         let signed = c.ty == CmpTy::I64;
         let mut a = [0u64; MAX_LANES];
         let mut b = [0u64; MAX_LANES];
-        wave.read_lanes64(inst.src[0], signed, &mut a)?;
+        let f = c.ty == CmpTy::F64;
+        read64(wave, inst.src[0], signed, f, &mut a)?;
         if c.class {
             let mut m = [0u32; MAX_LANES];
             wave.read_lanes(inst.src[1], &mut m)?;
@@ -69,7 +70,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, c: Cmp) -> Result<(), Isa
                 }
             }
         } else {
-            wave.read_lanes64(inst.src[1], signed, &mut b)?;
+            read64(wave, inst.src[1], signed, f, &mut b)?;
             for l in 0..lanes {
                 let t = match c.ty {
                     CmpTy::U64 => int_cond(c.cond, a[l], b[l]),
@@ -150,6 +151,20 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, c: Cmp) -> Result<(), Isa
 
 /// abs/neg on bit 63 of a 64-bit float source.
 #[inline]
+/// A 64-bit source; an f64 operand takes a 32-bit literal as its high half.
+fn read64(
+    wave: &Wave,
+    s: super::super::operand::Src,
+    signed: bool,
+    float: bool,
+    out: &mut [u64; MAX_LANES],
+) -> Result<(), IsaFault> {
+    if float {
+        return super::f64::read(wave, s, super::f64::SrcTy::F64, out);
+    }
+    wave.read_lanes64(s, signed, out)
+}
+
 fn sign64(p: &Prep, i: usize, v: u64) -> u64 {
     let mut v = v;
     if p.mods.abs >> i & 1 != 0 {

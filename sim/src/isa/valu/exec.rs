@@ -13,6 +13,9 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
     match p.op {
         Op::I(op) => int(wave, inst, p, op),
         Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Cvt(_) => fp::execute(wave, inst, p),
+        Op::D(op) => super::f64::execute(wave, inst, p, op),
+        Op::I16(op) => super::int16::execute(wave, inst, p, op),
+        Op::Mix(op) => super::mix::execute(wave, inst, p, op),
         Op::W(op) => wide(wave, inst, p, op),
         Op::Carry(op) => carry(wave, inst, p, op),
         Op::Lane(op) => lane(wave, inst, op),
@@ -148,6 +151,10 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         } else {
             (a ^ ((a as i32 >> 31) as u32)).leading_zeros()
         }),
+        // Clamp saturates the unsigned result (the ISA's integer clamp).
+        Add if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_add(b)),
+        Sub if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_sub(b)),
+        Subrev if p.mods.clamp => map!(|a, b, _c, _l| b.saturating_sub(a)),
         Add => map!(|a, b, _c, _l| a.wrapping_add(b)),
         Sub => map!(|a, b, _c, _l| a.wrapping_sub(b)),
         Subrev => map!(|a, b, _c, _l| b.wrapping_sub(a)),

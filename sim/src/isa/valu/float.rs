@@ -110,11 +110,17 @@ pub fn f32_to_f16(x: f32) -> u16 {
 /// f16 fma computed exactly: the product of two f16 is exact in f64 and the
 /// sum's rounding error is carried as the sticky sign.
 pub fn fma_f16(a: u16, b: u16, c: u16) -> u16 {
-    let (a, b, c) = (
+    fma_exact_to_f16(
         f64::from(f16_to_f32(a)),
         f64::from(f16_to_f32(b)),
         f64::from(f16_to_f32(c)),
-    );
+    )
+}
+
+/// a * b + c rounded once to f16, for `a`, `b` whose product is exact in
+/// f64 (f16 or f32 values: at most 24-bit significands) and `c` an f32 or
+/// f16 value.
+pub fn fma_exact_to_f16(a: f64, b: f64, c: f64) -> u16 {
     let p = a * b;
     let s = p + c;
     if !s.is_finite() {
@@ -271,7 +277,9 @@ pub fn div_scale_f32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     } else if s1.is_subnormal() {
         (scale_up(s0), false)
     } else if rcp_denorm && quotient_denorm {
-        let d = if s0 == s1 { scale_up(s0) } else { s0 };
+        // A huge denominator: scaled down (up would overflow), so the
+        // quotient comes out 2^64 large and div_fmas scales it back.
+        let d = if s0 == s1 { scale_down(s0) } else { s0 };
         (d, true)
     } else if rcp_denorm {
         (scale_down(s0), false)
@@ -289,12 +297,30 @@ pub fn div_scale_f32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
 /// v_div_fmas_f32: fma, rescaled by 2^64 or 2^-64 (by the quotient's
 /// exponent, `s2`) when the lane's VCC bit is set.
 pub fn div_fmas_f32(s0: f32, s1: f32, s2: f32, vcc: bool) -> f32 {
-    let r = s0.mul_add(s1, s2);
     if !vcc {
-        return r;
+        return s0.mul_add(s1, s2);
     }
     let k = if exponent(s2) > 127 { 64 } else { -64 };
-    (f64::from(r) * 2f64.powi(k)) as f32
+    // The scaled exact value rounded once to f32: the product is exact in
+    // f64, the sum's error (TwoSum) is folded into the last f64 bit (round
+    // to odd), and the power-of-two scale is exact in f64.
+    let (a, b, c) = (f64::from(s0), f64::from(s1), f64::from(s2));
+    let p = a * b;
+    let sum = p + c;
+    let bb = sum - p;
+    let err = (p - (sum - bb)) + (c - bb);
+    let odd = if sum.is_finite() && err != 0.0 && sum.to_bits() & 1 == 0 {
+        // One f64 step toward the exact value.
+        let up = (err > 0.0) == (sum > 0.0);
+        f64::from_bits(if up {
+            sum.to_bits() + 1
+        } else {
+            sum.to_bits() - 1
+        })
+    } else {
+        sum
+    };
+    (odd * 2f64.powi(k)) as f32
 }
 
 /// v_div_fixup_f32: the special cases of n/d around the quotient `s0`
@@ -421,5 +447,46 @@ mod tests {
         assert_eq!(class16(0x7C01), 1);
         assert_eq!(class16(0x7E00), 2);
         assert_eq!(class16(0x0001), 1 << 7);
+    }
+
+    /// LLVM's f32 division built from the step helpers: scale, reciprocal,
+    /// two refinements of the quotient, div_fmas and div_fixup.
+    fn divide(a: f32, b: f32) -> f32 {
+        let (den, _) = div_scale_f32(b, b, a);
+        let rcp = 1.0 / den;
+        let e = (-den).mul_add(rcp, 1.0);
+        let rcp = e.mul_add(rcp, rcp);
+        let (num, vcc) = div_scale_f32(a, b, a);
+        let q = num * rcp;
+        let r = (-den).mul_add(q, num);
+        let q = r.mul_add(rcp, q);
+        let r = (-den).mul_add(q, num);
+        div_fixup_f32(div_fmas_f32(r, rcp, q, vcc), b, a)
+    }
+
+    #[test]
+    fn f32_division_steps_round_huge_and_tiny_quotients_once() {
+        let mut x = 0x2545_F491u32;
+        let mut cases = vec![(3.0f32, f32::MAX), (1.0, 3.0), (1e-40, 3.0), (2.0, 1e38)];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let a = f32::from_bits(x);
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            cases.push((a, f32::from_bits(x)));
+        }
+        for (a, b) in cases {
+            if !a.is_finite() || !b.is_finite() {
+                continue;
+            }
+            let (q, want) = (divide(a, b), a / b);
+            assert!(
+                q.to_bits() == want.to_bits() || (q.is_nan() && want.is_nan()),
+                "{a:e} / {b:e}: {q:e}, want {want:e}"
+            );
+        }
     }
 }

@@ -193,3 +193,30 @@ pub(super) fn packed(wave: &mut Wave, inst: &Inst, p: &Prep, op: FOp) -> Result<
     }
     src::store(wave, inst.dst, &d, wmask)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::float::f32_to_f16;
+    use super::super::tests::{isa, run, set, wave};
+
+    #[test]
+    fn min3_med3_max3_of_halves() {
+        let i = isa("gfx1030", false);
+        let mut w = wave(i);
+        let h = |x: f32| u32::from(f32_to_f16(x));
+        set(&mut w, 0, |_| 0xABCD_0000);
+        set(&mut w, 1, |_| h(2.0));
+        set(&mut w, 2, |l| if l == 0 { 0x7E00 } else { h(-1.0) });
+        set(&mut w, 3, |_| h(0.5));
+        // v_min3_f16 v0, v1, v2, v3: a NaN operand is passed over.
+        run(i, &[0x00, 0x00, 0x51, 0xd7, 0x01, 0x05, 0x0e, 0x04], &mut w);
+        assert_eq!(w.vgpr[0][0], 0xABCD_0000 | h(0.5));
+        assert_eq!(w.vgpr[0][1], 0xABCD_0000 | h(-1.0));
+        // v_med3_f16 v0, v1, v2, v3
+        run(i, &[0x00, 0x00, 0x57, 0xd7, 0x01, 0x05, 0x0e, 0x04], &mut w);
+        assert_eq!(w.vgpr[0][1] & 0xFFFF, h(0.5));
+        // v_max3_f16 v0, v1, v2, v3 op_sel:[0,0,0,1]: into the high half.
+        run(i, &[0x00, 0x40, 0x54, 0xd7, 0x01, 0x05, 0x0e, 0x04], &mut w);
+        assert_eq!(w.vgpr[0][1], h(2.0) << 16 | h(0.5));
+    }
+}

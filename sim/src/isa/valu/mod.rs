@@ -18,11 +18,16 @@ mod cmp;
 mod cvt;
 mod dot;
 mod exec;
+mod f64;
+mod f64_steps;
 pub mod float;
 mod fp;
 mod half;
+mod int16;
+mod mix;
 pub mod ops;
 pub mod round;
+mod sdwa;
 mod src;
 #[cfg(test)]
 mod tests;
@@ -104,6 +109,8 @@ pub struct Prep {
     pub mods: Mods,
     pub dpp: Dpp,
     pub vopd: Option<VopdPair>,
+    /// gfx10 SDWA: the SDWA dword (`sdwa`).
+    pub sdwa: Option<u32>,
 }
 
 fn bits(v: u32, hi: u32, lo: u32) -> u32 {
@@ -127,9 +134,14 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     let op = lookup(ops::base_name(inst.name))?;
     let (d0, d1) = (words[0], words[1]);
     let mut mods = Mods::default();
+    let mut sdwa = None;
     let dpp = match inst.modifier {
         None => Dpp::None,
-        Some(Modifier::Sdwa(_)) => return None,
+        Some(Modifier::Sdwa(w)) => {
+            sdwa::prepare_mods(enc, w, &mut mods)?;
+            sdwa = Some(w);
+            Dpp::None
+        }
         Some(Modifier::Dpp16(w)) => {
             if matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) {
                 mods.neg = (bits(w, 20, 20) | bits(w, 22, 22) << 1) as u8;
@@ -158,7 +170,10 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     // VOP3SD: bits 14:8 are the second destination, not abs/op_sel.
     let vop3sd = matches!(
         op,
-        Op::Carry(_) | Op::W(ops::WOp::MadU64U32 | ops::WOp::MadI64I32) | Op::F(ops::FOp::DivScale)
+        Op::Carry(_)
+            | Op::W(ops::WOp::MadU64U32 | ops::WOp::MadI64I32)
+            | Op::F(ops::FOp::DivScale)
+            | Op::D(ops::DOp::DivScale)
     );
     match enc {
         Enc::Vop3 if vop3sd => {
@@ -185,12 +200,16 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
     if !modifiers_fit(isa, op, enc, &mods, dpp) {
         return None;
     }
+    if sdwa.is_some() && !sdwa_fits(op) {
+        return None;
+    }
     Some(Prep {
         op,
         enc,
         mods,
         dpp,
         vopd: None,
+        sdwa,
     })
 }
 
@@ -200,7 +219,10 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if let Op::Dot(d) = op {
         return dot::modifiers_fit(d, enc, m, dpp);
     }
-    let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_));
+    if let Op::D(d) = op {
+        return f64::modifiers_fit(d, m, dpp);
+    }
+    let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Mix(_));
     let float_src = float
         || matches!(
             op,
@@ -234,18 +256,29 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if (m.abs | m.neg | m.neg_hi) != 0 && !float_src {
         return false;
     }
-    if (m.clamp || m.omod != 0) && !float_out {
+    // Integer clamp saturates the 16-bit adds and mads and the u32
+    // add/sub; no integer operation has omod.
+    let saturates = matches!(op, Op::I16(i) if i.saturates())
+        || matches!(op, Op::I(ops::IOp::Add | ops::IOp::Sub | ops::IOp::Subrev));
+    if m.omod != 0 && !float_out {
+        return false;
+    }
+    if m.clamp && !float_out && !saturates {
         return false;
     }
     // omod is defined for f32 results only here.
     if m.omod != 0 && !matches!(op, Op::F(_) | Op::Cvt(_)) {
         return false;
     }
+    // A mix reads 32-bit registers whole or by half: no DPP here.
+    if matches!(op, Op::Mix(_)) && dpp != Dpp::None {
+        return false;
+    }
     // op_sel on VOP3 only means something for 16-bit operands.
     if enc == Enc::Vop3 && m.opsel != 0 && !(op.reads_16bit() || op.writes_16bit()) {
         return false;
     }
-    if enc == Enc::Vop3p && !matches!(op, Op::Pk(_)) {
+    if enc == Enc::Vop3p && !matches!(op, Op::Pk(_) | Op::Mix(_)) {
         return false;
     }
     // DPP reads a 32-bit VGPR; 64-bit operations have no DPP form here.
@@ -262,6 +295,17 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
         return false;
     }
     true
+}
+
+/// Operations SDWA gives a meaning here: 32-bit lane operations whose
+/// sources and result are one VGPR each (not the 64-bit ones, cross-lane
+/// reads, or dots).
+fn sdwa_fits(op: Op) -> bool {
+    match op {
+        Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
+        Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
+        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) => false,
+    }
 }
 
 /// DPP_CTRL values of gfx10+ (quad_perm, row_shl/shr/ror, row_mirror,
@@ -287,6 +331,7 @@ fn prepare_vopd(inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
         enc: Enc::Vopd,
         mods: Mods::default(),
         dpp: Dpp::None,
+        sdwa: None,
         vopd: Some(VopdPair {
             x,
             y,
@@ -310,6 +355,8 @@ pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
     };
     let r = if let Some(pair) = p.vopd {
         vopd::execute(wave, inst, &pair)
+    } else if let Some(w) = p.sdwa {
+        sdwa::execute(wave, inst, &p, w)
     } else {
         exec::execute(wave, inst, &p)
     };
@@ -361,10 +408,26 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
             for row in relaunch_isa::opcodes(family, format) {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations and dots.
-                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_)) {
+                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_))
+                    {
                         continue;
                     }
                     names.push(row.name);
+                }
+            }
+        }
+        // gfx10's SDWA forms of the 32-bit encodings (`X_sdwa` for a
+        // VOP1/VOP2/VOPC `X_e32` row).
+        if family == Family::Gfx10 {
+            for format in [Format::Vop1, Format::Vop2, Format::Vopc] {
+                for row in relaunch_isa::opcodes(family, format) {
+                    let Some(base) = row.name.strip_suffix("_e32") else {
+                        continue;
+                    };
+                    if lookup(base).is_some_and(|op| sdwa_fits(op) && sdwa::exists(base)) {
+                        let name: &'static str = Box::leak(format!("{base}_sdwa").into_boxed_str());
+                        names.push(name);
+                    }
                 }
             }
         }

@@ -66,6 +66,37 @@ pub enum IOp {
     Perm,
 }
 
+/// 16-bit integer operations (`int16`); `U`/`I` the signedness. (gfx11's
+/// v_mov_b16 is left out: LLVM 19 assembles it only in true16 syntax, so
+/// the round-trip test cannot check it.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum I16Op {
+    Not,
+    AddU,
+    SubU,
+    AddI,
+    SubI,
+    MadU,
+    MadI,
+    Lshlrev,
+    Lshrrev,
+    Ashrrev,
+    MulLo,
+    MinU,
+    MaxU,
+    MinI,
+    MaxI,
+    Min3U,
+    Max3U,
+    Med3U,
+    Min3I,
+    Max3I,
+    Med3I,
+    And,
+    Or,
+    Xor,
+}
+
 /// Floating-point operations, shared by f32 (`Op::F`) and f16 (`Op::H`,
 /// `Op::Pk`); not every one exists in every width (the name table says
 /// which).
@@ -106,6 +137,49 @@ pub enum FOp {
     DivScale,
     DivFmas,
     DivFixup,
+}
+
+/// f64 operations and the conversions to and from f64 (`f64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DOp {
+    Add,
+    Mul,
+    Fma,
+    Min,
+    Max,
+    /// gfx12 v_minimum_f64 / v_maximum_f64: a NaN operand gives NaN.
+    Minimum,
+    Maximum,
+    Ldexp,
+    Rcp,
+    Rsq,
+    Sqrt,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    DivScale,
+    DivFmas,
+    DivFixup,
+    TrigPreop,
+    F32F64,
+    F64F32,
+    F64I32,
+    F64U32,
+    I32F64,
+    U32F64,
+}
+
+/// The mixed-precision fmas (`mix`): the result an f32, or an f16 into the
+/// low or high half.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MixOp {
+    F32,
+    Lo,
+    Hi,
 }
 
 /// Conversions and packing.
@@ -215,12 +289,18 @@ pub struct Cmp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     I(IOp),
+    /// 16-bit integer halves.
+    I16(I16Op),
     F(FOp),
     /// Scalar f16 (low halves; op_sel picks halves in VOP3).
     H(FOp),
     /// Packed f16 pairs (VOP3P).
     Pk(FOp),
+    /// v_fma_mix* (VOP3P).
+    Mix(MixOp),
     Cvt(CvtOp),
+    /// f64 arithmetic and conversions.
+    D(DOp),
     W(WOp),
     Carry(CarryOp),
     Lane(LaneOp),
@@ -303,6 +383,31 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_xad_u32" => Op::I(I::Xad),
         "v_perm_b32" => Op::I(I::Perm),
 
+        "v_not_b16" => Op::I16(I16Op::Not),
+        "v_add_nc_u16" | "v_add_u16" => Op::I16(I16Op::AddU),
+        "v_sub_nc_u16" | "v_sub_u16" => Op::I16(I16Op::SubU),
+        "v_add_nc_i16" => Op::I16(I16Op::AddI),
+        "v_sub_nc_i16" => Op::I16(I16Op::SubI),
+        "v_mad_u16" => Op::I16(I16Op::MadU),
+        "v_mad_i16" => Op::I16(I16Op::MadI),
+        "v_lshlrev_b16" => Op::I16(I16Op::Lshlrev),
+        "v_lshrrev_b16" => Op::I16(I16Op::Lshrrev),
+        "v_ashrrev_i16" => Op::I16(I16Op::Ashrrev),
+        "v_mul_lo_u16" => Op::I16(I16Op::MulLo),
+        "v_min_u16" => Op::I16(I16Op::MinU),
+        "v_max_u16" => Op::I16(I16Op::MaxU),
+        "v_min_i16" => Op::I16(I16Op::MinI),
+        "v_max_i16" => Op::I16(I16Op::MaxI),
+        "v_min3_u16" => Op::I16(I16Op::Min3U),
+        "v_max3_u16" => Op::I16(I16Op::Max3U),
+        "v_med3_u16" => Op::I16(I16Op::Med3U),
+        "v_min3_i16" => Op::I16(I16Op::Min3I),
+        "v_max3_i16" => Op::I16(I16Op::Max3I),
+        "v_med3_i16" => Op::I16(I16Op::Med3I),
+        "v_and_b16" => Op::I16(I16Op::And),
+        "v_or_b16" => Op::I16(I16Op::Or),
+        "v_xor_b16" => Op::I16(I16Op::Xor),
+
         "v_add_f32" => Op::F(F::Add),
         "v_sub_f32" => Op::F(F::Sub),
         "v_subrev_f32" => Op::F(F::Subrev),
@@ -347,6 +452,9 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_min_f16" | "v_min_num_f16" => Op::H(F::Min),
         "v_max_f16" | "v_max_num_f16" => Op::H(F::Max),
         "v_ldexp_f16" => Op::H(F::Ldexp),
+        "v_min3_f16" | "v_min3_num_f16" => Op::H(F::Min3),
+        "v_max3_f16" | "v_max3_num_f16" => Op::H(F::Max3),
+        "v_med3_f16" | "v_med3_num_f16" => Op::H(F::Med3),
         "v_rcp_f16" => Op::H(F::Rcp),
         "v_rsq_f16" => Op::H(F::Rsq),
         "v_sqrt_f16" => Op::H(F::Sqrt),
@@ -358,6 +466,9 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_rndne_f16" => Op::H(F::Rndne),
         "v_fract_f16" => Op::H(F::Fract),
 
+        "v_fma_mix_f32" => Op::Mix(MixOp::F32),
+        "v_fma_mixlo_f16" => Op::Mix(MixOp::Lo),
+        "v_fma_mixhi_f16" => Op::Mix(MixOp::Hi),
         "v_pk_add_f16" => Op::Pk(F::Add),
         "v_pk_mul_f16" => Op::Pk(F::Mul),
         "v_pk_fma_f16" => Op::Pk(F::Fma),
@@ -382,6 +493,35 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_cvt_f16_i16" => Op::Cvt(CvtOp::F16I16),
         "v_cvt_u16_f16" => Op::Cvt(CvtOp::U16F16),
         "v_cvt_i16_f16" => Op::Cvt(CvtOp::I16F16),
+
+        "v_add_f64" => Op::D(DOp::Add),
+        "v_mul_f64" => Op::D(DOp::Mul),
+        "v_fma_f64" => Op::D(DOp::Fma),
+        "v_min_f64" | "v_min_num_f64" => Op::D(DOp::Min),
+        "v_max_f64" | "v_max_num_f64" => Op::D(DOp::Max),
+        "v_minimum_f64" => Op::D(DOp::Minimum),
+        "v_maximum_f64" => Op::D(DOp::Maximum),
+        "v_ldexp_f64" => Op::D(DOp::Ldexp),
+        "v_rcp_f64" => Op::D(DOp::Rcp),
+        "v_rsq_f64" => Op::D(DOp::Rsq),
+        "v_sqrt_f64" => Op::D(DOp::Sqrt),
+        "v_floor_f64" => Op::D(DOp::Floor),
+        "v_ceil_f64" => Op::D(DOp::Ceil),
+        "v_trunc_f64" => Op::D(DOp::Trunc),
+        "v_rndne_f64" => Op::D(DOp::Rndne),
+        "v_fract_f64" => Op::D(DOp::Fract),
+        "v_frexp_mant_f64" => Op::D(DOp::FrexpMant),
+        "v_frexp_exp_i32_f64" => Op::D(DOp::FrexpExp),
+        "v_div_scale_f64" => Op::D(DOp::DivScale),
+        "v_div_fmas_f64" => Op::D(DOp::DivFmas),
+        "v_div_fixup_f64" => Op::D(DOp::DivFixup),
+        "v_trig_preop_f64" => Op::D(DOp::TrigPreop),
+        "v_cvt_f32_f64" => Op::D(DOp::F32F64),
+        "v_cvt_f64_f32" => Op::D(DOp::F64F32),
+        "v_cvt_f64_i32" => Op::D(DOp::F64I32),
+        "v_cvt_f64_u32" => Op::D(DOp::F64U32),
+        "v_cvt_i32_f64" => Op::D(DOp::I32F64),
+        "v_cvt_u32_f64" => Op::D(DOp::U32F64),
 
         "v_lshlrev_b64" => Op::W(WOp::Lshlrev64),
         "v_lshrrev_b64" => Op::W(WOp::Lshrrev64),
@@ -463,7 +603,7 @@ impl Op {
     /// VOP1/VOP2/VOPC encodings select the high half with VGPR bit 7).
     pub fn reads_16bit(&self) -> bool {
         match self {
-            Op::H(_) => true,
+            Op::H(_) | Op::I16(_) => true,
             Op::Cmp(c) => matches!(c.ty, CmpTy::F16 | CmpTy::U16 | CmpTy::I16),
             Op::Cvt(c) => matches!(
                 c,
@@ -483,6 +623,7 @@ impl Op {
     pub fn writes_16bit(&self) -> bool {
         match self {
             Op::H(f) => !matches!(f, FOp::FrexpExp),
+            Op::I16(_) => true,
             Op::Cvt(c) => matches!(
                 c,
                 CvtOp::F16F32 | CvtOp::F16U16 | CvtOp::F16I16 | CvtOp::U16F16 | CvtOp::I16F16

@@ -9,12 +9,12 @@ use super::super::program::{self, Kind};
 use super::super::wave::Wave;
 use super::float::{f16_to_f32, f32_to_f16};
 
-fn isa(name: &str, wave64: bool) -> Isa {
+pub(super) fn isa(name: &str, wave64: bool) -> Isa {
     Isa::from_processor(name, wave64).unwrap()
 }
 
 /// Run the VALU instructions of `bytes` in order (an s_endpgm is appended).
-fn run(isa: Isa, bytes: &[u8], wave: &mut Wave) {
+pub(super) fn run(isa: Isa, bytes: &[u8], wave: &mut Wave) {
     let mut code = bytes.to_vec();
     let endpgm: u32 = match isa.family {
         relaunch_isa::Family::Gfx10 => 0xBF81_0000,
@@ -34,13 +34,13 @@ fn run(isa: Isa, bytes: &[u8], wave: &mut Wave) {
 
 /// A wave with MODE as compute kernels get it: denormals kept, round to
 /// nearest even.
-fn wave(isa: Isa) -> Wave {
+pub(super) fn wave(isa: Isa) -> Wave {
     let mut w = Wave::new(isa, 16);
     w.mode = 0xF0;
     w
 }
 
-fn set(w: &mut Wave, reg: usize, f: impl Fn(usize) -> u32) {
+pub(super) fn set(w: &mut Wave, reg: usize, f: impl Fn(usize) -> u32) {
     for l in 0..w.lanes {
         w.vgpr[reg][l] = f(l);
     }

@@ -3,7 +3,7 @@
 //! every lane's range checked), in lane order. Lanes with consecutive
 //! addresses become one range of the access trace.
 
-use relaunch_isa::{Family, Format, Operand, Role};
+use relaunch_isa::{Family, Operand, Role};
 
 use super::atomic::{self, AOp};
 use super::buffer::Resource;
@@ -14,6 +14,10 @@ use super::wave::{Wave, MAX_LANES};
 use super::Ctx;
 use crate::trace::AccessKind;
 
+mod names;
+
+pub(crate) use names::{d16_of, prepare_kind};
+
 /// Which address space an instruction names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Seg {
@@ -22,15 +26,27 @@ pub(crate) enum Seg {
     Buffer,
 }
 
+/// Which half of the VGPR a 16-bit (d16) load or store uses; the other
+/// half of a loaded VGPR is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum D16 {
+    /// The whole VGPR (not a d16 form).
+    No,
+    Lo,
+    Hi,
+}
+
 /// What a vector memory instruction does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum VKind {
     Load {
         bytes: u8,
         signed: bool,
+        d16: D16,
     },
     Store {
         bytes: u8,
+        d16: D16,
     },
     Atomic {
         op: AOp,
@@ -62,20 +78,6 @@ pub(crate) struct VOp {
     /// decoder's tables, generated from the non-returning forms, name no
     /// destination for atomics).
     pub vdst: u16,
-}
-
-fn width(s: &str) -> Option<(u8, bool)> {
-    Some(match s {
-        "dword" | "b32" => (4, false),
-        "dwordx2" | "b64" => (8, false),
-        "dwordx3" | "b96" => (12, false),
-        "dwordx4" | "b128" => (16, false),
-        "ubyte" | "u8" | "byte" | "b8" => (1, false),
-        "sbyte" | "i8" => (1, true),
-        "ushort" | "u16" | "short" | "b16" => (2, false),
-        "sshort" | "i16" => (2, true),
-        _ => return None,
-    })
 }
 
 /// The vector memory operation `d` is, if implemented.
@@ -112,36 +114,6 @@ pub(crate) fn prepare(
         rtn: returns(family, words),
         vdst: vdst_field(family, words),
     })
-}
-
-pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
-    let (seg, rest) = match format {
-        Format::Global => (Seg::Global, name.strip_prefix("global_")?),
-        Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
-        Format::Mubuf | Format::Vbuffer => (Seg::Buffer, name.strip_prefix("buffer_")?),
-        _ => return None,
-    };
-    let kind = match rest {
-        "gl0_inv" | "gl1_inv" | "wbl2" | "inv" | "wb" | "wbinvl1" => VKind::Nothing,
-        _ => {
-            if let Some(w) = rest.strip_prefix("load_") {
-                let (bytes, signed) = width(w)?;
-                VKind::Load { bytes, signed }
-            } else if let Some(w) = rest.strip_prefix("store_") {
-                let (bytes, _) = width(w)?;
-                VKind::Store { bytes }
-            } else if let Some(a) = rest.strip_prefix("atomic_") {
-                if seg == Seg::Buffer {
-                    return None;
-                }
-                let (op, wide) = atomic::parse(a)?;
-                VKind::Atomic { op, wide }
-            } else {
-                return None;
-            }
-        }
-    };
-    Some((seg, kind))
 }
 
 /// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
@@ -273,7 +245,7 @@ pub(crate) fn execute(
 ) -> Result<Flow, IsaFault> {
     let bytes: u32 = match op.kind {
         VKind::Nothing => return Ok(Flow::Next),
-        VKind::Load { bytes, .. } | VKind::Store { bytes } => bytes.into(),
+        VKind::Load { bytes, .. } | VKind::Store { bytes, .. } => bytes.into(),
         VKind::Atomic { wide, .. } => {
             if wide {
                 8
@@ -294,11 +266,11 @@ pub(crate) fn execute(
                     None => live &= !(1 << l),
                 }
             }
-            if let VKind::Load { .. } = op.kind {
+            if let VKind::Load { d16, .. } = op.kind {
                 // Out-of-bounds lanes read zero.
                 let oob = wave.exec & !live;
                 if oob != 0 {
-                    zero_lanes(wave, inst, bytes, oob)?;
+                    zero_lanes(wave, inst, bytes, d16, oob)?;
                 }
             }
         }
@@ -323,8 +295,10 @@ pub(crate) fn execute(
         }
     }
     match op.kind {
-        VKind::Load { bytes, signed } => load(wave, inst, ctx, &addrs, live, bytes, signed)?,
-        VKind::Store { bytes } => store(wave, op.data, ctx, &addrs, live, bytes)?,
+        VKind::Load { bytes, signed, d16 } => {
+            load(wave, inst, ctx, &addrs, live, (bytes, signed, d16))?
+        }
+        VKind::Store { bytes, d16 } => store(wave, op.data, ctx, &addrs, live, bytes, d16)?,
         VKind::Atomic { op: a, wide } => atomic(wave, &op, ctx, &addrs, live, a, wide)?,
         VKind::Nothing => {}
     }
@@ -338,13 +312,25 @@ fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
     }
 }
 
-fn zero_lanes(wave: &mut Wave, inst: &Inst, bytes: u32, lanes: u64) -> Result<(), IsaFault> {
+fn zero_lanes(
+    wave: &mut Wave,
+    inst: &Inst,
+    bytes: u32,
+    d16: D16,
+    lanes: u64,
+) -> Result<(), IsaFault> {
     let r = dst_reg(inst)?;
+    // A d16 load zeroes only its half.
+    let keep = match d16 {
+        D16::No => 0,
+        D16::Lo => 0xFFFF_0000,
+        D16::Hi => 0x0000_FFFF,
+    };
     for i in 0..bytes.div_ceil(4) as u16 {
         let v = wave.v_mut(r + i)?;
         for (l, slot) in v.iter_mut().enumerate() {
             if lanes >> l & 1 != 0 {
-                *slot = 0;
+                *slot &= keep;
             }
         }
     }
@@ -357,8 +343,7 @@ fn load(
     ctx: &mut Ctx<'_>,
     addrs: &[u64; MAX_LANES],
     live: u64,
-    bytes: u8,
-    signed: bool,
+    (bytes, signed, d16): (u8, bool, D16),
 ) -> Result<(), IsaFault> {
     let r = dst_reg(inst)?;
     let n = usize::from(bytes).div_ceil(4);
@@ -366,7 +351,7 @@ fn load(
     let b = usize::from(bytes);
     let lanes = wave.lanes;
     record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, b as u64);
-    if b == 4 {
+    if b == 4 && d16 == D16::No {
         // The common case: one dword per lane, straight into the VGPR.
         return Ok(ctx.mem.gather_u32(
             &addrs[..lanes],
@@ -381,6 +366,20 @@ fn load(
             continue;
         }
         let e = &buf[l * b..(l + 1) * b];
+        if d16 != D16::No {
+            // The value extended to 16 bits, into its half.
+            let h = match (b, signed) {
+                (1, true) => e[0] as i8 as i16 as u16,
+                (1, false) => u16::from(e[0]),
+                _ => u16::from_le_bytes([e[0], e[1]]),
+            };
+            let old = wave.vgpr[r as usize][l];
+            wave.vgpr[r as usize][l] = match d16 {
+                D16::Hi => (old & 0xFFFF) | u32::from(h) << 16,
+                D16::Lo | D16::No => (old & 0xFFFF_0000) | u32::from(h),
+            };
+            continue;
+        }
         match b {
             1 => {
                 wave.vgpr[r as usize][l] = if signed {
@@ -415,6 +414,7 @@ fn store(
     addrs: &[u64; MAX_LANES],
     live: u64,
     bytes: u8,
+    d16: D16,
 ) -> Result<(), IsaFault> {
     let n = usize::from(bytes).div_ceil(4);
     wave.v(r + n as u16 - 1)?;
@@ -434,6 +434,10 @@ fn store(
         let mut e = [0u8; 16];
         for i in 0..n {
             e[4 * i..4 * i + 4].copy_from_slice(&wave.vgpr[r as usize + i][l].to_le_bytes());
+        }
+        if d16 == D16::Hi {
+            // The high half's bytes (byte 2, or bytes 2-3).
+            e.copy_within(2..4, 0);
         }
         buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
         ctx.trace

@@ -1,0 +1,90 @@
+//! `relaunch inspect --sim-coverage`: per kernel, whether the simulator's
+//! instruction interpreter executes every instruction reachable from the
+//! kernel's entry, and the mnemonics it does not, so an engine author knows
+//! before running. The code is decoded as a dispatch would decode it (from
+//! the entry to the end of its loaded segment, following branches), by the
+//! simulator's own program builder (`relaunch_sim::isa::coverage`).
+//!
+//! Output, one line per kernel after a heading per code object:
+//! `  runs     NAME (N instructions)` or
+//! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...`
+//! (`scripts/sim-corpus` reads these lines). A kernel with a private
+//! segment lists `<scratch>`: the interpreter does not model scratch.
+
+use std::fmt::Write as _;
+
+use relaunch_device::codeobj::certify::isa_of;
+use relaunch_device::codeobj::{CodeObject, KernelInfo};
+use relaunch_sim::isa::{coverage, Coverage};
+
+/// The coverage report of every kernel of `object`.
+pub fn render(path: &str, object: &CodeObject) -> String {
+    let results: Vec<(&KernelInfo, Result<Coverage, String>)> = object
+        .kernels()
+        .iter()
+        .map(|k| (k, kernel_coverage(object, k)))
+        .collect();
+    let runs = results
+        .iter()
+        .filter(|(_, c)| c.as_ref().is_ok_and(Coverage::runs))
+        .count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{path}: target {}, {} kernels, {runs} run every instruction on the simulator",
+        object.target(),
+        results.len()
+    );
+    for (k, c) in &results {
+        match c {
+            Ok(c) if c.runs() => {
+                let _ = writeln!(
+                    out,
+                    "  runs     {} ({} instructions)",
+                    k.name, c.instructions
+                );
+            }
+            Ok(c) => {
+                let mut names: Vec<String> =
+                    c.missing.iter().map(|(m, n)| format!("{m} x{n}")).collect();
+                if c.undecodable > 0 {
+                    names.push(format!("<undecodable> x{}", c.undecodable));
+                }
+                let _ = writeln!(
+                    out,
+                    "  missing  {} ({} instructions): {}",
+                    k.name,
+                    c.instructions,
+                    names.join(", ")
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(out, "  missing  {} (0 instructions): <{why}>", k.name);
+            }
+        }
+    }
+    out
+}
+
+/// The coverage of one kernel, or why its code cannot be decoded.
+fn kernel_coverage(object: &CodeObject, k: &KernelInfo) -> Result<Coverage, String> {
+    let isa = isa_of(k).ok_or_else(|| format!("no decoder for {}", k.target.processor()))?;
+    let entry = k.code_entry_offset;
+    let segment = object
+        .load_segments()
+        .iter()
+        .find(|s| entry >= s.vaddr && entry < s.vaddr.saturating_add(s.filesz))
+        .ok_or_else(|| format!("code entry 0x{entry:x} is outside the loaded file bytes"))?;
+    let bytes = object.segment_bytes(segment);
+    let code = usize::try_from(entry - segment.vaddr)
+        .ok()
+        .and_then(|at| bytes.get(at..))
+        .ok_or_else(|| format!("code entry 0x{entry:x} is outside the loaded file bytes"))?;
+    let mut c = coverage(isa, code);
+    // The interpreter refuses scratch at dispatch whatever instructions
+    // reach it (gfx10 reaches it through ordinary buffer instructions).
+    if k.private_segment_size > 0 || k.uses_dynamic_stack {
+        c.missing.insert("<scratch>".to_string(), 1);
+    }
+    Ok(c)
+}
