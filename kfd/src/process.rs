@@ -51,10 +51,18 @@ pub fn open() -> Result<(), String> {
         return Ok(());
     }
     let strict = std::env::var(STRICT_ENV).is_ok_and(|v| v == "1");
-    let configs: Vec<SimConfig> = targets()
+    let targets = targets();
+    let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+    // The same anchors `sim:` reports for these boards, so a deny entry
+    // written against one names the same board under the real ROCr.
+    let anchors = relaunch_sim::hsa::anchors::for_boards(&names);
+    let configs: Vec<SimConfig> = targets
         .iter()
-        .map(|t| {
+        .zip(anchors)
+        .map(|(t, (uuid, pci))| {
             let mut c = SimConfig::new(t);
+            c.uuid = Some(uuid);
+            c.pci = Some(pci);
             c.strict = strict;
             c.product_name = format!("relaunch simulated {t}");
             // ROCr installs a trap handler for every GPU.

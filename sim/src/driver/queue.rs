@@ -56,11 +56,14 @@ pub mod queue_error_code {
     pub const ILLEGAL_INSTRUCTION: i64 = 0x4000_0000;
 }
 
+/// A descriptor's bytes as last read and the kernel decoded from them.
+type Decoded = ([u8; 64], Arc<KernelEntry>);
+
 /// The kernels the processor has met, by descriptor address: what the
 /// hardware reads at a dispatch, decoded once per descriptor contents.
 #[derive(Debug, Default)]
 pub struct KernelBook {
-    by_kd: Mutex<HashMap<u64, ([u8; 64], Arc<KernelEntry>)>>,
+    by_kd: Mutex<HashMap<u64, Decoded>>,
 }
 
 impl KernelBook {

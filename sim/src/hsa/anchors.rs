@@ -10,6 +10,17 @@
 
 use crate::device::SimPci;
 
+/// (UUID, PCI address) of every board of a list of reported names, in
+/// order: what a front other than the simulated HSA table (the thunk) reports.
+pub fn for_boards(names: &[&str]) -> Vec<(String, SimPci)> {
+    (0..names.len())
+        .map(|i| {
+            let k = occurrence(names, i);
+            (uuid(names[i], k), pci(names[i], k))
+        })
+        .collect()
+}
+
 /// Which board of its name the board at `index` of `names` is (0-based).
 pub(super) fn occurrence(names: &[&str], index: usize) -> usize {
     names[..index]
@@ -49,14 +60,8 @@ pub(super) fn pci(name: &str, occurrence: usize) -> SimPci {
 mod tests {
     use super::*;
 
-    /// (uuid, pci) of every board of a `RELAUNCH_SIM_TARGETS` list.
     fn anchors(list: &[&str]) -> Vec<(String, SimPci)> {
-        (0..list.len())
-            .map(|i| {
-                let k = occurrence(list, i);
-                (uuid(list[i], k), pci(list[i], k))
-            })
-            .collect()
+        for_boards(list)
     }
 
     #[test]

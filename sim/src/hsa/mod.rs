@@ -10,7 +10,7 @@
 //! Must not import anything above this crate.
 
 mod agents;
-mod anchors;
+pub mod anchors;
 mod code;
 mod events;
 mod queues;
