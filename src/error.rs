@@ -179,9 +179,8 @@ impl Error {
         match self {
             Error::Graph(R::UnknownBuffer { .. } | R::UnknownNode { .. }) => ErrorClass::Handle,
             Error::Graph(_) => ErrorClass::Record,
-            // An IB the installed runtime cannot hold at all (an old ROCr
-            // without executable IB memory) is a device limit, not a
-            // refusal of the program.
+            // An IB the installed runtime cannot hold at all is a device
+            // limit, not a refusal of the program.
             Error::Install(e) if e.any_hsa_cause(&HsaError::is_unsupported) => ErrorClass::Device,
             Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
             Error::PlanPatch(_)

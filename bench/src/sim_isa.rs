@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use relaunch_sim::isa::dispatch::{aql_user_sgprs, run, Launch};
+use relaunch_sim::isa::dispatch::{aql_user_sgprs, run, AqlSource, Launch};
 use relaunch_sim::memory::MemKind;
 use relaunch_sim::twins::DispatchContext;
 use relaunch_sim::{SimConfig, SimDevice};
@@ -106,7 +106,18 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
             rsrc1: kd.compute_pgm_rsrc1,
             rsrc2: kd.compute_pgm_rsrc2,
             wave64: !kd.wave32(),
-            user_sgprs: aql_user_sgprs(&kd, dev.family(), ka)?,
+            // No queue here: the decode kernels enable neither the dispatch
+            // nor the queue pointer, so there is no packet to point at.
+            user_sgprs: aql_user_sgprs(
+                &kd,
+                dev.family(),
+                ka,
+                AqlSource {
+                    packet: 0,
+                    queue: None,
+                    id: 0,
+                },
+            )?,
             trap_handler: dev.config().trap_handler,
         };
         prepared.push((Arc::clone(kernel), ka, grid, block, launch));

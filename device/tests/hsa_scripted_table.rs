@@ -61,9 +61,11 @@ pub struct State {
     pub executables: HashMap<u64, bool>,
     /// System event handlers registered (callback, data), as ROCr keeps them.
     pub event_handlers: Vec<(sys::SystemEventCallback, usize)>,
-    /// What BUILD_VERSION reports (default: a ROCr that honours the
-    /// executable pool flag).
+    /// What BUILD_VERSION reports (default: "6.4.43482-scripted").
     pub build_version: Option<&'static CStr>,
+    /// Refuse every non-zero pool flag, as ROCr 5.2.3 does (a runtime that
+    /// predates the executable flag).
+    pub refuse_pool_flags: bool,
     /// Queues created so far (their ids count from 42).
     pub queues_created: u64,
 }
@@ -300,6 +302,9 @@ unsafe extern "C" fn pool_allocate(
     flags: u32,
     ptr: *mut *mut c_void,
 ) -> sys::Status {
+    if flags != 0 && with(|s| s.refuse_pool_flags) {
+        return sys::HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
     let layout = Layout::from_size_align(size, 4096).unwrap();
     // SAFETY: non-zero size (the wrapper refuses 0).
     let p = unsafe { std::alloc::alloc_zeroed(layout) };

@@ -300,7 +300,12 @@ pub extern "C" fn hsaKmtSetMemoryPolicy(
 fn mem_flags(raw: u32) -> MemFlags {
     MemFlags {
         host_access: raw & mem_flag::HOST_ACCESS != 0,
-        executable: raw & mem_flag::EXECUTE_ACCESS != 0,
+        // The libhsakmt.so.1 that ROCr of this era links (a separate thunk,
+        // before ROCm 6.3) mapped every allocation executable whatever
+        // ExecuteAccess said (ROCR-Runtime 75143555, Aug 2024, made the bit
+        // count): ROCr's public pool allocator cannot ask for it, and
+        // programs depend on that. `raw` keeps what was asked.
+        executable: true,
         scratch: raw & mem_flag::SCRATCH != 0,
         coarse_grain: raw & mem_flag::COARSE_GRAIN != 0,
         read_only: raw & mem_flag::READ_ONLY != 0,

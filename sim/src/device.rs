@@ -168,6 +168,8 @@ pub struct SimDevice {
     /// Signals; shared like the memory.
     pub signals: Arc<SignalTable>,
     kernels: RwLock<KernelMaps>,
+    /// Kernels found in memory a runtime's loader filled.
+    code_in_memory: crate::code_in_memory::CodeInMemory,
     violations: Mutex<(Vec<Violation>, u64)>,
     /// Packets executing on this device's queues (cross-queue check).
     pub(crate) in_flight: InFlight,
@@ -237,6 +239,7 @@ impl SimDevice {
             memory,
             signals,
             kernels: RwLock::new(KernelMaps::default()),
+            code_in_memory: Default::default(),
             violations: Mutex::new((Vec::new(), 0)),
             in_flight: InFlight::default(),
             lost: std::sync::OnceLock::new(),
@@ -386,9 +389,30 @@ impl SimDevice {
         Ok(())
     }
 
-    /// The kernel whose first instruction is at `code_entry`.
+    /// The kernel whose first instruction is at `code_entry`: loaded here,
+    /// else named by a descriptor in the memory holding the code (a real
+    /// runtime's loader put it there, `code_in_memory`).
     pub fn kernel_at_entry(&self, code_entry: u64) -> Option<Arc<KernelEntry>> {
-        self.kernels.read().by_entry.get(&code_entry).cloned()
+        let loaded = self.kernels.read().by_entry.get(&code_entry).cloned();
+        loaded.or_else(|| {
+            self.code_in_memory
+                .at_entry(&self.memory, self.family, code_entry)
+        })
+    }
+
+    /// Forget kernels found in `[base, base+len)`, which was freed.
+    pub fn forget_code_in(&self, base: u64, len: u64) {
+        self.code_in_memory.forget(base, len);
+    }
+
+    /// The kernel whose descriptor is at `kd` as memory holds it now (an
+    /// AQL packet's `kernel_object`): loaded here, else decoded from memory.
+    pub fn kernel_in_memory(&self, kd: u64) -> Result<Arc<KernelEntry>, String> {
+        if let Some(known) = self.kernel_at_descriptor(kd) {
+            return Ok(known);
+        }
+        self.code_in_memory
+            .at_descriptor(&self.memory, self.family, kd)
     }
 
     /// The kernel whose descriptor is at `kd_addr`.

@@ -10,6 +10,7 @@
 //! Must not import: lanes, sched, the facade or any front end.
 
 pub mod aql;
+mod code_in_memory;
 pub mod device;
 pub mod driver;
 pub mod fault;

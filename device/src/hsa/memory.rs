@@ -9,7 +9,6 @@ use std::sync::Arc;
 use relaunch_hsa_sys as sys;
 
 use super::agent::{AgentInfo, DeviceKind};
-use super::ib_memory::ExecMemory;
 use super::runtime::{Runtime, RuntimeInner};
 use super::HsaError;
 
@@ -247,26 +246,39 @@ impl Runtime {
                 problem: "the runtime does not allow allocations from this pool".to_string(),
             });
         }
-        let raw_flags = if flags.executable {
-            match &self.inner.exec_memory {
-                ExecMemory::Flag => sys::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG,
-                // Older runtimes refuse any flag (INVALID_ARGUMENT).
-                ExecMemory::Plain => sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG,
-                ExecMemory::Refused(why) => {
-                    return Err(HsaError::Unsupported {
-                        what: "executable memory for IBs",
-                        reason: why.clone(),
-                    })
-                }
-            }
+        let with_flag = flags.executable && self.inner.exec_flag.ask();
+        let raw_flags = if with_flag {
+            sys::HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG
         } else {
             sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG
         };
         let mut ptr: *mut c_void = std::ptr::null_mut();
         // SAFETY: pool from this runtime; `ptr` is a valid out-pointer.
-        let status = unsafe {
+        let mut status = unsafe {
             (self.inner.api().amd_memory_pool_allocate)(pool.handle, len, raw_flags, &mut ptr)
         };
+        if with_flag && status == sys::HSA_STATUS_ERROR_INVALID_ARGUMENT {
+            // A runtime that predates the flag; its thunk maps every
+            // allocation executable (see `ib_memory`).
+            if self.inner.exec_flag.refused() {
+                tracing::info!(
+                    origin = %self.inner.hsa.origin,
+                    "the runtime predates HSA_AMD_MEMORY_POOL_EXECUTABLE_FLAG; IBs go to \
+                     ordinary allocations, which its thunk maps executable"
+                );
+            }
+            // SAFETY: as above.
+            status = unsafe {
+                (self.inner.api().amd_memory_pool_allocate)(
+                    pool.handle,
+                    len,
+                    sys::HSA_AMD_MEMORY_POOL_STANDARD_FLAG,
+                    &mut ptr,
+                )
+            };
+        } else if with_flag && status == sys::HSA_STATUS_SUCCESS {
+            self.inner.exec_flag.accepted();
+        }
         self.inner.check("hsa_amd_memory_pool_allocate", status)?;
         let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| HsaError::Call {
             call: "hsa_amd_memory_pool_allocate",

@@ -30,7 +30,6 @@ pub use agent::{parse_uuid, AgentInfo, Bdf, DeviceKind, KernelLimits};
 pub use error::HsaError;
 pub use executable::{descriptor_symbol_name, Executable, KernelSymbol};
 pub use fault::GpuFault;
-pub use ib_memory::{MIN_EXEC_FLAG_ROCM, NONEXEC_IB_ENV};
 pub use kernarg::{place_block, KernargArena, KernargBlock, KERNARG_MAX_ALIGN, KERNARG_MIN_ALIGN};
 pub use memory::{AllocFlags, Allocation, PoolInfo};
 pub use packet::{pm4_ib_packet, AqlPacket, AQL_COMPLETION_SIGNAL_WORD};

@@ -10,7 +10,7 @@ use relaunch_hsa_sys as sys;
 
 use super::agent::{query_agent, AgentInfo, DeviceKind};
 use super::fault::{FaultBook, GpuFault};
-use super::ib_memory::ExecMemory;
+use super::ib_memory::ExecFlag;
 use super::HsaError;
 
 /// The state every HSA object shares: the table and the init it holds.
@@ -21,11 +21,11 @@ pub(crate) struct RuntimeInner {
     pub(crate) timestamp_hz: u64,
     /// GPU memory faults reported through this table (see `fault`).
     pub(crate) faults: &'static FaultBook,
-    /// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION` (e.g. "6.2.41133-..."), when the
+    /// `HSA_AMD_SYSTEM_INFO_BUILD_VERSION` (e.g. "1.14.0-..."), when the
     /// runtime answers it.
     pub(crate) build_version: Option<String>,
-    /// How executable memory (IBs) is requested of this runtime.
-    pub(crate) exec_memory: ExecMemory,
+    /// Whether this runtime takes the executable pool flag (`ib_memory`).
+    pub(crate) exec_flag: ExecFlag,
 }
 
 impl RuntimeInner {
@@ -160,11 +160,10 @@ impl Runtime {
             timestamp_hz: 0,
             faults,
             build_version: None,
-            exec_memory: ExecMemory::Flag,
+            exec_flag: ExecFlag::default(),
         };
         inner.timestamp_hz = query_timestamp_hz(&inner)?;
         inner.build_version = query_build_version(&inner);
-        inner.exec_memory = ExecMemory::from_env(inner.build_version.as_deref());
         let handles = iterate_agents(&inner)?;
         let agents = handles
             .into_iter()
@@ -206,10 +205,8 @@ impl Runtime {
     }
 
     /// The runtime's build identifier (`HSA_AMD_SYSTEM_INFO_BUILD_VERSION`,
-    /// ROCr's version, e.g. "6.2.41133-..."), if it reports one. Executable
-    /// allocations (IBs) depend on it: below ROCm 6.3 they are refused
-    /// unless `RELAUNCH_ALLOW_NONEXEC_IB=1` (see `ib_memory`;
-    /// `scripts/first-contact` checks the fact on hardware).
+    /// ROCr's library version, e.g. "1.14.0-..."), if it reports one: for
+    /// reports only (it does not tell which ROCm release this is).
     pub fn build_version(&self) -> Option<&str> {
         self.inner.build_version.as_deref()
     }

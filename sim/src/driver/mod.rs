@@ -26,7 +26,6 @@ use crate::signal::SignalTable;
 
 pub use events::{EventError, EventKind, Events, FaultRecord};
 pub use memory::{DriverMemory, DriverMemoryError, MemFlags, Origin, RegionInfo};
-pub use queue::KernelBook;
 
 /// Signal events one process may have (the events page's slots).
 pub const EVENT_SLOTS: u32 = 4096;
@@ -75,7 +74,6 @@ pub struct Driver {
     device_memory: Arc<DeviceMemory>,
     pub memory: DriverMemory,
     pub events: Arc<Events>,
-    pub kernels: Arc<KernelBook>,
     doorbell_page: u64,
     queues: Mutex<(HashMap<u64, DriverQueue>, Vec<u32>, u32)>,
 }
@@ -134,7 +132,6 @@ impl Driver {
             gpus,
             device_memory,
             events,
-            kernels: Arc::new(KernelBook::default()),
             doorbell_page,
             queues: Mutex::new((HashMap::new(), Vec::new(), 0)),
         }))
@@ -161,7 +158,9 @@ impl Driver {
     pub fn release_memory(&self, addr: u64) -> Result<(), DriverMemoryError> {
         let len = self.memory.query(addr).map_or(0, |r| r.len);
         self.memory.release(addr)?;
-        self.kernels.forget(addr, len);
+        for gpu in &self.gpus {
+            gpu.forget_code_in(addr, len);
+        }
         Ok(())
     }
 
@@ -200,7 +199,6 @@ impl Driver {
             doorbell,
             amd_queue,
             events: Arc::clone(&self.events),
-            kernels: Arc::clone(&self.kernels),
             suspended: AtomicBool::new(false),
         });
         let shared = Shared::new(None);

@@ -16,13 +16,9 @@
 //! packet is taken as submitted after everything the host knew when the
 //! processor read it.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
-use relaunch_device::codeobj::KernelDescriptor;
 
 use crate::device::{KernelEntry, SimDevice};
 use crate::memory::DeviceMemory;
@@ -56,61 +52,12 @@ pub mod queue_error_code {
     pub const ILLEGAL_INSTRUCTION: i64 = 0x4000_0000;
 }
 
-/// A descriptor's bytes as last read and the kernel decoded from them.
-type Decoded = ([u8; 64], Arc<KernelEntry>);
-
-/// The kernels the processor has met, by descriptor address: what the
-/// hardware reads at a dispatch, decoded once per descriptor contents.
-#[derive(Debug, Default)]
-pub struct KernelBook {
-    by_kd: Mutex<HashMap<u64, Decoded>>,
-}
-
-impl KernelBook {
-    /// The kernel whose descriptor is at `kd`, as memory holds it now.
-    pub fn at(&self, device: &SimDevice, kd: u64) -> Result<Arc<KernelEntry>, String> {
-        let mut raw = [0u8; 64];
-        device
-            .memory
-            .read(kd, &mut raw)
-            .map_err(|f| format!("reading the kernel descriptor at {kd:#x}: {f}"))?;
-        if let Some((bytes, entry)) = self.by_kd.lock().get(&kd) {
-            if *bytes == raw {
-                return Ok(Arc::clone(entry));
-            }
-        }
-        if let Some(known) = device.kernel_at_descriptor(kd) {
-            return Ok(known);
-        }
-        let descriptor = KernelDescriptor::parse(&raw)
-            .map_err(|e| format!("the kernel descriptor at {kd:#x} is malformed: {e}"))?;
-        let entry = Arc::new(KernelEntry {
-            symbol: format!("kernel@{kd:#x}"),
-            kd_addr: kd,
-            code_entry: descriptor.code_entry(kd),
-            descriptor,
-            family: device.family(),
-            kernarg_align: 16,
-        });
-        self.by_kd.lock().insert(kd, (raw, Arc::clone(&entry)));
-        Ok(entry)
-    }
-
-    /// Forget kernels whose descriptors lay in `[base, base+len)` (freed).
-    pub fn forget(&self, base: u64, len: u64) {
-        self.by_kd
-            .lock()
-            .retain(|&kd, _| !(base..base.saturating_add(len)).contains(&kd));
-    }
-}
-
 /// The processor's view of one runtime-built AQL queue.
 pub(super) struct UserRingFront {
     pub(super) memory: Arc<DeviceMemory>,
     pub(super) doorbell: u64,
     pub(super) amd_queue: u64,
     pub(super) events: Arc<Events>,
-    pub(super) kernels: Arc<KernelBook>,
     pub(super) suspended: AtomicBool,
 }
 
@@ -243,7 +190,7 @@ impl Front for UserRingFront {
     }
 
     fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String> {
-        self.kernels.at(device, kernel_object)
+        device.kernel_in_memory(kernel_object)
     }
 
     fn report(&self, err: &QueueError) {

@@ -539,15 +539,8 @@ pub(super) extern "C" fn allow_access(
     })
 }
 
-/// What the simulator reports as ROCr's build id: a runtime that honours
-/// the executable pool flag (the simulator enforces execute permission on
-/// IB fetches, as such a runtime's memory has it), or
-/// `RELAUNCH_SIM_BUILD_VERSION` to script another (an old ROCr in tests).
-fn build_version() -> &'static std::ffi::CStr {
-    static VERSION: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
-    VERSION.get_or_init(|| {
-        let text = std::env::var("RELAUNCH_SIM_BUILD_VERSION")
-            .unwrap_or_else(|_| "6.4.0-relaunch-sim".to_string());
-        std::ffi::CString::new(text.replace('\0', "")).expect("interior NULs were removed")
-    })
+/// What the simulator reports as ROCr's build id: ROCr's library version
+/// of the releases that honour the executable pool flag (ROCm 6.3 on).
+fn build_version() -> &'static CStr {
+    c"1.14.0-relaunch-sim"
 }
