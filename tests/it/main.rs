@@ -30,3 +30,4 @@ mod hip_dispatch_packet;
 mod inspect_cli;
 mod keepalive;
 mod selftest_cli;
+mod sim_rocm;

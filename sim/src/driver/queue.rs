@@ -50,6 +50,7 @@ pub mod queue_error_code {
     pub const INVALID_PACKET_FORMAT: i64 = 32;
     pub const MEMORY_VIOLATION: i64 = 0x2000_0000;
     pub const ILLEGAL_INSTRUCTION: i64 = 0x4000_0000;
+    pub const DEBUG_TRAP: i64 = 0x8000_0000;
 }
 
 /// The processor's view of one runtime-built AQL queue.
@@ -197,6 +198,9 @@ impl Front for UserRingFront {
         let code = match err.kind {
             QueueErrorKind::InvalidPacket => queue_error_code::INVALID_PACKET_FORMAT,
             QueueErrorKind::VmFault => queue_error_code::MEMORY_VIOLATION,
+            QueueErrorKind::Trap => queue_error_code::DEBUG_TRAP,
+            // What the interpreter cannot run is reported as the hardware
+            // reports an instruction it cannot execute; stderr says which.
             QueueErrorKind::KernelFault | QueueErrorKind::Violation | QueueErrorKind::Injected => {
                 queue_error_code::ILLEGAL_INSTRUCTION
             }

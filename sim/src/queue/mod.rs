@@ -59,6 +59,9 @@ pub enum QueueErrorKind {
     VmFault,
     InvalidPacket,
     KernelFault,
+    /// A wave executed `s_trap` and the runtime's trap handler stopped the
+    /// queue (HSA status EXCEPTION, as for other kernel faults).
+    Trap,
     Violation,
     Injected,
 }

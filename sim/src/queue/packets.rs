@@ -115,6 +115,7 @@ impl Processor {
                         self.note_vm(f);
                         QueueErrorKind::VmFault
                     }
+                    f if f.is_trap() => QueueErrorKind::Trap,
                     _ => QueueErrorKind::KernelFault,
                 };
                 let status = if kind == QueueErrorKind::VmFault {
@@ -155,6 +156,8 @@ pub(super) fn pm4_failure(e: Pm4Error) -> Failure {
             QueueErrorKind::VmFault,
             HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
         )
+    } else if matches!(&*e.kind, K::Kernel { fault, .. } if fault.is_trap()) {
+        (QueueErrorKind::Trap, HSA_STATUS_ERROR_EXCEPTION)
     } else if matches!(*e.kind, K::Kernel { .. } | K::NoTwin(_)) {
         (QueueErrorKind::KernelFault, HSA_STATUS_ERROR_EXCEPTION)
     } else {

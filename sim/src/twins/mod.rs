@@ -64,6 +64,14 @@ pub enum KernelFault {
     Interpreter(String),
 }
 
+impl KernelFault {
+    /// The wave trapped (`s_trap`): with ROCr's trap handler installed the
+    /// hardware reports a debug trap, not an illegal instruction.
+    pub fn is_trap(&self) -> bool {
+        matches!(self, KernelFault::Isa(e) if matches!(e.fault, crate::isa::IsaFault::Trap(_)))
+    }
+}
+
 /// A twin: called once per workgroup.
 pub type TwinFn = Arc<dyn Fn(&mut Workgroup<'_>) -> Result<(), KernelFault> + Send + Sync>;
 

@@ -1,0 +1,313 @@
+//! The real ROCm user space (Debian's ROCr 5.2.3, HIP 5.2.3, rocminfo) on
+//! the simulated GPU through `relaunch sim-rocm`: the agent is listed,
+//! relaunch's own demo, first-contact checks and unmodified HIP programs run
+//! on the real runtime, with and without the interposer, with the same
+//! results. Needs Debian's `libhsa-runtime64-1`, `rocminfo`,
+//! `libamdhip64-dev`, `rocm-device-libs` and `clang-19` (.ci/run installs
+//! them); elsewhere each test says what is missing and skips.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+use crate::common::{relaunch, run};
+use relaunch_testsupport::{artifact, cargo_build, missing, require_tool};
+
+const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
+const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so";
+const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+
+/// The thunk, the /dev/kfd shim and the interposer, built once: `sim-rocm`
+/// finds the first two next to the `relaunch` binary (same target folder).
+fn stack() -> Option<&'static PathBuf> {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    if !Path::new(ROCR).exists() {
+        missing(ROCR, "apt-get install libhsa-runtime64-1");
+        return None;
+    }
+    Some(BUILT.get_or_init(|| {
+        let files = cargo_build(&[
+            "-p",
+            "relaunch-kfd",
+            "-p",
+            "relaunch-kfd-shim",
+            "-p",
+            "relaunch-hipgraph",
+        ]);
+        artifact(&files, "librelaunch_hipgraph.so")
+    }))
+}
+
+/// `relaunch sim-rocm --target <target> -- <cmd...>`.
+fn sim_rocm(target: &str, cmd: &[&str]) -> Command {
+    let mut c = relaunch("sim-rocm");
+    c.args(["--target", target, "--"]).args(cmd);
+    c.env_remove("RELAUNCH_LOG").env_remove("LD_PRELOAD");
+    c
+}
+
+/// `tests/hip/<name>.hip` built for gfx1030 (code object v4: HIP 5.2.3
+/// refuses v5), cached in the target folder until the source changes.
+fn hip_program(name: &str) -> Option<PathBuf> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    if !require_tool("clang++-19", "apt-get install clang-19") {
+        return None;
+    }
+    for (path, package) in [(HIP, "libamdhip64-dev"), (DEVICE_LIBS, "rocm-device-libs")] {
+        if !Path::new(path).exists() {
+            missing(path, &format!("apt-get install {package}"));
+            return None;
+        }
+    }
+    let source = relaunch_testsupport::workspace().join(format!("tests/hip/{name}.hip"));
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join(name);
+    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&exe).is_none() || modified(&exe) < modified(&source) {
+        let out = Command::new("clang++-19")
+            .args([
+                "-x",
+                "hip",
+                "--offload-arch=gfx1030",
+                "-mcode-object-version=4",
+            ])
+            .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
+            .arg("-O2")
+            .arg(&source)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lamdhip64")
+            .output()
+            .expect("run clang++-19");
+        assert!(
+            out.status.success(),
+            "building {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Some(exe)
+}
+
+#[test]
+fn rocminfo_lists_the_simulated_agent_and_unknown_targets_are_refused() {
+    if stack().is_none() || !require_tool("rocminfo", "apt-get install rocminfo") {
+        return;
+    }
+    for target in ["gfx1030", "gfx1010"] {
+        let (code, out, err) = run(&mut sim_rocm(target, &["rocminfo"]));
+        assert_eq!(code, 0, "{target}: {out}{err}");
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("Name:"))
+            .map(str::trim)
+            .collect();
+        assert!(names.contains(&target), "{target}: agents {names:?}\n{out}");
+        assert!(err.contains(&format!("over simulated {target}")), "{err}");
+    }
+    // ROCr 5.2.3 does not know gfx11: refused up front, naming who does.
+    let (code, _, err) = run(&mut sim_rocm("gfx1100", &["rocminfo"]));
+    assert_ne!(code, 0);
+    assert!(err.contains("gfx1100"), "{err}");
+    assert!(
+        err.contains("gfx1030"),
+        "the targets it knows are listed: {err}"
+    );
+}
+
+/// The demo's IB words, lane by lane, from a `--dump-ib` folder.
+fn ibs(dir: &Path) -> Vec<(String, Vec<u32>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::read(f).unwrap();
+            let words = bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            (f.file_name().unwrap().to_string_lossy().into_owned(), words)
+        })
+        .collect()
+}
+
+/// The same IB but for where memory lies: equal lengths, and every dword
+/// that differs is an address, displaced by one of at most two constants
+/// (code, kernargs), the runtime's allocator having placed them elsewhere.
+fn same_but_addresses(a: &[u32], b: &[u32]) -> Result<usize, String> {
+    if a.len() != b.len() {
+        return Err(format!("{} dwords against {}", a.len(), b.len()));
+    }
+    let mut displacements = std::collections::BTreeSet::new();
+    let mut differing = 0;
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            differing += 1;
+        }
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            // The low dword of an address; its high dword may follow.
+            displacements.insert(b[i].wrapping_sub(a[i]));
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    if displacements.len() > 2 {
+        return Err(format!(
+            "{differing} dwords differ by {} displacements ({displacements:x?}), more than the \
+             code and kernarg bases explain",
+            displacements.len()
+        ));
+    }
+    Ok(differing)
+}
+
+#[test]
+fn the_demo_runs_on_the_real_rocr_with_the_same_ibs() {
+    if stack().is_none() {
+        return;
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sim-rocm-demo");
+    let (on_sim, on_rocr) = (tmp.join("sim"), tmp.join("rocr"));
+    for d in [&on_sim, &on_rocr] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let small = ["--layers", "2", "--tokens", "4"];
+    let mut direct = relaunch("demo");
+    direct
+        .args(["--device", "sim:gfx1030", "--dump-ib"])
+        .arg(&on_sim)
+        .args(small);
+    let (code, out, err) = run(&mut direct);
+    assert_eq!(code, 0, "{out}{err}");
+    let exe = env!("CARGO_BIN_EXE_relaunch");
+    let dump = on_rocr.to_str().unwrap();
+    let mut args = vec![exe, "demo", "--dump-ib", dump];
+    args.extend(small);
+    // The default device: the first GPU, here the real ROCr's agent.
+    let (code, out, err) = run(&mut sim_rocm("gfx1030", &args));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("verified: 4/4"), "{out}");
+    assert!(out.contains("rocr#0"), "the real runtime's agent: {out}");
+    let (a, b) = (ibs(&on_sim), ibs(&on_rocr));
+    assert_eq!(a.len(), b.len(), "IB files: {a:?} against {b:?}");
+    assert!(!a.is_empty());
+    for ((name, x), (other, y)) in a.iter().zip(&b) {
+        assert_eq!(name, other);
+        let differing = same_but_addresses(x, y).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            differing < x.len() / 5,
+            "{name}: {differing} of {}",
+            x.len()
+        );
+    }
+}
+
+#[test]
+fn first_contact_passes_on_the_real_rocr() {
+    if stack().is_none() || !require_tool("clang-19", "apt-get install clang-19") {
+        return;
+    }
+    let script = relaunch_testsupport::workspace().join("scripts/first-contact");
+    let exe = env!("CARGO_BIN_EXE_relaunch");
+    let mut cmd = sim_rocm("gfx1030", &["bash", script.to_str().unwrap()]);
+    cmd.env("RELAUNCH", exe);
+    let ibs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sim-rocm-first-contact-ibs");
+    cmd.env("IB_DIR", &ibs);
+    let (code, out, err) = run(&mut cmd);
+    for line in [
+        "executable IB memory",
+        "TRAP_PRESENT (s_trap)",
+        "fault survival",
+    ] {
+        let verdict = out
+            .lines()
+            .find_map(|l| l.strip_prefix(line))
+            .map(str::trim)
+            .unwrap_or("missing");
+        assert_eq!(verdict, "PASS", "{line}: {out}{err}");
+    }
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Runs a HIP program under `sim-rocm`, plainly or with the interposer
+/// (`RELAUNCH_LOG=info`); returns (exit code, stdout, stderr).
+fn run_hip(exe: &Path, args: &[&str], interposer: Option<&Path>) -> (i32, String, String) {
+    let mut cmd = vec![exe.to_str().unwrap()];
+    cmd.extend(args);
+    let mut c = sim_rocm("gfx1030", &cmd);
+    if let Some(lib) = interposer {
+        c.env("LD_PRELOAD", lib).env("RELAUNCH_LOG", "info");
+    }
+    run(&mut c)
+}
+
+#[test]
+fn hip_programs_give_the_same_results_with_and_without_the_interposer() {
+    let Some(interposer) = stack() else {
+        return;
+    };
+    // (program, arguments, whether relaunch replays its graphs)
+    let cases: [(&str, &[&str], Option<bool>); 4] = [
+        ("vector_add", &[], None),
+        ("capture_graph", &[], Some(true)),
+        // Joined through events: the interposer does not follow the
+        // second stream, so HIP runs the graph; the results stay the same.
+        ("capture_graph", &["fork"], Some(false)),
+        ("explicit_graph", &[], Some(true)),
+    ];
+    for (name, args, replayed) in cases {
+        let Some(exe) = hip_program(name) else {
+            return;
+        };
+        let (code, plain, err) = run_hip(&exe, args, None);
+        assert_eq!(code, 0, "{name} {args:?}: {plain}{err}");
+        assert!(plain.contains(&format!("{name}: ok")), "{plain}");
+        let (code, preloaded, log) = run_hip(&exe, args, Some(interposer));
+        assert_eq!(
+            code, 0,
+            "{name} {args:?} under the interposer: {preloaded}{log}"
+        );
+        assert_eq!(preloaded, plain, "{name} {args:?}: results differ\n{log}");
+        match replayed {
+            Some(true) => {
+                assert!(log.contains("replays as retained PM4"), "{name}: {log}");
+                assert!(!log.contains("falls through"), "{name}: {log}");
+            }
+            Some(false) => assert!(log.contains("falls through"), "{name}: {log}"),
+            None => {}
+        }
+        assert!(!log.contains("ERROR"), "{name} {args:?}: {log}");
+    }
+}
+
+#[test]
+fn a_vm_fault_under_hip_ends_as_rocr_ends_it_on_hardware() {
+    if stack().is_none() {
+        return;
+    }
+    let Some(exe) = hip_program("vm_fault") else {
+        return;
+    };
+    let (code, out, err) = run_hip(&exe, &[], None);
+    // ROCr's VM fault handler prints the fault and aborts the process
+    // (sim-rocm reports the signal and exits non-zero).
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(out.contains("vm_fault: launching"), "{out}");
+    assert!(!out.contains("the process lived"), "{out}");
+    assert!(
+        err.contains("Memory access fault by GPU node-1")
+            && err.contains("on address 0x7eadbeef0000"),
+        "{err}"
+    );
+    assert!(err.contains("killed by signal 6"), "{err}");
+}
