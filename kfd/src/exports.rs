@@ -708,7 +708,7 @@ pub extern "C" fn hsaKmtSetQueueCUMask(id: u64, _count: u32, _mask: *mut u32) ->
     guard("SetQueueCUMask", || {
         let driver = process::driver().ok_or_else(not_open)?;
         driver
-            .set_queue_running(id, true)
+            .has_queue(id)
             .map_err(|e| (INVALID_PARAMETER, e.to_string()))
     })
 }

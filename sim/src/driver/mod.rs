@@ -239,6 +239,16 @@ impl Driver {
         Ok(())
     }
 
+    /// Whether `id` names a live queue.
+    pub fn has_queue(&self, id: u64) -> Result<(), QueueCallError> {
+        self.queues
+            .lock()
+            .0
+            .contains_key(&id)
+            .then_some(())
+            .ok_or(QueueCallError::NoSuchQueue(id))
+    }
+
     /// Destroy a queue: work in flight is discarded, as the driver's
     /// destroy does.
     pub fn destroy_queue(&self, id: u64) -> Result<(), QueueCallError> {
