@@ -4,6 +4,7 @@
 //! table and writes `target/bench/<name>.json`. Run in release mode:
 //! `cargo run --release -p relaunch-bench -- <name>|all`.
 
+mod cp_vs_hip;
 mod decode_ratio;
 mod density;
 mod encode;
@@ -67,6 +68,12 @@ const BENCHES: &[Bench] = &[
         name: "memory",
         about: "kernarg and retained bytes per dispatch, 1M-dispatch replay",
         run: memory::run,
+    },
+    Bench {
+        name: "cp_vs_hip",
+        about:
+            "CP packets and cache actions per graph launch: HIP vs the interposer, real ROCr on sim",
+        run: cp_vs_hip::run,
     },
     Bench {
         name: "sim_isa",

@@ -17,6 +17,9 @@ use crate::abi::HsaEvent;
 pub const TARGETS_ENV: &str = "RELAUNCH_KFD_TARGETS";
 /// `1`: ordering violations in the runtime's traffic stop the queue.
 pub const STRICT_ENV: &str = "RELAUNCH_KFD_STRICT";
+/// A file to write the command processor's counters to when the process
+/// closes the thunk or exits (`relaunch-bench`'s `cp_*_vs_hip`).
+pub const COUNTERS_ENV: &str = "RELAUNCH_KFD_COUNTERS";
 
 pub struct Process {
     pub driver: Arc<Driver>,
@@ -71,6 +74,10 @@ pub fn open() -> Result<(), String> {
         })
         .collect();
     let driver = Driver::open(configs).map_err(|e| e.to_string())?;
+    if std::env::var_os(COUNTERS_ENV).is_some() {
+        // SAFETY: registers a plain function with no captured state.
+        unsafe { libc::atexit(at_exit) };
+    }
     let mut mmio_pages = Vec::new();
     for _ in driver.gpus() {
         let page = driver
@@ -99,6 +106,7 @@ pub fn close() -> bool {
     if p.opens == 0 {
         let p = guard.take().expect("checked above");
         report_violations(&p.driver);
+        write_counters(&p.driver);
         p.driver.close();
     }
     true
@@ -123,6 +131,37 @@ pub fn report_violations(driver: &Driver) {
         );
         for v in found.iter().take(8) {
             eprintln!("  {v}");
+        }
+    }
+}
+
+/// The counters of every GPU, `gpu<i> <name> <value>` per line, into the
+/// file [`COUNTERS_ENV`] names (last writer wins: close, then exit).
+pub fn write_counters(driver: &Driver) {
+    let Some(path) = std::env::var_os(COUNTERS_ENV) else {
+        return;
+    };
+    let mut text = String::new();
+    for (i, gpu) in driver.gpus().iter().enumerate() {
+        for line in gpu.cp_counts().lines().lines() {
+            text.push_str(&format!("gpu{i} {line}\n"));
+        }
+    }
+    if let Err(e) = std::fs::write(&path, text) {
+        eprintln!(
+            "relaunch-kfd: cannot write the counters to {}: {e}",
+            std::path::Path::new(&path).display()
+        );
+    }
+}
+
+/// At exit (HIP never closes the thunk): the counters as they stand.
+extern "C" fn at_exit() {
+    // A thread may hold the lock at exit; then the counters are skipped
+    // rather than the exit blocked.
+    if let Some(guard) = PROCESS.try_lock() {
+        if let Some(p) = guard.as_ref() {
+            write_counters(&p.driver);
         }
     }
 }

@@ -170,6 +170,8 @@ pub struct SimDevice {
     kernels: RwLock<KernelMaps>,
     /// Kernels found in memory a runtime's loader filled.
     code_in_memory: crate::code_in_memory::CodeInMemory,
+    /// What the command processor did (`counters`).
+    pub(crate) cp: crate::counters::CpCounters,
     violations: Mutex<(Vec<Violation>, u64)>,
     /// Packets executing on this device's queues (cross-queue check).
     pub(crate) in_flight: InFlight,
@@ -240,6 +242,7 @@ impl SimDevice {
             signals,
             kernels: RwLock::new(KernelMaps::default()),
             code_in_memory: Default::default(),
+            cp: Default::default(),
             violations: Mutex::new((Vec::new(), 0)),
             in_flight: InFlight::default(),
             lost: std::sync::OnceLock::new(),
@@ -398,6 +401,11 @@ impl SimDevice {
             self.code_in_memory
                 .at_entry(&self.memory, self.family, code_entry)
         })
+    }
+
+    /// What the command processor has done so far (`counters`).
+    pub fn cp_counts(&self) -> crate::counters::CpCounts {
+        self.cp.snapshot()
     }
 
     /// Forget kernels found in `[base, base+len)`, which was freed.

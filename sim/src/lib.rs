@@ -11,6 +11,7 @@
 
 pub mod aql;
 mod code_in_memory;
+pub mod counters;
 pub mod device;
 pub mod driver;
 pub mod fault;

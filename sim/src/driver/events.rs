@@ -42,9 +42,27 @@ struct Event {
     kind: EventKind,
     manual_reset: bool,
     signaled: bool,
+    /// Waits in progress on this event.
+    waiters: u32,
+    /// Times the event fired: every wait in progress when it fires is
+    /// satisfied by it, however many there are.
+    fired: u64,
     /// Mailbox slot address (signal events).
     mailbox: Option<u64>,
     fault: Option<FaultRecord>,
+}
+
+impl Event {
+    /// The driver's rule (KFD `set_event`): every wait in progress is
+    /// woken and satisfied; an auto-reset event with waiters stays
+    /// unsignaled (they took it), one without waiters stays signaled for the
+    /// next wait. Waking only one waiter would starve the other: ROCr's
+    /// async-event thread and a thread in `hsa_signal_wait` may wait on the
+    /// same event.
+    fn fire(&mut self) {
+        self.fired += 1;
+        self.signaled = self.manual_reset || self.waiters == 0;
+    }
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +140,8 @@ impl Events {
                 kind,
                 manual_reset,
                 signaled,
+                waiters: 0,
+                fired: 0,
                 mailbox,
                 fault: None,
             },
@@ -144,10 +164,7 @@ impl Events {
 
     pub fn set(&self, id: u32) -> Result<(), EventError> {
         let mut t = self.table.lock();
-        t.events
-            .get_mut(&id)
-            .ok_or(EventError::Unknown(id))?
-            .signaled = true;
+        t.events.get_mut(&id).ok_or(EventError::Unknown(id))?.fire();
         drop(t);
         self.changed.notify_all();
         Ok(())
@@ -172,7 +189,7 @@ impl Events {
             .values_mut()
             .find(|e| e.mailbox == Some(mailbox) && e.kind == EventKind::Signal);
         if let Some(ev) = hit {
-            ev.signaled = true;
+            ev.fire();
             drop(t);
             self.changed.notify_all();
         }
@@ -183,7 +200,7 @@ impl Events {
         let mut t = self.table.lock();
         for ev in t.events.values_mut() {
             if ev.kind == EventKind::Memory {
-                ev.signaled = true;
+                ev.fire();
                 ev.fault = Some(record);
             }
         }
@@ -196,9 +213,10 @@ impl Events {
         self.table.lock().events.get(&id).and_then(|e| e.fault)
     }
 
-    /// Wait until one (`all` false) or every one of `ids` is set, at most
-    /// `timeout` (`None`: for ever). Auto-reset events that satisfied the
-    /// wait are reset.
+    /// Wait until one (`all` false) or every one of `ids` fired, at most
+    /// `timeout` (`None`: for ever). As the driver does: an auto-reset
+    /// event found signaled is taken at entry; one that fires during the
+    /// wait satisfies every wait in progress (`Event::fire`).
     pub fn wait(
         &self,
         ids: &[u32],
@@ -207,36 +225,58 @@ impl Events {
     ) -> Result<(), EventError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut t = self.table.lock();
-        loop {
-            let mut set = Vec::with_capacity(ids.len());
-            for id in ids {
-                let ev = t.events.get(id).ok_or(EventError::Unknown(*id))?;
-                if ev.signaled {
-                    set.push(*id);
+        let mut seen = Vec::with_capacity(ids.len());
+        let mut hit = vec![false; ids.len()];
+        for (i, id) in ids.iter().enumerate() {
+            let Some(ev) = t.events.get_mut(id) else {
+                // Nothing registered yet: nothing to undo.
+                Self::leave(&mut t, &ids[..i]);
+                return Err(EventError::Unknown(*id));
+            };
+            hit[i] = ev.signaled;
+            if !ev.manual_reset {
+                ev.signaled = false;
+            }
+            ev.waiters += 1;
+            seen.push(ev.fired);
+        }
+        let result = loop {
+            let mut gone = None;
+            for (i, id) in ids.iter().enumerate() {
+                match t.events.get(id) {
+                    Some(ev) => hit[i] |= ev.signaled || ev.fired != seen[i],
+                    None => gone = Some(*id),
                 }
             }
+            if let Some(id) = gone {
+                break Err(EventError::Unknown(id));
+            }
             let done = if all {
-                set.len() == ids.len()
+                hit.iter().all(|h| *h)
             } else {
-                !set.is_empty()
+                hit.iter().any(|h| *h)
             };
             if done {
-                for id in set {
-                    if let Some(ev) = t.events.get_mut(&id) {
-                        if !ev.manual_reset {
-                            ev.signaled = false;
-                        }
-                    }
-                }
-                return Ok(());
+                break Ok(());
             }
             match deadline {
                 Some(d) => {
                     if self.changed.wait_until(&mut t, d).timed_out() && Instant::now() >= d {
-                        return Err(EventError::Timeout);
+                        break Err(EventError::Timeout);
                     }
                 }
                 None => self.changed.wait(&mut t),
+            }
+        };
+        Self::leave(&mut t, ids);
+        result
+    }
+
+    /// A wait on `ids` ended: it no longer takes their firings.
+    fn leave(t: &mut Table, ids: &[u32]) {
+        for id in ids {
+            if let Some(ev) = t.events.get_mut(id) {
+                ev.waiters -= 1;
             }
         }
     }
@@ -295,5 +335,39 @@ mod tests {
         let (_, mb) = ev.create(EventKind::Signal, false, false).unwrap();
         assert_eq!(mb, Some(0x1000));
         assert_eq!(ev.destroy(999), Err(EventError::Unknown(999)));
+    }
+
+    /// ROCr's async-event thread and a thread in `hsa_signal_wait` can wait
+    /// on the same auto-reset event; one firing wakes both (the first to
+    /// wake must not take it from the other: that hung a HIP program).
+    #[test]
+    fn one_firing_satisfies_every_wait_in_progress() {
+        let ev = std::sync::Arc::new(Events::new(0x1000, 4));
+        let (a, mb) = ev.create(EventKind::Signal, false, false).unwrap();
+        let (other, _) = ev.create(EventKind::Signal, false, false).unwrap();
+        let waiters: Vec<_> = [vec![a], vec![other, a]]
+            .into_iter()
+            .map(|ids| {
+                let ev = std::sync::Arc::clone(&ev);
+                std::thread::spawn(move || ev.wait(&ids, false, Some(Duration::from_secs(60))))
+            })
+            .collect();
+        // Both are waiting before the interrupt (or the firing latches and
+        // only one could take it, as on the driver).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while ev.table.lock().events[&a].waiters < 2 {
+            assert!(Instant::now() < deadline, "the waiters never started");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        ev.interrupt(mb.unwrap());
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), Ok(()));
+        }
+        // Taken by the waits: a new wait does not see it.
+        assert_eq!(
+            ev.wait(&[a], false, Some(Duration::ZERO)),
+            Err(EventError::Timeout)
+        );
+        assert_eq!(ev.table.lock().events[&a].waiters, 0);
     }
 }

@@ -67,6 +67,9 @@ pub struct CacheOps {
     pub gl1_inv: bool,
     pub gl2_inv: bool,
     pub gl2_wb: bool,
+    /// I$: counted (`counters`), never modelled (code is not written by
+    /// the work the model checks).
+    pub gli_inv: bool,
 }
 
 impl CacheOps {
@@ -86,10 +89,10 @@ impl CacheOps {
                 Effect::Invalidate(Cache::Gl1) => ops.gl1_inv = true,
                 Effect::Invalidate(Cache::Gl2) => ops.gl2_inv = true,
                 Effect::WriteBack(Cache::Gl2) => ops.gl2_wb = true,
-                // The model holds no state for these: code is never
-                // written by the work it checks (I$), there is no
+                Effect::Invalidate(Cache::Instruction) => ops.gli_inv = true,
+                // The model holds no state for these: there is no
                 // compression (GLM), and no scalar stores (K$ write-back).
-                Effect::Invalidate(Cache::Instruction | Cache::Metadata)
+                Effect::Invalidate(Cache::Metadata)
                 | Effect::WriteBack(
                     Cache::Instruction
                     | Cache::Metadata
@@ -117,6 +120,7 @@ impl CacheOps {
             gl1_inv: true,
             gl2_inv: true,
             gl2_wb: true,
+            gli_inv: true,
         }
     }
 }

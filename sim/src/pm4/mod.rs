@@ -162,6 +162,13 @@ pub fn execute_ib(
     run.model.carry_in(carried);
     for (index, item) in Cp::new(dwords, device.family()).enumerate() {
         let (dword, packet) = item.map_err(|e| run.error(index, e.at(), None, e.into()))?;
+        device.cp.pm4_packet(
+            matches!(packet, Packet::DispatchDirect { .. }),
+            matches!(
+                packet,
+                Packet::WaitRegMem { .. } | Packet::EventWrite { .. }
+            ),
+        );
         run.packet(index, dword, packet)?;
     }
     run.flush()?;
@@ -242,6 +249,7 @@ impl IbRun<'_> {
                 ..
             } => match strict::acquire_mem(coher_cntl, gcr_cntl, coher_base, coher_size) {
                 Ok(ops) => {
+                    self.device.cp.cache(ops);
                     self.events.push(Event::Acquire(ops));
                     Ok(())
                 }
@@ -351,7 +359,9 @@ impl IbRun<'_> {
             gl1_inv: release_cntl::GCR_GL1_INV.get(event_cntl) != 0,
             gl2_inv: release_cntl::GCR_GL2_INV.get(event_cntl) != 0,
             gl2_wb: release_cntl::GCR_GL2_WB.get(event_cntl) != 0,
+            gli_inv: false,
         };
+        self.device.cp.cache(ops);
         let bytes = match release_data::DATA_SEL.get(data_cntl) {
             release_data::DATA_SEL_NONE => None,
             release_data::DATA_SEL_DATA32 => Some((data as u32).to_le_bytes().to_vec()),

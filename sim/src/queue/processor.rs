@@ -308,6 +308,14 @@ impl Processor {
             queue: self.id,
             aql_packet: id,
         };
+        use crate::counters::AqlKind;
+        let kind = match &slot.packet {
+            Packet::KernelDispatch { .. } => AqlKind::Dispatch,
+            Packet::BarrierAnd { .. } => AqlKind::Barrier,
+            Packet::Pm4Ib { .. } => AqlKind::Pm4Ib,
+        };
+        let h = &slot.header;
+        self.device.cp.aql(kind, h.barrier, h.acquire, h.release);
         // What the host knew when it submitted this packet happened before it.
         let submitted = self.front.submitted(id);
         let mut violations = match &slot.packet {
@@ -372,6 +380,7 @@ impl Processor {
                             m,
                         )
                     })?;
+                self.device.cp.ib(dwords.len());
                 let execute = if slot.header.barrier {
                     pm4::execute_ib
                 } else {

@@ -1,0 +1,194 @@
+//! `cp_vs_hip`: the GPU-side work relaunch saves, counted by the simulated
+//! command processor on the same run. `tests/hip/decode_graph.hip` (a
+//! decode-shaped step: 28 layers x 12 kernels, captured once as a HIP
+//! graph, launched per token) runs under `relaunch sim-rocm` on the real
+//! ROCr 5.2.3 and HIP 5.2.3, plainly and with relaunch's interposer; the
+//! thunk writes the CP's counters at exit (`RELAUNCH_KFD_COUNTERS`). Per
+//! launch = (counts at 6 tokens - counts at 2) / 4, so start-up work
+//! (code loading, HIP's init blits) cancels out. Both runs must print the
+//! same digests, and the interposer must say it replays the graph.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::report::Report;
+
+const FEW: u32 = 2;
+const MANY: u32 = 6;
+const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+
+type Counts = BTreeMap<String, f64>;
+
+pub fn run(report: &mut Report) -> Result<(), String> {
+    let workspace = relaunch_testsupport::workspace();
+    let files = relaunch_testsupport::cargo_build(&[
+        "-p",
+        "relaunch",
+        "--bin",
+        "relaunch",
+        "-p",
+        "relaunch-kfd",
+        "-p",
+        "relaunch-kfd-shim",
+        "-p",
+        "relaunch-hipgraph",
+    ]);
+    let relaunch = relaunch_testsupport::artifact(&files, "relaunch");
+    let interposer = relaunch_testsupport::artifact(&files, "librelaunch_hipgraph.so");
+    let exe = build_program(&workspace, relaunch.parent().unwrap_or(Path::new(".")))?;
+    let plain = per_launch(&relaunch, &exe, None)?;
+    let replayed = per_launch(&relaunch, &exe, Some(&interposer))?;
+
+    println!("per launch of the graph (336 kernels), HIP alone vs through relaunch's interposer:");
+    for (name, hip) in &plain.0 {
+        let ours = replayed.0.get(name).copied().unwrap_or(0.0);
+        println!("  {name:<16} {hip:>10.1} {ours:>10.1}");
+    }
+    let get = |c: &Counts, k: &str| c.get(k).copied().unwrap_or(0.0);
+    let aql = |c: &Counts| get(c, "aql_dispatch") + get(c, "aql_barrier") + get(c, "aql_pm4_ib");
+    let (hip_aql, our_aql) = (aql(&plain.0), aql(&replayed.0));
+    let (hip_cache, our_cache) = (
+        get(&plain.0, "cache_actions"),
+        get(&replayed.0, "cache_actions"),
+    );
+    report.metric("cp_aql_packets_hip", hip_aql, "packets", None);
+    report.metric("cp_aql_packets_relaunch", our_aql, "packets", None);
+    report.metric("cp_packets_vs_hip", hip_aql / our_aql.max(1.0), "x", None);
+    report.metric(
+        "cp_pm4_dwords_relaunch",
+        get(&replayed.0, "pm4_dwords"),
+        "dwords",
+        None,
+    );
+    report.metric("cp_waits_hip", get(&plain.0, "waits"), "waits", None);
+    report.metric(
+        "cp_waits_relaunch",
+        get(&replayed.0, "waits"),
+        "waits",
+        None,
+    );
+    report.metric("cp_cache_actions_hip", hip_cache, "actions", None);
+    report.metric("cp_cache_actions_relaunch", our_cache, "actions", None);
+    report.metric(
+        "cp_cache_actions_vs_hip",
+        hip_cache / our_cache.max(1.0),
+        "x",
+        None,
+    );
+    if plain.1 != replayed.1 {
+        return Err(format!(
+            "the interposer changed the results:\nHIP:\n{}\nrelaunch:\n{}",
+            plain.1, replayed.1
+        ));
+    }
+    Ok(())
+}
+
+/// `tests/hip/decode_graph.hip` built next to the binaries (rebuilt when
+/// the source is newer).
+fn build_program(workspace: &Path, out_dir: &Path) -> Result<PathBuf, String> {
+    let source = workspace.join("tests/hip/decode_graph.hip");
+    let exe = out_dir.join("decode_graph");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&exe).is_some() && modified(&exe) >= modified(&source) {
+        return Ok(exe);
+    }
+    let out = Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx1030",
+            "-mcode-object-version=4",
+        ])
+        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
+        .arg("-O2")
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lamdhip64")
+        .output()
+        .map_err(|e| {
+            format!("cannot run clang++-19 ({e}): apt-get install clang-19 libamdhip64-dev")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "building {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(exe)
+}
+
+/// Per-launch counters and the digests printed, with or without the
+/// interposer.
+fn per_launch(
+    relaunch: &Path,
+    exe: &Path,
+    interposer: Option<&Path>,
+) -> Result<(Counts, String), String> {
+    let (few, _) = counted(relaunch, exe, FEW, interposer)?;
+    let (many, digests) = counted(relaunch, exe, MANY, interposer)?;
+    let launches = f64::from(MANY - FEW);
+    let per = many
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (v - few.get(k).copied().unwrap_or(0.0)) / launches,
+            )
+        })
+        .collect();
+    Ok((per, digests))
+}
+
+/// One run at `tokens` launches: the counters at exit and stdout.
+fn counted(
+    relaunch: &Path,
+    exe: &Path,
+    tokens: u32,
+    interposer: Option<&Path>,
+) -> Result<(Counts, String), String> {
+    let file = std::env::temp_dir().join(format!(
+        "relaunch-cp-{}-{}-{tokens}.txt",
+        std::process::id(),
+        interposer.is_some()
+    ));
+    let mut cmd = Command::new(relaunch);
+    cmd.args(["sim-rocm", "--target", "gfx1030", "--"])
+        .arg(exe)
+        .arg(tokens.to_string())
+        .env("RELAUNCH_KFD_COUNTERS", &file)
+        .env_remove("LD_PRELOAD");
+    if let Some(lib) = interposer {
+        cmd.env("LD_PRELOAD", lib).env("RELAUNCH_LOG", "info");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("running {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || !stdout.contains("decode_graph: ok") {
+        return Err(format!(
+            "decode_graph {tokens} under sim-rocm: {stdout}{stderr}"
+        ));
+    }
+    if interposer.is_some() && !stderr.contains("replays as retained PM4") {
+        return Err(format!("the interposer did not replay the graph: {stderr}"));
+    }
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("the thunk wrote no counters to {}: {e}", file.display()))?;
+    let _ = std::fs::remove_file(&file);
+    let mut counts = Counts::new();
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        if let (Some("gpu0"), Some(name), Some(value)) = (f.next(), f.next(), f.next()) {
+            let v: f64 = value
+                .parse()
+                .map_err(|_| format!("counter line {line:?}"))?;
+            counts.insert(name.to_string(), v);
+        }
+    }
+    Ok((counts, stdout))
+}
