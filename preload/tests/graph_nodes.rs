@@ -103,6 +103,8 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
     let env = [
         ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
         ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        // The fake HIP's device is the simulated gfx1100's board.
+        ("FAKEHIP_PCI_BUS_ID", Some("1100:e0:00.0")),
         ("RELAUNCH_SIM_KERNELS", Some("isa")),
         ("RELAUNCH_LOG", Some("info")),
     ];
@@ -150,6 +152,8 @@ fn a_v4_hip_kernel_reads_each_patched_geometry_through_the_dispatch_packet() {
     let env = [
         ("RELAUNCH_SIM_TARGETS", Some("gfx1100")),
         ("RELAUNCH_DEVICE", Some("name:gfx1100")),
+        // The fake HIP's device is the simulated gfx1100's board.
+        ("FAKEHIP_PCI_BUS_ID", Some("1100:e0:00.0")),
         ("RELAUNCH_SIM_KERNELS", Some("isa")),
     ];
     let (lines, stderr) = run_with(b, &app, &[&co], true, &env);

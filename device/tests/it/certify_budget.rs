@@ -31,9 +31,22 @@ fn certify_timed(kernels: usize, body: usize, same_entry: bool) -> (CodeObject, 
     (code, took)
 }
 
-/// Debug builds decode ~10x slower than release; both bounds leave room
-/// for a loaded machine (the object took 75 s in release before the fix).
-const CEILING: Duration = Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 });
+/// The bound: a few seconds in release (the object took 75 s
+/// before the fix). Debug builds run the same proof ~10x slower, and on a
+/// loaded 2-core machine that varied from 15 to 70 s: there the work bound
+/// is checked (the budget stopped the proof, named in the reason), not
+/// the wall clock, which would make the test flaky.
+const CEILING: Option<Duration> = if cfg!(debug_assertions) {
+    None
+} else {
+    Some(Duration::from_secs(10))
+};
+
+fn within_ceiling(took: Duration) {
+    if let Some(ceiling) = CEILING {
+        assert!(took < ceiling, "certify took {took:?}");
+    }
+}
 
 #[test]
 fn overlapping_kernels_over_a_shifting_loop_certify_within_the_bound() {
@@ -41,7 +54,7 @@ fn overlapping_kernels_over_a_shifting_loop_certify_within_the_bound() {
         return;
     }
     let (code, took) = certify_timed(48, 20_000, false);
-    assert!(took < CEILING, "certify took {took:?}");
+    within_ceiling(took);
     // The later kernels found the object's budget spent, and say so.
     let last = certify(&code).pop().unwrap();
     let why = &last.reason.unwrap().why;
@@ -54,7 +67,7 @@ fn kernels_sharing_entry_and_extent_are_proved_once() {
         return;
     }
     let (code, took) = certify_timed(48, 20_000, true);
-    assert!(took < CEILING, "certify took {took:?}");
+    within_ceiling(took);
     // One proof, so one verdict and one reason for all.
     let certs = certify(&code);
     assert!(certs.windows(2).all(|w| w[0].reason == w[1].reason));

@@ -8,6 +8,7 @@ mod support;
 
 mod deny;
 mod examples;
+mod real_rocr;
 mod install;
 mod sdk;
 mod seed;
