@@ -74,10 +74,11 @@ pub fn open() -> Result<(), String> {
         })
         .collect();
     let driver = Driver::open(configs).map_err(|e| e.to_string())?;
-    if std::env::var_os(COUNTERS_ENV).is_some() {
-        // SAFETY: registers a plain function with no captured state.
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a plain function with no captured state, once.
         unsafe { libc::atexit(at_exit) };
-    }
+    });
     let mut mmio_pages = Vec::new();
     for _ in driver.gpus() {
         let page = driver
@@ -155,12 +156,14 @@ pub fn write_counters(driver: &Driver) {
     }
 }
 
-/// At exit (HIP never closes the thunk): the counters as they stand.
+/// At exit (HIP never closes the thunk): what the checks found and the
+/// counters, as they stand.
 extern "C" fn at_exit() {
-    // A thread may hold the lock at exit; then the counters are skipped
+    // A thread may hold the lock at exit; then the report is skipped
     // rather than the exit blocked.
     if let Some(guard) = PROCESS.try_lock() {
         if let Some(p) = guard.as_ref() {
+            report_violations(&p.driver);
             write_counters(&p.driver);
         }
     }

@@ -8,8 +8,8 @@ mod support;
 
 mod deny;
 mod examples;
-mod real_rocr;
 mod install;
+mod real_rocr;
 mod sdk;
 mod seed;
 mod valgrind;

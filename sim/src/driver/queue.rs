@@ -140,8 +140,14 @@ impl Front for UserRingFront {
         !self.suspended.load(Ordering::Acquire)
     }
 
+    /// A real runtime's host waits are invisible here (ROCr reads signal
+    /// memory itself), so a packet is taken to know every completion that
+    /// happened before the CP picked it up (the processor takes a packet as
+    /// soon as its header is valid): races are reported only between
+    /// packets that could have overlapped, never between two the host may
+    /// have ordered by waiting.
     fn submitted(&self, _id: u64) -> Arc<VectorClock> {
-        clock::host()
+        clock::memory_and_host()
     }
 
     fn signal_value(&self, handle: u64) -> Option<i64> {
@@ -161,6 +167,9 @@ impl Front for UserRingFront {
                 .and_then(|()| self.memory.write_u64(handle + amd_signal::END_TS, end))
                 .map_err(|f| format!("completion signal {handle:#x}: {f}"))?;
         }
+        // Whoever sees the signal drop (the host, a barrier on another
+        // queue) knows this packet's work.
+        clock::release_to_memory();
         self.memory
             .atomic_add_i64(handle + amd_signal::VALUE, -1)
             .map_err(|f| format!("completion signal {handle:#x}: {f}"))?;
@@ -180,7 +189,13 @@ impl Front for UserRingFront {
         });
         match bad {
             Some(m) => Err(m),
-            None => Ok(reached),
+            None => {
+                if reached {
+                    // The dependency's completion happened before what follows.
+                    clock::acquire_from_memory();
+                }
+                Ok(reached)
+            }
         }
     }
 

@@ -210,6 +210,14 @@ pub fn release_to_memory() {
     release_into(&mut MEMORY_CLOCK.lock());
 }
 
+/// What a host that may have read any completion so far knows: the memory
+/// clock joined with the host's.
+pub fn memory_and_host() -> Arc<VectorClock> {
+    let mut seen = MEMORY_CLOCK.lock().clone();
+    seen.join(&HOST_CLOCK.load());
+    Arc::new(seen)
+}
+
 /// A satisfied wait on memory: the word's writer may have been a queue (the
 /// memory clock) or any host thread (the host clock).
 pub fn acquire_from_memory() {
