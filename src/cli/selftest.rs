@@ -23,6 +23,11 @@ pub struct Args {
     /// Counter code object to use instead of the bundled one.
     #[arg(long)]
     code_object: Option<PathBuf>,
+    /// Time the replays on the GPU (one lane): the IB writes timestamps
+    /// around every dispatch; the span and the order of the dispatch times
+    /// are checked.
+    #[arg(long)]
+    profile: bool,
     #[command(flatten)]
     dump: super::dump_ib::DumpIb,
 }
@@ -31,6 +36,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.dispatches == 0 || args.lanes == 0 || args.lanes > 64 {
         return Err(Failure::input(
             "selftest: --dispatches must be >= 1 and --lanes between 1 and 64",
+        ));
+    }
+    if args.profile && args.lanes > 1 {
+        return Err(Failure::input(
+            "selftest: --profile times one lane; drop --lanes",
         ));
     }
     args.dump.enable()?;
@@ -69,9 +79,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let expected = args.dispatches;
     let mut ok = true;
     if args.lanes == 1 {
-        let ib = gpu
-            .finalize(builders.pop().expect("one builder"))
-            .map_err(Failure::from)?;
+        let builder = builders.pop().expect("one builder");
+        let mut ib = if args.profile {
+            gpu.finalize_profiled(builder, relaunch::Profiling::Dispatches)
+        } else {
+            gpu.finalize(builder)
+        }
+        .map_err(Failure::from)?;
         say!(
             "ib: {} dispatches, {} dwords ({:.1} per dispatch)",
             ib.dispatch_count(),
@@ -79,7 +93,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
             ib.dwords() as f64 / ib.dispatch_count() as f64
         );
         for round in 1..=2 {
-            ib.replay().map_err(Failure::from)?;
+            if args.profile {
+                let times = ib.replay_profiled().map_err(Failure::from)?;
+                let dispatches = ib.dispatch_times().map_err(Failure::from)?;
+                ok &= report_times(times.gpu_us, &dispatches, expected);
+            } else {
+                ib.replay().map_err(Failure::from)?;
+            }
             ok &= report(&counters[0], None, expected * round)?;
         }
     } else {
@@ -120,6 +140,23 @@ fn report(
         None => say!("counter = {value} / {expected} [{verdict}]"),
     }
     Ok(value == expected)
+}
+
+/// A profiled replay's times: every dispatch timed, each ending after it
+/// starts, in submission order (the IB orders them with RMW boundaries),
+/// all within the span.
+fn report_times(span_us: f64, times: &[relaunch::DispatchTime], expected: u32) -> bool {
+    let ordered = times.windows(2).all(|w| w[1].start_us >= w[0].end_us);
+    let inside = times
+        .iter()
+        .all(|t| t.start_us >= 0.0 && t.end_us >= t.start_us && t.end_us <= span_us);
+    let ok = times.len() == expected as usize && ordered && inside && span_us > 0.0;
+    say!(
+        "profile: gpu span {span_us:.3} us, {} dispatch times, ordered {ordered}, within the span {inside} [{}]",
+        times.len(),
+        if ok { "PASS" } else { "FAIL" }
+    );
+    ok
 }
 
 /// Opens the named device, or the default (first real GPU, else sim).

@@ -118,3 +118,19 @@ fn selftest_on_the_simulator_runs_the_counters_machine_code() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("counter = 7 / 1 [FAIL]"), "{out}");
 }
+
+#[test]
+fn profiled_selftest_times_every_dispatch_in_order() {
+    let (code, out, err) = selftest(&["--device", "sim:gfx1100", "--profile", "--dispatches", "8"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.matches("8 dispatch times, ordered true, within the span true [PASS]")
+            .count(),
+        2,
+        "{out}"
+    );
+    // One lane only: several are refused as input, naming the flag.
+    let (code, _, err) = selftest(&["--device", "sim:gfx1100", "--profile", "--lanes", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--profile"), "{err}");
+}

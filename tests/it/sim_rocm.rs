@@ -311,3 +311,25 @@ fn a_vm_fault_under_hip_ends_as_rocr_ends_it_on_hardware() {
     );
     assert!(err.contains("killed by signal 6"), "{err}");
 }
+
+#[test]
+fn selftest_profiled_and_multi_lane_on_the_real_rocr() {
+    if stack().is_none() {
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_relaunch");
+    let (code, out, err) = run(&mut sim_rocm(
+        "gfx1030",
+        &[exe, "selftest", "--profile", "--dispatches", "32"],
+    ));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("profile: ").count(), 2, "{out}");
+    assert!(!out.contains("[FAIL]"), "{out}");
+    assert!(out.contains("counter = 64 / 64 [PASS]"), "{out}");
+    let (code, out, err) = run(&mut sim_rocm(
+        "gfx1030",
+        &[exe, "selftest", "--lanes", "4", "--dispatches", "16"],
+    ));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("counter[3] = 32 / 32 [PASS]"), "{out}");
+}
