@@ -94,6 +94,13 @@ pub fn write(bytes: &[u8], code: &CodeObject, certs: &[Certificate]) -> Value {
                     "kernarg_loads": c.kernarg_loads.iter()
                         .map(|(a, o)| json!({"address": format!("0x{a:x}"), "offset": o}))
                         .collect::<Vec<_>>(),
+                    "dispatch_sgpr": c.dispatch_sgpr,
+                    "packet_loads": c.packet_loads.iter()
+                        .map(|(a, o)| json!({"address": format!("0x{a:x}"), "offset": o}))
+                        .collect::<Vec<_>>(),
+                    "read_only_loads": c.read_only_loads.iter()
+                        .map(|(a, r)| json!({"address": format!("0x{a:x}"), "reads": format!("0x{r:x}")}))
+                        .collect::<Vec<_>>(),
                 },
             })
         })

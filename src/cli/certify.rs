@@ -49,6 +49,30 @@ fn opt(v: Option<u32>) -> String {
     v.map_or_else(|| "-".to_string(), |n| n.to_string())
 }
 
+/// What a vmem_only kernel's scalar loads read, per pointer.
+fn proven(c: &Certificate) -> String {
+    let pair = |s: Option<u8>| s.map_or("-".into(), |s| format!("s[{s}:{}]", s + 1));
+    let mut parts = vec![format!(
+        "the kernarg segment through {} ({} load(s))",
+        pair(c.kernarg_sgpr),
+        c.kernarg_loads.len()
+    )];
+    if !c.packet_loads.is_empty() {
+        parts.push(format!(
+            "the dispatch packet through {} ({} load(s))",
+            pair(c.dispatch_sgpr),
+            c.packet_loads.len()
+        ));
+    }
+    if !c.read_only_loads.is_empty() {
+        parts.push(format!(
+            "read-only code object data ({} load(s))",
+            c.read_only_loads.len()
+        ));
+    }
+    format!("every scalar load reads {}", parts.join(", "))
+}
+
 fn render(path: &str, bytes: &[u8], object: &CodeObject, certs: &[Certificate]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -66,14 +90,7 @@ fn render(path: &str, bytes: &[u8], object: &CodeObject, certs: &[Certificate]) 
                 let _ = writeln!(out, "  reason:   {reason}");
             }
             None => {
-                let pair = c
-                    .kernarg_sgpr
-                    .map_or("-".into(), |s| format!("s[{s}:{}]", s + 1));
-                let _ = writeln!(
-                    out,
-                    "  reason:   every scalar load reads the kernarg segment through {pair} ({} load(s))",
-                    c.kernarg_loads.len()
-                );
+                let _ = writeln!(out, "  reason:   {}", proven(c));
             }
         }
         let _ = writeln!(

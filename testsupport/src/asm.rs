@@ -347,6 +347,55 @@ pub fn dims_v4() -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// Where Debian's `rocm-device-libs` puts the device library bitcode.
+pub const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+
+/// `tests/kernels/hip/<name>` built now by clang++-19 for `arch` as code
+/// object v4 against the ROCm device libraries, as an engine's hipcc build
+/// would (an offload bundle, as clang writes it). None when clang++-19, the
+/// HIP headers or the device libraries are missing, which
+/// [`crate::missing`] makes a failure under CI.
+pub fn hip_v4(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, lld-19, libamdhip64-dev and rocm-device-libs";
+    if !crate::require_tool("clang++-19", HINT) {
+        return None;
+    }
+    if !std::path::Path::new(DEVICE_LIBS).join("ockl.bc").is_file() {
+        crate::missing(&format!("the ROCm device libraries ({DEVICE_LIBS})"), HINT);
+        return None;
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip").join(name);
+    let out = std::env::temp_dir().join(format!(
+        "relaunch-hip-v4-{}-{}.out",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let run = Command::new("clang++-19")
+        .args(["-x", "hip", &format!("--offload-arch={arch}")])
+        .args(["-mcode-object-version=4", "--cuda-device-only", "-O2"])
+        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang++-19");
+    if !run.status.success() {
+        crate::missing(
+            &format!(
+                "a clang++-19 that builds {} ({})",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            ),
+            HINT,
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&out).expect("read the built code object");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
+
 /// A kernel named `counter`, like `tests/kernels/counter.cl` (one global
 /// pointer argument), whose machine code atomically adds `add` per
 /// work-item instead of 1: where the result is `add` per work-item, the

@@ -12,6 +12,11 @@ const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
 const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
+const SHT_RELA: u32 = 4;
+const SHT_REL: u32 = 9;
+const SHF_ALLOC: u64 = 2;
+const RELA_BYTES: u64 = 24;
+const REL_BYTES: u64 = 16;
 const SHT_NOTE: u32 = 7;
 const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
@@ -96,10 +101,12 @@ impl LoadSegment {
 #[derive(Debug, Clone, Copy)]
 struct Section {
     kind: u32,
+    flags: u64,
     addr: u64,
     offset: u64,
     size: u64,
     link: u32,
+    info: u32,
     entsize: u64,
 }
 
@@ -279,10 +286,12 @@ impl<'a> Elf<'a> {
             for (index, sh) in table.chunks_exact(SHDR_BYTES as usize).enumerate() {
                 let s = Section {
                     kind: u32_at(sh, 4),
+                    flags: u64_at(sh, 8),
                     addr: u64_at(sh, 16),
                     offset: u64_at(sh, 24),
                     size: u64_at(sh, 32),
                     link: u32_at(sh, 40),
+                    info: u32_at(sh, 44),
                     entsize: u64_at(sh, 56),
                 };
                 if s.kind != SHT_NOBITS && index != 0 {
@@ -415,6 +424,37 @@ impl<'a> Elf<'a> {
             return Err(E::NoSymbolTable);
         }
         Ok(found)
+    }
+
+    /// Where a loader writes into the image: the `r_offset` (a virtual
+    /// address in a linked object) of every entry of the relocation
+    /// sections it applies, sorted. Like ROCr, every REL/RELA section
+    /// counts except those for a section that is not loaded (link-time
+    /// relocations kept by `--emit-relocs` for debug info).
+    pub fn load_time_relocations(&self) -> Result<Vec<u64>, E> {
+        let mut at = Vec::new();
+        for s in &self.sections {
+            let entry = match s.kind {
+                SHT_RELA => RELA_BYTES,
+                SHT_REL => REL_BYTES,
+                _ => continue,
+            };
+            let target = self.sections.get(s.info as usize);
+            if s.info != 0 && target.is_some_and(|t| t.flags & SHF_ALLOC == 0) {
+                continue;
+            }
+            if s.entsize != entry {
+                return Err(E::BadEntrySize {
+                    what: "relocation",
+                    found: s.entsize,
+                    expected: entry,
+                });
+            }
+            let table = range(self.bytes, s.offset, s.size, "relocation table")?;
+            at.extend(table.chunks_exact(entry as usize).map(|r| u64_at(r, 0)));
+        }
+        at.sort_unstable();
+        Ok(at)
     }
 
     /// The file bytes at virtual address `vaddr`, `size` long, when they lie

@@ -97,3 +97,21 @@ fn every_fixture_kernel_gets_a_verdict() {
         }
     }
 }
+
+#[test]
+fn v4_kernels_reading_the_dispatch_packet_are_vmem_only() {
+    // add_scalar-v4 reads its workgroup size through the dispatch pointer
+    // (clang's code object v4 lowering): s[4:5] after the private segment
+    // buffer on gfx10.3, s[0:1] on gfx11, the kernarg pair after it.
+    for (t, packet) in [("gfx1030", 4), ("gfx1100", 0)] {
+        let c = &certify(&load(t, "add_scalar-v4.co"))[0];
+        assert_eq!(c.read_cache, ReadCache::VmemOnly, "{t}: {:?}", c.reason);
+        assert_eq!(c.dispatch_sgpr, Some(packet), "{t}");
+        assert_eq!(c.kernarg_sgpr, Some(packet + 2), "{t}");
+        assert!(!c.packet_loads.is_empty(), "{t}");
+        for &(at, off) in &c.packet_loads {
+            assert!((0..64).contains(&off), "{t}: 0x{at:x} reads offset {off}");
+        }
+        assert!(c.read_only_loads.is_empty(), "{t}");
+    }
+}

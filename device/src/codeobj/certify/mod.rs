@@ -4,14 +4,26 @@
 //!
 //! Owns: the proof per kernel ([`certify_kernel`]) and its evidence. The
 //! proof is fail-closed: a kernel is [`ReadCache::VmemOnly`] only when every
-//! scalar-memory read reachable from the entry is an `s_load` whose base pair
-//! holds the kernarg segment pointer, as delivered in the user SGPRs that
-//! this kernel's descriptor enables, unmodified (or copied by `s_mov_b64` /
-//! `s_mov_b32` pairs) on every path, with an immediate offset inside the
-//! kernarg segment. Anything else — another base, `s_buffer_load`, a
-//! register offset, an indirect or unfollowable branch, an instruction the
-//! decoder does not know — makes it [`ReadCache::ScalarOrUnknown`] naming
-//! the first such instruction. Decoding is `relaunch-isa`'s.
+//! scalar-memory read reachable from the entry is an `s_load` at an
+//! immediate offset, on every path, through one of three pointers no
+//! producer kernel writes behind:
+//! - the kernarg segment pointer, as the user SGPRs this kernel's
+//!   descriptor enables deliver it, unmodified (or copied by `s_mov_b64` /
+//!   `s_mov_b32`), reading inside the segment;
+//! - the dispatch packet pointer (code object v4's `dispatch_ptr`), the
+//!   same way, reading inside the 64-byte AQL packet: the packet processor
+//!   or, on relaunch's PM4 path, the host (into the kernarg image, before
+//!   the IB's K$-invalidating prologue) writes it before the dispatch;
+//! - an address the kernel computes PC-relatively (`s_getpc_b64`, then
+//!   `s_add_u32`/`s_addc_u32` of a constant the loader does not relocate),
+//!   reading inside a loadable segment of the same code object without
+//!   write permission (`.rodata`, `.text`; HIP `__constant__` variables
+//!   live in a writable one and stay unproven).
+//!
+//! Anything else — a pointer from kernargs or from memory, `s_buffer_load`,
+//! a register offset, an indirect or unfollowable branch, an instruction
+//! the decoder does not know — makes it [`ReadCache::ScalarOrUnknown`]
+//! naming the first such instruction. Decoding is `relaunch-isa`'s.
 //!
 //! The proof's cost is bounded per code object, not per kernel: all its
 //! kernels share one budget of [`OBJECT_BUDGET`] instruction visits
@@ -21,6 +33,8 @@
 //! cover is scalar-or-unknown saying so, so a hostile object loads in
 //! seconds and costs only its own boundaries.
 
+mod facts;
+mod reads;
 mod walk;
 
 use std::collections::HashMap;
@@ -31,11 +45,13 @@ use relaunch_isa::{decode, Decoded, Isa};
 use super::elf::Elf;
 use super::kernel::KernelInfo;
 use super::object::CodeObject;
+use reads::{Pointers, Read, ReadOnlyImage};
 
 /// What a kernel may read through the scalar cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReadCache {
-    /// Proven: scalar loads read only the kernarg segment.
+    /// Proven: scalar loads read only the kernarg segment, the dispatch
+    /// packet and the code object's read-only data.
     VmemOnly,
     /// Not proven (or disproven): keep the full boundary.
     ScalarOrUnknown,
@@ -95,6 +111,13 @@ pub struct Certificate {
     pub code_range: (u64, u64),
     /// Scalar loads proven to read the kernarg segment (address, offset).
     pub kernarg_loads: Vec<(u64, i64)>,
+    /// The first SGPR of the dispatch packet pointer pair, per the descriptor.
+    pub dispatch_sgpr: Option<u8>,
+    /// Scalar loads proven to read the dispatch packet (address, offset).
+    pub packet_loads: Vec<(u64, i64)>,
+    /// Scalar loads proven to read the code object's read-only segments
+    /// (address, virtual address read).
+    pub read_only_loads: Vec<(u64, u64)>,
 }
 
 /// The kernarg pointer's first SGPR: user SGPRs are allocated in a fixed
@@ -102,21 +125,30 @@ pub struct Certificate {
 /// segment ptr 2, ...), so the pair's index follows from what precedes it.
 pub fn kernarg_sgpr(kernel: &KernelInfo) -> Option<u8> {
     let d = &kernel.descriptor;
-    if !d.wants_kernarg_segment_ptr() {
+    let before = [
+        (d.wants_private_segment_buffer(), 4),
+        (d.wants_dispatch_ptr(), 2),
+        (d.wants_queue_ptr(), 2),
+    ];
+    user_pair(kernel, d.wants_kernarg_segment_ptr(), &before)
+}
+
+/// The dispatch packet pointer's first SGPR (after the private segment
+/// buffer, when that is enabled).
+pub fn dispatch_sgpr(kernel: &KernelInfo) -> Option<u8> {
+    let d = &kernel.descriptor;
+    let before = [(d.wants_private_segment_buffer(), 4)];
+    user_pair(kernel, d.wants_dispatch_ptr(), &before)
+}
+
+/// The first SGPR of an enabled pair preceded by `before` (enabled, size).
+fn user_pair(kernel: &KernelInfo, enabled: bool, before: &[(bool, u32)]) -> Option<u8> {
+    if !enabled {
         return None;
     }
-    let mut at = 0u32;
-    if d.wants_private_segment_buffer() {
-        at += 4;
-    }
-    if d.wants_dispatch_ptr() {
-        at += 2;
-    }
-    if d.wants_queue_ptr() {
-        at += 2;
-    }
+    let at: u32 = before.iter().filter(|(on, _)| *on).map(|(_, n)| n).sum();
     // The pair must be among the SGPRs the hardware loads.
-    (at + 2 <= d.user_sgpr_count()).then_some(at as u8)
+    (at + 2 <= kernel.descriptor.user_sgpr_count()).then_some(at as u8)
 }
 
 /// The decoder settings for a kernel.
@@ -137,6 +169,9 @@ fn unknown(kernel: &KernelInfo, why: String) -> Certificate {
         kernarg_sgpr: kernarg_sgpr(kernel),
         code_range: (kernel.code_entry_offset, kernel.code_entry_offset),
         kernarg_loads: Vec::new(),
+        dispatch_sgpr: dispatch_sgpr(kernel),
+        packet_loads: Vec::new(),
+        read_only_loads: Vec::new(),
     }
 }
 
@@ -175,19 +210,22 @@ impl Budget {
     }
 }
 
-/// What a proof depends on besides the bytes: equal keys, equal proofs.
-type ProofKey = (Isa, u64, u64, Option<u8>, u64);
-type Proof = (MemoryCounts, Result<Vec<(u64, i64)>, Reason>);
+/// What a proof depends on besides the bytes and the code object's image:
+/// (decoder, entry, size, kernarg pair, kernarg size, packet pair); equal
+/// keys, equal proofs.
+type ProofKey = (Isa, u64, u64, Option<u8>, u64, Option<u8>);
+type Proof = (MemoryCounts, Result<Vec<(u64, Read)>, Reason>);
 
 /// Certify every kernel of a code object, within one [`OBJECT_BUDGET`].
 pub fn certify(code: &CodeObject) -> Vec<Certificate> {
     let elf = Elf::parse(code.bytes());
+    let image = elf.as_ref().map(ReadOnlyImage::of).unwrap_or_default();
     let mut budget = Budget::new(OBJECT_BUDGET);
     let mut proofs = HashMap::new();
     code.kernels()
         .iter()
         .map(|k| match &elf {
-            Ok(elf) => certify_in(elf, k, &mut budget, &mut proofs),
+            Ok(elf) => certify_in(elf, &image, k, &mut budget, &mut proofs),
             Err(e) => unknown(k, format!("code object unreadable: {e}")),
         })
         .collect()
@@ -197,6 +235,7 @@ pub fn certify(code: &CodeObject) -> Vec<Certificate> {
 pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
     certify_in(
         elf,
+        &ReadOnlyImage::of(elf),
         kernel,
         &mut Budget::new(OBJECT_BUDGET),
         &mut HashMap::new(),
@@ -205,6 +244,7 @@ pub fn certify_kernel(elf: &Elf<'_>, kernel: &KernelInfo) -> Certificate {
 
 fn certify_in(
     elf: &Elf<'_>,
+    image: &ReadOnlyImage,
     kernel: &KernelInfo,
     budget: &mut Budget,
     proofs: &mut HashMap<ProofKey, Proof>,
@@ -242,13 +282,25 @@ fn certify_in(
             format!("code 0x{entry:x}+{size} is outside the loaded segments"),
         );
     };
-    let kernarg = kernarg_sgpr(kernel);
-    let limit = u64::from(kernel.kernarg_size);
+    let pointers = Pointers {
+        kernarg: kernarg_sgpr(kernel),
+        kernarg_size: u64::from(kernel.kernarg_size),
+        packet: dispatch_sgpr(kernel),
+        image,
+    };
+    let key = (
+        isa,
+        entry,
+        size,
+        pointers.kernarg,
+        pointers.kernarg_size,
+        pointers.packet,
+    );
     let (counts, proof) = proofs
-        .entry((isa, entry, size, kernarg, limit))
+        .entry(key)
         .or_insert_with(|| match count(isa, text, budget) {
             Some(counts) => {
-                let proof = walk::prove(isa, text, entry, kernarg, limit, budget);
+                let proof = walk::prove(isa, text, entry, &pointers, budget);
                 (counts, proof)
             }
             None => (
@@ -266,14 +318,23 @@ fn certify_in(
         read_cache: ReadCache::ScalarOrUnknown,
         reason: None,
         counts,
-        kernarg_sgpr: kernarg,
+        kernarg_sgpr: pointers.kernarg,
         code_range: (entry, entry + size),
         kernarg_loads: Vec::new(),
+        dispatch_sgpr: pointers.packet,
+        packet_loads: Vec::new(),
+        read_only_loads: Vec::new(),
     };
     match proof {
         Ok(loads) => {
             cert.read_cache = ReadCache::VmemOnly;
-            cert.kernarg_loads = loads;
+            for (at, read) in loads {
+                match read {
+                    Read::Kernarg(off) => cert.kernarg_loads.push((at, off)),
+                    Read::Packet(off) => cert.packet_loads.push((at, off)),
+                    Read::Image(addr) => cert.read_only_loads.push((at, addr)),
+                }
+            }
         }
         Err(reason) => cert.reason = Some(reason),
     }
