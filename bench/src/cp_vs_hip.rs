@@ -20,6 +20,15 @@ const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
 type Counts = BTreeMap<String, f64>;
 
+/// The program's own measure of the host time its hipGraphLaunch calls
+/// took (stderr), in microseconds.
+fn launch_us(stderr: &str) -> Option<f64> {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("decode_graph: host us per hipGraphLaunch: "))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
 pub fn run(report: &mut Report) -> Result<(), String> {
     let workspace = relaunch_testsupport::workspace();
     let files = relaunch_testsupport::cargo_build(&[
@@ -74,6 +83,20 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         "cp_cache_actions_vs_hip",
         hip_cache / our_cache.max(1.0),
         "x",
+        None,
+    );
+    // Host time per hipGraphLaunch, measured by the program (debug or
+    // release as the program was built; the simulator runs the GPU side).
+    report.metric(
+        "hip_graph_launch_host_us_hip",
+        get(&plain.0, "host_us_per_launch"),
+        "us",
+        None,
+    );
+    report.metric(
+        "hip_graph_launch_host_us_relaunch",
+        get(&replayed.0, "host_us_per_launch"),
+        "us",
         None,
     );
     if plain.1 != replayed.1 {
@@ -143,7 +166,8 @@ fn per_launch(
     Ok((per, digests))
 }
 
-/// One run at `tokens` launches: the counters at exit and stdout.
+/// One run at `tokens` launches: the counters at exit (and the host time
+/// per launch) and stdout.
 fn counted(
     relaunch: &Path,
     exe: &Path,
@@ -181,6 +205,9 @@ fn counted(
         .map_err(|e| format!("the thunk wrote no counters to {}: {e}", file.display()))?;
     let _ = std::fs::remove_file(&file);
     let mut counts = Counts::new();
+    if let Some(us) = launch_us(&stderr) {
+        counts.insert("host_us_per_launch".into(), us);
+    }
     for line in text.lines() {
         let mut f = line.split_whitespace();
         if let (Some("gpu0"), Some(name), Some(value)) = (f.next(), f.next(), f.next()) {
