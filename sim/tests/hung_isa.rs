@@ -20,8 +20,8 @@ use relaunch_hsa_sys::{
 use relaunch_sim::device::SimConfig;
 use relaunch_sim::driver::{queue::amd_signal, Driver, QueueKind};
 use relaunch_sim::memory::{DeviceMemory, MemKind};
-use relaunch_testsupport::asm;
 use relaunch_testsupport::simkit::Rig;
+use relaunch_testsupport::{asm, process};
 
 const TARGET: &str = "gfx1100";
 /// How long the kernel gets to start (a loaded 2-core host can be slow).
@@ -39,23 +39,9 @@ const WINDOW: Duration = Duration::from_secs(2);
 /// a wide margin either way.
 const IDLE_CPU: Duration = Duration::from_millis(200);
 
-/// User plus system CPU time of the whole process so far.
-fn process_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage into the pointed-to storage.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage failed");
-    // SAFETY: initialised by the successful call above.
-    let usage = unsafe { usage.assume_init() };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 /// CPU time the process uses over `WINDOW`.
 fn cpu_over_window() -> Duration {
-    let before = process_cpu();
-    std::thread::sleep(WINDOW);
-    process_cpu() - before
+    process::cpu_over(WINDOW)
 }
 
 /// Wait until `out` holds 1: the kernel started (its first store landed).
