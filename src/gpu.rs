@@ -50,6 +50,8 @@ pub(crate) struct GpuInner {
     schedulers: Mutex<HashMap<usize, Arc<HsaScheduler>>>,
     /// Live allocations, so IBs can keep alive what their kernargs use.
     pub(crate) allocations: crate::keepalive::Registry,
+    /// Replays of IBs dropped while they ran (`settle`).
+    pub(crate) unwaited: crate::settle::Unwaited,
 }
 
 /// An opened GPU. Cheap to clone; everything made from it (modules, IBs,
@@ -231,6 +233,7 @@ impl Gpu {
                 describe,
                 schedulers: Mutex::new(HashMap::new()),
                 allocations: crate::keepalive::Registry::default(),
+                unwaited: crate::settle::Unwaited::default(),
             }),
         })
     }

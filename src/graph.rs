@@ -202,11 +202,13 @@ impl Drop for GraphExec {
             return;
         }
         // IBs and kernarg allocations first, then the modules' code.
-        let keep = (
-            self.launched.get_mut().take(),
-            std::mem::take(&mut self.modules),
-        );
-        crate::settle::until_settled(last, keep);
+        let launched = self.launched.get_mut().take();
+        let Some(gpu) = launched.as_ref().map(|l| l.gpu.clone()) else {
+            // Never installed, so nothing of it runs.
+            return;
+        };
+        let keep = (launched, std::mem::take(&mut self.modules));
+        crate::settle::until_settled(&gpu, last, keep);
     }
 }
 

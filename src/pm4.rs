@@ -169,14 +169,14 @@ impl Drop for Pm4Ib {
         if let Some(last) = self.last.get_mut().take() {
             // The kernargs' allocations too: the running replay writes them.
             let kept = std::mem::take(&mut self.kept);
-            crate::settle::until_settled(vec![last], (kept, modules));
+            crate::settle::until_settled(&self.gpu, vec![last], (kept, modules));
         }
     }
 }
 
 /// A submitted replay; wait for it before reading results.
 pub struct Replay {
-    completion: Completion<HsaWatch>,
+    pub(crate) completion: Completion<HsaWatch>,
 }
 
 impl Replay {

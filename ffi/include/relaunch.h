@@ -457,7 +457,9 @@ int32_t rl_gpu_describe(const struct RlGpu *gpu, char *buf, size_t len);
 /**
  * Drops this handle. Anything made from the GPU (modules, IBs, graph
  * launches) keeps the device and its `rl_gpu_alloc` memory alive until
- * it is freed too. NULL is a no-op.
+ * it is freed too. When the last of them goes, replays of freed IBs that
+ * were never waited for and still run are abandoned (their queues
+ * stopped), so nothing of the device keeps running. NULL is a no-op.
  */
 void rl_gpu_free(struct RlGpu *gpu);
 
@@ -895,7 +897,10 @@ size_t rl_pm4_ib_dwords(const struct RlPm4Ib *ib);
 
 /**
  * Frees the IB (after replays in flight complete). Its modules and GPU
- * are released when nothing else uses them. NULL is a no-op.
+ * are released when nothing else uses them. NULL is a no-op. Replays of
+ * it not waited for (`rl_pm4_replay_async`) run on; one still running
+ * 60 s later, or when the GPU's last handle is freed, is abandoned as
+ * `rl_pm4_wait` would abandon it.
  */
 void rl_pm4_ib_free(struct RlPm4Ib *ib);
 

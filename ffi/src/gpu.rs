@@ -32,6 +32,24 @@ impl Handled for GpuObj {
     const KIND: u8 = 1;
 }
 
+impl Drop for GpuObj {
+    /// The last handle of the device is gone (every module, builder, IB
+    /// and buffer holds this object): replays of freed IBs still running
+    /// can never be waited for, so they are abandoned now rather than at
+    /// the replay timeout, and what they kept (code, memory, the queue and
+    /// its threads) goes with them. Runs inside the freeing call's panic
+    /// guard.
+    fn drop(&mut self) {
+        let abandoned = self.gpu.abandon_unwaited();
+        if abandoned > 0 {
+            tracing::debug!(
+                abandoned,
+                "device freed with unwaited replays running; abandoned"
+            );
+        }
+    }
+}
+
 impl GpuObj {
     /// The allocation holding `[addr, addr + len)`, or an error naming it.
     fn with_range<T>(
@@ -145,7 +163,9 @@ pub unsafe extern "C" fn rl_gpu_describe(gpu: *const RlGpu, buf: *mut c_char, le
 
 /// Drops this handle. Anything made from the GPU (modules, IBs, graph
 /// launches) keeps the device and its `rl_gpu_alloc` memory alive until
-/// it is freed too. NULL is a no-op.
+/// it is freed too. When the last of them goes, replays of freed IBs that
+/// were never waited for and still run are abandoned (their queues
+/// stopped), so nothing of the device keeps running. NULL is a no-op.
 #[no_mangle]
 pub extern "C" fn rl_gpu_free(gpu: *mut RlGpu) {
     handles::free::<GpuObj>("rl_gpu_free", gpu);

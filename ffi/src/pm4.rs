@@ -358,7 +358,10 @@ pub extern "C" fn rl_pm4_ib_dwords(ib: *const RlPm4Ib) -> usize {
 }
 
 /// Frees the IB (after replays in flight complete). Its modules and GPU
-/// are released when nothing else uses them. NULL is a no-op.
+/// are released when nothing else uses them. NULL is a no-op. Replays of
+/// it not waited for (`rl_pm4_replay_async`) run on; one still running
+/// 60 s later, or when the GPU's last handle is freed, is abandoned as
+/// `rl_pm4_wait` would abandon it.
 #[no_mangle]
 pub extern "C" fn rl_pm4_ib_free(ib: *mut RlPm4Ib) {
     handles::free::<IbObj>("rl_pm4_ib_free", ib);

@@ -208,8 +208,9 @@ impl Drop for HsaWatch {
     fn drop(&mut self) {
         let signals = std::mem::take(&mut self.signals);
         let live = self.live.get_mut();
-        // On a lost GPU the driver stopped the queue: nothing runs any more.
-        let lost = live.queue.device_lost();
+        // On a lost GPU the driver stopped the queue, and an abandoned
+        // queue was inactivated: either way nothing runs any more.
+        let lost = live.queue.device_lost() || live.queue.is_inactivated();
         let mut leaked = 0;
         for (i, signal) in signals.into_iter().enumerate() {
             let seq = live.armed_by[i];

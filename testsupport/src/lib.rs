@@ -3,7 +3,7 @@
 //! ([`fixture`]), the check for external tools ([`require_tool`],
 //! [`missing`]), assembling with LLVM 19 ([`asm`]), nested `cargo build`s of artifacts a test needs but cargo
 //! does not build for it (cdylibs, examples), a counting allocator
-//! ([`alloc`]); behind features, a hand-built kernel descriptor
+//! ([`alloc`]), the process's CPU time and threads ([`process`]); behind features, a hand-built kernel descriptor
 //! (`device`: [`counter_descriptor`]), simulator rigs (`sim`: `rig`,
 //! `simkit`) and an in-memory queue backend (`sched`: `counter`).
 //!
@@ -16,6 +16,7 @@ pub mod alloc;
 pub mod asm;
 #[cfg(feature = "sched")]
 pub mod counter;
+pub mod process;
 #[cfg(feature = "sim")]
 pub mod rig;
 #[cfg(feature = "sim")]

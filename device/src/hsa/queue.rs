@@ -35,6 +35,8 @@ struct ErrorSlot {
     /// describe another queue's (another GPU's) error.
     message: std::sync::OnceLock<String>,
     hsa: Arc<sys::LoadedHsa>,
+    /// Set once `abandon` inactivated the queue: nothing on it runs.
+    inactivated: std::sync::atomic::AtomicBool,
 }
 
 /// The error slot's value for a queue relaunch abandoned (not an HSA
@@ -131,6 +133,7 @@ impl Runtime {
             status: AtomicU32::new(0),
             message: std::sync::OnceLock::new(),
             hsa: Arc::clone(&self.inner.hsa),
+            inactivated: std::sync::atomic::AtomicBool::new(false),
         });
         let mut queue: *mut sys::Queue = std::ptr::null_mut();
         // SAFETY: GPU agent of this runtime; the callback does not unwind and
@@ -284,13 +287,22 @@ impl AqlQueue {
         // SAFETY: live queue of a live runtime (this handle keeps both).
         let status = unsafe { (self.inner.api().queue_inactivate)(self.queue.as_ptr()) };
         match status {
-            sys::HSA_STATUS_SUCCESS => Ok(()),
+            sys::HSA_STATUS_SUCCESS => {
+                self.error.inactivated.store(true, Ordering::Release);
+                Ok(())
+            }
             _ => Err(HsaError::Call {
                 call: "hsa_queue_inactivate",
                 status,
                 message: self.inner.describe(status),
             }),
         }
+    }
+
+    /// True once [`AqlQueue::abandon`] inactivated the queue: its work in
+    /// flight was discarded, so nothing on it runs or signals any more.
+    pub fn is_inactivated(&self) -> bool {
+        self.error.inactivated.load(Ordering::Acquire)
     }
 
     /// True when this queue's GPU is lost (a memory fault was reported).

@@ -7,6 +7,7 @@ mod bad_handles;
 mod certify;
 mod graph_api;
 mod twin_lock;
+mod unwaited;
 
 use std::ffi::{CStr, CString};
 

@@ -57,8 +57,9 @@ pub struct ActorOptions {
     /// Operations the mailbox holds before senders wait for room.
     pub mailbox_capacity: usize,
     /// How long the actor thread waits for a running replay before a queued
-    /// patch gives up (reported by the next replay) or an uninstall keeps
-    /// the IB's memory until shutdown.
+    /// patch gives up (reported by the next replay) or an uninstall sets
+    /// the IB's memory aside until that replay settles (finishes, fails or
+    /// is abandoned; looked at again at each uninstall and at shutdown).
     pub drain_timeout: Duration,
 }
 
@@ -139,8 +140,10 @@ struct Entry<B: QueueBackend> {
 pub(crate) struct Core<B: QueueBackend> {
     backend: B,
     ibs: Slab<Entry<B>>,
-    /// IBs uninstalled while a replay still ran past `drain_timeout`.
-    graveyard: Vec<B::Installed>,
+    /// IBs uninstalled while a replay still ran past `drain_timeout`,
+    /// with their tracks: freed once that replay settled (finished,
+    /// failed or abandoned), checked at each uninstall and at shutdown.
+    graveyard: Vec<(B::Installed, Arc<IbTrack>)>,
 }
 
 // SAFETY: every field but `core` is Sync. `core` is reached only by the
@@ -338,13 +341,15 @@ impl<B: QueueBackend> Shared<B> {
         let Some(entry) = core.ibs.remove(ib) else {
             return Step::Done(Err(SchedError::UnknownIb { actor, ib }));
         };
+        self.bury_settled(core);
         if !entry.track.settled(&*self.watch) {
             tracing::warn!(
                 actor,
                 ib,
-                "IB still running after the drain timeout; its memory is kept until shutdown"
+                "IB still running after the drain timeout; its memory is kept until its replay \
+                 settles"
             );
-            core.graveyard.push(entry.ib);
+            core.graveyard.push((entry.ib, entry.track));
             return Step::Done(Ok(()));
         }
         Step::Done(
@@ -356,6 +361,24 @@ impl<B: QueueBackend> Shared<B> {
                     cause,
                 }),
         )
+    }
+
+    /// Frees the graveyard's IBs whose replays have settled since (an
+    /// abandoned replay counts: its queue no longer reads them).
+    fn bury_settled(&self, core: &mut Core<B>) {
+        if core.graveyard.is_empty() {
+            return;
+        }
+        let watch = &*self.watch;
+        let (settled, running): (Vec<_>, Vec<_>) = std::mem::take(&mut core.graveyard)
+            .into_iter()
+            .partition(|(_, track)| track.settled(watch));
+        core.graveyard = running;
+        for (ib, _) in settled {
+            if let Err(cause) = core.backend.uninstall(ib) {
+                tracing::warn!(actor = self.index, "freeing a settled IB failed: {cause}");
+            }
+        }
     }
 
     /// Runs `op` on the actor thread (blocking waits allowed).
@@ -391,8 +414,10 @@ impl<B: QueueBackend> Shared<B> {
                         tracing::warn!(actor, ib, "uninstall at shutdown failed: {err}");
                     }
                 }
-                // Still running after every drain wait: leaking the memory
-                // is better than freeing it under the GPU.
+                // Settled meanwhile (finished, or abandoned by a timeout):
+                // freed. Still running after every drain wait: leaking the
+                // memory is better than freeing it under the GPU.
+                self.bury_settled(core);
                 let kept = std::mem::take(&mut core.graveyard);
                 if !kept.is_empty() {
                     tracing::error!(
@@ -401,7 +426,7 @@ impl<B: QueueBackend> Shared<B> {
                         "IBs still running at shutdown are leaked, not freed"
                     );
                 }
-                kept.into_iter().for_each(std::mem::forget);
+                kept.into_iter().for_each(|(ib, _)| std::mem::forget(ib));
             }
         }
     }

@@ -211,3 +211,51 @@ fn teardown_leaks_only_the_signal_a_running_packet_may_decrement() {
     // armed by the hung replay is leaked.
     assert_eq!(hsa::signals().live(), live_before + 1);
 }
+
+/// Issue 30, finding 5: an IB dropped while its replay hangs outlives the
+/// drain wait, so its memory is set aside rather than freed under the
+/// running packet. Once that replay is abandoned (its queue inactivated:
+/// nothing on it runs), tearing down frees the IB and every signal instead
+/// of leaking them for ever.
+#[test]
+fn an_ib_set_aside_for_a_hung_replay_is_freed_once_the_replay_is_abandoned() {
+    let _serial = common::serial();
+    let sim = common::gfx1100();
+    let mem = sim.device_memory(64).unwrap();
+    let live_before = hsa::signals().live();
+    let allocations_before = hsa::memory().stats().live_allocations;
+    let backend = HsaBackend::new(&sim.rt, &sim.gpu, HsaQueueOptions::default()).unwrap();
+    let queue = hsa::queue_by_id(backend.queue_id()).unwrap();
+    let opts = ActorOptions {
+        drain_timeout: Duration::from_millis(100),
+        ..ActorOptions::default()
+    };
+    let sched = Scheduler::new(vec![backend], opts).unwrap();
+    let lanes = vec![LaneProgram {
+        work: 1,
+        program: sim.counter_ib(mem.addr(), 1).unwrap(),
+    }];
+    let multi = sched.install(lanes).unwrap();
+    queue.inject(FaultPlan {
+        hang_at: Some(queue.load_write_index()),
+        ..FaultPlan::default()
+    });
+    let replay = multi.replay().unwrap();
+    // The uninstall waits out the 100 ms drain; the IB is set aside.
+    drop(multi);
+    // Abandoned (the timeout contract) well after that: the queue is
+    // inactivated. (Abandoned sooner, the uninstall frees the IB itself.)
+    let err = replay
+        .wait_or_abandon(Duration::from_millis(1500))
+        .unwrap_err();
+    assert!(err.to_string().contains("abandoned"), "{err}");
+    drop(replay);
+    drop(sched);
+    drop(queue);
+    assert_eq!(
+        hsa::memory().stats().live_allocations,
+        allocations_before,
+        "the set-aside IB's memory was not freed"
+    );
+    assert_eq!(hsa::signals().live(), live_before, "signals leaked");
+}

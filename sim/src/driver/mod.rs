@@ -256,10 +256,19 @@ impl Driver {
         let mut queue = q.0.remove(&id).ok_or(QueueCallError::NoSuchQueue(id))?;
         q.1.push(queue.doorbell_slot);
         drop(q);
+        // Discarded at once (ROCr's `hsa_queue_inactivate` is this call):
+        // the packet running stops touching memory and, on the
+        // interpreter, stops running; then the processor exits.
+        queue.shared.inactivate();
         queue.shared.stop();
         if let Some(thread) = queue.thread.take() {
             if !crate::queue::join_bounded(thread, crate::queue::DESTROY_JOIN_LIMIT) {
-                queue.shared.inactivate();
+                // Only a twin that never returns keeps it: it is detached,
+                // every memory access it makes refused.
+                tracing::error!(
+                    queue = id,
+                    "kfd queue's processor still running a packet at destroy; detached"
+                );
             }
         }
         queue.shared.retire();

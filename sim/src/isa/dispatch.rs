@@ -151,6 +151,8 @@ pub fn run_program(
     let mut executed = 0u64;
     let mut tbuf = super::tracebuf::TraceBuf::default();
     let mut scratch = vec![0u8; super::wave::MAX_LANES * 16];
+    // On a queue's processor thread: its inactivation stops the kernel.
+    let inactive = crate::memory::bound_inactivation();
     let packed = match isa.family {
         Family::Gfx10 => false,
         Family::Gfx11 | Family::Gfx12 => true,
@@ -224,6 +226,7 @@ pub fn run_program(
                     trace: &mut tbuf,
                     scratch: &mut scratch,
                     lds: &mut lds,
+                    inactive: inactive.as_deref(),
                 };
                 exec::run_workgroup(prog, &mut waves, &mut c, &mut executed).map_err(
                     |(w, pc, fault)| {

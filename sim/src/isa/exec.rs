@@ -1,6 +1,7 @@
 //! The execution loop: one wave runs until it reaches a barrier or ends;
 //! the waves of a workgroup take turns (in wave order) so each runs up to
-//! the next barrier before any passes it.
+//! the next barrier before any passes it. The loop stops a kernel whose
+//! queue was inactivated (`CHECK_EVERY`).
 
 use super::control;
 use super::fault::{Flow, IsaFault};
@@ -12,6 +13,11 @@ use super::valu;
 use super::vmem;
 use super::wave::Wave;
 use super::Ctx;
+
+/// Wave-instructions run between checks of the queue's inactivation
+/// (`Ctx::discarded`): an abandoned kernel stops within about a
+/// millisecond, for one atomic load per this many instructions.
+pub(crate) const CHECK_EVERY: u64 = 1024;
 
 /// Why a wave stopped running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +41,9 @@ pub(crate) fn run_wave(
         let pc = wave.pc;
         let inst = &prog.insts[pc as usize];
         *executed += 1;
+        if *executed % CHECK_EVERY == 0 && ctx.discarded() {
+            return Err((pc, IsaFault::Discarded));
+        }
         let r = match inst.kind {
             Kind::Salu(op) => scalar::execute(wave, inst, op),
             Kind::Valu(_) => valu::execute(wave, inst, ctx),
@@ -87,6 +96,13 @@ pub(crate) fn run_workgroup(
     executed: &mut u64,
 ) -> Result<(), (usize, u32, IsaFault)> {
     loop {
+        // Per workgroup and per barrier round too, so a dispatch of many
+        // short workgroups stops as promptly as one long loop.
+        if ctx.discarded() {
+            let at = waves.iter().position(|w| !w.done).unwrap_or(0);
+            let pc = waves.get(at).map_or(0, |w| w.pc);
+            return Err((at, pc, IsaFault::Discarded));
+        }
         let mut waiting = 0;
         for (i, w) in waves.iter_mut().enumerate() {
             if w.done {

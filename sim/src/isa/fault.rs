@@ -42,6 +42,13 @@ pub enum IsaFault {
     /// The wave asked the hardware to stop it (s_trap, s_sethalt, ...).
     #[error("{0}")]
     Trap(String),
+    /// The kernel's queue was inactivated (abandoned after a timeout, or
+    /// destroyed): the interpreter stopped the kernel here.
+    #[error(
+        "the queue running this kernel was inactivated (abandoned after a timeout, or \
+         destroyed): the interpreter stopped the kernel here and its work is discarded"
+    )]
+    Discarded,
 }
 
 /// What the execution loop does after an instruction.

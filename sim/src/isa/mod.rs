@@ -42,6 +42,8 @@ pub use program::{Inst, Program};
 pub use runner::{KernelMode, Runner};
 pub use wave::{Lanes, Wave, MAX_LANES};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::memory::DeviceMemory;
 use tracebuf::TraceBuf;
 
@@ -70,6 +72,18 @@ pub struct Ctx<'a> {
     /// memory staging; kept here so no instruction allocates or clears one).
     pub scratch: &'a mut [u8],
     pub lds: &'a mut [u8],
+    /// The inactivation flag of the queue running the dispatch (`None`
+    /// off a queue, e.g. an IB executed directly): see [`Ctx::discarded`].
+    pub inactive: Option<&'a AtomicBool>,
+}
+
+impl Ctx<'_> {
+    /// True once the queue running this kernel was inactivated: the
+    /// execution loop checks it per workgroup and every
+    /// `exec::CHECK_EVERY` instructions, and stops the kernel.
+    pub fn discarded(&self) -> bool {
+        self.inactive.is_some_and(|f| f.load(Ordering::Acquire))
+    }
 }
 
 // Interface with the vector ALU (`valu/`):

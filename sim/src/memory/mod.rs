@@ -147,6 +147,13 @@ pub fn bind_inactivation(flag: Arc<AtomicBool>) {
     INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
 }
 
+/// The flag [`bind_inactivation`] bound to this thread (`None` off a
+/// queue's processor thread). The interpreter polls it: a kernel looping
+/// without touching memory never meets a refused access.
+pub(crate) fn bound_inactivation() -> Option<Arc<AtomicBool>> {
+    INACTIVATION.with(|f| f.borrow().clone())
+}
+
 fn thread_inactivated() -> bool {
     INACTIVATION.with(|f| {
         f.borrow()

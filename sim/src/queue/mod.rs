@@ -299,10 +299,12 @@ impl SimQueue {
 
     /// `hsa_queue_inactivate`: stop the queue now without waiting for it.
     /// As ROCr does (it destroys the hardware queue), work in flight is
-    /// discarded: a packet still running (a twin that has not returned)
-    /// has every later memory access refused, and is neither reported nor
-    /// signalled; packets written later are ignored. The ring stays until
-    /// `destroy`. Idempotent.
+    /// discarded: a packet still running has every later memory access
+    /// refused, and is neither reported nor signalled; a kernel on the
+    /// interpreter stops within `isa`'s check interval (a twin that never
+    /// returns cannot be stopped, only cut off from memory); the processor
+    /// then exits and packets written later are ignored. The ring stays
+    /// until `destroy`. Idempotent.
     pub fn inactivate(&self) {
         self.shared.inactive.store(true, Ordering::Release);
         self.shared.dead.store(true, Ordering::Release);

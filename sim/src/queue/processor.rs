@@ -66,8 +66,10 @@ impl Processor {
         }
     }
 
+    /// Destroyed, or inactivated: an inactivated queue never runs again
+    /// (and `inactivate` wakes the processor, so idling would spin).
     pub(super) fn stopping(&self) -> bool {
-        self.shared.stop.load(Ordering::Acquire)
+        self.shared.stop.load(Ordering::Acquire) || self.shared.inactive.load(Ordering::Acquire)
     }
 
     pub(crate) fn run(self) {
