@@ -333,3 +333,45 @@ fn selftest_profiled_and_multi_lane_on_the_real_rocr() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("counter[3] = 32 / 32 [PASS]"), "{out}");
 }
+
+/// A kernel that never ends meets relaunch's timeout contract on the real
+/// runtime: the replay is abandoned after the 60 s timeout (its queue
+/// destroyed through ROCr, which stops the simulated kernel), the error
+/// says so, and the process exits on its own.
+#[test]
+fn a_hung_kernel_meets_the_timeout_on_the_real_rocr() {
+    if stack().is_none() || !relaunch_testsupport::asm::tools() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sim-rocm-hang");
+    std::fs::create_dir_all(&dir).unwrap();
+    let co = dir.join("spin.co");
+    std::fs::write(
+        &co,
+        relaunch_testsupport::asm::spinning_named("gfx1030", "counter"),
+    )
+    .unwrap();
+    let exe = env!("CARGO_BIN_EXE_relaunch");
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(&mut sim_rocm(
+        "gfx1030",
+        &[
+            exe,
+            "selftest",
+            "--dispatches",
+            "1",
+            "--code-object",
+            co.to_str().unwrap(),
+        ],
+    ));
+    let took = started.elapsed();
+    assert_eq!(code, 1, "a replay error: {out}{err}");
+    assert!(
+        err.contains("timed out") || err.contains("abandoned"),
+        "{err}"
+    );
+    assert!(!out.contains("[PASS]"), "{out}");
+    // The 60 s timeout, then a prompt exit (generous: a loaded CI machine).
+    assert!(took >= relaunch::REPLAY_TIMEOUT, "{took:?}");
+    assert!(took < relaunch::REPLAY_TIMEOUT * 2, "{took:?}: {err}");
+}

@@ -417,11 +417,17 @@ pub fn counter_adding(cpu: &str, add: u32, trap: bool) -> Vec<u8> {
 /// ALU work that touches no memory (memory refusals cannot end it; only
 /// its queue being stopped can). For gfx10.3, gfx11 and gfx12 `cpu`s.
 pub fn spinning(cpu: &str) -> Vec<u8> {
+    spinning_named(cpu, "spin")
+}
+
+/// [`spinning`] under another kernel name (e.g. `counter`, for tools that
+/// dispatch a kernel by that name).
+pub fn spinning_named(cpu: &str, name: &str) -> Vec<u8> {
     let sp = spelling(cpu);
     let (load, wait, store) = (sp.s_load_b64, sp.wait_scalar, sp.global_store_b32);
     let body = format!(
         "  {load} s[2:3], s[0:1], 0x0\n  v_mov_b32 v0, 0\n  v_mov_b32 v1, 1\n  {wait}\n  \
          {store} v0, v1, s[2:3]\n.Lspin:\n  v_add_nc_u32 v1, 1, v1\n  s_branch .Lspin\n  s_endpgm"
     );
-    one_kernel(cpu, "spin", &body, "")
+    one_kernel(cpu, name, &body, "")
 }
