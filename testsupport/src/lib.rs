@@ -104,10 +104,11 @@ pub fn workspace() -> PathBuf {
 }
 
 /// Runs `cargo build <args> --message-format=json-render-diagnostics` in
-/// the workspace, in the profile and target directory the calling test was
-/// built with (read from the test executable's path:
-/// `<target>/<profile>/deps/<exe>`), and returns every file cargo reports
-/// as an artifact.
+/// the workspace, in the profile and target directory the calling test or
+/// binary was built with (read from its path: `<target>/<profile>/deps/<exe>`
+/// or `<target>/<profile>/<exe>`), and returns every file cargo reports as
+/// an artifact. `--bin` selects binaries in every package named: build
+/// libraries of other packages in a second call.
 pub fn cargo_build(args: &[&str]) -> Vec<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -116,7 +117,14 @@ pub fn cargo_build(args: &[&str]) -> Vec<PathBuf> {
         .args(args)
         .arg("--message-format=json-render-diagnostics");
     let exe = std::env::current_exe().expect("the test knows its path");
-    let profile_dir = exe.parent().and_then(Path::parent);
+    // A test is in <profile>/deps, a binary (bench) in <profile> itself.
+    let mut profile_dir = exe.parent();
+    if profile_dir
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "deps" || n == "examples")
+    {
+        profile_dir = profile_dir.and_then(Path::parent);
+    }
     if let Some(profile) = profile_dir
         .and_then(|p| p.file_name())
         .and_then(|n| n.to_str())

@@ -19,16 +19,9 @@ fn launcher() -> Option<&'static PathBuf> {
         return None;
     }
     Some(BUILT.get_or_init(|| {
-        let files = relaunch_testsupport::cargo_build(&[
-            "-p",
-            "relaunch",
-            "--bin",
-            "relaunch",
-            "-p",
-            "relaunch-kfd",
-            "-p",
-            "relaunch-kfd-shim",
-        ]);
+        // Two builds: `--bin` would select binaries in every package.
+        relaunch_testsupport::cargo_build(&["-p", "relaunch-kfd", "-p", "relaunch-kfd-shim"]);
+        let files = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
         relaunch_testsupport::artifact(&files, "relaunch")
     }))
 }
