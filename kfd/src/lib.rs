@@ -1,6 +1,6 @@
 //! relaunch-kfd: `libhsakmt.so.1` over the simulated GPU (see README.md).
 //!
-//! Owns: the thunk's C ABI (`hsaKmt*`, symbol version HSAKMT_1) as ROCr
+//! Owns: the thunk's C ABI (`hsaKmt*`, unversioned: see build.rs) as ROCr
 //! 5.2.3 imports it, translated to the driver model in
 //! `relaunch_sim::driver`; the topology it reports; the `/dev/kfd` open
 //! that ROCm tools check before initialising.

@@ -1,5 +1,5 @@
-//! The `hsaKmt*` functions ROCr 5.2.3 imports (symbol version HSAKMT_1,
-//! see `hsakmt.map`), each a thin translation to the driver model. No
+//! The `hsaKmt*` functions ROCr 5.2.3 imports (it asks for version
+//! HSAKMT_1; see `build.rs` for why they are unversioned), each a thin translation to the driver model. No
 //! panic crosses back into C: every body runs under [`guard`]. The
 //! helpers are here, the functions in one file per area.
 
