@@ -1,7 +1,8 @@
 //! The `hsaKmt*` functions ROCr 5.2.3 imports (it asks for version
-//! HSAKMT_1; see `build.rs` for why they are unversioned), each a thin translation to the driver model. No
-//! panic crosses back into C: every body runs under [`guard`]. The
-//! helpers are here, the functions in one file per area.
+//! HSAKMT_1; see `build.rs` for why they are unversioned), each a thin
+//! translation to the driver model. No panic crosses back into C: every
+//! body runs under [`guard`]. The helpers are here, the functions in one
+//! file per area.
 
 #![allow(non_snake_case)]
 
