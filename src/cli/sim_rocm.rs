@@ -109,9 +109,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.strict {
         cmd.env("RELAUNCH_KFD_STRICT", "1");
     }
-    let status = cmd
-        .status()
+    let child = cmd
+        .spawn()
         .map_err(|e| Failure::input(format!("could not run {}: {e}", args.command[0])))?;
+    let status = wait_forwarding(child)
+        .map_err(|e| Failure::input(format!("waiting for {}: {e}", args.command[0])))?;
     drop(private);
     match status.code() {
         Some(0) => Ok(()),
@@ -126,6 +128,66 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 message: format!("{} was killed by signal {sig}", args.command[0]),
                 code: 128u8.saturating_add(sig as u8),
             })
+        }
+    }
+}
+
+/// The last termination signal the launcher received (0: none).
+static PENDING_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn note_signal(sig: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    PENDING_SIGNAL.store(sig, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Wait for the child, passing on SIGTERM, SIGHUP and SIGQUIT (`timeout`,
+/// `kill` name the launcher alone), so the launcher outlives the child and
+/// removes its private directory. SIGINT is only noted: a terminal's Ctrl-C
+/// already reaches the whole process group, the child included.
+fn wait_forwarding(mut child: std::process::Child) -> std::io::Result<std::process::ExitStatus> {
+    use std::sync::atomic::Ordering;
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGINT] {
+        // SAFETY: installs a handler that only stores to an atomic.
+        unsafe { libc::signal(sig, note_signal as *const () as libc::sighandler_t) };
+    }
+    let pid = child.id() as libc::pid_t;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        match PENDING_SIGNAL.swap(0, Ordering::Relaxed) {
+            0 | libc::SIGINT => {}
+            sig => {
+                // SAFETY: signals our own child, still unreaped (try_wait above).
+                unsafe { libc::kill(pid, sig) };
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Remove private directories of earlier launchers that no longer run
+/// (killed with SIGKILL, which no cleanup survives).
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("relaunch-sim-rocm-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ours = e.metadata().is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            // SAFETY: geteuid has no preconditions.
+            m.uid() == unsafe { libc::geteuid() }
+        });
+        if ours && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
         }
     }
 }
@@ -177,6 +239,7 @@ impl PrivateDir {
         let io = |e: std::io::Error| {
             Failure::input(format!("preparing the private library directory: {e}"))
         };
+        remove_stale_dirs();
         let base = std::env::temp_dir().join(format!("relaunch-sim-rocm-{}", std::process::id()));
         std::fs::create_dir_all(base.join("bin")).map_err(io)?;
         let dir = PrivateDir { path: base };

@@ -375,3 +375,37 @@ fn a_hung_kernel_meets_the_timeout_on_the_real_rocr() {
     assert!(took >= relaunch::REPLAY_TIMEOUT, "{took:?}");
     assert!(took < relaunch::REPLAY_TIMEOUT * 2, "{took:?}: {err}");
 }
+
+/// `timeout` or `kill` name the launcher alone: it passes SIGTERM on to
+/// the command, waits for it and removes its private directory.
+#[test]
+fn a_terminated_launcher_ends_its_command_and_leaves_nothing() {
+    if stack().is_none() {
+        return;
+    }
+    let mut launcher = sim_rocm("gfx1030", &["sleep", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let private = std::env::temp_dir().join(format!("relaunch-sim-rocm-{}", launcher.id()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !private.exists() {
+        assert!(std::time::Instant::now() < deadline, "no private directory");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = std::time::Instant::now();
+    let killed = Command::new("kill")
+        .args(["-TERM", &launcher.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = launcher.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("killed by signal 15"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the command outlived the signal"
+    );
+    assert!(!private.exists(), "{} was left behind", private.display());
+}
