@@ -383,7 +383,7 @@ fn a_terminated_launcher_ends_its_command_and_leaves_nothing() {
     if stack().is_none() {
         return;
     }
-    let mut launcher = sim_rocm("gfx1030", &["sleep", "60"])
+    let launcher = sim_rocm("gfx1030", &["sleep", "60"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
