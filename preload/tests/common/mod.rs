@@ -140,6 +140,19 @@ pub fn counter_co() -> PathBuf {
     relaunch_testsupport::fixture_path("gfx1201", "counter")
 }
 
+/// Remove the scratch directories of test processes that have ended.
+fn remove_finished(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let pid = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok());
+        if pid.is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 pub fn built() -> Option<&'static Built> {
     static BUILT: OnceLock<Option<Built>> = OnceLock::new();
     BUILT
@@ -158,8 +171,12 @@ pub fn built() -> Option<&'static Built> {
                 return None;
             }
             let (sim_hsa, interposer) = cargo_artifacts();
-            let dir =
-                std::env::temp_dir().join(format!("relaunch-hipgraph-{}", std::process::id()));
+            // One directory per test process (nextest runs each test in its
+            // own), in the target folder; a static is never dropped, so
+            // those of finished processes are removed here instead.
+            let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hipgraph");
+            remove_finished(&root);
+            let dir = root.join(std::process::id().to_string());
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("scratch directory");
             let shared = ["-shared".to_string(), "-fPIC".to_string()];
