@@ -1,5 +1,5 @@
-// An unmodified HIP program: an explicit graph (a diamond of kernel nodes
-// after a memset node), launched, then re-parameterised with
+// An unmodified HIP program: an explicit graph (kernel nodes joined by
+// dependencies after a memset node), launched, then re-parameterised with
 // hipGraphExecKernelNodeSetParams (a new scalar, then a new grid) and
 // launched again. Prints one digest per launch and "explicit_graph: ok".
 #include <hip/hip_runtime.h>
