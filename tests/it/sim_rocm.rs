@@ -399,11 +399,9 @@ fn a_terminated_launcher_ends_its_command_and_leaves_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let started = std::time::Instant::now();
-    let killed = Command::new("kill")
-        .args(["-TERM", &launcher.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    // SAFETY: signals the launcher this test spawned and has not reaped.
+    let killed = unsafe { libc::kill(launcher.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(killed, 0);
     let out = launcher.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("killed by signal 15"), "{err}");
