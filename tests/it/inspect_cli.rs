@@ -22,7 +22,9 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("relaunch-inspect-{}", std::process::id()));
+    // In the target folder, not /tmp: nothing removes it after the test.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("inspect-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
