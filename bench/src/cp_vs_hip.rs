@@ -9,14 +9,13 @@
 //! same digests, and the interposer must say it replays the graph.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::report::Report;
 
 const FEW: u32 = 2;
 const MANY: u32 = 6;
-const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
 type Counts = BTreeMap<String, f64>;
 
@@ -30,7 +29,6 @@ fn launch_us(stderr: &str) -> Option<f64> {
 }
 
 pub fn run(report: &mut Report) -> Result<(), String> {
-    let workspace = relaunch_testsupport::workspace();
     // Two builds: `--bin` would select binaries in every package.
     let libs = relaunch_testsupport::cargo_build(&[
         "-p",
@@ -43,7 +41,10 @@ pub fn run(report: &mut Report) -> Result<(), String> {
     let interposer = relaunch_testsupport::artifact(&libs, "librelaunch_hipgraph.so");
     let bins = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
     let relaunch = relaunch_testsupport::artifact(&bins, "relaunch");
-    let exe = build_program(&workspace, relaunch.parent().unwrap_or(Path::new(".")))?;
+    let exe = relaunch_testsupport::asm::hip_program(
+        "decode_graph",
+        relaunch.parent().unwrap_or(Path::new(".")),
+    )?;
     let plain = per_launch(&relaunch, &exe, None)?;
     let replayed = per_launch(&relaunch, &exe, Some(&interposer))?;
 
@@ -104,42 +105,6 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// `tests/hip/decode_graph.hip` built next to the binaries (rebuilt when
-/// the source is newer).
-fn build_program(workspace: &Path, out_dir: &Path) -> Result<PathBuf, String> {
-    let source = workspace.join("tests/hip/decode_graph.hip");
-    let exe = out_dir.join("decode_graph");
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if modified(&exe).is_some() && modified(&exe) >= modified(&source) {
-        return Ok(exe);
-    }
-    let out = Command::new("clang++-19")
-        .args([
-            "-x",
-            "hip",
-            "--offload-arch=gfx1030",
-            "-mcode-object-version=4",
-        ])
-        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
-        .arg("-O2")
-        .arg(&source)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lamdhip64")
-        .output()
-        .map_err(|e| {
-            format!("cannot run clang++-19 ({e}): apt-get install clang-19 libamdhip64-dev")
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "building {}: {}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(exe)
 }
 
 /// Per-launch counters and the digests printed, with or without the

@@ -3,16 +3,7 @@
 //! --strict` reads back; the epilogue shown is the gfx11 write-back 0x8030
 //! (GL2_WB|GLM_WB|GLM_INV), not the unsupported 0x8010.
 
-use crate::common;
-
-fn dumped(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-}
+use crate::common::{self, dumped};
 
 fn strict_dump(file: &std::path::Path) -> String {
     let (code, out, err) = common::run(

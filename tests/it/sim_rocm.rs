@@ -11,11 +11,11 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
 use crate::common::{relaunch, run};
+use relaunch_testsupport::asm::DEVICE_LIBS;
 use relaunch_testsupport::{artifact, cargo_build, missing, require_tool};
 
 const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so";
-const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
 /// The thunk, the /dev/kfd shim and the interposer, built once: `sim-rocm`
 /// finds the first two next to the `relaunch` binary (same target folder).
@@ -59,35 +59,10 @@ fn hip_program(name: &str) -> Option<PathBuf> {
             return None;
         }
     }
-    let source = relaunch_testsupport::workspace().join(format!("tests/hip/{name}.hip"));
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let exe = out_dir.join(name);
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if modified(&exe).is_none() || modified(&exe) < modified(&source) {
-        let out = Command::new("clang++-19")
-            .args([
-                "-x",
-                "hip",
-                "--offload-arch=gfx1030",
-                "-mcode-object-version=4",
-            ])
-            .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
-            .arg("-O2")
-            .arg(&source)
-            .arg("-o")
-            .arg(&exe)
-            .arg("-lamdhip64")
-            .output()
-            .expect("run clang++-19");
-        assert!(
-            out.status.success(),
-            "building {}: {}",
-            source.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let exe =
+        relaunch_testsupport::asm::hip_program(name, &out_dir).unwrap_or_else(|e| panic!("{e}"));
     Some(exe)
 }
 
@@ -123,12 +98,7 @@ fn rocminfo_lists_the_simulated_agent_and_unknown_targets_are_refused() {
 
 /// The demo's IB words, lane by lane, from a `--dump-ib` folder.
 fn ibs(dir: &Path) -> Vec<(String, Vec<u32>)> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
+    crate::common::dumped(dir)
         .iter()
         .map(|f| {
             let bytes = std::fs::read(f).unwrap();

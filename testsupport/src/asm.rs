@@ -350,6 +350,46 @@ pub fn dims_v4() -> Option<Vec<u8>> {
 /// Where Debian's `rocm-device-libs` puts the device library bitcode.
 pub const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
+/// `tests/hip/<name>.hip`, an unmodified HIP program, built by clang++-19
+/// for gfx1030 as code object v4 (HIP 5.2.3 refuses v5) and linked with
+/// `-lamdhip64` into `out_dir/<name>`, unless that is newer than the
+/// source. The error names what failed; the caller decides whether a
+/// missing tool is a skip.
+pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let source = crate::workspace().join(format!("tests/hip/{name}.hip"));
+    let exe = out_dir.join(name);
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&exe).is_some() && modified(&exe) >= modified(&source) {
+        return Ok(exe);
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let out = Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx1030",
+            "-mcode-object-version=4",
+        ])
+        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
+        .arg("-O2")
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lamdhip64")
+        .output()
+        .map_err(|e| {
+            format!("cannot run clang++-19 ({e}): apt-get install clang-19 libamdhip64-dev")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "building {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(exe)
+}
+
 /// `tests/kernels/hip/<name>` built now by clang++-19 for `arch` as code
 /// object v4 against the ROCm device libraries, as an engine's hipcc build
 /// would (an offload bundle, as clang writes it). None when clang++-19, the
