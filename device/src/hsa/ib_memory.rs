@@ -25,34 +25,23 @@
 //! IBs from memory without execute permission), and `relaunch selftest`
 //! checks the outcome on hardware (docs/hardware-validation.md).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What this runtime did with the executable flag, learned once.
+/// Whether this runtime has refused the executable flag, learned once.
 #[derive(Debug, Default)]
-pub(crate) struct ExecFlag(AtomicU8);
-
-const UNKNOWN: u8 = 0;
-const HONOURED: u8 = 1;
-const REFUSED: u8 = 2;
+pub(crate) struct ExecFlag(AtomicBool);
 
 impl ExecFlag {
     /// Whether to pass the flag: until the runtime has refused it once.
     pub(crate) fn ask(&self) -> bool {
-        self.0.load(Ordering::Relaxed) != REFUSED
-    }
-
-    /// The runtime accepted an allocation with the flag.
-    pub(crate) fn accepted(&self) {
-        let _ = self
-            .0
-            .compare_exchange(UNKNOWN, HONOURED, Ordering::Relaxed, Ordering::Relaxed);
+        !self.0.load(Ordering::Relaxed)
     }
 
     /// The runtime refused the flag with INVALID_ARGUMENT (it predates it):
     /// from now on executable allocations go without it. Returns true the
     /// first time, so the caller says so once.
     pub(crate) fn refused(&self) -> bool {
-        self.0.swap(REFUSED, Ordering::Relaxed) != REFUSED
+        !self.0.swap(true, Ordering::Relaxed)
     }
 }
 
@@ -64,16 +53,8 @@ mod tests {
     fn the_flag_is_asked_until_the_runtime_refuses_it_once() {
         let f = ExecFlag::default();
         assert!(f.ask());
-        f.accepted();
-        assert!(f.ask());
-        let f = ExecFlag::default();
         assert!(f.refused(), "the first refusal is reported");
         assert!(!f.refused(), "later ones are not");
         assert!(!f.ask());
-        f.accepted();
-        assert!(
-            !f.ask(),
-            "a plain allocation succeeding does not re-enable it"
-        );
     }
 }

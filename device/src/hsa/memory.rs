@@ -276,8 +276,6 @@ impl Runtime {
                     &mut ptr,
                 )
             };
-        } else if with_flag && status == sys::HSA_STATUS_SUCCESS {
-            self.inner.exec_flag.accepted();
         }
         self.inner.check("hsa_amd_memory_pool_allocate", status)?;
         let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| HsaError::Call {
