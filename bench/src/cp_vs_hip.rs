@@ -29,24 +29,18 @@ fn launch_us(stderr: &str) -> Option<f64> {
 }
 
 pub fn run(report: &mut Report) -> Result<(), String> {
-    // Two builds: `--bin` would select binaries in every package.
-    let libs = relaunch_testsupport::cargo_build(&[
-        "-p",
-        "relaunch-kfd",
-        "-p",
-        "relaunch-kfd-shim",
-        "-p",
-        "relaunch-hipgraph",
-    ]);
-    let interposer = relaunch_testsupport::artifact(&libs, "librelaunch_hipgraph.so");
-    let bins = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
-    let relaunch = relaunch_testsupport::artifact(&bins, "relaunch");
+    let (relaunch, interposer) = relaunch_testsupport::sim_rocm_stack().ok_or_else(|| {
+        format!(
+            "no ROCr at {} (apt-get install libhsa-runtime64-1)",
+            relaunch_testsupport::ROCR
+        )
+    })?;
     let exe = relaunch_testsupport::asm::hip_program(
         "decode_graph",
         relaunch.parent().unwrap_or(Path::new(".")),
     )?;
-    let plain = per_launch(&relaunch, &exe, None)?;
-    let replayed = per_launch(&relaunch, &exe, Some(&interposer))?;
+    let plain = per_launch(relaunch, &exe, None)?;
+    let replayed = per_launch(relaunch, &exe, Some(interposer))?;
 
     println!("per launch of the graph (336 kernels), HIP alone vs through relaunch's interposer:");
     for (name, hip) in &plain.0 {

@@ -8,34 +8,18 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use crate::common::{relaunch, run};
 use relaunch_testsupport::asm::DEVICE_LIBS;
-use relaunch_testsupport::{artifact, cargo_build, missing, require_tool};
+use relaunch_testsupport::{missing, require_tool};
 
-const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so";
 
-/// The thunk, the /dev/kfd shim and the interposer, built once: `sim-rocm`
-/// finds the first two next to the `relaunch` binary (same target folder).
+/// The thunk, the /dev/kfd shim and the interposer (returned), built once:
+/// `sim-rocm` finds the first two next to the `relaunch` binary.
 fn stack() -> Option<&'static PathBuf> {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    if !Path::new(ROCR).exists() {
-        missing(ROCR, "apt-get install libhsa-runtime64-1");
-        return None;
-    }
-    Some(BUILT.get_or_init(|| {
-        let files = cargo_build(&[
-            "-p",
-            "relaunch-kfd",
-            "-p",
-            "relaunch-kfd-shim",
-            "-p",
-            "relaunch-hipgraph",
-        ]);
-        artifact(&files, "librelaunch_hipgraph.so")
-    }))
+    relaunch_testsupport::sim_rocm_stack().map(|(_, interposer)| interposer)
 }
 
 /// `relaunch sim-rocm --target <target> -- <cmd...>`.

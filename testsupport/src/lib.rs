@@ -159,6 +159,38 @@ pub fn cargo_build(args: &[&str]) -> Vec<PathBuf> {
     files
 }
 
+/// Debian's ROCr 5.2.3, which `relaunch sim-rocm` runs over the simulated
+/// GPU (`libhsa-runtime64-1`).
+pub const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
+
+/// What running on the real ROCr over the simulated GPU needs, built once
+/// per process: `(relaunch binary, interposer library)`, with the thunk
+/// and the /dev/kfd shim beside the binary, where `relaunch sim-rocm`
+/// finds them. None, through [`missing`], when ROCr is not installed.
+pub fn sim_rocm_stack() -> Option<&'static (PathBuf, PathBuf)> {
+    static BUILT: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    if !Path::new(ROCR).exists() {
+        missing(ROCR, "apt-get install libhsa-runtime64-1");
+        return None;
+    }
+    Some(BUILT.get_or_init(|| {
+        // Two builds: `--bin` would select binaries in every package.
+        let libs = cargo_build(&[
+            "-p",
+            "relaunch-kfd",
+            "-p",
+            "relaunch-kfd-shim",
+            "-p",
+            "relaunch-hipgraph",
+        ]);
+        let bins = cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
+        (
+            artifact(&bins, "relaunch"),
+            artifact(&libs, "librelaunch_hipgraph.so"),
+        )
+    }))
+}
+
 /// The artifact of `files` named `name` (a file name, not a path).
 pub fn artifact(files: &[PathBuf], name: &str) -> PathBuf {
     files

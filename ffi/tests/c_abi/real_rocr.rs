@@ -5,25 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use crate::support::{check, compile_example, fixture, have, scratch, stdout};
 
-const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
-
 /// `relaunch` with the thunk and shim beside it, built once.
 fn launcher() -> Option<&'static PathBuf> {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    if !Path::new(ROCR).exists() {
-        relaunch_testsupport::missing(ROCR, "apt-get install libhsa-runtime64-1");
-        return None;
-    }
-    Some(BUILT.get_or_init(|| {
-        // Two builds: `--bin` would select binaries in every package.
-        relaunch_testsupport::cargo_build(&["-p", "relaunch-kfd", "-p", "relaunch-kfd-shim"]);
-        let files = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
-        relaunch_testsupport::artifact(&files, "relaunch")
-    }))
+    relaunch_testsupport::sim_rocm_stack().map(|(relaunch, _)| relaunch)
 }
 
 /// `exe args` under `relaunch sim-rocm --target gfx1030` on the default
