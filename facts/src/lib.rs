@@ -10,8 +10,9 @@
 //! granules), packet facts and layouts ([`packet`]), framing a PM4 stream by them
 //! ([`frame`]) and reading their bodies ([`body`]), the kernel
 //! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
-//! AQL packet ([`aql`]), and the machine-code encoding tables ([`isa`])
-//! the decoder in `relaunch-isa` reads.
+//! AQL packet ([`aql`]), the machine-code encoding tables ([`isa`])
+//! the decoder in `relaunch-isa` reads, and the copy engine's packets
+//! ([`sdma`]).
 //!
 //! Holds facts, not policy: what the direct PM4 path accepts is the
 //! encoders' verdict, how many queues to use is the scheduler's. Facts come
@@ -31,6 +32,7 @@ pub mod isa;
 pub mod packet;
 pub mod regs;
 pub mod rows;
+pub mod sdma;
 pub mod sgprs;
 pub mod target;
 

@@ -5,7 +5,8 @@
 //! `relaunch_sim::driver`; the topology it reports; the `/dev/kfd` open
 //! that ROCm tools check before initialising.
 //! Refuses: what the model does not have (SVM, IPC, GWS, graphics
-//! interop, SDMA queues) with NOT_SUPPORTED, which ROCr handles.
+//! interop, queue types other than AQL and SDMA) with NOT_SUPPORTED,
+//! which ROCr handles.
 //! Must not import: relaunch's encoders, lanes, sched or front ends.
 
 pub mod abi;

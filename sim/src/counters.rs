@@ -37,6 +37,10 @@ pub struct CpCounts {
     pub i_invalidate: u64,
     /// Actions that invalidate every level and write L2 back at once.
     pub full_flush: u64,
+    /// The copy engine's work (SDMA queues), apart from the CP's: packets
+    /// it executed (padding not counted) and bytes it copied or filled.
+    pub sdma_packets: u64,
+    pub sdma_bytes: u64,
 }
 
 impl CpCounts {
@@ -58,7 +62,7 @@ impl CpCounts {
 
     /// `name value` lines, one per counter (the thunk's exit report).
     pub fn lines(&self) -> String {
-        let rows: [(&str, u64); 16] = [
+        let rows: [(&str, u64); 18] = [
             ("aql_dispatch", self.aql_dispatch),
             ("aql_barrier", self.aql_barrier),
             ("aql_pm4_ib", self.aql_pm4_ib),
@@ -73,6 +77,8 @@ impl CpCounts {
             ("k_invalidate", self.k_invalidate),
             ("i_invalidate", self.i_invalidate),
             ("full_flush", self.full_flush),
+            ("sdma_packets", self.sdma_packets),
+            ("sdma_bytes", self.sdma_bytes),
             ("packets", self.packets()),
             ("cache_actions", self.cache_actions()),
         ];
@@ -96,6 +102,8 @@ pub struct CpCounters {
     k_invalidate: AtomicU64,
     i_invalidate: AtomicU64,
     full_flush: AtomicU64,
+    sdma_packets: AtomicU64,
+    sdma_bytes: AtomicU64,
 }
 
 fn bump(c: &AtomicU64, by: u64) {
@@ -128,6 +136,8 @@ impl CpCounters {
             k_invalidate: g(&self.k_invalidate),
             i_invalidate: g(&self.i_invalidate),
             full_flush: g(&self.full_flush),
+            sdma_packets: g(&self.sdma_packets),
+            sdma_bytes: g(&self.sdma_bytes),
         }
     }
 
@@ -168,6 +178,12 @@ impl CpCounters {
                 ..CacheOps::default()
             });
         }
+    }
+
+    /// The copy engine executed a packet that moved `bytes` bytes.
+    pub(crate) fn sdma(&self, bytes: u64) {
+        bump(&self.sdma_packets, 1);
+        bump(&self.sdma_bytes, bytes);
     }
 
     /// An IB of `dwords` dwords was fetched.

@@ -17,6 +17,22 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use crate::device::SimDevice;
+use crate::memory::{FaultCause, VmFault};
+
+/// The `HSA_AMD_MEMORY_FAULT_*` reason bits the driver reports for an
+/// access the memory refused.
+pub fn reason_mask(f: &VmFault) -> u32 {
+    use relaunch_hsa_sys as sys;
+    match f.cause {
+        FaultCause::NotExecutable { .. } => sys::HSA_AMD_MEMORY_FAULT_NX,
+        FaultCause::NotGpuAccessible { .. } => sys::HSA_AMD_MEMORY_FAULT_HOST_ONLY,
+        FaultCause::Unmapped
+        | FaultCause::QueueInactive
+        | FaultCause::Freed { .. }
+        | FaultCause::PastEnd { .. }
+        | FaultCause::Misaligned { .. } => sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
+    }
+}
 
 /// One VM fault as the simulated driver reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

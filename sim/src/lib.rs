@@ -2,8 +2,8 @@
 //!
 //! Owns: checked device memory, the host-twin kernel registry, the
 //! instruction interpreter that runs kernels' machine code (`isa`), PM4
-//! and AQL execution, the ordering/coherence model and the HSA table over
-//! all that.
+//! and AQL execution, the copy engine (`sdma`), the ordering/coherence
+//! model and the HSA table over all that.
 //! Refuses: anything it cannot check (unknown packets, registers the family
 //! lacks, instructions the interpreter does not implement) with an error,
 //! never a silent no-op.
@@ -21,6 +21,7 @@ pub mod memory;
 pub mod ordering;
 pub mod pm4;
 pub mod queue;
+pub mod sdma;
 pub mod signal;
 pub mod trace;
 pub mod twins;

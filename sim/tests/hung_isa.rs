@@ -123,9 +123,10 @@ fn driver_front(code: &[u8]) {
     mem.write_u64(signal + amd_signal::VALUE, 1).unwrap();
     let (out, kernarg) = (alloc(4), alloc(8));
     mem.write_u64(kernarg, out).unwrap();
-    let (queue, doorbell) = driver
+    let created = driver
         .create_queue(1, QueueKind::ComputeAql, ring, ring_bytes as u64, amd_queue)
         .unwrap();
+    let (queue, doorbell) = (created.id, created.doorbell);
     let packet = dispatch_packet(image.kernels[0].kd_addr, kernarg, signal);
     mem.write(ring + 4, &packet[4..]).unwrap();
     let header = u32::from_le_bytes(packet[..4].try_into().unwrap());

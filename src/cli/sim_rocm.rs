@@ -85,6 +85,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         real.display(),
         args.target.join(", ")
     );
+    // Before the private directory exists: a signal from then on is noted
+    // and passed on, never the launcher's death with the directory left.
+    catch_termination();
     let private = PrivateDir::new(&libs)?;
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]);
@@ -108,6 +111,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     cmd.env("RELAUNCH_HSA_LIB", &rocr);
     if args.strict {
         cmd.env("RELAUNCH_KFD_STRICT", "1");
+    }
+    if let Some(sig) = pending_signal() {
+        drop(private);
+        return Err(Failure {
+            message: format!("signal {sig} before {} started", args.command[0]),
+            code: 128u8.saturating_add(sig as u8),
+        });
     }
     let child = cmd
         .spawn()
@@ -140,16 +150,30 @@ extern "C" fn note_signal(sig: libc::c_int) {
     PENDING_SIGNAL.store(sig, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Wait for the child, passing on SIGTERM, SIGHUP and SIGQUIT (`timeout`,
-/// `kill` name the launcher alone), so the launcher outlives the child and
-/// removes its private directory. SIGINT is only noted: a terminal's Ctrl-C
-/// already reaches the whole process group, the child included.
-fn wait_forwarding(mut child: std::process::Child) -> std::io::Result<std::process::ExitStatus> {
-    use std::sync::atomic::Ordering;
+/// Note SIGTERM, SIGHUP, SIGQUIT and SIGINT instead of dying of them
+/// (`timeout`, `kill` name the launcher alone), so the launcher outlives
+/// the child and removes its private directory. The child starts with the
+/// default actions (exec resets caught signals).
+fn catch_termination() {
     for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGINT] {
         // SAFETY: installs a handler that only stores to an atomic.
         unsafe { libc::signal(sig, note_signal as *const () as libc::sighandler_t) };
     }
+}
+
+/// A termination signal noted so far (SIGINT is not one: see below).
+fn pending_signal() -> Option<i32> {
+    match PENDING_SIGNAL.load(std::sync::atomic::Ordering::Relaxed) {
+        0 | libc::SIGINT => None,
+        sig => Some(sig),
+    }
+}
+
+/// Wait for the child, passing on the termination signals noted (before
+/// or while it runs). SIGINT is only noted: a terminal's Ctrl-C already
+/// reaches the whole process group, the child included.
+fn wait_forwarding(mut child: std::process::Child) -> std::io::Result<std::process::ExitStatus> {
+    use std::sync::atomic::Ordering;
     let pid = child.id() as libc::pid_t;
     loop {
         if let Some(status) = child.try_wait()? {

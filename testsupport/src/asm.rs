@@ -363,6 +363,9 @@ pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::P
         return Ok(exe);
     }
     std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    // Built beside and renamed into place: test processes (nextest runs one
+    // per test) building the same program never see a half-written file.
+    let partial = out_dir.join(format!("{name}.partial-{}", std::process::id()));
     let out = Command::new("clang++-19")
         .args([
             "-x",
@@ -374,19 +377,21 @@ pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::P
         .arg("-O2")
         .arg(&source)
         .arg("-o")
-        .arg(&exe)
+        .arg(&partial)
         .arg("-lamdhip64")
         .output()
         .map_err(|e| {
             format!("cannot run clang++-19 ({e}): apt-get install clang-19 libamdhip64-dev")
         })?;
     if !out.status.success() {
+        let _ = std::fs::remove_file(&partial);
         return Err(format!(
             "building {}: {}",
             source.display(),
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    std::fs::rename(&partial, &exe).map_err(|e| format!("{}: {e}", exe.display()))?;
     Ok(exe)
 }
 

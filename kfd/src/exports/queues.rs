@@ -1,5 +1,6 @@
-//! Queues (AQL on the runtime's ring; the rest refused), and what the
-//! model does not have (GWS, SVM, IPC, graphics interop).
+//! Queues (AQL on the runtime's ring, SDMA on the copy engine; the rest
+//! refused), and what the model does not have (GWS, SVM, IPC, graphics
+//! interop).
 
 use super::*;
 
@@ -26,13 +27,21 @@ pub unsafe extern "C" fn hsaKmtCreateQueue(
             queue_type::SDMA | queue_type::SDMA_XGMI => QueueKind::Sdma,
             other => return Err((NOT_SUPPORTED, format!("queue type {other} is not modelled"))),
         };
-        // ROCr passes &amd_queue_t.read_dispatch_id as the read pointer.
-        let amd_queue = res.Queue_read_ptr.wrapping_sub(0x80);
-        let (id, doorbell) = driver
+        // For AQL, ROCr passes &amd_queue_t.read_dispatch_id as the read
+        // pointer; an SDMA queue's offsets come from the driver.
+        let amd_queue = match qkind {
+            QueueKind::ComputeAql => res.Queue_read_ptr.wrapping_sub(0x80),
+            QueueKind::Sdma => 0,
+        };
+        let created = driver
             .create_queue(node, qkind, ring as u64, ring_bytes, amd_queue)
             .map_err(|e| (NOT_SUPPORTED, e.to_string()))?;
-        res.QueueId = id;
-        res.Queue_DoorBell = doorbell;
+        res.QueueId = created.id;
+        res.Queue_DoorBell = created.doorbell;
+        if let (Some(read), Some(write)) = (created.read_ptr, created.write_ptr) {
+            res.Queue_read_ptr = read;
+            res.Queue_write_ptr = write;
+        }
         // SAFETY: as above.
         unsafe { put(resource, res) }
     })

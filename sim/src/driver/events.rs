@@ -195,6 +195,22 @@ impl Events {
         }
     }
 
+    /// The interrupt an engine raises with an event id as its context (the
+    /// copy engine's TRAP): sets that signal event; an unknown id is
+    /// dropped, as for a destroyed event.
+    pub fn interrupt_id(&self, id: u32) {
+        let mut t = self.table.lock();
+        let hit = t
+            .events
+            .get_mut(&id)
+            .filter(|e| e.kind == EventKind::Signal);
+        if let Some(ev) = hit {
+            ev.fire();
+            drop(t);
+            self.changed.notify_all();
+        }
+    }
+
     /// A GPU fault: every memory event is set with its record.
     pub fn memory_fault(&self, record: FaultRecord) {
         let mut t = self.table.lock();

@@ -22,6 +22,7 @@ use parking_lot::Mutex;
 use crate::device::{SimConfig, SimDevice, SimError};
 use crate::memory::{DeviceMemory, MemKind};
 use crate::queue::{Processor, QueueError, Shared};
+use crate::sdma::{SdmaQueue, SdmaRing};
 use crate::signal::SignalTable;
 
 pub use events::{EventError, EventKind, Events, FaultRecord};
@@ -42,10 +43,32 @@ pub enum QueueKind {
 }
 
 struct DriverQueue {
-    shared: Arc<Shared>,
-    front: Arc<queue::UserRingFront>,
-    thread: Option<JoinHandle<()>>,
+    engine: Engine,
     doorbell_slot: u32,
+}
+
+/// What serves a queue.
+enum Engine {
+    /// The command processor, on an AQL ring.
+    Cp {
+        shared: Arc<Shared>,
+        front: Arc<queue::UserRingFront>,
+        thread: Option<JoinHandle<()>>,
+    },
+    /// The copy engine; `indices` holds its read and write offsets.
+    Sdma { queue: SdmaQueue, indices: u64 },
+}
+
+/// A created queue: what the runtime is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreatedQueue {
+    pub id: u64,
+    /// Where the runtime stores its write index.
+    pub doorbell: u64,
+    /// For SDMA queues, the engine's read offset and the runtime's copy of
+    /// its write offset, which the driver provides (8 bytes each).
+    pub read_ptr: Option<u64>,
+    pub write_ptr: Option<u64>,
 }
 
 /// Errors of queue calls.
@@ -55,11 +78,6 @@ pub enum QueueCallError {
     NoSuchNode(u32),
     #[error("queue {0} does not exist")]
     NoSuchQueue(u64),
-    #[error(
-        "SDMA (copy engine) queues are not modelled by the simulated GPU yet \
-         (ROCr then copies with blit kernels; HSA_ENABLE_SDMA=0 skips the attempt)"
-    )]
-    SdmaNotModelled,
     #[error("ring of {0} bytes: must be a power of two of at least 64 packets")]
     BadRing(u64),
     #[error("every one of the {0} doorbells is in use")]
@@ -164,8 +182,9 @@ impl Driver {
         Ok(())
     }
 
-    /// Create a queue on `node` over the runtime's ring; returns the queue
-    /// id and the doorbell address the runtime stores packet ids to.
+    /// Create a queue on `node` over the runtime's ring. For an AQL queue
+    /// `amd_queue` is the runtime's `amd_queue_t`; an SDMA queue gets its
+    /// read and write offsets from the driver.
     pub fn create_queue(
         &self,
         node: u32,
@@ -173,15 +192,13 @@ impl Driver {
         ring: u64,
         ring_bytes: u64,
         amd_queue: u64,
-    ) -> Result<(u64, u64), QueueCallError> {
+    ) -> Result<CreatedQueue, QueueCallError> {
         let gpu = self.gpu(node).ok_or(QueueCallError::NoSuchNode(node))?;
-        match kind {
-            QueueKind::ComputeAql => {}
-            QueueKind::Sdma => return Err(QueueCallError::SdmaNotModelled),
-        }
-        let packets = ring_bytes / 64;
-        if packets < 64 || !packets.is_power_of_two() || packets > u64::from(u32::MAX) {
-            return Err(QueueCallError::BadRing(ring_bytes));
+        if kind == QueueKind::ComputeAql {
+            let packets = ring_bytes / 64;
+            if packets < 64 || !packets.is_power_of_two() || packets > u64::from(u32::MAX) {
+                return Err(QueueCallError::BadRing(ring_bytes));
+            }
         }
         let mut q = self.queues.lock();
         let slot = match q.1.pop() {
@@ -194,6 +211,38 @@ impl Driver {
         };
         let doorbell = self.doorbell_page + 8 * u64::from(slot);
         let _ = self.device_memory.write_u64(doorbell, 0);
+        let id = gpu.next_queue_id();
+        let started = match kind {
+            QueueKind::ComputeAql => self.start_cp(gpu, id, ring, ring_bytes, doorbell, amd_queue),
+            QueueKind::Sdma => self.start_sdma(gpu, id, ring, ring_bytes, doorbell),
+        };
+        let (engine, created) = match started {
+            Ok(s) => s,
+            Err(e) => {
+                q.1.push(slot);
+                return Err(e);
+            }
+        };
+        q.0.insert(
+            id,
+            DriverQueue {
+                engine,
+                doorbell_slot: slot,
+            },
+        );
+        tracing::debug!(id, node, ring, ring_bytes, ?kind, "kfd queue created");
+        Ok(created)
+    }
+
+    fn start_cp(
+        &self,
+        gpu: &Arc<SimDevice>,
+        id: u64,
+        ring: u64,
+        ring_bytes: u64,
+        doorbell: u64,
+        amd_queue: u64,
+    ) -> Result<(Engine, CreatedQueue), QueueCallError> {
         let front = Arc::new(queue::UserRingFront {
             memory: Arc::clone(&self.device_memory),
             doorbell,
@@ -202,40 +251,84 @@ impl Driver {
             suspended: AtomicBool::new(false),
         });
         let shared = Shared::new(None);
-        let id = gpu.next_queue_id();
         let processor = Processor::new(
             Arc::clone(gpu),
             Arc::clone(&shared),
             Arc::clone(&front) as Arc<dyn crate::queue::Front>,
             id,
             ring,
-            packets as u32,
+            (ring_bytes / 64) as u32,
         );
         let thread = std::thread::Builder::new()
             .name(format!("relaunch-kfd-q{id}"))
             .spawn(move || processor.run())
             .map_err(|e| QueueCallError::Device(format!("could not start the CP thread: {e}")))?;
-        q.0.insert(
+        let engine = Engine::Cp {
+            shared,
+            front,
+            thread: Some(thread),
+        };
+        let created = CreatedQueue {
             id,
-            DriverQueue {
-                shared,
-                front,
-                thread: Some(thread),
-                doorbell_slot: slot,
+            doorbell,
+            read_ptr: None,
+            write_ptr: None,
+        };
+        Ok((engine, created))
+    }
+
+    fn start_sdma(
+        &self,
+        gpu: &Arc<SimDevice>,
+        id: u64,
+        ring: u64,
+        ring_bytes: u64,
+        doorbell: u64,
+    ) -> Result<(Engine, CreatedQueue), QueueCallError> {
+        // The driver's page for the offsets: the engine writes the read
+        // offset, the runtime keeps its write offset beside it.
+        let indices = self
+            .device_memory
+            .allocate(16, MemKind::Driver)
+            .map_err(|e| QueueCallError::Device(e.to_string()))?;
+        let events = Arc::clone(&self.events);
+        let sdma = SdmaQueue::start(
+            Arc::clone(gpu),
+            id,
+            SdmaRing {
+                base: ring,
+                bytes: ring_bytes,
+                doorbell,
+                read_ptr: indices,
             },
+            Arc::new(move |event_id| events.interrupt_id(event_id)),
         );
-        tracing::debug!(id, node, ring, ring_bytes, "kfd queue created");
-        Ok((id, doorbell))
+        let queue = match sdma {
+            Ok(q) => q,
+            Err(msg) => {
+                let _ = self.device_memory.free(indices);
+                return Err(QueueCallError::Device(msg));
+            }
+        };
+        let created = CreatedQueue {
+            id,
+            doorbell,
+            read_ptr: Some(indices),
+            write_ptr: Some(indices + 8),
+        };
+        Ok((Engine::Sdma { queue, indices }, created))
     }
 
     /// Suspend (`running` false) or resume a queue.
     pub fn set_queue_running(&self, id: u64, running: bool) -> Result<(), QueueCallError> {
         let q = self.queues.lock();
         let queue = q.0.get(&id).ok_or(QueueCallError::NoSuchQueue(id))?;
-        queue
-            .front
-            .suspended
-            .store(!running, std::sync::atomic::Ordering::Release);
+        match &queue.engine {
+            Engine::Cp { front, .. } => front
+                .suspended
+                .store(!running, std::sync::atomic::Ordering::Release),
+            Engine::Sdma { queue, .. } => queue.set_running(running),
+        }
         Ok(())
     }
 
@@ -253,25 +346,35 @@ impl Driver {
     /// destroy does.
     pub fn destroy_queue(&self, id: u64) -> Result<(), QueueCallError> {
         let mut q = self.queues.lock();
-        let mut queue = q.0.remove(&id).ok_or(QueueCallError::NoSuchQueue(id))?;
+        let queue = q.0.remove(&id).ok_or(QueueCallError::NoSuchQueue(id))?;
         q.1.push(queue.doorbell_slot);
         drop(q);
-        // Discarded at once (ROCr's `hsa_queue_inactivate` is this call):
-        // the packet running stops touching memory and, on the
-        // interpreter, stops running; then the processor exits.
-        queue.shared.inactivate();
-        queue.shared.stop();
-        if let Some(thread) = queue.thread.take() {
-            if !crate::queue::join_bounded(thread, crate::queue::DESTROY_JOIN_LIMIT) {
-                // Only a twin that never returns keeps it: it is detached,
-                // every memory access it makes refused.
-                tracing::error!(
-                    queue = id,
-                    "kfd queue's processor still running a packet at destroy; detached"
-                );
+        match queue.engine {
+            Engine::Cp {
+                shared, mut thread, ..
+            } => {
+                // Discarded at once (ROCr's `hsa_queue_inactivate` is this
+                // call): the packet running stops touching memory and, on
+                // the interpreter, stops running; then the processor exits.
+                shared.inactivate();
+                shared.stop();
+                if let Some(thread) = thread.take() {
+                    if !crate::queue::join_bounded(thread, crate::queue::DESTROY_JOIN_LIMIT) {
+                        // Only a twin that never returns keeps it: it is
+                        // detached, every memory access it makes refused.
+                        tracing::error!(
+                            queue = id,
+                            "kfd queue's processor still running a packet at destroy; detached"
+                        );
+                    }
+                }
+                shared.retire();
+            }
+            Engine::Sdma { queue, indices } => {
+                queue.destroy();
+                let _ = self.device_memory.free(indices);
             }
         }
-        queue.shared.retire();
         Ok(())
     }
 
@@ -281,7 +384,23 @@ impl Driver {
             .lock()
             .0
             .values()
-            .flat_map(|q| q.shared.errors())
+            .flat_map(|q| match &q.engine {
+                Engine::Cp { shared, .. } => shared.errors(),
+                Engine::Sdma { .. } => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// Why SDMA engines halted, per queue id.
+    pub fn sdma_halts(&self) -> Vec<(u64, String)> {
+        self.queues
+            .lock()
+            .0
+            .iter()
+            .filter_map(|(id, q)| match &q.engine {
+                Engine::Sdma { queue, .. } => queue.halted().map(|m| (*id, m)),
+                Engine::Cp { .. } => None,
+            })
             .collect()
     }
 

@@ -21,7 +21,7 @@ use super::{
 use crate::aql::{self, Packet, Slot, POISON};
 use crate::device::SimDevice;
 use crate::fault::VmFaultEvent;
-use crate::memory::{FaultCause, VmFault};
+use crate::memory::VmFault;
 use crate::ordering::{Footprint, IbEnd, IbLocation, Violation};
 use crate::pm4;
 use crate::trace::RangeSet;
@@ -244,17 +244,7 @@ impl Processor {
 
     /// Remember the address and reason of VM fault `f` for `fail`.
     pub(super) fn note_vm(&self, f: &VmFault) {
-        use relaunch_hsa_sys as sys;
-        let reason = match f.cause {
-            FaultCause::NotExecutable { .. } => sys::HSA_AMD_MEMORY_FAULT_NX,
-            FaultCause::NotGpuAccessible { .. } => sys::HSA_AMD_MEMORY_FAULT_HOST_ONLY,
-            FaultCause::Unmapped
-            | FaultCause::QueueInactive
-            | FaultCause::Freed { .. }
-            | FaultCause::PastEnd { .. }
-            | FaultCause::Misaligned { .. } => sys::HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT,
-        };
-        self.vm.set(Some((f.addr, reason)));
+        self.vm.set(Some((f.addr, crate::fault::reason_mask(f))));
     }
 
     fn fail(&self, packet: u64, kind: QueueErrorKind, status: Status, message: String) {
