@@ -51,9 +51,10 @@ step "pip install $(basename "$WHEEL")"
 RUN="$ROOT/target/py-run"
 mkdir -p "$RUN"
 
-step "cargo build -p relaunch-sim --example hsa_runtime64 (for test_deny.py)"
-cargo build --quiet -p relaunch-sim --example hsa_runtime64
+step "cargo build the simulator's HSA library and the interposer (test_deny.py, test_hipgraph.py)"
+cargo build --quiet -p relaunch-sim --example hsa_runtime64 -p relaunch-hipgraph --lib
 export RELAUNCH_TEST_SIM_HSA_LIB="${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/libhsa_runtime64.so"
+export RELAUNCH_TEST_INTERPOSER="${CARGO_TARGET_DIR:-$ROOT/target}/debug/librelaunch_hipgraph.so"
 
 step "pytest py/tests"
 (cd "$RUN" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider \

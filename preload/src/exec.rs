@@ -46,6 +46,8 @@ pub struct ShadowExec {
     /// Events the graph's record nodes record: recorded for real on the
     /// launch stream after each replay (`events.rs`).
     pub(crate) events: Vec<usize>,
+    /// Its launches, each way (`inspect`).
+    pub(crate) launches: crate::inspect::LaunchCounts,
 }
 
 impl Drop for ShadowExec {
@@ -89,6 +91,7 @@ impl ShadowExec {
             fallen: Mutex::new(None),
             in_flight: InFlight::default(),
             events,
+            launches: Default::default(),
         })
     }
 

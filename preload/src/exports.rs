@@ -1,11 +1,8 @@
 //! The exported HIP entry points. Each forwards to the real function
 //! first and returns its result unchanged; the shadow is updated only when
-//! the real call succeeded. Only `hipGraphLaunch` of a supported exec does
-//! not call the real launch: it replays through relaunch ordered with the
-//! stream's work by the stream's memory operations, without waiting
-//! (`ordered.rs`), or, where the real HIP has none, after the real
-//! `hipStreamSynchronize`, waiting.
-//! Stream capture and `hipModuleLaunchKernel` live in `capture`.
+//! the real call succeeded. `hipGraphLaunch`, the one that replays instead
+//! of calling the real function, lives in `launch`; stream capture and
+//! `hipModuleLaunchKernel` in `capture`.
 //!
 //! Signatures follow the public HIP headers (`hip_runtime_api.h`).
 
@@ -15,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
 use crate::args::kernel_of;
-use crate::hip::{key, Handle, HipError, KernelNodeParams, HIP_ERROR_LAUNCH_FAILURE, HIP_SUCCESS};
+use crate::hip::{key, Handle, HipError, KernelNodeParams, HIP_SUCCESS};
 use crate::image::copy_image;
 use crate::real;
 use crate::reason::Reason;
@@ -375,11 +372,21 @@ fn shadow_instantiate(e: usize, graph: Handle) {
     let counts = guarded("hipGraphInstantiate", || real_counts(graph));
     with_state("hipGraphInstantiate", |s| {
         let Some(g) = s.graphs.get(&key(graph)) else {
+            let on_hip = crate::inspect::OnHip {
+                reason: Reason::UnseenGraph,
+                launches: 0,
+            };
+            s.on_hip.insert(e, on_hip);
             return;
         };
         let built = counts
             .unwrap_or(Err(Reason::Panicked("counting the real graph's nodes")))
             .and_then(|(n, edges)| {
+                // A node already known to fall through names the reason
+                // better than the count it leaves the shadow short of.
+                if let Some(why) = &g.unsupported {
+                    return Err(why.clone());
+                }
                 let (shadow_n, shadow_edges) = g.real_counts();
                 if n != shadow_n || edges != shadow_edges {
                     return Err(Reason::CountMismatch {
@@ -401,96 +408,14 @@ fn shadow_instantiate(e: usize, graph: Handle) {
             }
             Err(why) => {
                 tracing::info!(reason = %why, "hipGraphExec falls through to the real HIP");
+                let on_hip = crate::inspect::OnHip {
+                    reason: why,
+                    launches: 0,
+                };
+                s.on_hip.insert(e, on_hip);
             }
         }
     });
-}
-
-/// # Safety
-/// HIP's `hipGraphLaunch` contract.
-#[no_mangle]
-pub unsafe extern "C" fn hipGraphLaunch(exec: Handle, stream: Handle) -> HipError {
-    // The exec's shadow, and whether a capture of the shadow's runs.
-    let found = with_state("hipGraphLaunch", |s| {
-        (s.execs.get(&key(exec)).cloned(), !s.captures.is_empty())
-    });
-    let Some((Some(shadow), shadow_capturing)) = found else {
-        return forward!(hipGraphLaunch(exec, stream));
-    };
-    if shadow.fallen().is_some() {
-        return forward!(hipGraphLaunch(exec, stream));
-    }
-    // During a capture the launch must become part of the captured graph,
-    // and synchronising a capturing stream would invalidate the capture
-    // (under global capture mode, synchronising any stream may): the real
-    // launch runs whenever a capture is in progress.
-    if shadow_capturing || crate::capture::real_is_capturing(stream) {
-        tracing::info!("a stream capture is in progress: the real hipGraphLaunch runs");
-        return forward!(hipGraphLaunch(exec, stream));
-    }
-    // Stream order through the stream's own memory operations, without
-    // waiting (ordered.rs); where the real HIP cannot do that, the
-    // synchronous path below.
-    // The build this launch replays (a later geometry change makes another;
-    // this one stays alive until its replay finished).
-    let build = shadow.current();
-    let order = build.stream_order.get_or_init(|| {
-        guarded("hipGraphLaunch", || crate::ordered::StreamOrder::new(&build.exec))
-            .unwrap_or(Err(Reason::Panicked("setting up the stream words")))
-            .inspect_err(|why| {
-                tracing::info!(reason = %why, "replays of this exec synchronise the stream instead")
-            })
-    });
-    if let Ok(order) = order {
-        // SAFETY: the application's stream, as given to hipGraphLaunch.
-        let launched = guarded("hipGraphLaunch", || unsafe {
-            crate::ordered::launch(&shadow, &build, order, stream)
-        });
-        return match launched {
-            Some(Ok(rc)) => {
-                crate::events::record_after_replay(&shadow.events, stream);
-                rc
-            }
-            // A memory fault lost the GPU for relaunch before this launch
-            // reached the stream: the graph is HIP's from now on.
-            Some(Err(why @ Reason::DeviceLost(_))) => {
-                shadow.fall_back(why);
-                forward!(hipGraphLaunch(exec, stream))
-            }
-            Some(Err(e)) => {
-                tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
-                HIP_ERROR_LAUNCH_FAILURE
-            }
-            None => forward!(hipGraphLaunch(exec, stream)),
-        };
-    }
-    // Stream order: the graph runs after everything queued before it. A
-    // stream that cannot be synchronised gets the real launch.
-    let rc = forward!(hipStreamSynchronize(stream));
-    if rc != HIP_SUCCESS {
-        tracing::info!(
-            status = rc,
-            "hipStreamSynchronize refused the launch stream; the real hipGraphLaunch runs"
-        );
-        return forward!(hipGraphLaunch(exec, stream));
-    }
-    match guarded("hipGraphLaunch", || build.exec.launch(&shadow.gpu)) {
-        Some(Ok(())) => {
-            crate::events::record_after_replay(&shadow.events, stream);
-            HIP_SUCCESS
-        }
-        // A memory fault lost the GPU for relaunch: the graph is HIP's from
-        // now on (HIP reports the loss its own way).
-        Some(Err(e)) if e.class() == relaunch::ErrorClass::DeviceLost => {
-            shadow.fall_back(e.into());
-            forward!(hipGraphLaunch(exec, stream))
-        }
-        Some(Err(e)) => {
-            tracing::error!(error = %e, "relaunch replay of a hipGraphExec failed");
-            HIP_ERROR_LAUNCH_FAILURE
-        }
-        None => forward!(hipGraphLaunch(exec, stream)),
-    }
 }
 
 /// The real `hipStreamSynchronize(stream)` (its status is logged, the
@@ -571,7 +496,10 @@ pub unsafe extern "C" fn hipGraphExecUpdate(
 #[no_mangle]
 pub unsafe extern "C" fn hipGraphExecDestroy(exec: Handle) -> HipError {
     let rc = forward!(hipGraphExecDestroy(exec));
-    let dropped = with_state("hipGraphExecDestroy", |s| s.execs.remove(&key(exec)));
+    let dropped = with_state("hipGraphExecDestroy", |s| {
+        s.on_hip.remove(&key(exec));
+        s.execs.remove(&key(exec))
+    });
     // The retained IBs are released outside the state lock.
     guarded("hipGraphExecDestroy", move || drop(dropped));
     rc

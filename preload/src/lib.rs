@@ -2,7 +2,9 @@
 //! interposer. Owns the exported HIP entry points (`exports`), the real
 //! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
 //! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
-//! stream capture (`capture`), why things fall through (`reason`),
+//! stream capture (`capture`), why things fall through (`reason`), the
+//! graph launch that replays (`launch`), the inspection API
+//! (`rl_hipgraph_*`, `inspect`),
 //! code-object images and offload bundles from a bare pointer (`image`,
 //! `bundle`), static registration of fat binaries and host stubs
 //! (`registry`), the allocations the shadow sees (`allocators`), memset
@@ -32,6 +34,8 @@ pub mod exports;
 pub mod fills;
 pub mod hip;
 pub mod image;
+pub mod inspect;
+pub mod launch;
 pub mod mutate;
 pub mod mutate_nodes;
 pub mod nodes;

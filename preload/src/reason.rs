@@ -252,6 +252,8 @@ pub enum Reason {
     HostNode,
     #[error("a child graph this library did not see being built")]
     UnseenChild,
+    #[error("the graph was not built through calls the interposer follows")]
+    UnseenGraph,
     #[error("a child graph is not replayable: {0}")]
     Child(Box<Reason>),
     #[error(

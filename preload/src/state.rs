@@ -25,6 +25,8 @@ pub struct State {
     pub functions: HashMap<usize, Function>,
     pub graphs: HashMap<usize, ShadowGraph>,
     pub execs: HashMap<usize, Arc<ShadowExec>>,
+    /// Execs never shadowed: why, and their launches (`inspect`).
+    pub on_hip: HashMap<usize, crate::inspect::OnHip>,
     /// Stream -> the capture in progress on it.
     pub captures: HashMap<usize, Capture>,
     /// Allocations HIP made (`hipMalloc`, `hipHostMalloc`): what a memset

@@ -74,7 +74,7 @@ fn app_without_preload_runs_on_the_fake_alone() {
 }
 
 #[test]
-fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
+fn the_interposer_exports_exactly_the_hip_functions_it_handles_and_its_inspection_api() {
     let Some(b) = built() else { return };
     if !relaunch_testsupport::require_tool("nm", "install binutils") {
         return;
@@ -165,6 +165,12 @@ fn the_interposer_exports_exactly_the_hip_functions_it_handles() {
             "hipStreamBeginCaptureToGraph",
             "hipStreamEndCapture",
             "hipStreamIsCapturing",
+            // The inspection API (include/relaunch_hipgraph.h).
+            "rl_hipgraph_api_version",
+            "rl_hipgraph_counters",
+            "rl_hipgraph_exec_info",
+            "rl_hipgraph_execs",
+            "rl_hipgraph_set_replay",
         ]
     );
 }
