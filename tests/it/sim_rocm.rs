@@ -249,6 +249,34 @@ fn hip_programs_give_the_same_results_with_and_without_the_interposer() {
     }
 }
 
+#[test]
+fn a_hip_program_asks_the_interposer_which_graphs_it_replays() {
+    let Some(interposer) = stack() else {
+        return;
+    };
+    let Some(exe) = hip_program("inspect_graphs") else {
+        return;
+    };
+    let (code, out, err) = run_hip(&exe, &[], None);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, "api none\ninspect_graphs: ok\n");
+    let (code, out, err) = run_hip(&exe, &[], Some(interposer));
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "api 1", "{out}");
+    assert_eq!(
+        lines[1],
+        "single rc=0 replayed=1 reason=0 launches=2/0/0 text=replayed as retained PM4"
+    );
+    // The forked capture: RL_HIPGRAPH_CAPTURE, both launches on HIP.
+    assert!(
+        lines[2].starts_with("forked rc=0 replayed=0 reason=8 launches=0/2/0 text=")
+            && lines[2].contains("cross-stream capture is not followed"),
+        "{out}"
+    );
+    assert_eq!(lines[3], "inspect_graphs: ok");
+}
+
 /// The GPU's counters the thunk wrote at exit: `name -> value` of gpu0.
 fn counters(file: &Path) -> std::collections::HashMap<String, u64> {
     let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
