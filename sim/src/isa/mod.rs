@@ -28,6 +28,7 @@ pub mod operand;
 pub mod program;
 pub mod runner;
 mod scalar;
+pub mod scratch;
 mod smem;
 pub mod tracebuf;
 pub mod valu;
@@ -36,6 +37,7 @@ pub mod wave;
 
 pub use coverage::{coverage, Coverage};
 pub use dispatch::{IsaError, Launch};
+pub use scratch::{scratch_needed, ScratchSetup};
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
 pub use program::{Inst, Program};

@@ -528,6 +528,8 @@ pub(crate) fn select_runner(
         wave64: !kd.wave32(),
         user_sgprs: ctx.user_sgprs.clone(),
         trap_handler,
+        scratch: ctx.scratch,
+        private_segment_bytes: kd.private_segment_fixed_size.max(ctx.private_segment_bytes),
     };
     runner::select(&device.config().kernels, &kernel.symbol, launch)
 }
