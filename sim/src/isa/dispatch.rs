@@ -312,7 +312,9 @@ fn wave_offset_sgpr(family: Family) -> bool {
 
 /// The scratch a SCRATCH_EN dispatch runs with, or why it cannot run.
 fn scratch_for(kernel: &str, launch: &Launch, nwaves: usize) -> Result<ScratchSetup, KernelFault> {
-    let fault = |what: String| KernelFault::Interpreter(format!("kernel {kernel} on {}: {what}", launch.processor));
+    let fault = |what: String| {
+        KernelFault::Interpreter(format!("kernel {kernel} on {}: {what}", launch.processor))
+    };
     let setup = launch.scratch.ok_or_else(|| {
         fault(
             "RSRC2 enables scratch (SCRATCH_EN) but the queue gave this dispatch no scratch \

@@ -37,11 +37,11 @@ pub mod wave;
 
 pub use coverage::{coverage, Coverage};
 pub use dispatch::{IsaError, Launch};
-pub use scratch::{scratch_needed, ScratchSetup};
 pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
 pub use program::{Inst, Program};
 pub use runner::{KernelMode, Runner};
+pub use scratch::{scratch_needed, ScratchSetup};
 pub use wave::{Lanes, Wave, MAX_LANES};
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -59,6 +59,20 @@ impl ScratchSetup {
         }
     }
 
+    /// The scratch base COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold on the
+    /// families whose hardware reads them (`relaunch-facts`
+    /// `ScratchRules::dispatch_scratch_base`): bits 47:8 of the address,
+    /// HI's DATA field 8 bits wide. `None` on gfx10, whose waves do not
+    /// take FLAT_SCRATCH from it.
+    pub fn dispatch_scratch_base(family: Family, lo: u32, hi: u32) -> Option<u64> {
+        let reg = table(family).by_name("COMPUTE_DISPATCH_SCRATCH_BASE_HI")?;
+        let hi = reg.fields.first().map_or(hi, |f| f.get(hi));
+        family
+            .scratch()
+            .dispatch_scratch_base
+            .then(|| (u64::from(hi) << 40) | (u64::from(lo) << 8))
+    }
+
     /// Bytes of the whole backing the slots cover.
     pub fn bytes(&self) -> u64 {
         self.wave_bytes * u64::from(self.slots)
@@ -220,6 +234,14 @@ mod tests {
         assert_eq!((s.slots, s.wave_bytes), (8, 3 * 256));
         assert_eq!(s.bytes(), 8 * 768);
         assert_eq!(s.slot_base(2), 0x1000 + 2 * 768);
+        assert_eq!(
+            ScratchSetup::dispatch_scratch_base(Family::Gfx12, 0x1234_5678, 0x7F),
+            Some(0x7F12_3456_7800)
+        );
+        assert_eq!(
+            ScratchSetup::dispatch_scratch_base(Family::Gfx10, 1, 0),
+            None
+        );
     }
 
     #[test]
