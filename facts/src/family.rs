@@ -95,9 +95,10 @@ pub struct ScratchRules {
     /// dwords) on gfx10, 256 bytes (64 dwords) from gfx11 (Linux amdgpu
     /// and Mesa program `bytes_per_wave >> 10` resp. `>> 8`).
     pub wavesize_granule: u64,
-    /// COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold the dispatch's scratch base
-    /// >> 8 and the hardware derives FLAT_SCRATCH from it (architected flat
-    /// scratch); on gfx10 the kernel builds FLAT_SCRATCH itself.
+    /// COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold bits 47:8 of the
+    /// dispatch's scratch base and the hardware derives FLAT_SCRATCH from
+    /// it (architected flat scratch); on gfx10 the kernel builds
+    /// FLAT_SCRATCH itself.
     pub dispatch_scratch_base: bool,
     /// `hwreg` ids of FLAT_SCRATCH's halves for s_getreg/s_setreg
     /// (HW_REG_FLAT_SCR_LO/HI, 20 and 21): gfx10 and gfx11; llvm-mc-19

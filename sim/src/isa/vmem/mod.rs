@@ -8,15 +8,14 @@
 use relaunch_isa::{Family, Operand, Role};
 
 use super::atomic::{self, AOp};
-use super::buffer::Resource;
 use super::fault::{Flow, IsaFault};
 use super::operand::{Src, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::program::Inst;
-use super::scratch::Interleave;
 use super::wave::{Wave, MAX_LANES};
 use super::Ctx;
 use crate::trace::AccessKind;
 
+mod buffer_address;
 mod names;
 mod private;
 
@@ -192,75 +191,6 @@ fn flat_addresses(
     Ok(())
 }
 
-/// Per-lane addresses of a buffer instruction; `None` for a lane out of
-/// bounds (loads read zero, stores are dropped). A swizzled V# gives an
-/// interleave instead (`private::buffer_swizzled`).
-fn buffer_addresses(
-    wave: &Wave,
-    inst: &Inst,
-    bytes: u32,
-    out: &mut [Option<u64>; MAX_LANES],
-) -> Result<Option<Interleave>, IsaFault> {
-    let w = &inst.words;
-    let (imm, offen, idxen, vaddr, rsrc_first) = match wave.isa.family {
-        Family::Gfx10 => (
-            w[0] & 0xFFF,
-            w[0] >> 12 & 1 != 0,
-            w[0] >> 13 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx11 => (
-            w[0] & 0xFFF,
-            w[1] >> 22 & 1 != 0,
-            w[1] >> 23 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx12 => (
-            w[2] >> 8,
-            w[1] >> 30 & 1 != 0,
-            w[1] >> 31 != 0,
-            (w[2] & 0xFF) as u16,
-            (w[1] >> 9) & 0x1FF,
-        ),
-    };
-    let rsrc = Resource::read(wave, Src::Sgpr(rsrc_first as u8))?;
-    let soff = match inst.decoded.field(Role::Soffset) {
-        Some(o) => wave.scalar(Src::from_operand(o))?,
-        None => 0,
-    };
-    if rsrc.swizzle {
-        let fields = private::BufferFields {
-            imm,
-            offen,
-            idxen,
-            vaddr,
-            soffset: soff,
-        };
-        return private::buffer_swizzled(wave, inst, &rsrc, fields).map(Some);
-    }
-    if idxen || rsrc.add_tid || (rsrc.stride != 0 && rsrc.oob_select != 3) {
-        return Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with idxen {idxen}, swizzle {}, add_tid {}, stride {} (only raw buffers are modelled)",
-                inst.decoded.mnemonic(),
-                rsrc.swizzle,
-                rsrc.add_tid,
-                rsrc.stride
-            ),
-            family: wave.isa.family,
-        });
-    }
-    let v = if offen { Some(wave.v(vaddr)?) } else { None };
-    for l in 0..wave.lanes {
-        let off = u64::from(v.map_or(0, |v| v[l])) + u64::from(imm);
-        out[l] = (off + u64::from(bytes) <= u64::from(rsrc.num_records))
-            .then(|| rsrc.base.wrapping_add(u64::from(soff)).wrapping_add(off));
-    }
-    Ok(None)
-}
-
 #[cold]
 fn operand_fault(inst: &Inst, why: &str) -> IsaFault {
     IsaFault::Operand {
@@ -296,7 +226,7 @@ pub(crate) fn execute(
         }
         Seg::Buffer => {
             let mut b = [None; MAX_LANES];
-            if let Some(il) = buffer_addresses(wave, inst, bytes, &mut b)? {
+            if let Some(il) = buffer_address::buffer_addresses(wave, inst, bytes, &mut b)? {
                 return private::access(wave, inst, &op, ctx, &il, live, private::Bound::Backing);
             }
             for l in 0..wave.lanes {

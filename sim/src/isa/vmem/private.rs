@@ -90,9 +90,9 @@ pub(super) fn flat_interleave(wave: &Wave, addrs: &[u64; MAX_LANES], mask: u64) 
 /// A swizzled buffer access (RDNA ISA, buffer addressing, swizzled):
 /// index = (IDXEN ? VGPR index : 0) + (ADD_TID_ENABLE ? lane : 0), offset
 /// = (OFFEN ? VGPR offset : 0) + the instruction's offset; the address is
-/// base + SOFFSET + (index / INDEX_STRIDE * STRIDE + offset / elem * elem)
-/// * INDEX_STRIDE + index % INDEX_STRIDE * elem + offset % elem, with
-/// 4-byte elements (gfx10 has no element size field; gfx11+
+/// base + SOFFSET + (index / INDEX_STRIDE x STRIDE + offset / elem x
+/// elem) x INDEX_STRIDE + index % INDEX_STRIDE x elem + offset % elem,
+/// with 4-byte elements (gfx10 has no element size field; gfx11+
 /// SWIZZLE_ENABLE 1).
 pub(super) fn buffer_swizzled(
     wave: &Wave,
