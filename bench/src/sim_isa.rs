@@ -116,9 +116,13 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
                     packet: 0,
                     queue: None,
                     id: 0,
+                    private_segment_size: 0,
                 },
+                None,
             )?,
             trap_handler: dev.config().trap_handler,
+            scratch: None,
+            private_segment_bytes: kd.private_segment_fixed_size,
         };
         prepared.push((Arc::clone(kernel), ka, grid, block, launch));
     }

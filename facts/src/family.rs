@@ -62,3 +62,72 @@ pub struct UserSgprRules {
 
 /// Most user SGPRs COMPUTE_USER_DATA_0..15 can deliver (every family).
 pub const MAX_USER_SGPRS: u32 = 16;
+
+/// How waves of a family reach their private (scratch) memory: what the
+/// hardware sets up at wave launch and what the kernel's prologue does.
+/// LLVM 19's assembler states the split: on gfx11 and gfx12 (its
+/// "architected flat scratch") it refuses `.amdhsa_user_sgpr_private_segment_buffer`,
+/// `.amdhsa_user_sgpr_flat_scratch_init` and
+/// `.amdhsa_system_sgpr_private_segment_wavefront_offset`, and RSRC2 bit 0 is
+/// `.amdhsa_enable_private_segment`; gfx10 is the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlatScratch {
+    /// gfx10 (AMDGPUUsage, "Flat Scratch", GFX10+ without architected flat
+    /// scratch): RSRC2.SCRATCH_EN gives the wave the private segment wave
+    /// byte offset SGPR (after the workgroup id SGPRs); flat scratch init
+    /// (two user SGPRs) is the queue's scratch base, which the prologue
+    /// adds the offset to and writes to FLAT_SCRATCH with
+    /// `s_setreg_b32 hwreg(HW_REG_FLAT_SCR_LO/HI)`; buffer scratch uses the
+    /// private segment buffer V# with the offset as SOFFSET (LLVM 19 adds
+    /// it to the V#'s base instead).
+    Init,
+    /// gfx11, gfx12: the hardware sets FLAT_SCRATCH to the wave's own slot
+    /// (dispatch scratch base + the wave's offset) before the first
+    /// instruction; no scratch SGPR is delivered.
+    Architected,
+}
+
+/// Scratch facts of a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScratchRules {
+    pub flat_scratch: FlatScratch,
+    /// Bytes of one unit of COMPUTE_TMPRING_SIZE.WAVESIZE: 1 KiB (256
+    /// dwords) on gfx10, 256 bytes (64 dwords) from gfx11 (Linux amdgpu
+    /// and Mesa program `bytes_per_wave >> 10` resp. `>> 8`).
+    pub wavesize_granule: u64,
+    /// COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold bits 47:8 of the
+    /// dispatch's scratch base and the hardware derives FLAT_SCRATCH from
+    /// it (architected flat scratch); on gfx10 the kernel builds
+    /// FLAT_SCRATCH itself.
+    pub dispatch_scratch_base: bool,
+    /// `hwreg` ids of FLAT_SCRATCH's halves for s_getreg/s_setreg
+    /// (HW_REG_FLAT_SCR_LO/HI, 20 and 21): gfx10 and gfx11; llvm-mc-19
+    /// refuses them for gfx12 ("not supported on this GPU").
+    pub flat_scratch_hwregs: Option<(u32, u32)>,
+}
+
+impl Family {
+    /// The family's scratch facts (see [`ScratchRules`]).
+    pub const fn scratch(self) -> ScratchRules {
+        match self {
+            Family::Gfx10 => ScratchRules {
+                flat_scratch: FlatScratch::Init,
+                wavesize_granule: 1024,
+                dispatch_scratch_base: false,
+                flat_scratch_hwregs: Some((20, 21)),
+            },
+            Family::Gfx11 => ScratchRules {
+                flat_scratch: FlatScratch::Architected,
+                wavesize_granule: 256,
+                dispatch_scratch_base: true,
+                flat_scratch_hwregs: Some((20, 21)),
+            },
+            Family::Gfx12 => ScratchRules {
+                flat_scratch: FlatScratch::Architected,
+                wavesize_granule: 256,
+                dispatch_scratch_base: true,
+                flat_scratch_hwregs: None,
+            },
+        }
+    }
+}

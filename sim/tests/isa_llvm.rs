@@ -97,6 +97,15 @@ fn templates() -> Vec<&'static str> {
         " v[2:3], v[4:5]",
         " v[2:3], v[4:6]",
         " v[2:3], v[4:7]",
+        // scratch (vaddr forms)
+        " v1, v2, off",
+        " v[4:5], v2, off",
+        " v[4:6], v2, off",
+        " v[4:7], v2, off",
+        " v2, v1, off",
+        " v2, v[4:5], off",
+        " v2, v[4:6], off",
+        " v2, v[4:7], off",
         // buffer
         " v1, v2, s[20:23], 0 offen",
         " v[4:5], v2, s[20:23], 0 offen",

@@ -8,8 +8,9 @@
 //! Output, one line per kernel after a heading per code object:
 //! `  runs     NAME (N instructions)` or
 //! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...`
-//! (`scripts/sim-corpus` reads these lines). A kernel with a private
-//! segment lists `<scratch>`: the interpreter does not model scratch.
+//! (`scripts/sim-corpus` reads these lines). Scratch instructions count
+//! like any other: the interpreter runs private memory when the queue
+//! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).
 
 use std::fmt::Write as _;
 
@@ -80,11 +81,5 @@ fn kernel_coverage(object: &CodeObject, k: &KernelInfo) -> Result<Coverage, Stri
         .ok()
         .and_then(|at| bytes.get(at..))
         .ok_or_else(|| format!("code entry 0x{entry:x} is outside the loaded file bytes"))?;
-    let mut c = coverage(isa, code);
-    // The interpreter refuses scratch at dispatch whatever instructions
-    // reach it (gfx10 reaches it through ordinary buffer instructions).
-    if k.private_segment_size > 0 || k.uses_dynamic_stack {
-        c.missing.insert("<scratch>".to_string(), 1);
-    }
-    Ok(c)
+    Ok(coverage(isa, code))
 }

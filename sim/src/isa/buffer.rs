@@ -1,5 +1,6 @@
 //! The buffer resource descriptor (V#) fields the interpreter uses: base
-//! address, stride, NUM_RECORDS, and the out-of-bounds rule.
+//! address, stride, NUM_RECORDS, the out-of-bounds rule and the swizzle
+//! fields (SWIZZLE_ENABLE, INDEX_STRIDE, ADD_TID_ENABLE).
 
 use relaunch_isa::Family;
 
@@ -16,8 +17,12 @@ pub(crate) struct Resource {
     pub stride: u32,
     /// NUM_RECORDS (dword2): bytes for raw buffers, records for structured.
     pub num_records: u32,
-    /// SWIZZLE_ENABLE (dword1 bits 31:30 on gfx11+, bit 31 on gfx10... kept whole).
+    /// SWIZZLE_ENABLE (dword1 bit 31 on gfx10, bits 31:30 on gfx11+).
     pub swizzle: bool,
+    /// The raw SWIZZLE_ENABLE value (gfx11+: 1 = 4-byte elements).
+    pub swizzle_mode: u32,
+    /// INDEX_STRIDE (dword3 bits 22:21) in records: 8, 16, 32 or 64.
+    pub index_stride: u32,
     /// OOB_SELECT (dword3 bits 29:28).
     pub oob_select: u32,
     /// ADD_TID_ENABLE (dword3 bit 23).
@@ -46,15 +51,17 @@ impl Resource {
             wave.sgpr[n + 2],
             wave.sgpr[n + 3],
         ];
-        let swizzle = match wave.isa.family {
-            Family::Gfx10 => d[1] >> 31 != 0,
-            Family::Gfx11 | Family::Gfx12 => d[1] >> 30 != 0,
+        let swizzle_mode = match wave.isa.family {
+            Family::Gfx10 => d[1] >> 31,
+            Family::Gfx11 | Family::Gfx12 => d[1] >> 30,
         };
         Ok(Resource {
             base: u64::from(d[0]) | (u64::from(d[1] & 0xFFFF) << 32),
             stride: (d[1] >> 16) & 0x3FFF,
             num_records: d[2],
-            swizzle,
+            swizzle: swizzle_mode != 0,
+            swizzle_mode,
+            index_stride: 8 << ((d[3] >> 21) & 3),
             oob_select: (d[3] >> 28) & 3,
             add_tid: d[3] >> 23 & 1 != 0,
         })

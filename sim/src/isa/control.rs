@@ -194,14 +194,24 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
                 COp::SetregImm => inst.decoded.literal.unwrap_or(0),
                 _ => wave.scalar(inst.src[2])?,
             };
-            if id != hwreg::MODE {
-                return Err(IsaFault::Unimplemented {
-                    mnemonic: format!("{} of hwreg {id}", inst.decoded.mnemonic()),
-                    family: wave.isa.family,
-                });
-            }
             let mask = (((1u64 << size) - 1) << offset) as u32;
-            wave.mode = (wave.mode & !mask) | ((value << offset) & mask);
+            let merge = |old: u32| (old & !mask) | ((value << offset) & mask);
+            match flat_scratch_half(wave, id) {
+                // The gfx10 prologue writes FLAT_SCRATCH this way.
+                Some(hi) => {
+                    let shift = if hi { 32 } else { 0 };
+                    let old = (wave.flat_scratch >> shift) as u32;
+                    wave.flat_scratch = (wave.flat_scratch & !(0xFFFF_FFFFu64 << shift))
+                        | (u64::from(merge(old)) << shift);
+                }
+                None if id == hwreg::MODE => wave.mode = merge(wave.mode),
+                None => {
+                    return Err(IsaFault::Unimplemented {
+                        mnemonic: format!("{} of hwreg {id}", inst.decoded.mnemonic()),
+                        family: wave.isa.family,
+                    })
+                }
+            }
             Flow::Next
         }
         COp::CodeEnd => {
@@ -236,7 +246,17 @@ fn hwreg_fields(simm: u32) -> (u32, u32, u32) {
     (simm & 0x3F, (simm >> 6) & 0x1F, ((simm >> 11) & 0x1F) + 1)
 }
 
+/// Whether hwreg `id` is FLAT_SCRATCH's high (`Some(true)`) or low half
+/// on the wave's family (`relaunch-facts`: gfx10 and gfx11 have them).
+fn flat_scratch_half(wave: &Wave, id: u32) -> Option<bool> {
+    let (lo, hi) = wave.isa.family.scratch().flat_scratch_hwregs?;
+    (id == lo || id == hi).then_some(id == hi)
+}
+
 fn read_hwreg(wave: &Wave, inst: &Inst, id: u32) -> Result<u32, IsaFault> {
+    if let Some(hi) = flat_scratch_half(wave, id) {
+        return Ok((wave.flat_scratch >> if hi { 32 } else { 0 }) as u32);
+    }
     Ok(match id {
         hwreg::MODE => wave.mode,
         // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), IN_BARRIER (11) and

@@ -3,17 +3,21 @@
 //! State"): user SGPRs as delivered (PM4 USER_DATA or what the AQL packet
 //! processor loads), then the system SGPRs RSRC2 enables (workgroup ids),
 //! work-item ids in VGPRs (packed 10:10:10 into v0 on gfx11+), the VGPR
-//! count and MODE from RSRC1, EXEC covering the wave's work-items; then
-//! the workgroups run one after another in id order.
+//! count and MODE from RSRC1, EXEC covering the wave's work-items, and
+//! with RSRC2.SCRATCH_EN each wave's scratch slot (the private segment
+//! wave byte offset SGPR on gfx10, FLAT_SCRATCH on gfx11/gfx12: see
+//! `scratch`); then the workgroups run one after another in id order.
 
 use std::sync::Arc;
 
+use relaunch_facts::family::FlatScratch;
 use relaunch_isa::{Family, Isa};
 
 use super::cache;
 use super::exec;
 use super::fault::IsaFault;
 use super::program::Program;
+use super::scratch::{self, ScratchSetup, WaveSlot};
 use super::wave::{full_mask, Wave, TTMP0};
 use super::Ctx;
 use crate::device::KernelEntry;
@@ -46,6 +50,14 @@ pub struct Launch {
     /// With `rsrc2` (TRAP_PRESENT on gfx10/gfx11) it decides whether the
     /// waves take traps (`control::trap_enabled`).
     pub trap_handler: bool,
+    /// The queue's scratch as the hardware holds it (`None`: no scratch
+    /// ring; a kernel with RSRC2.SCRATCH_EN is then refused).
+    pub scratch: Option<ScratchSetup>,
+    /// Private segment bytes per work-item the dispatch was given (the
+    /// descriptor's `private_segment_fixed_size`, or an AQL packet's
+    /// larger `private_segment_size`): a wave needing more than a slot is
+    /// refused ("scratch needed").
+    pub private_segment_bytes: u32,
 }
 
 /// A fault of the interpreter, with where it happened.
@@ -126,9 +138,6 @@ pub fn run_program(
 ) -> Result<u64, KernelFault> {
     let isa = prog.isa;
     let r2 = launch.rsrc2;
-    if r2 & rsrc2::SCRATCH_EN != 0 {
-        return Err(setup_fault(kernel, launch, "RSRC2 enables scratch".into()));
-    }
     if r2 & rsrc2::TG_SIZE_EN != 0 {
         return Err(setup_fault(
             kernel,
@@ -146,6 +155,11 @@ pub fn run_program(
     let vgprs = vgpr_count(launch.rsrc1, isa.wave64);
     let mode = initial_mode(launch.rsrc1, isa.family);
     let trap_en = super::control::trap_enabled(isa.family, r2, launch.trap_handler);
+    let private = if r2 & rsrc2::SCRATCH_EN != 0 {
+        Some(scratch_for(kernel, launch, nwaves)?)
+    } else {
+        None
+    };
     let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
     let mut lds = vec![0u8; ctx.lds_bytes];
     let mut executed = 0u64;
@@ -181,6 +195,13 @@ pub fn run_program(
                     for (i, v) in launch.user_sgprs.iter().take(user).enumerate() {
                         wave.sgpr[i] = *v;
                     }
+                    let group = (u64::from(gz) * u64::from(counts[1]) + u64::from(gy))
+                        * u64::from(counts[0])
+                        + u64::from(gx);
+                    let slot = private.map(|s| {
+                        let n = scratch::slot_of(group, w as u32, nwaves as u32, s.slots);
+                        (n, s.slot_base(n))
+                    });
                     match isa.family {
                         // System SGPRs after the user ones, as RSRC2 enables them.
                         Family::Gfx10 | Family::Gfx11 => {
@@ -194,6 +215,14 @@ pub fn run_program(
                                     s += 1;
                                 }
                             }
+                            // The private segment wave byte offset comes
+                            // last (TG_SIZE, between, is refused above).
+                            if let (Some((_, at)), Some(setup)) = (slot, private) {
+                                let offset = wave_offset_sgpr(isa.family);
+                                if offset {
+                                    wave.sgpr[s] = (at - setup.base) as u32;
+                                }
+                            }
                         }
                         // Architected SGPRs: the workgroup ids are always in
                         // TTMP9 (x) and TTMP7 (y in 15:0, z in 31:16).
@@ -201,6 +230,18 @@ pub fn run_program(
                             wave.sgpr[TTMP0 + 9] = wg[0];
                             wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
                         }
+                    }
+                    if let (Some((_, at)), Some(setup)) = (slot, private) {
+                        wave.slot = Some(WaveSlot {
+                            base: at,
+                            bytes: setup.wave_bytes,
+                            backing: (setup.base, setup.base + setup.bytes()),
+                        });
+                        wave.flat_scratch = match isa.family.scratch().flat_scratch {
+                            // The prologue builds it from flat scratch init.
+                            FlatScratch::Init => 0,
+                            FlatScratch::Architected => at,
+                        };
                     }
                     for l in 0..n {
                         let t = (first + l) as u32;
@@ -260,6 +301,49 @@ pub fn run_program(
     Ok(executed)
 }
 
+/// Whether the wave gets the private segment wave byte offset SGPR
+/// (families whose kernels build FLAT_SCRATCH themselves).
+fn wave_offset_sgpr(family: Family) -> bool {
+    match family.scratch().flat_scratch {
+        FlatScratch::Init => true,
+        FlatScratch::Architected => false,
+    }
+}
+
+/// The scratch a SCRATCH_EN dispatch runs with, or why it cannot run.
+fn scratch_for(kernel: &str, launch: &Launch, nwaves: usize) -> Result<ScratchSetup, KernelFault> {
+    let fault = |what: String| {
+        KernelFault::Interpreter(format!("kernel {kernel} on {}: {what}", launch.processor))
+    };
+    let setup = launch.scratch.ok_or_else(|| {
+        fault(
+            "RSRC2 enables scratch (SCRATCH_EN) but the queue gave this dispatch no scratch \
+             ring (no ScratchSetup: COMPUTE_TMPRING_SIZE and the scratch base are the queue \
+             owner's); give the queue a scratch backing or register a host twin"
+                .into(),
+        )
+    })?;
+    let need = scratch::per_wave_bytes(launch.private_segment_bytes, launch.wave64);
+    if need > setup.wave_bytes {
+        return Err(fault(format!(
+            "scratch needed: a wave needs {need} bytes of private memory ({} bytes per \
+             work-item x {} lanes) but the queue's slots hold {} bytes \
+             (TMPRING_SIZE.WAVESIZE); the queue owner must grow the scratch backing",
+            launch.private_segment_bytes,
+            if launch.wave64 { 64 } else { 32 },
+            setup.wave_bytes
+        )));
+    }
+    if (setup.slots as usize) < nwaves {
+        return Err(fault(format!(
+            "a workgroup has {nwaves} waves but the scratch ring has {} wave slots \
+             (TMPRING_SIZE.WAVES): the workgroup could never launch",
+            setup.slots
+        )));
+    }
+    Ok(setup)
+}
+
 /// Whether `kernel`'s code uses instructions whose results the hardware
 /// only guarantees to a documented precision (transcendentals, reciprocals,
 /// square roots), so a host twin's exact math may differ in the last bits.
@@ -282,17 +366,23 @@ const APPROXIMATE: [&str; 8] = [
 
 /// The user SGPRs the packet processor loads for an AQL dispatch, in the
 /// order the descriptor's enables give (AMDGPUUsage, "Initial Kernel
-/// Execution State"): the private segment buffer (zero: no scratch is
-/// modelled), the dispatch packet's address, the queue's address, the
-/// kernarg pointer and the dispatch id, as the descriptor enables them;
-/// RSRC2's count beyond them (LLVM's gfx1100 padding) reads as zero.
-/// Flat-scratch init and the private segment size need scratch, which is
-/// not modelled: asking for them is an error, not a made-up value.
+/// Execution State"): the private segment buffer (the queue's V# with
+/// INDEX_STRIDE for the wave size; zeros without a scratch setup, where a
+/// kernel cannot reach scratch anyway), the dispatch packet's address, the
+/// queue's address, the kernarg pointer, the dispatch id, flat scratch
+/// init (the 64-bit base of the queue's scratch backing: the prologue adds
+/// the wave offset and writes FLAT_SCRATCH) and the private segment size
+/// (per work-item, rounded up to a dword), as the descriptor enables
+/// them; RSRC2's count beyond them (LLVM's gfx1100 padding) reads as zero.
+/// Flat scratch init and the private segment size without a scratch setup,
+/// or on families with architected flat scratch, are errors, not made-up
+/// values.
 pub fn aql_user_sgprs(
     kd: &relaunch_device::codeobj::KernelDescriptor,
     family: relaunch_facts::Family,
     kernarg: u64,
     at: AqlSource,
+    scratch: Option<&ScratchSetup>,
 ) -> Result<Vec<u32>, String> {
     use relaunch_facts::Family;
     let count = kd.user_sgpr_count() as usize;
@@ -304,7 +394,10 @@ pub fn aql_user_sgprs(
             Family::Gfx10 | Family::Gfx11 => true,
         };
     if psb {
-        out.extend([0; 4]);
+        match scratch {
+            Some(s) => out.extend(s.delivered_srd(!kd.wave32())),
+            None => out.extend([0; 4]),
+        }
     }
     let pair = |out: &mut Vec<u32>, v: u64| out.extend([v as u32, (v >> 32) as u32]);
     if kd.wants_dispatch_ptr() {
@@ -324,16 +417,27 @@ pub fn aql_user_sgprs(
     if kd.wants_dispatch_id() {
         pair(&mut out, at.id);
     }
-    for (on, what) in [
-        (kd.wants_flat_scratch_init(), "flat scratch init"),
-        (kd.wants_private_segment_size(), "the private segment size"),
-    ] {
-        if on {
-            return Err(format!(
-                "the descriptor asks for {what}, which needs scratch: the simulator's AQL \
-                 path does not model scratch yet (register a host twin)"
-            ));
+    let needs_setup = |what: &str| -> Result<&ScratchSetup, String> {
+        match (family.scratch().flat_scratch, scratch) {
+            (FlatScratch::Architected, _) => Err(format!(
+                "the descriptor asks for {what}, which {family} does not deliver (architected \
+                 flat scratch: the hardware sets FLAT_SCRATCH)"
+            )),
+            (FlatScratch::Init, None) => Err(format!(
+                "the descriptor asks for {what}, which needs scratch: this dispatch has no \
+                 scratch setup (the queue has no scratch backing; register a host twin)"
+            )),
+            (FlatScratch::Init, Some(s)) => Ok(s),
         }
+    };
+    if kd.wants_flat_scratch_init() {
+        let s = needs_setup("flat scratch init")?;
+        pair(&mut out, s.base);
+    }
+    if kd.wants_private_segment_size() {
+        needs_setup("the private segment size")?;
+        let per_lane = kd.private_segment_fixed_size.max(at.private_segment_size);
+        out.push(per_lane.div_ceil(4) * 4);
     }
     out.resize(count.max(out.len()), 0);
     Ok(out)
@@ -349,4 +453,7 @@ pub struct AqlSource {
     pub queue: Option<u64>,
     /// The packet id (the dispatch id).
     pub id: u64,
+    /// The packet's private_segment_size (bytes per work-item; the
+    /// descriptor's fixed size counts when larger).
+    pub private_segment_size: u32,
 }

@@ -42,6 +42,10 @@ pub enum IsaFault {
     /// The wave asked the hardware to stop it (s_trap, s_sethalt, ...).
     #[error("{0}")]
     Trap(String),
+    /// A private (scratch) access the hardware would not confine to the
+    /// wave: outside its slot, or with no scratch enabled.
+    #[error("{0}")]
+    Private(String),
     /// The kernel's queue was inactivated (abandoned after a timeout, or
     /// destroyed): the interpreter stopped the kernel here.
     #[error(

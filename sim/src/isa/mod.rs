@@ -28,6 +28,7 @@ pub mod operand;
 pub mod program;
 pub mod runner;
 mod scalar;
+pub mod scratch;
 mod smem;
 pub mod tracebuf;
 pub mod valu;
@@ -40,6 +41,7 @@ pub use fault::{Flow, IsaFault};
 pub use operand::{Dst, Src};
 pub use program::{Inst, Program};
 pub use runner::{KernelMode, Runner};
+pub use scratch::{scratch_needed, ScratchSetup};
 pub use wave::{Lanes, Wave, MAX_LANES};
 
 use std::sync::atomic::{AtomicBool, Ordering};

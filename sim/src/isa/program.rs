@@ -122,7 +122,7 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
         }
         Format::Smem => smem::prepare(name).map(Kind::Smem),
         Format::Ds => lds::prepare(name).map(Kind::Ds),
-        Format::Global | Format::Flat | Format::Mubuf | Format::Vbuffer => {
+        Format::Global | Format::Flat | Format::Scratch | Format::Mubuf | Format::Vbuffer => {
             vmem::prepare(isa.family, d, words).map(Kind::Vmem)
         }
         Format::Vop1
@@ -132,8 +132,7 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
         | Format::Vop3p
         | Format::Vopd
         | Format::Vinterp => valu::prepare(isa, d, words).map(Kind::Valu),
-        Format::Scratch
-        | Format::Mtbuf
+        Format::Mtbuf
         | Format::Mimg
         | Format::Vimage
         | Format::Vsample
@@ -308,6 +307,7 @@ pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
         Format::Ds,
         Format::Flat,
         Format::Global,
+        Format::Scratch,
         Format::Mubuf,
     ] {
         for row in relaunch_isa::opcodes(family, format) {
@@ -315,7 +315,7 @@ pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
             let ok = match format {
                 Format::Smem => smem::prepare(n).is_some(),
                 Format::Ds => lds::prepare(n).is_some(),
-                Format::Flat | Format::Global | Format::Mubuf => {
+                Format::Flat | Format::Global | Format::Scratch | Format::Mubuf => {
                     vmem::prepare_kind(format, n).is_some()
                 }
                 _ => {

@@ -61,6 +61,12 @@ pub struct Wave {
     /// STATUS.TRAP_EN: a trap handler is present, so s_trap is taken
     /// (`control::trap_enabled` decides it per family at dispatch).
     pub trap_en: bool,
+    /// FLAT_SCRATCH: the base scratch and flat-private accesses interleave
+    /// from (set by the hardware on gfx11/gfx12, by the prologue's
+    /// s_setreg on gfx10).
+    pub flat_scratch: u64,
+    /// The wave's scratch slot when RSRC2.SCRATCH_EN gave it one.
+    pub slot: Option<super::scratch::WaveSlot>,
 }
 
 impl Wave {
@@ -82,6 +88,8 @@ impl Wave {
             workgroup_id: [0; 3],
             done: false,
             trap_en: false,
+            flat_scratch: 0,
+            slot: None,
         }
     }
 
@@ -146,6 +154,8 @@ impl Wave {
         }
         self.pc = 0;
         self.done = false;
+        self.flat_scratch = 0;
+        self.slot = None;
     }
 }
 

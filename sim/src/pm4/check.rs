@@ -14,6 +14,7 @@ use relaunch_facts::Family;
 
 use super::Pm4ErrorKind;
 use crate::device::{KernelEntry, SimDevice};
+use crate::isa::ScratchSetup;
 use crate::memory::Access;
 use crate::twins::DispatchContext;
 
@@ -83,11 +84,15 @@ fn need(regs: &ShFile, family: Family, offset: u16) -> Result<u32, StateError> {
 }
 
 /// Check the state for one DISPATCH_DIRECT and build its dispatch context.
+/// `scratch`: the queue's scratch as its owner programmed it (TMPRING_SIZE
+/// and the scratch base are queue registers no IB may write); without it
+/// a kernel with scratch is refused.
 pub(crate) fn dispatch_state(
     device: &SimDevice,
     regs: &ShFile,
     groups: [u32; 3],
     initiator: u32,
+    scratch: Option<ScratchSetup>,
 ) -> Result<Checked, Pm4ErrorKind> {
     let facts = device.facts();
     let family = facts.family;
@@ -115,7 +120,7 @@ pub(crate) fn dispatch_state(
         kernel: name.clone(),
         reason,
     };
-    let unmodelled = super::rules::unmodelled(&kd, family);
+    let unmodelled = super::rules::unmodelled(&kd, family, scratch.is_some());
     if !unmodelled.is_empty() {
         return Err(invalid(format!(
             "the simulated device cannot run it: {}",
@@ -176,9 +181,10 @@ pub(crate) fn dispatch_state(
         let what = format!(" (USER_SGPR count {f}, descriptor {e})");
         return Err(mismatch(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2, what).into());
     }
-    if RSRC2_SCRATCH_EN.get(rsrc2) != 0 {
+    if RSRC2_SCRATCH_EN.get(rsrc2) != 0 && scratch.is_none() {
         return Err(invalid(
-            "COMPUTE_PGM_RSRC2 SCRATCH_EN is set: scratch (the queue's ring) is not modelled"
+            "COMPUTE_PGM_RSRC2 SCRATCH_EN is set but the queue has no scratch ring (its owner \
+             gave no COMPUTE_TMPRING_SIZE / scratch base)"
                 .into(),
         )
         .into());
@@ -198,9 +204,13 @@ pub(crate) fn dispatch_state(
 
     // User SGPRs: [the private segment buffer], [the dispatch packet's
     // address], then the kernarg pointer, each as the IB wrote it (the
-    // buffer's four dwords only matter to scratch, which is refused above).
+    // buffer's four dwords only matter to scratch), then, with a scratch
+    // ring, [flat scratch init] and [the private segment size] after them
+    // (AMDGPUUsage's order; `unmodelled` refused them without one).
     let sgprs = DeliveredSgprs::of(&kd, facts.user_sgprs);
-    let count = sgprs.count();
+    let scratch_sgprs =
+        2 * u32::from(kd.wants_flat_scratch_init()) + u32::from(kd.wants_private_segment_size());
+    let count = sgprs.count() + scratch_sgprs;
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
         user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
@@ -291,6 +301,7 @@ pub(crate) fn dispatch_state(
     }
     device.check_dispatch_size(grid, block).map_err(invalid)?;
     let mut ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
+    ctx.scratch = scratch;
     // Every USER_DATA register RSRC2 declares, for the interpreter; those
     // past the delivered ones (LLVM's gfx1100 padding) read as written, or
     // zero when the IB left them alone.

@@ -146,6 +146,21 @@ pub fn execute_ib(
     carried: &RangeSet,
     host_observes: bool,
 ) -> Result<IbEnd, Pm4Error> {
+    execute_ib_with_scratch(device, at, dwords, carried, host_observes, None)
+}
+
+/// [`execute_ib`] on a queue whose owner set up a scratch ring: the
+/// COMPUTE_TMPRING_SIZE and scratch base (COMPUTE_DISPATCH_SCRATCH_BASE on
+/// gfx11/gfx12) an IB may not write, as `isa::ScratchSetup`. Dispatches of
+/// kernels with a private segment run with it (`None`: they are refused).
+pub fn execute_ib_with_scratch(
+    device: &SimDevice,
+    at: IbLocation,
+    dwords: &[u32],
+    carried: &RangeSet,
+    host_observes: bool,
+    scratch: Option<crate::isa::ScratchSetup>,
+) -> Result<IbEnd, Pm4Error> {
     let seed = device.config().seed
         ^ at.queue.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ at.aql_packet.rotate_left(32);
@@ -158,6 +173,7 @@ pub fn execute_ib(
         events: Vec::new(),
         dispatches: 0,
         transfers: 0,
+        scratch,
     };
     run.model.carry_in(carried);
     for (index, item) in Cp::new(dwords, device.family()).enumerate() {
@@ -184,6 +200,8 @@ struct IbRun<'d> {
     events: Vec<Event>,
     dispatches: usize,
     transfers: usize,
+    /// The queue's scratch ring, from its owner.
+    scratch: Option<crate::isa::ScratchSetup>,
 }
 
 impl IbRun<'_> {
@@ -397,8 +415,9 @@ impl IbRun<'_> {
     ) -> Result<(), Pm4Error> {
         let n = self.dispatches;
         self.dispatches += 1;
-        let checked = check::dispatch_state(self.device, &self.regs, groups, initiator)
-            .map_err(|kind| self.error(index, dword, Some(n), kind))?;
+        let checked =
+            check::dispatch_state(self.device, &self.regs, groups, initiator, self.scratch)
+                .map_err(|kind| self.error(index, dword, Some(n), kind))?;
         let runner = select_runner(self.device, &checked.kernel, &checked.ctx).map_err(|e| {
             let kind = match e {
                 NoRunner::NoTwin(s) => Pm4ErrorKind::NoTwin(s),
@@ -528,6 +547,8 @@ pub(crate) fn select_runner(
         wave64: !kd.wave32(),
         user_sgprs: ctx.user_sgprs.clone(),
         trap_handler,
+        scratch: ctx.scratch,
+        private_segment_bytes: kd.private_segment_fixed_size.max(ctx.private_segment_bytes),
     };
     runner::select(&device.config().kernels, &kernel.symbol, launch)
 }

@@ -50,6 +50,7 @@ impl Processor {
             group_segment_size,
             kernel_object,
             kernarg_address,
+            private_segment_size,
             ..
         } = slot.packet
         else {
@@ -91,7 +92,9 @@ impl Processor {
                 packet: self.ring + 64 * (at.aql_packet & self.mask),
                 queue: self.front.queue_address(),
                 id: at.aql_packet,
+                private_segment_size,
             },
+            None,
         )
         .map_err(|m| {
             (

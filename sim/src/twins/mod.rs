@@ -94,6 +94,13 @@ pub struct DispatchContext {
     pub trace: AccessTrace,
     /// The user SGPRs as delivered (what the interpreter starts `s0..` with).
     pub user_sgprs: Vec<u32>,
+    /// The queue's scratch for this dispatch (`isa::scratch`): `None`
+    /// unless the queue owner gave one; the interpreter refuses a
+    /// SCRATCH_EN kernel without it.
+    pub scratch: Option<crate::isa::ScratchSetup>,
+    /// Private segment bytes per work-item the dispatch asked for beyond
+    /// the descriptor's (an AQL packet's `private_segment_size`; 0 for PM4).
+    pub private_segment_bytes: u32,
     kernarg: Option<Vec<u8>>,
 }
 
@@ -114,6 +121,8 @@ impl DispatchContext {
             lds_bytes,
             trace: AccessTrace::default(),
             user_sgprs: Vec::new(),
+            scratch: None,
+            private_segment_bytes: 0,
             kernarg: None,
         }
     }
@@ -130,6 +139,8 @@ impl DispatchContext {
         );
         c.dispatch_ptr = self.dispatch_ptr;
         c.user_sgprs = self.user_sgprs.clone();
+        c.scratch = self.scratch;
+        c.private_segment_bytes = self.private_segment_bytes;
         c
     }
 

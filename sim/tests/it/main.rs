@@ -13,5 +13,6 @@ mod pm4_rules;
 mod pm4_stream_order;
 mod pm4_timestamp;
 mod replay;
+mod scratch;
 mod sdma;
 mod trap;

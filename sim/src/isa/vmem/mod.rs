@@ -1,12 +1,13 @@
-//! Vector memory: global, flat and buffer loads, stores and atomics, per
-//! lane through the device's checked memory (one lock per instruction,
-//! every lane's range checked), in lane order. Lanes with consecutive
-//! addresses become one range of the access trace.
+//! Vector memory: global, flat, buffer and scratch loads, stores and
+//! atomics, per lane through the device's checked memory (one lock per
+//! instruction, every lane's range checked), in lane order. Lanes with
+//! consecutive addresses become one range of the access trace. Private
+//! memory (scratch instructions, flat addresses in the private aperture,
+//! swizzled buffers) is interleaved per lane: `private.rs`.
 
 use relaunch_isa::{Family, Operand, Role};
 
 use super::atomic::{self, AOp};
-use super::buffer::Resource;
 use super::fault::{Flow, IsaFault};
 use super::operand::{Src, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::program::Inst;
@@ -14,7 +15,9 @@ use super::wave::{Wave, MAX_LANES};
 use super::Ctx;
 use crate::trace::AccessKind;
 
+mod buffer_address;
 mod names;
+mod private;
 
 pub(crate) use names::{d16_of, prepare_kind};
 
@@ -24,6 +27,8 @@ pub(crate) enum Seg {
     Global,
     Flat,
     Buffer,
+    /// scratch_* (private memory through FLAT_SCRATCH).
+    Scratch,
 }
 
 /// Which half of the VGPR a 16-bit (d16) load or store uses; the other
@@ -68,8 +73,12 @@ pub(crate) struct VOp {
     /// Address VGPR and how many (2: a 64-bit address).
     pub areg: u16,
     pub acount: u8,
-    /// Global's scalar base pair, when not `off`.
+    /// Global's scalar base pair, scratch's 32-bit scalar offset, when
+    /// not `off`.
     pub saddr: Option<Src>,
+    /// Scratch: the VGPR address is used (gfx10: when SADDR is `off`;
+    /// gfx11/gfx12: the SVE bit, so neither may be used: the ST form).
+    pub vaddr_used: bool,
     /// Data VGPR (stores, atomics).
     pub data: u16,
     /// Atomics: the pre-op value is returned (GLC / TH_ATOMIC_RETURN).
@@ -96,11 +105,22 @@ pub(crate) fn prepare(
         _ => (0, 0),
     };
     let saddr = match (seg, d.field(Role::Soffset)) {
-        (Seg::Global, Some(o)) => Some(Src::from_operand(o)),
+        (Seg::Global | Seg::Scratch, Some(o)) => Some(Src::from_operand(o)),
         _ => None,
     };
-    let data = match d.field(Role::Data) {
-        Some(Operand::Vgpr { first, .. }) => first,
+    let vaddr_used = match family {
+        Family::Gfx10 => saddr.is_none(),
+        Family::Gfx11 => words[1] >> 23 & 1 != 0,
+        Family::Gfx12 => words[1] >> 17 & 1 != 0,
+    };
+    let data = match (seg, d.field(Role::Data)) {
+        // The decoder names a buffer store's VDATA nowhere (its tables
+        // give stores no destination): read the field.
+        (Seg::Buffer, _) => match family {
+            Family::Gfx10 | Family::Gfx11 => (words[1] >> 8 & 0xFF) as u16,
+            Family::Gfx12 => (words[1] & 0xFF) as u16,
+        },
+        (_, Some(Operand::Vgpr { first, .. })) => first,
         _ => 0,
     };
     Some(VOp {
@@ -110,6 +130,7 @@ pub(crate) fn prepare(
         areg,
         acount,
         saddr,
+        vaddr_used,
         data,
         rtn: returns(family, words),
         vdst: vdst_field(family, words),
@@ -170,64 +191,6 @@ fn flat_addresses(
     Ok(())
 }
 
-/// Per-lane addresses of a buffer instruction; `None` for a lane out of
-/// bounds (loads read zero, stores are dropped).
-fn buffer_addresses(
-    wave: &Wave,
-    inst: &Inst,
-    bytes: u32,
-    out: &mut [Option<u64>; MAX_LANES],
-) -> Result<(), IsaFault> {
-    let w = &inst.words;
-    let (imm, offen, idxen, vaddr, rsrc_first) = match wave.isa.family {
-        Family::Gfx10 => (
-            w[0] & 0xFFF,
-            w[0] >> 12 & 1 != 0,
-            w[0] >> 13 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx11 => (
-            w[0] & 0xFFF,
-            w[1] >> 22 & 1 != 0,
-            w[1] >> 23 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx12 => (
-            w[2] >> 8,
-            w[1] >> 30 & 1 != 0,
-            w[1] >> 31 != 0,
-            (w[2] & 0xFF) as u16,
-            (w[1] >> 9) & 0x1FF,
-        ),
-    };
-    let rsrc = Resource::read(wave, Src::Sgpr(rsrc_first as u8))?;
-    if idxen || rsrc.swizzle || rsrc.add_tid || (rsrc.stride != 0 && rsrc.oob_select != 3) {
-        return Err(IsaFault::Unimplemented {
-            mnemonic: format!(
-                "{} with idxen {idxen}, swizzle {}, add_tid {}, stride {} (only raw buffers are modelled)",
-                inst.decoded.mnemonic(),
-                rsrc.swizzle,
-                rsrc.add_tid,
-                rsrc.stride
-            ),
-            family: wave.isa.family,
-        });
-    }
-    let soff = match inst.decoded.field(Role::Soffset) {
-        Some(o) => wave.scalar(Src::from_operand(o))?,
-        None => 0,
-    };
-    let v = if offen { Some(wave.v(vaddr)?) } else { None };
-    for l in 0..wave.lanes {
-        let off = u64::from(v.map_or(0, |v| v[l])) + u64::from(imm);
-        out[l] = (off + u64::from(bytes) <= u64::from(rsrc.num_records))
-            .then(|| rsrc.base.wrapping_add(u64::from(soff)).wrapping_add(off));
-    }
-    Ok(())
-}
-
 #[cold]
 fn operand_fault(inst: &Inst, why: &str) -> IsaFault {
     IsaFault::Operand {
@@ -257,9 +220,15 @@ pub(crate) fn execute(
     let mut addrs = [0u64; MAX_LANES];
     let mut live = wave.exec;
     match op.seg {
+        Seg::Scratch => {
+            let il = private::scratch_interleave(wave, &op)?;
+            return private::access(wave, inst, &op, ctx, &il, live, private::Bound::Slot);
+        }
         Seg::Buffer => {
             let mut b = [None; MAX_LANES];
-            buffer_addresses(wave, inst, bytes, &mut b)?;
+            if let Some(il) = buffer_address::buffer_addresses(wave, inst, bytes, &mut b)? {
+                return private::access(wave, inst, &op, ctx, &il, live, private::Bound::Backing);
+            }
             for l in 0..wave.lanes {
                 match b[l] {
                     Some(a) => addrs[l] = a,
@@ -277,19 +246,29 @@ pub(crate) fn execute(
         Seg::Global | Seg::Flat => {
             flat_addresses(wave, inst, &op, &mut addrs)?;
             if op.seg == Seg::Flat {
+                let mut private = 0u64;
                 for l in 0..wave.lanes {
                     if live >> l & 1 != 0 {
                         let a = addrs[l];
-                        if (SHARED_APERTURE..PRIVATE_APERTURE + (1 << 32)).contains(&a) {
+                        if (PRIVATE_APERTURE..PRIVATE_APERTURE + (1 << 32)).contains(&a) {
+                            private |= 1 << l;
+                        } else if (SHARED_APERTURE..PRIVATE_APERTURE).contains(&a) {
                             return Err(IsaFault::Unimplemented {
                                 mnemonic: format!(
-                                    "{} of a flat address in the LDS or scratch aperture ({a:#x})",
+                                    "{} of a flat address in the LDS aperture ({a:#x})",
                                     inst.decoded.mnemonic()
                                 ),
                                 family: wave.isa.family,
                             });
                         }
                     }
+                }
+                if private != 0 {
+                    // Lanes in the private aperture reach scratch; the
+                    // others go on to global memory below.
+                    let il = private::flat_interleave(wave, &addrs, private);
+                    private::access(wave, inst, &op, ctx, &il, private, private::Bound::Slot)?;
+                    live &= !private;
                 }
             }
         }
@@ -305,7 +284,7 @@ pub(crate) fn execute(
     Ok(Flow::Next)
 }
 
-fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
+pub(super) fn dst_reg(inst: &Inst) -> Result<u16, IsaFault> {
     match inst.dst {
         super::operand::Dst::Vgpr(r) => Ok(r),
         _ => Err(operand_fault(inst, "no destination VGPR")),
@@ -361,7 +340,22 @@ fn load(
     }
     let buf = &mut ctx.scratch[..];
     ctx.mem.gather(&addrs[..lanes], live, b, buf)?;
-    for l in 0..lanes {
+    write_loaded(wave, r, buf, live, (bytes, signed, d16));
+    Ok(())
+}
+
+/// Put each live lane's `bytes` loaded bytes (`buf[l * bytes..]`) into
+/// VGPRs from `r`, as the load's width, sign and d16 half say.
+pub(super) fn write_loaded(
+    wave: &mut Wave,
+    r: u16,
+    buf: &[u8],
+    live: u64,
+    (bytes, signed, d16): (u8, bool, D16),
+) {
+    let b = usize::from(bytes);
+    let n = b.div_ceil(4);
+    for l in 0..wave.lanes {
         if live >> l & 1 == 0 {
             continue;
         }
@@ -404,7 +398,6 @@ fn load(
             }
         }
     }
-    Ok(())
 }
 
 fn store(
@@ -427,7 +420,22 @@ fn store(
             .scatter_u32(&addrs[..lanes], live, &wave.vgpr[r as usize][..lanes])?);
     }
     let buf = &mut ctx.scratch[..];
+    store_bytes(wave, r, live, b, d16, buf);
     for l in 0..lanes {
+        if live >> l & 1 != 0 {
+            ctx.trace
+                .record_lane(AccessKind::Write, l, addrs[l], b as u64);
+        }
+    }
+    ctx.mem.scatter(&addrs[..lanes], live, b, buf)?;
+    Ok(())
+}
+
+/// Each live lane's `b` bytes to store from VGPRs at `r` (the high half's
+/// for a d16_hi store), into `buf[l * b..]`.
+pub(super) fn store_bytes(wave: &Wave, r: u16, live: u64, b: usize, d16: D16, buf: &mut [u8]) {
+    let n = b.div_ceil(4);
+    for l in 0..wave.lanes {
         if live >> l & 1 == 0 {
             continue;
         }
@@ -440,11 +448,7 @@ fn store(
             e.copy_within(2..4, 0);
         }
         buf[l * b..(l + 1) * b].copy_from_slice(&e[..b]);
-        ctx.trace
-            .record_lane(AccessKind::Write, l, addrs[l], b as u64);
     }
-    ctx.mem.scatter(&addrs[..lanes], live, b, buf)?;
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -41,6 +41,7 @@ pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
         Format::Global => (Seg::Global, name.strip_prefix("global_")?),
         Format::Flat => (Seg::Flat, name.strip_prefix("flat_")?),
         Format::Mubuf | Format::Vbuffer => (Seg::Buffer, name.strip_prefix("buffer_")?),
+        Format::Scratch => (Seg::Scratch, name.strip_prefix("scratch_")?),
         _ => return None,
     };
     let kind = match rest {
@@ -63,7 +64,8 @@ pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
                 }
                 VKind::Store { bytes, d16 }
             } else if let Some(a) = rest.strip_prefix("atomic_") {
-                if seg == Seg::Buffer {
+                // Buffer atomics are not modelled; scratch has none.
+                if matches!(seg, Seg::Buffer | Seg::Scratch) {
                     return None;
                 }
                 let (op, wide) = atomic::parse(a)?;
