@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::device::{KernelEntry, SimDevice};
+use crate::isa::ScratchSetup;
 use crate::memory::DeviceMemory;
 use crate::ordering::clock::{self, VectorClock};
 use crate::queue::{Front, QueueError, QueueErrorKind};
@@ -31,6 +32,10 @@ use super::events::Events;
 pub mod amd_queue {
     pub const WRITE_DISPATCH_ID: u64 = 0x38;
     pub const READ_DISPATCH_ID: u64 = 0x80;
+    /// The queue's scratch, as the CP programs it for each dispatch.
+    pub const COMPUTE_TMPRING_SIZE: u64 = 0x8C;
+    pub const SCRATCH_RESOURCE_DESCRIPTOR: u64 = 0x90;
+    pub const SCRATCH_BACKING_MEMORY_LOCATION: u64 = 0xA0;
     pub const QUEUE_PROPERTIES: u64 = 0xB4;
     pub const QUEUE_INACTIVE_SIGNAL: u64 = 0xC0;
 }
@@ -47,6 +52,10 @@ pub mod amd_signal {
 /// The error codes the CP stores in a queue's inactive signal (ROCr reads
 /// them in `AqlQueue::DynamicScratchHandler`).
 pub mod queue_error_code {
+    /// Scratch needed by a wave64 / wave32 dispatch (the queue waits for
+    /// the runtime to store 0 and retries the same packet).
+    pub const SCRATCH_WAVE64: i64 = 1;
+    pub const SCRATCH_WAVE32: i64 = 0x400;
     pub const INVALID_PACKET_FORMAT: i64 = 32;
     pub const MEMORY_VIOLATION: i64 = 0x2000_0000;
     pub const ILLEGAL_INSTRUCTION: i64 = 0x4000_0000;
@@ -231,5 +240,69 @@ impl Front for UserRingFront {
         if let Err(m) = self.signal_store(signal, code) {
             tracing::error!(error = %m, "could not report a queue error to the runtime");
         }
+    }
+
+    /// What ROCr's `InitScratchSRD` left in `amd_queue_t`: TMPRING_SIZE
+    /// (0 until a dispatch needed scratch), the V# and the backing's
+    /// address (absolute on gfx9 and later).
+    fn scratch(&self, device: &SimDevice) -> Result<Option<ScratchSetup>, String> {
+        let read = |at: u64| {
+            self.memory
+                .read_u64(self.amd_queue + at)
+                .map_err(|f| format!("reading amd_queue_t: {f}"))
+        };
+        let tmpring = self
+            .memory
+            .read_u32(self.amd_queue + amd_queue::COMPUTE_TMPRING_SIZE)
+            .map_err(|f| format!("reading amd_queue_t: {f}"))?;
+        if tmpring == 0 {
+            return Ok(None);
+        }
+        let srd = read(amd_queue::SCRATCH_RESOURCE_DESCRIPTOR)?;
+        let srd_hi = read(amd_queue::SCRATCH_RESOURCE_DESCRIPTOR + 8)?;
+        let srd = [
+            srd as u32,
+            (srd >> 32) as u32,
+            srd_hi as u32,
+            (srd_hi >> 32) as u32,
+        ];
+        let base = read(amd_queue::SCRATCH_BACKING_MEMORY_LOCATION)?;
+        Ok(Some(ScratchSetup::from_tmpring(
+            device.family(),
+            tmpring,
+            base,
+            srd,
+        )))
+    }
+
+    /// ROCr's protocol: the error code in the inactive signal (its handler
+    /// allocates, rewrites the `amd_queue_t` fields and stores 0), then the
+    /// queue waits for that 0 and retries the same packet.
+    fn grow_scratch(
+        &self,
+        _device: &SimDevice,
+        _wave_bytes: u64,
+        wave64: bool,
+        asked: bool,
+    ) -> Result<bool, String> {
+        let signal = self
+            .memory
+            .read_u64(self.amd_queue + amd_queue::QUEUE_INACTIVE_SIGNAL)
+            .map_err(|f| format!("reading amd_queue_t: {f}"))?;
+        if signal == 0 {
+            return Err("the dispatch needs scratch and the queue has no inactive \
+                        signal to ask the runtime for it"
+                .into());
+        }
+        if !asked {
+            let code = if wave64 {
+                queue_error_code::SCRATCH_WAVE64
+            } else {
+                queue_error_code::SCRATCH_WAVE32
+            };
+            self.signal_store(signal, code)?;
+            return Ok(false);
+        }
+        Ok(self.signal_value(signal) == Some(0))
     }
 }

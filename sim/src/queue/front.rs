@@ -14,7 +14,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
+
 use crate::device::{KernelEntry, SimDevice};
+use crate::isa::ScratchSetup;
+use crate::memory::{DeviceMemory, MemKind};
 use crate::ordering::clock::VectorClock;
 use crate::signal::{Condition, SignalTable, SimSignal};
 
@@ -51,6 +55,21 @@ pub(crate) trait Front: Send + Sync {
     fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String>;
     /// Tell the queue's owner of a queue error (VM faults go elsewhere).
     fn report(&self, err: &QueueError);
+    /// The queue's scratch as the hardware reads it at a dispatch (`None`:
+    /// the owner gave it none).
+    fn scratch(&self, device: &SimDevice) -> Result<Option<ScratchSetup>, String>;
+    /// "Scratch needed": ask the owner for slots of at least `wave_bytes`
+    /// for waves of this size. `asked` is false on the first call (the
+    /// request is made), true while the processor waits for the answer.
+    /// `Ok(true)` once the owner answered (the processor reads
+    /// [`Front::scratch`] again), `Ok(false)` while it has not.
+    fn grow_scratch(
+        &self,
+        device: &SimDevice,
+        wave_bytes: u64,
+        wave64: bool,
+        asked: bool,
+    ) -> Result<bool, String>;
 }
 
 /// A queue of the simulator's own HSA table.
@@ -58,6 +77,23 @@ pub(super) struct SimFront {
     pub(super) shared: Arc<Shared>,
     pub(super) doorbell: Arc<SimSignal>,
     pub(super) signals: Arc<SignalTable>,
+    /// The scratch backing this front allocated as the queue's owner (the
+    /// simulator's HSA table plays ROCr's part): address and setup.
+    pub(super) scratch: Mutex<Option<(u64, ScratchSetup)>>,
+    pub(super) memory: Arc<DeviceMemory>,
+}
+
+/// Wave slots of the backing a [`SimFront`] allocates: more than the waves
+/// of the largest workgroup (1024 work-items in waves of 32).
+const SIM_SCRATCH_SLOTS: u32 = 64;
+
+impl Drop for SimFront {
+    fn drop(&mut self) {
+        // The processor that used it has exited (this front is its).
+        if let Some((addr, _)) = self.scratch.get_mut().take() {
+            let _ = self.memory.free(addr);
+        }
+    }
 }
 
 impl Front for SimFront {
@@ -112,5 +148,39 @@ impl Front for SimFront {
         if let Some(cb) = &self.shared.callback {
             cb(err);
         }
+    }
+
+    fn scratch(&self, _device: &SimDevice) -> Result<Option<ScratchSetup>, String> {
+        Ok(self.scratch.lock().map(|(_, s)| s))
+    }
+
+    /// As ROCr does for its queues, at once: a backing of slots of the
+    /// size asked (in the family's TMPRING granule), the earlier one freed
+    /// (only this queue's processor, now between packets, used it).
+    fn grow_scratch(
+        &self,
+        device: &SimDevice,
+        wave_bytes: u64,
+        _wave64: bool,
+        _asked: bool,
+    ) -> Result<bool, String> {
+        let family = device.family();
+        let granule = family.scratch().wavesize_granule;
+        let wave_bytes = wave_bytes.div_ceil(granule).max(1) * granule;
+        let bytes = wave_bytes * u64::from(SIM_SCRATCH_SLOTS);
+        let addr = self
+            .memory
+            .allocate(bytes as usize, MemKind::Device)
+            .map_err(|e| format!("allocating {bytes} bytes of scratch: {e}"))?;
+        let setup = ScratchSetup {
+            base: addr,
+            wave_bytes,
+            slots: SIM_SCRATCH_SLOTS,
+            srd: crate::isa::scratch::scratch_srd(family, addr, bytes as u32),
+        };
+        if let Some((old, _)) = self.scratch.lock().replace((addr, setup)) {
+            let _ = self.memory.free(old);
+        }
+        Ok(true)
     }
 }

@@ -212,6 +212,8 @@ impl SimQueue {
             shared: Arc::clone(&shared),
             doorbell: Arc::clone(&doorbell_signal),
             signals: Arc::clone(&device.signals),
+            scratch: Mutex::new(None),
+            memory: Arc::clone(&device.memory),
         };
         let processor = Processor::new(
             Arc::clone(device),

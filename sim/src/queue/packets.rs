@@ -8,7 +8,10 @@ use relaunch_hsa_sys::{
 };
 
 use super::{Failure, Processor, QueueErrorKind, POLL};
+use std::time::Duration;
+
 use crate::aql::{Packet, Scope, Slot};
+use crate::isa::ScratchSetup;
 use crate::ordering::{CacheOps, DispatchRef, IbEnd, IbLocation, OrderingModel};
 use crate::pm4::Pm4Error;
 use crate::trace::RangeSet;
@@ -77,6 +80,19 @@ impl Processor {
         self.device
             .check_dispatch_size(grid, workgroup)
             .map_err(|m| invalid(format!("kernel {}: {m}", kernel.symbol)))?;
+        if private_segment_size < kd.private_segment_fixed_size {
+            return Err(invalid(format!(
+                "private_segment_size {private_segment_size} is below {}'s static {} bytes",
+                kernel.symbol, kd.private_segment_fixed_size
+            )));
+        }
+        let scratch = if kd.scratch_enabled() {
+            let wave_bytes =
+                crate::isa::scratch::per_wave_bytes(private_segment_size, !kd.wave32());
+            self.acquire_scratch(wave_bytes, !kd.wave32())?
+        } else {
+            None
+        };
         let mut ctx = DispatchContext::new(
             kernarg_address,
             kd.kernarg_size as usize,
@@ -84,6 +100,8 @@ impl Processor {
             workgroup,
             group_segment_size as usize,
         );
+        ctx.scratch = scratch;
+        ctx.private_segment_bytes = private_segment_size;
         ctx.user_sgprs = crate::isa::dispatch::aql_user_sgprs(
             &kd,
             self.device.family(),
@@ -94,7 +112,7 @@ impl Processor {
                 id: at.aql_packet,
                 private_segment_size,
             },
-            None,
+            scratch.as_ref(),
         )
         .map_err(|m| {
             (
@@ -149,6 +167,55 @@ impl Processor {
             model.acquire(CacheOps::all());
         }
         Ok(model.finish_parts(host_observes))
+    }
+}
+
+impl Processor {
+    /// The queue's scratch for a dispatch whose waves need `wave_bytes`
+    /// each: as the CP does, when the queue's slots are too small (or it
+    /// has none) the queue stops with "scratch needed", waits for its
+    /// owner to grow them and retries the same packet. `None` when the
+    /// dispatch needs none and the queue has none.
+    fn acquire_scratch(
+        &self,
+        wave_bytes: u64,
+        wave64: bool,
+    ) -> Result<Option<ScratchSetup>, Failure> {
+        let fault = |m: String| (QueueErrorKind::KernelFault, HSA_STATUS_ERROR_EXCEPTION, m);
+        let mut answered = false;
+        loop {
+            let current = self.front.scratch(&self.device).map_err(fault)?;
+            match current {
+                Some(s) if s.slots > 0 && s.wave_bytes >= wave_bytes => return Ok(Some(s)),
+                None if wave_bytes == 0 => return Ok(None),
+                _ if answered => {
+                    return Err(fault(format!(
+                        "the dispatch needs {wave_bytes} bytes of scratch per wave; the queue's \
+                         owner answered \"scratch needed\" with {}",
+                        current.map_or("no scratch".to_string(), |s| format!(
+                            "{} slots of {} bytes",
+                            s.slots, s.wave_bytes
+                        ))
+                    )))
+                }
+                _ => {}
+            }
+            let mut asked = false;
+            let mut step = Duration::from_micros(20);
+            while !self
+                .front
+                .grow_scratch(&self.device, wave_bytes, wave64, asked)
+                .map_err(fault)?
+            {
+                asked = true;
+                if self.stopping() {
+                    return Err(fault("discarded while waiting for scratch".into()));
+                }
+                std::thread::sleep(step);
+                step = (step * 2).min(Duration::from_millis(1));
+            }
+            answered = true;
+        }
     }
 }
 

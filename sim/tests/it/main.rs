@@ -14,5 +14,6 @@ mod pm4_stream_order;
 mod pm4_timestamp;
 mod replay;
 mod scratch;
+mod scratch_queue;
 mod sdma;
 mod trap;

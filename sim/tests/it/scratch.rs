@@ -25,7 +25,7 @@ use relaunch_sim::{SimConfig, SimDevice};
 use relaunch_testsupport::asm;
 
 /// Build `source` (OpenCL C) for `cpu` with clang-19 into a code object.
-fn opencl(cpu: &str, source: &str, flags: &[&str]) -> Option<Vec<u8>> {
+pub(crate) fn opencl(cpu: &str, source: &str, flags: &[&str]) -> Option<Vec<u8>> {
     if !relaunch_testsupport::require_tool("clang-19", "apt-get install clang-19 lld-19") {
         return None;
     }
@@ -60,7 +60,7 @@ fn opencl(cpu: &str, source: &str, flags: &[&str]) -> Option<Vec<u8>> {
 
 /// A private array the compiler must keep in scratch: written in full,
 /// read at run-time indices.
-const PRIVATE_ARRAY: &str = r#"
+pub(crate) const PRIVATE_ARRAY: &str = r#"
 __kernel void priv_array(__global uint *out, __global const uint *idx, uint bs) {
     uint gid = __builtin_amdgcn_workgroup_id_x() * bs + __builtin_amdgcn_workitem_id_x();
     volatile uint a[40];
@@ -70,7 +70,7 @@ __kernel void priv_array(__global uint *out, __global const uint *idx, uint bs) 
 }
 "#;
 
-fn private_array_ref(gid: u32, idx: u32) -> u32 {
+pub(crate) fn private_array_ref(gid: u32, idx: u32) -> u32 {
     let a = |i: u32| gid * 3 + i * i;
     let k = idx % 40;
     a(k).wrapping_add(a((k + 7) % 40))
@@ -210,7 +210,7 @@ fn args3(block: u32) -> impl Fn(u64, u64) -> Vec<u8> {
 }
 
 /// (cpu, extra clang flags) of every family and wave size.
-const TARGETS: [(&str, &[&str]); 4] = [
+pub(crate) const TARGETS: [(&str, &[&str]); 4] = [
     ("gfx1030", &[]),
     ("gfx1030", &["-mwavefrontsize64"]),
     ("gfx1100", &[]),
