@@ -73,6 +73,9 @@ fn cases(buf: &[u64; 6]) -> Vec<(&'static str, u32, u32, Vec<u8>)> {
 }
 
 pub fn run_bench(report: &mut Report) -> Result<(), String> {
+    // The per-core figure runs one worker (this thread's CPU time is the
+    // whole interpreter's); the parallel one compares with all cores.
+    relaunch_sim::isa::set_workers(1);
     let dev = SimDevice::new(SimConfig::new(TARGET)).map_err(|e| e.to_string())?;
     let bytes = relaunch_testsupport::rig::fixture(TARGET, "decode").map_err(|e| e.to_string())?;
     let image = dev.load_code_object(&bytes).map_err(|e| e.to_string())?;
@@ -167,6 +170,125 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
         rates[rates.len() / 2],
         "Minst/s",
         Some((20.0, false)),
+    );
+    parallel(report, &dev, &image, &buf)
+}
+
+/// Rounds of the parallel comparison.
+const PARALLEL_ROUNDS: usize = 9;
+
+/// `sim_isa_parallel_speedup`: the decode kernels with many workgroups
+/// (sizes x16 where a kernel has a grid to spread: matvec 1024 rows,
+/// residual_add and silu_mul over 4096 elements), wall time on one worker
+/// over wall time on every core, interleaved round by round; the outputs
+/// of both must be equal.
+fn parallel(
+    report: &mut Report,
+    dev: &Arc<SimDevice>,
+    image: &relaunch_sim::device::LoadedImage,
+    buf: &[u64; 6],
+) -> Result<(), String> {
+    let mem = &dev.memory;
+    let f = |x: u64| x.to_le_bytes().to_vec();
+    let u = |x: u32| x.to_le_bytes().to_vec();
+    let cases: [(&str, u32, Vec<u8>); 3] = [
+        (
+            "matvec",
+            1024,
+            [f(buf[0]), f(buf[1]), f(buf[2]), u(1024), u(64)].concat(),
+        ),
+        (
+            "residual_add",
+            4096,
+            [f(buf[0]), f(buf[1]), u(4096)].concat(),
+        ),
+        ("silu_mul", 4096, [f(buf[4]), f(buf[1]), u(4096)].concat()),
+    ];
+    let mut runs = Vec::new();
+    for (name, grid, args) in cases {
+        let kernel = image
+            .kernels
+            .iter()
+            .find(|k| k.symbol == name)
+            .ok_or_else(|| format!("decode.co has no kernel {name}"))?;
+        let ka = mem
+            .allocate(256, MemKind::Device)
+            .map_err(|e| e.to_string())?;
+        mem.write(ka, &args).map_err(|e| e.to_string())?;
+        let kd = kernel.descriptor;
+        let at = AqlSource {
+            packet: 0,
+            queue: None,
+            id: 0,
+            private_segment_size: 0,
+        };
+        let launch = Launch {
+            processor: dev.target().processor().to_string(),
+            rsrc1: kd.compute_pgm_rsrc1,
+            rsrc2: kd.compute_pgm_rsrc2,
+            wave64: !kd.wave32(),
+            user_sgprs: aql_user_sgprs(&kd, dev.family(), ka, at, None)?,
+            trap_handler: dev.config().trap_handler,
+            scratch: None,
+            private_segment_bytes: kd.private_segment_fixed_size,
+        };
+        runs.push((Arc::clone(kernel), ka, grid, launch));
+    }
+    // Every round starts from the same inputs (residual_add updates its own).
+    let initial = buf
+        .iter()
+        .map(|&b| mem.read_vec(b, 1 << 18))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let round = |workers: usize| -> Result<(f64, Vec<u8>), String> {
+        for (&b, bytes) in buf.iter().zip(&initial) {
+            mem.write(b, bytes).map_err(|e| e.to_string())?;
+        }
+        relaunch_sim::isa::set_workers(workers);
+        let start = Instant::now();
+        for (kernel, ka, grid, launch) in &runs {
+            let mut ctx = DispatchContext::new(
+                *ka,
+                kernel.descriptor.kernarg_size as usize,
+                [*grid, 1, 1],
+                [64, 1, 1],
+                0,
+            );
+            ctx.user_sgprs = launch.user_sgprs.clone();
+            run(&mut ctx, mem, kernel, launch).map_err(|e| format!("{}: {e}", kernel.symbol))?;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        // The outputs: matvec's and silu_mul's destinations, residual's.
+        let mut out = mem.read_vec(buf[2], 4096).map_err(|e| e.to_string())?;
+        out.extend(mem.read_vec(buf[0], 4 * 4096).map_err(|e| e.to_string())?);
+        out.extend(mem.read_vec(buf[4], 4 * 4096).map_err(|e| e.to_string())?);
+        Ok((secs, out))
+    };
+    let (mut one, mut all) = (Vec::new(), Vec::new());
+    for _ in 0..PARALLEL_ROUNDS {
+        let (t1, o1) = round(1)?;
+        let (tn, on) = round(0)?;
+        if o1 != on {
+            return Err("the outputs differ between one worker and every core".into());
+        }
+        one.push(t1);
+        all.push(tn);
+    }
+    relaunch_sim::isa::set_workers(0);
+    one.sort_by(f64::total_cmp);
+    all.sort_by(f64::total_cmp);
+    let (t1, tn) = (one[one.len() / 2], all[all.len() / 2]);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "  parallel: {:.1} ms on one worker, {:.1} ms on {cores} cores (median of {PARALLEL_ROUNDS})",
+        t1 * 1e3,
+        tn * 1e3
+    );
+    report.metric(
+        "sim_isa_parallel_speedup",
+        t1 / tn.max(1e-9),
+        "x",
+        Some((1.7, false)),
     );
     Ok(())
 }

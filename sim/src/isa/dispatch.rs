@@ -6,26 +6,26 @@
 //! count and MODE from RSRC1, EXEC covering the wave's work-items, and
 //! with RSRC2.SCRATCH_EN each wave's scratch slot (the private segment
 //! wave byte offset SGPR on gfx10, FLAT_SCRATCH on gfx11/gfx12: see
-//! `scratch`); then the workgroups run one after another in id order.
+//! `scratch`); then the workgroups run, in id order on each of up to one
+//! worker per core (each with waves, LDS and scratch slots of its own).
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use relaunch_facts::family::FlatScratch;
 use relaunch_isa::{Family, Isa};
 
 use super::cache;
-use super::exec;
 use super::fault::IsaFault;
 use super::program::Program;
-use super::scratch::{self, ScratchSetup, WaveSlot};
-use super::wave::{full_mask, Wave, TTMP0};
-use super::Ctx;
+use super::scratch::{self, ScratchSetup};
+use super::workgroups::{workers, GroupStart, Worker};
 use crate::device::KernelEntry;
 use crate::memory::DeviceMemory;
 use crate::twins::{DispatchContext, KernelFault};
 
 /// RSRC2 fields the setup reads (SPI_SHADER_PGM_RSRC2_CS / COMPUTE_PGM_RSRC2).
-mod rsrc2 {
+pub(super) mod rsrc2 {
     pub const SCRATCH_EN: u32 = 1 << 0;
     pub const USER_SGPR_SHIFT: u32 = 1;
     pub const USER_SGPR_MASK: u32 = 0x1F;
@@ -128,7 +128,11 @@ fn setup_fault(kernel: &str, launch: &Launch, what: String) -> KernelFault {
     ))
 }
 
-/// Run `prog` for every workgroup of `ctx`.
+/// Run `prog` for every workgroup of `ctx`: in id order on one worker, or
+/// spread over several (see [`workers`]), as the hardware runs workgroups
+/// concurrently on its compute units. Each worker has its waves, LDS and
+/// scratch slots of its own (a compute unit's); the dispatch's trace is
+/// the union of theirs and its fault the lowest workgroup's.
 pub fn run_program(
     ctx: &mut DispatchContext,
     mem: &DeviceMemory,
@@ -145,28 +149,13 @@ pub fn run_program(
             "RSRC2 enables the workgroup-info SGPR (TG_SIZE_EN)".into(),
         ));
     }
-    let user = ((r2 >> rsrc2::USER_SGPR_SHIFT) & rsrc2::USER_SGPR_MASK) as usize;
-    let tid_dims = ((r2 >> rsrc2::TIDIG_COMP_CNT_SHIFT) & 3) as usize + 1;
     let counts = ctx.workgroup_counts()?;
     let block = ctx.block;
     let threads = (block[0] * block[1] * block[2]) as usize;
     let lanes = if isa.wave64 { 64 } else { 32 };
     let nwaves = threads.div_ceil(lanes);
     let vgprs = vgpr_count(launch.rsrc1, isa.wave64);
-    let mode = initial_mode(launch.rsrc1, isa.family);
-    let trap_en = super::control::trap_enabled(isa.family, r2, launch.trap_handler);
-    let private = if r2 & rsrc2::SCRATCH_EN != 0 {
-        Some(scratch_for(kernel, launch, nwaves)?)
-    } else {
-        None
-    };
-    let mut waves: Vec<Wave> = (0..nwaves).map(|_| Wave::new(isa, vgprs)).collect();
-    let mut lds = vec![0u8; ctx.lds_bytes];
-    let mut executed = 0u64;
-    let mut tbuf = super::tracebuf::TraceBuf::default();
-    let mut scratch = vec![0u8; super::wave::MAX_LANES * 16];
-    // On a queue's processor thread: its inactivation stops the kernel.
-    let inactive = crate::memory::bound_inactivation();
+    let tid_dims = ((r2 >> rsrc2::TIDIG_COMP_CNT_SHIFT) & 3) as usize + 1;
     let packed = match isa.family {
         Family::Gfx10 => false,
         Family::Gfx11 | Family::Gfx12 => true,
@@ -178,132 +167,94 @@ pub fn run_program(
             format!("{tid_dims} work-item id VGPRs but only {vgprs} VGPRs allocated"),
         ));
     }
-    for gz in 0..counts[2] {
-        for gy in 0..counts[1] {
-            for gx in 0..counts[0] {
-                let wg = [gx, gy, gz];
-                lds.fill(0);
-                for (w, wave) in waves.iter_mut().enumerate() {
-                    wave.reset();
-                    wave.mode = mode;
-                    wave.trap_en = trap_en;
-                    wave.wave_in_group = w as u32;
-                    wave.workgroup_id = wg;
-                    let first = w * lanes;
-                    let n = (threads - first).min(lanes);
-                    wave.exec = full_mask(n);
-                    for (i, v) in launch.user_sgprs.iter().take(user).enumerate() {
-                        wave.sgpr[i] = *v;
-                    }
-                    let group = (u64::from(gz) * u64::from(counts[1]) + u64::from(gy))
-                        * u64::from(counts[0])
-                        + u64::from(gx);
-                    let slot = private.map(|s| {
-                        let n = scratch::slot_of(group, w as u32, nwaves as u32, s.slots);
-                        (n, s.slot_base(n))
-                    });
-                    match isa.family {
-                        // System SGPRs after the user ones, as RSRC2 enables them.
-                        Family::Gfx10 | Family::Gfx11 => {
-                            let mut s = user;
-                            for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
-                                .into_iter()
-                                .enumerate()
-                            {
-                                if r2 & bit != 0 {
-                                    wave.sgpr[s] = wg[d];
-                                    s += 1;
-                                }
-                            }
-                            // The private segment wave byte offset comes
-                            // last (TG_SIZE, between, is refused above).
-                            if let (Some((_, at)), Some(setup)) = (slot, private) {
-                                let offset = wave_offset_sgpr(isa.family);
-                                if offset {
-                                    wave.sgpr[s] = (at - setup.base) as u32;
-                                }
-                            }
+    let private = if r2 & rsrc2::SCRATCH_EN != 0 {
+        Some(scratch_for(kernel, launch, nwaves)?)
+    } else {
+        None
+    };
+    let start = GroupStart {
+        launch,
+        isa,
+        user: ((r2 >> rsrc2::USER_SGPR_SHIFT) & rsrc2::USER_SGPR_MASK) as usize,
+        tid_dims,
+        block,
+        threads,
+        lanes,
+        nwaves,
+        vgprs,
+        mode: initial_mode(launch.rsrc1, isa.family),
+        trap_en: super::control::trap_enabled(isa.family, r2, launch.trap_handler),
+        packed,
+        private,
+        counts,
+    };
+    let groups = counts.iter().map(|&c| u64::from(c)).product::<u64>();
+    let workers = workers(groups, private, nwaves);
+    let next = AtomicU64::new(0);
+    let lowest_failed = AtomicU64::new(u64::MAX);
+    // On a queue's processor thread: its inactivation stops the kernel,
+    // on every worker (the flag is bound to that thread only).
+    let inactive = crate::memory::bound_inactivation();
+    let lds_bytes = ctx.lds_bytes;
+    let work = |k: usize| {
+        let mut w = Worker::new(&start, lds_bytes, k);
+        w.run(
+            mem,
+            kernel,
+            prog,
+            &next,
+            &lowest_failed,
+            groups,
+            inactive.as_deref(),
+        );
+        w
+    };
+    let done: Vec<Worker> = if workers <= 1 {
+        vec![work(0)]
+    } else {
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..workers)
+                .map(|k| {
+                    let inactive = inactive.clone();
+                    let work = &work;
+                    scope.spawn(move || {
+                        if let Some(flag) = inactive {
+                            crate::memory::bind_inactivation(flag);
                         }
-                        // Architected SGPRs: the workgroup ids are always in
-                        // TTMP9 (x) and TTMP7 (y in 15:0, z in 31:16).
-                        Family::Gfx12 => {
-                            wave.sgpr[TTMP0 + 9] = wg[0];
-                            wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
-                        }
-                    }
-                    if let (Some((_, at)), Some(setup)) = (slot, private) {
-                        wave.slot = Some(WaveSlot {
-                            base: at,
-                            bytes: setup.wave_bytes,
-                            backing: (setup.base, setup.base + setup.bytes()),
-                        });
-                        wave.flat_scratch = match isa.family.scratch().flat_scratch {
-                            // The prologue builds it from flat scratch init.
-                            FlatScratch::Init => 0,
-                            FlatScratch::Architected => at,
-                        };
-                    }
-                    for l in 0..n {
-                        let t = (first + l) as u32;
-                        let x = t % block[0];
-                        let y = (t / block[0]) % block[1];
-                        let z = t / (block[0] * block[1]);
-                        let ids = [x, y, z];
-                        if packed {
-                            let mut v = 0;
-                            for (d, id) in ids.iter().enumerate().take(tid_dims) {
-                                v |= id << (10 * d);
-                            }
-                            wave.vgpr[0][l] = v;
-                        } else {
-                            for (d, id) in ids.iter().enumerate().take(tid_dims) {
-                                wave.vgpr[d][l] = *id;
-                            }
-                        }
-                    }
+                        work(k)
+                    })
+                })
+                .collect();
+            let mut all = vec![work(0)];
+            for h in others {
+                match h.join() {
+                    Ok(w) => all.push(w),
+                    Err(p) => std::panic::resume_unwind(p),
                 }
-                let mut c = Ctx {
-                    mem,
-                    trace: &mut tbuf,
-                    scratch: &mut scratch,
-                    lds: &mut lds,
-                    inactive: inactive.as_deref(),
-                };
-                exec::run_workgroup(prog, &mut waves, &mut c, &mut executed).map_err(
-                    |(w, pc, fault)| {
-                        let inst = &prog.insts[pc as usize];
-                        match fault {
-                            IsaFault::Vm(f) => {
-                                tracing::warn!(
-                                    kernel,
-                                    offset = inst.offset,
-                                    mnemonic = %inst.decoded.mnemonic(),
-                                    "VM fault raised by the instruction interpreter"
-                                );
-                                KernelFault::Vm(f)
-                            }
-                            fault => KernelFault::Isa(Box::new(IsaError {
-                                kernel: kernel.to_string(),
-                                offset: inst.offset,
-                                mnemonic: inst.decoded.mnemonic(),
-                                processor: launch.processor.clone(),
-                                workgroup: wg,
-                                wave: w,
-                                fault,
-                            })),
-                        }
-                    },
-                )?;
+            }
+            all
+        })
+    };
+    let mut executed = 0;
+    let mut failure: Option<(u64, KernelFault)> = None;
+    for mut w in done {
+        executed += w.executed;
+        w.tbuf.flush_into(&mut ctx.trace);
+        if let Some((g, f)) = w.failure {
+            if failure.as_ref().is_none_or(|(at, _)| g < *at) {
+                failure = Some((g, f));
             }
         }
     }
-    tbuf.flush_into(&mut ctx.trace);
-    Ok(executed)
+    match failure {
+        Some((_, f)) => Err(f),
+        None => Ok(executed),
+    }
 }
 
 /// Whether the wave gets the private segment wave byte offset SGPR
 /// (families whose kernels build FLAT_SCRATCH themselves).
-fn wave_offset_sgpr(family: Family) -> bool {
+pub(super) fn wave_offset_sgpr(family: Family) -> bool {
     match family.scratch().flat_scratch {
         FlatScratch::Init => true,
         FlatScratch::Architected => false,

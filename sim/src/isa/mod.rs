@@ -34,6 +34,7 @@ pub mod tracebuf;
 pub mod valu;
 mod vmem;
 pub mod wave;
+mod workgroups;
 
 pub use coverage::{coverage, Coverage};
 pub use dispatch::{IsaError, Launch};
@@ -43,6 +44,7 @@ pub use program::{Inst, Program};
 pub use runner::{KernelMode, Runner};
 pub use scratch::{scratch_needed, ScratchSetup};
 pub use wave::{Lanes, Wave, MAX_LANES};
+pub use workgroups::set_workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

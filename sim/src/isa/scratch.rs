@@ -133,13 +133,13 @@ pub fn per_wave_bytes(per_lane: u32, wave64: bool) -> u64 {
     u64::from(per_lane).div_ceil(4) * 4 * lanes
 }
 
-/// The slot wave `wave` of workgroup `group` (linear id in dispatch order)
-/// runs in, given `waves` waves per workgroup: consecutive waves take
-/// consecutive slots, round the ring, so the waves of one workgroup (all
-/// resident at once) never share a slot when the ring has at least as
-/// many slots as a workgroup has waves.
-pub fn slot_of(group: u64, wave: u32, waves: u32, slots: u32) -> u32 {
-    ((group * u64::from(waves) + u64::from(wave)) % u64::from(slots.max(1))) as u32
+/// The slot wave `wave` of a workgroup runs in on worker `worker` (a
+/// compute unit running one workgroup at a time), given `waves` waves per
+/// workgroup: each worker's waves keep consecutive slots of their own, so
+/// no two resident waves share a slot while workers x waves <= slots
+/// (the dispatch limits its workers to that).
+pub fn slot_of(worker: u32, wave: u32, waves: u32, slots: u32) -> u32 {
+    ((u64::from(worker) * u64::from(waves) + u64::from(wave)) % u64::from(slots.max(1))) as u32
 }
 
 /// One wave's private memory: its slot and the whole backing.
@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn slots_of_one_workgroup_differ() {
+    fn slots_of_resident_waves_differ() {
         let waves = 4;
         let s: Vec<u32> = (0..waves).map(|w| slot_of(3, w, waves, 6)).collect();
         assert_eq!(s, [0, 1, 2, 3]);

@@ -17,3 +17,4 @@ mod scratch;
 mod scratch_queue;
 mod sdma;
 mod trap;
+mod workers;

@@ -1,0 +1,266 @@
+//! Running a dispatch's workgroups: each on a worker (a compute unit) with
+//! waves, LDS and scratch slots of its own, in id order per worker, up to
+//! one worker per core; and the initial state of a workgroup's waves.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::LazyLock;
+
+use relaunch_facts::family::FlatScratch;
+use relaunch_isa::{Family, Isa};
+
+use super::dispatch::{rsrc2, wave_offset_sgpr, IsaError, Launch};
+use super::exec;
+use super::fault::IsaFault;
+use super::program::Program;
+use super::scratch::{slot_of, ScratchSetup, WaveSlot};
+use super::wave::{full_mask, Wave, TTMP0};
+use super::Ctx;
+use crate::memory::DeviceMemory;
+use crate::twins::KernelFault;
+
+/// How many workers run a dispatch's `groups` workgroups: one per core,
+/// no more than there are workgroups, and no more than the scratch ring
+/// has slots for (each worker's waves keep slots of their own, as a
+/// compute unit's resident waves do).
+pub(super) fn workers(groups: u64, private: Option<ScratchSetup>, nwaves: usize) -> usize {
+    let cores = match WORKERS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let by_slots = private.map_or(usize::MAX, |s| (s.slots as usize / nwaves.max(1)).max(1));
+    cores
+        .min(by_slots)
+        .min(groups.min(usize::MAX as u64) as usize)
+        .max(1)
+}
+
+/// Workers per dispatch at most (0: one per core). `RELAUNCH_SIM_WORKERS`
+/// sets it for a process (1 runs workgroups in id order on the calling
+/// thread, e.g. to compare or debug); [`set_workers`] for benchmarks.
+static WORKERS: LazyLock<AtomicUsize> = LazyLock::new(|| {
+    AtomicUsize::new(
+        std::env::var("RELAUNCH_SIM_WORKERS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+    )
+});
+
+/// Run each dispatch on at most `n` workers from now on (0: one per core).
+pub fn set_workers(n: usize) {
+    WORKERS.store(n, Ordering::Relaxed);
+}
+
+/// What every workgroup of one dispatch starts from.
+pub(super) struct GroupStart<'a> {
+    pub(super) launch: &'a Launch,
+    pub(super) isa: Isa,
+    pub(super) user: usize,
+    pub(super) tid_dims: usize,
+    pub(super) block: [u32; 3],
+    pub(super) threads: usize,
+    pub(super) lanes: usize,
+    pub(super) nwaves: usize,
+    pub(super) vgprs: usize,
+    pub(super) mode: u32,
+    pub(super) trap_en: bool,
+    pub(super) packed: bool,
+    pub(super) private: Option<ScratchSetup>,
+    pub(super) counts: [u32; 3],
+}
+
+impl GroupStart<'_> {
+    /// Workgroup `g`'s id (x fastest, as the hardware walks the grid).
+    fn id(&self, g: u64) -> [u32; 3] {
+        let [cx, cy, _] = self.counts.map(u64::from);
+        [
+            (g % cx) as u32,
+            ((g / cx) % cy) as u32,
+            (g / (cx * cy)) as u32,
+        ]
+    }
+
+    /// Set `waves` up for workgroup `wg` on worker `worker`.
+    fn init(&self, waves: &mut [Wave], wg: [u32; 3], worker: u32) {
+        let (launch, r2) = (self.launch, self.launch.rsrc2);
+        for (w, wave) in waves.iter_mut().enumerate() {
+            wave.reset();
+            wave.mode = self.mode;
+            wave.trap_en = self.trap_en;
+            wave.wave_in_group = w as u32;
+            wave.workgroup_id = wg;
+            let first = w * self.lanes;
+            let n = (self.threads - first).min(self.lanes);
+            wave.exec = full_mask(n);
+            for (i, v) in launch.user_sgprs.iter().take(self.user).enumerate() {
+                wave.sgpr[i] = *v;
+            }
+            let slot = self.private.map(|s| {
+                let n = slot_of(worker, w as u32, self.nwaves as u32, s.slots);
+                (n, s.slot_base(n))
+            });
+            match self.isa.family {
+                // System SGPRs after the user ones, as RSRC2 enables them.
+                Family::Gfx10 | Family::Gfx11 => {
+                    let mut s = self.user;
+                    for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        if r2 & bit != 0 {
+                            wave.sgpr[s] = wg[d];
+                            s += 1;
+                        }
+                    }
+                    // The private segment wave byte offset comes last
+                    // (TG_SIZE, between, is refused above).
+                    if let (Some((_, at)), Some(setup)) = (slot, self.private) {
+                        if wave_offset_sgpr(self.isa.family) {
+                            wave.sgpr[s] = (at - setup.base) as u32;
+                        }
+                    }
+                }
+                // Architected SGPRs: the workgroup ids are always in TTMP9
+                // (x) and TTMP7 (y in 15:0, z in 31:16).
+                Family::Gfx12 => {
+                    wave.sgpr[TTMP0 + 9] = wg[0];
+                    wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
+                }
+            }
+            if let (Some((_, at)), Some(setup)) = (slot, self.private) {
+                wave.slot = Some(WaveSlot {
+                    base: at,
+                    bytes: setup.wave_bytes,
+                    backing: (setup.base, setup.base + setup.bytes()),
+                });
+                wave.flat_scratch = match self.isa.family.scratch().flat_scratch {
+                    // The prologue builds it from flat scratch init.
+                    FlatScratch::Init => 0,
+                    FlatScratch::Architected => at,
+                };
+            }
+            for l in 0..n {
+                let t = (first + l) as u32;
+                let x = t % self.block[0];
+                let y = (t / self.block[0]) % self.block[1];
+                let z = t / (self.block[0] * self.block[1]);
+                let ids = [x, y, z];
+                if self.packed {
+                    let mut v = 0;
+                    for (d, id) in ids.iter().enumerate().take(self.tid_dims) {
+                        v |= id << (10 * d);
+                    }
+                    wave.vgpr[0][l] = v;
+                } else {
+                    for (d, id) in ids.iter().enumerate().take(self.tid_dims) {
+                        wave.vgpr[d][l] = *id;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One worker (a compute unit): its waves, LDS and staging buffers, and
+/// what it did.
+pub(super) struct Worker<'a> {
+    pub(super) start: &'a GroupStart<'a>,
+    pub(super) waves: Vec<Wave>,
+    pub(super) lds: Vec<u8>,
+    pub(super) tbuf: super::tracebuf::TraceBuf,
+    pub(super) staging: Vec<u8>,
+    /// Which worker it is (its waves' scratch slots follow from it).
+    pub(super) index: u32,
+    pub(super) executed: u64,
+    /// The first workgroup it saw fail, with the fault.
+    pub(super) failure: Option<(u64, KernelFault)>,
+}
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(start: &'a GroupStart<'a>, lds_bytes: usize, k: usize) -> Self {
+        Worker {
+            start,
+            waves: (0..start.nwaves)
+                .map(|_| Wave::new(start.isa, start.vgprs))
+                .collect(),
+            lds: vec![0u8; lds_bytes],
+            tbuf: super::tracebuf::TraceBuf::default(),
+            staging: vec![0u8; super::wave::MAX_LANES * 16],
+            index: k as u32,
+            executed: 0,
+            failure: None,
+        }
+    }
+
+    /// Take workgroups in id order until none is left or one failed
+    /// before the next (the hardware stops the queue at a fault).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run(
+        &mut self,
+        mem: &DeviceMemory,
+        kernel: &str,
+        prog: &Program,
+        next: &AtomicU64,
+        lowest_failed: &AtomicU64,
+        groups: u64,
+        inactive: Option<&AtomicBool>,
+    ) {
+        loop {
+            let g = next.fetch_add(1, Ordering::Relaxed);
+            if g >= groups || g > lowest_failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let wg = self.start.id(g);
+            self.lds.fill(0);
+            self.start.init(&mut self.waves, wg, self.index);
+            let mut c = Ctx {
+                mem,
+                trace: &mut self.tbuf,
+                scratch: &mut self.staging,
+                lds: &mut self.lds,
+                inactive,
+            };
+            if let Err((w, pc, fault)) =
+                exec::run_workgroup(prog, &mut self.waves, &mut c, &mut self.executed)
+            {
+                let f = group_fault(kernel, prog, self.start.launch, wg, w, pc, fault);
+                lowest_failed.fetch_min(g, Ordering::Relaxed);
+                self.failure = Some((g, f));
+                return;
+            }
+        }
+    }
+}
+
+/// The fault of wave `w` of workgroup `wg` at instruction `pc`.
+fn group_fault(
+    kernel: &str,
+    prog: &Program,
+    launch: &Launch,
+    wg: [u32; 3],
+    w: usize,
+    pc: u32,
+    fault: IsaFault,
+) -> KernelFault {
+    let inst = &prog.insts[pc as usize];
+    match fault {
+        IsaFault::Vm(f) => {
+            tracing::warn!(
+                kernel,
+                offset = inst.offset,
+                mnemonic = %inst.decoded.mnemonic(),
+                "VM fault raised by the instruction interpreter"
+            );
+            KernelFault::Vm(f)
+        }
+        fault => KernelFault::Isa(Box::new(IsaError {
+            kernel: kernel.to_string(),
+            offset: inst.offset,
+            mnemonic: inst.decoded.mnemonic(),
+            processor: launch.processor.clone(),
+            workgroup: wg,
+            wave: w,
+            fault,
+        })),
+    }
+}
