@@ -99,8 +99,7 @@ pub mod migration {
     //! that may still carry the reference name ([`setting`]), and the
     //! one-time warnings about the rest ([`check_environment`]).
     pub use relaunch_device::migration::{
-        check_environment, reference_for, setting, ReferenceVar, REFERENCE_PREFIX,
-        REFERENCE_VARS,
+        check_environment, reference_for, setting, ReferenceVar, REFERENCE_PREFIX, REFERENCE_VARS,
     };
 }
 

@@ -133,7 +133,10 @@ fn the_cli_warns_once_per_reference_setting() {
             "REDLINE_PM4_FULL_STATE=1 is read as RELAUNCH_PM4_FULL_STATE=1",
             "honoured",
         ),
-        ("REDLINE_HOST=clitest is read as RELAUNCH_HOST=clitest", "honoured"),
+        (
+            "REDLINE_HOST=clitest is read as RELAUNCH_HOST=clitest",
+            "honoured",
+        ),
         ("REDLINE_GRAPH_LANES has no effect", "no equivalent"),
         ("redline/devices.toml is the reference system's", "manifest"),
     ] {

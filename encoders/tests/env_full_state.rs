@@ -28,7 +28,10 @@ fn env_forces_full_state() {
     std::env::remove_var(FULL_STATE_ENV);
 
     let full = |relaunch: Option<&str>, reference: Option<&str>| {
-        for (name, value) in [(FULL_STATE_ENV, relaunch), ("REDLINE_PM4_FULL_STATE", reference)] {
+        for (name, value) in [
+            (FULL_STATE_ENV, relaunch),
+            ("REDLINE_PM4_FULL_STATE", reference),
+        ] {
             match value {
                 Some(v) => std::env::set_var(name, v),
                 None => std::env::remove_var(name),
@@ -41,7 +44,10 @@ fn env_forces_full_state() {
     assert!(!full(None, None));
     assert!(full(None, Some("1")), "the reference name is honoured");
     assert!(!full(None, Some("0")));
-    assert!(!full(Some("0"), Some("1")), "relaunch's name takes precedence");
+    assert!(
+        !full(Some("0"), Some("1")),
+        "relaunch's name takes precedence"
+    );
     assert!(full(Some("1"), Some("0")));
     full(None, None);
 }

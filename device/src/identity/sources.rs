@@ -91,7 +91,11 @@ impl ManifestSources {
             Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
             _ => home.as_ref().map(|home| home.join(".config")),
         };
-        let in_config = |name: &str| config_dir.as_ref().map(|d| d.join(name).join("devices.toml"));
+        let in_config = |name: &str| {
+            config_dir
+                .as_ref()
+                .map(|d| d.join(name).join("devices.toml"))
+        };
         ManifestSources {
             system: Some(PathBuf::from("/etc/relaunch/devices.toml")),
             user: in_config("relaunch"),

@@ -11,7 +11,12 @@ use super::{cstr, last_error, load, open_sim};
 use crate::*;
 
 /// `rl_pm4_dispatch` of `symbol` (1 work-item) with `kernarg`.
-fn dispatch(builder: *mut RlPm4Builder, module: *mut RlModule, symbol: &str, kernarg: &[u8]) -> i32 {
+fn dispatch(
+    builder: *mut RlPm4Builder,
+    module: *mut RlModule,
+    symbol: &str,
+    kernarg: &[u8],
+) -> i32 {
     let sym = cstr(symbol);
     // SAFETY: live handles, a NUL-terminated symbol and a live buffer.
     unsafe {
@@ -87,11 +92,17 @@ fn a_kernel_the_pm4_path_refuses_is_a_compile_error_at_every_call() {
                 "{fixture}: {call}: {message}"
             );
         };
-        expect_compile("rl_pm4_dispatch", dispatch(builder, module, fixture, &kernarg));
+        expect_compile(
+            "rl_pm4_dispatch",
+            dispatch(builder, module, fixture, &kernarg),
+        );
         // SAFETY: live handles and a NUL-terminated symbol.
         let rc = unsafe { rl_pm4_wait_rmw(builder, module, sym.as_ptr()) };
         expect_compile("rl_pm4_wait_rmw", rc);
-        expect_compile("rl_graph_kernel_ex", graph_kernel(module, fixture, &kernarg));
+        expect_compile(
+            "rl_graph_kernel_ex",
+            graph_kernel(module, fixture, &kernarg),
+        );
         rl_pm4_builder_free(builder);
         rl_module_free(module);
     }
@@ -115,7 +126,12 @@ fn lookup_and_kernarg_mistakes_stay_record_errors() {
         last_error()
     );
     // The accepted kernel still records after the refusals.
-    assert_eq!(dispatch(builder, module, "counter", &[0; 8]), RL_OK, "{}", last_error());
+    assert_eq!(
+        dispatch(builder, module, "counter", &[0; 8]),
+        RL_OK,
+        "{}",
+        last_error()
+    );
     rl_pm4_builder_free(builder);
     rl_module_free(module);
     rl_gpu_free(gpu);

@@ -115,7 +115,10 @@ fn a_reference_manifest_denies_through_c_and_warns_once() {
             .output()
             .expect("run deny_open");
         check(&out, &format!("deny_open open {selector}"));
-        (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let (allowed, _) = run("sim:gfx1201");
     assert!(allowed.starts_with("opened: gfx1201"), "{allowed}");

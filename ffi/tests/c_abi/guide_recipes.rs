@@ -30,7 +30,10 @@ fn hipcc(args: &[&str], linking: bool) -> Option<Command> {
         cmd.args(args);
         return Some(cmd);
     }
-    if !have("clang++-19", "the guide's hipcc commands (clang++-19 stands in)") {
+    if !have(
+        "clang++-19",
+        "the guide's hipcc commands (clang++-19 stands in)",
+    ) {
         return None;
     }
     let mut cmd = Command::new("clang++-19");
@@ -43,7 +46,8 @@ fn hipcc(args: &[&str], linking: bool) -> Option<Command> {
         };
     }
     if linking {
-        cmd.arg(format!("--offload-arch={GPU_ARCH}")).arg("-lamdhip64");
+        cmd.arg(format!("--offload-arch={GPU_ARCH}"))
+            .arg("-lamdhip64");
     }
     Some(cmd)
 }
@@ -116,8 +120,10 @@ fn the_guides_counter_smoke_runs_as_written() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = text.lines().collect();
     assert!(
-        lines.first().is_some_and(|l| l.starts_with("device: gfx1201 sim:gfx1201")
-            && l.contains("running on the simulator")),
+        lines
+            .first()
+            .is_some_and(|l| l.starts_with("device: gfx1201 sim:gfx1201")
+                && l.contains("running on the simulator")),
         "the fallback is said in the first line:\n{text}"
     );
     assert!(

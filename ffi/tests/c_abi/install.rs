@@ -112,7 +112,10 @@ fn installed_sdk_links_statically_with_pkg_config() {
         .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
         .output()
         .expect("run pkg-config");
-    check(&flags, "pkg-config --static --cflags --libs relaunch-static");
+    check(
+        &flags,
+        "pkg-config --static --cflags --libs relaunch-static",
+    );
     let flags = stdout(&flags);
     assert!(flags.contains("librelaunch.a"), "{flags}");
     let exe = dir.join("smoke_static");
