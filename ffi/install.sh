@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs relaunch's C SDK: include/relaunch.h, lib/librelaunch.so,
-# lib/librelaunch.a, lib/pkgconfig/relaunch.pc and
+# lib/librelaunch.a, lib/pkgconfig/relaunch.pc, lib/pkgconfig/relaunch-static.pc
+# (static linking: the shared module's -lrelaunch would pick the .so) and
 # lib/cmake/relaunch/relaunchConfig{,Version}.cmake.
 #
 #   ffi/install.sh PREFIX [ARTIFACT_DIR]
@@ -47,8 +48,10 @@ install -d "$dest/include" "$dest/lib/pkgconfig" "$dest/lib/cmake/relaunch"
 install -m 644 "$here/include/relaunch.h" "$dest/include/relaunch.h"
 install -m 755 "$artifacts/librelaunch.so" "$dest/lib/librelaunch.so"
 install -m 644 "$artifacts/librelaunch.a" "$dest/lib/librelaunch.a"
-sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" \
-    "$here/relaunch.pc.in" >"$dest/lib/pkgconfig/relaunch.pc"
+for pc in relaunch relaunch-static; do
+    sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" \
+        "$here/$pc.pc.in" >"$dest/lib/pkgconfig/$pc.pc"
+done
 for f in relaunchConfig relaunchConfigVersion; do
     sed -e "s|@VERSION@|$version|g" "$here/cmake/$f.cmake.in" >"$dest/lib/cmake/relaunch/$f.cmake"
 done

@@ -25,9 +25,12 @@ pub enum ErrorClass {
     Null,
     /// Text was not valid UTF-8.
     Utf8,
-    /// Recording (building a graph or an IB) was refused.
+    /// Recording (building a graph or an IB) was refused: malformed
+    /// arguments (geometry, kernargs, an unknown symbol or code object).
     Record,
-    /// Compiling or finalizing was refused (hazards, encoder refusals).
+    /// Compiling or finalizing was refused: hazards, and a kernel the PM4
+    /// path cannot run (its verdict, family or LDS need), wherever that is
+    /// found (`rl_pm4_dispatch`, `rl_graph_kernel_ex`, finalize).
     Compile,
     /// Replaying failed (queue fault, timeout, simulator violation).
     Replay,
@@ -183,6 +186,7 @@ impl Error {
             // limit, not a refusal of the program.
             Error::Install(e) if e.any_hsa_cause(&HsaError::is_unsupported) => ErrorClass::Device,
             Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
+            Error::Encode(e) if e.refuses_kernel() => ErrorClass::Compile,
             Error::PlanPatch(_)
             | Error::Encode(_)
             | Error::Kernargs(_)
@@ -306,5 +310,23 @@ mod tests {
             .context("arg");
         assert_eq!(e.class(), ErrorClass::Utf8);
         assert_eq!(e.message(), "arg: bad; fix it");
+    }
+
+    /// The reference guide's "PM4 compilation rejects the kernel" is the
+    /// compile class; a launch's malformed arguments stay record errors.
+    #[test]
+    fn encoder_refusals_of_the_kernel_are_compile_errors() {
+        let kernel = EncodeError::FamilyMismatch {
+            symbol: "k".into(),
+            kernel: relaunch_device::Family::Gfx11,
+            builder: relaunch_device::Family::Gfx12,
+        };
+        assert_eq!(Error::Encode(kernel).class(), ErrorClass::Compile);
+        let launch = EncodeError::ZeroDimension {
+            symbol: "k".into(),
+            grid: [0, 1, 1],
+            block: [1, 1, 1],
+        };
+        assert_eq!(Error::Encode(launch).class(), ErrorClass::Record);
     }
 }

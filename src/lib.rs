@@ -93,6 +93,16 @@ pub mod bundle {
     pub use relaunch_device::bundle::{pack, ArchDir, BundleError, Compression};
 }
 
+pub mod migration {
+    //! The reference system's environment variables: which relaunch
+    //! honours under its own name ([`REFERENCE_VARS`]), reading a setting
+    //! that may still carry the reference name ([`setting`]), and the
+    //! one-time warnings about the rest ([`check_environment`]).
+    pub use relaunch_device::migration::{
+        check_environment, reference_for, setting, ReferenceVar, REFERENCE_PREFIX, REFERENCE_VARS,
+    };
+}
+
 pub mod twins {
     //! Host-side twins of simulated kernels (the simulator runs them in
     //! place of a kernel's machine code), and which of the two runs

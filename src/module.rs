@@ -168,7 +168,9 @@ impl Module {
         })?;
         let verdict = relaunch_encoders::verdict::kernel_verdict(info);
         if !verdict.accepted() {
-            return Err(Error::record(format!(
+            // The compile class, as the reference C ABI reports "PM4
+            // compilation rejects the kernel".
+            return Err(Error::compile(format!(
                 "kernel {} cannot run on the direct PM4 path: {verdict}",
                 info.name
             )));

@@ -143,6 +143,24 @@ pub enum EncodeError {
     },
 }
 
+impl EncodeError {
+    /// True when what the PM4 path cannot honour is the kernel's own
+    /// contract (its verdict: scratch, hostcall, user SGPRs, ...; its
+    /// family; where its code sits; the LDS it needs) rather than the
+    /// arguments of one launch. The reference C ABI reports those as
+    /// compile refusals (its guide: "PM4 compilation rejects the kernel").
+    pub fn refuses_kernel(&self) -> bool {
+        matches!(
+            self,
+            EncodeError::Refused { .. }
+                | EncodeError::FamilyMismatch { .. }
+                | EncodeError::LdsTooLarge { .. }
+                | EncodeError::MisalignedCodeEntry { .. }
+                | EncodeError::CodeEntryOutOfRange { .. }
+        )
+    }
+}
+
 fn join(reasons: &[Refusal]) -> String {
     let v: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
     v.join(", ")

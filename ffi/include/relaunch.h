@@ -464,6 +464,14 @@ int32_t rl_gpu_describe(const struct RlGpu *gpu, char *buf, size_t len);
 void rl_gpu_free(struct RlGpu *gpu);
 
 /**
+ * Extension: true when `gpu` is the simulated device (`sim:<target>`, or
+ * the fallback of `rl_gpu_open_default` on a machine without ROCm), so a
+ * program can say it runs on the simulator. False for a real GPU and for
+ * a NULL or invalid handle (then `rl_last_error()` says why).
+ */
+bool rl_gpu_simulated(const struct RlGpu *gpu);
+
+/**
  * Queues to use for `independent_width` independent lanes under
  * `policy` (`RlQueueAuto` = 0, `RlQueueOne`..`RlQueueFour` = 1..4).
  * Returns 0 on failure (bad handle or policy).

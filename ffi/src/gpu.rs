@@ -171,6 +171,17 @@ pub extern "C" fn rl_gpu_free(gpu: *mut RlGpu) {
     handles::free::<GpuObj>("rl_gpu_free", gpu);
 }
 
+/// Extension: true when `gpu` is the simulated device (`sim:<target>`, or
+/// the fallback of `rl_gpu_open_default` on a machine without ROCm), so a
+/// program can say it runs on the simulator. False for a real GPU and for
+/// a NULL or invalid handle (then `rl_last_error()` says why).
+#[no_mangle]
+pub extern "C" fn rl_gpu_simulated(gpu: *const RlGpu) -> bool {
+    guard("rl_gpu_simulated", false, || {
+        Ok(handles::get::<GpuObj>(gpu)?.gpu.is_simulated())
+    })
+}
+
 /// Queues to use for `independent_width` independent lanes under
 /// `policy` (`RlQueueAuto` = 0, `RlQueueOne`..`RlQueueFour` = 1..4).
 /// Returns 0 on failure (bad handle or policy).

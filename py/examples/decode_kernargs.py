@@ -8,10 +8,11 @@ rebuilding is printed.
     python py/examples/decode_kernargs.py [T] [CODE_OBJECT]
 
 T defaults to 20; CODE_OBJECT to the repository's add_scalar fixture for
-the device's target. Device: $RELAUNCH_DEVICE, else GPU 0, else
-sim:gfx1201.
+the device's target. Device: $RELAUNCH_DEVICE, else GPU 0, else (no ROCm
+on this machine) sim:gfx1201, said in one line.
 """
 
+import os
 import struct
 import sys
 import time
@@ -41,6 +42,11 @@ def main(argv: list[str]) -> int:
         print("T must be 1..90000 (the sum must fit in 32 bits)", file=sys.stderr)
         return 2
     gpu = rl.Gpu()
+    if gpu.simulated and not os.environ.get("RELAUNCH_DEVICE"):
+        print(
+            f"device: {gpu.describe()} -- no ROCm GPU on this machine, running on the "
+            "simulator (RELAUNCH_DEVICE picks another)"
+        )
     if len(argv) > 2:
         path = Path(argv[2])
     else:

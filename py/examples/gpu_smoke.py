@@ -5,9 +5,10 @@ counter must read COUNT.
 
     python py/examples/gpu_smoke.py COUNT CODE_OBJECT [MANIFEST]
 
-Device: $RELAUNCH_DEVICE, else GPU 0, else sim:gfx1201. The kernel symbol
-is "counter" unless $RELAUNCH_COUNTER_SYMBOL names another (the reference
-document's counter kernel is ``ctr_k``).
+Device: $RELAUNCH_DEVICE, else GPU 0, else (no ROCm on this machine)
+sim:gfx1201, said in one line. The kernel: $RELAUNCH_COUNTER_SYMBOL if set,
+else ``ctr_k`` (the reference guide's counter, tests/kernels/hip/ctr_k.hip)
+when the code object has it, else ``counter`` (tests/kernels/counter.cl).
 """
 
 import os
@@ -24,12 +25,19 @@ def main(argv: list[str]) -> int:
     if not 1 <= count <= 1_000_000:
         print("COUNT must be 1..1000000", file=sys.stderr)
         return 2
-    symbol = os.environ.get("RELAUNCH_COUNTER_SYMBOL") or "counter"
     manifest = open(argv[3]).read() if len(argv) > 3 else None
 
     gpu = rl.Gpu()
+    if gpu.simulated and not os.environ.get("RELAUNCH_DEVICE"):
+        print(
+            f"device: {gpu.describe()} -- no ROCm GPU on this machine, running on the "
+            "simulator (RELAUNCH_DEVICE picks another)"
+        )
     with open(argv[2], "rb") as f:
         module = gpu.load_module(f.read(), manifest)
+    symbol = os.environ.get("RELAUNCH_COUNTER_SYMBOL") or (
+        "ctr_k" if "ctr_k" in module.kernels else "counter"
+    )
     counter = gpu.alloc(4)
     # Only the explicit argument (the counter pointer); relaunch fills any
     # hidden arguments from the launch geometry.

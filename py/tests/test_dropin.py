@@ -120,6 +120,35 @@ def test_gpu_smoke_example_passes_on_sim():
     ), text
 
 
+def test_the_guides_counter_smoke_runs_as_written():
+    """The guide's command with the names changed (#31.5): its counter
+    kernel ``ctr_k``, no device chosen; without ROCm's kernel driver the
+    example says in one line that it runs on the simulator, and nothing
+    before it reads as an error."""
+    if Path("/dev/kfd").exists():
+        pytest.skip("/dev/kfd exists: the example would use this machine's GPU")
+    env = {k: v for k, v in os.environ.items() if k not in ("RELAUNCH_DEVICE", "RELAUNCH_HSA_LIB")}
+    env["ROCR_VISIBLE_DEVICES"] = "0"
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "py" / "examples" / "gpu_smoke.py"),
+            "256",
+            str(KERNELS / "gfx1201" / "ctr_k.co"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("device: gfx1201 sim:gfx1201"), out.stdout
+    assert "running on the simulator" in lines[0], out.stdout
+    assert lines[-1] == "real-GPU Python gate: counter = 256 / 256 certified=no [PASS]", out.stdout
+    assert "relaunch:" not in out.stderr, out.stderr
+
+
 def test_decode_kernargs_example_passes_on_sim():
     text = run_example("decode_kernargs.py", "20")
     assert "speedup" in text, text

@@ -122,6 +122,17 @@ def test_a_grid_past_the_hardware_limit_is_refused_at_build(gpu, counter, counte
     assert counter_twin.calls == []
 
 
+@pytest.mark.parametrize(
+    "name,why", [("scratch_hog", "scratch"), ("uses_printf", "hidden_printf_buffer")]
+)
+def test_a_kernel_the_pm4_path_refuses_is_a_compile_error(gpu, name, why):
+    # The reference guide's "PM4 compilation rejects the kernel".
+    module = gpu.load_module(kernel_bytes(name))
+    kernarg = b"\0" * module.kernarg_size(name)
+    with pytest.raises(rl.CompileError, match=why):
+        gpu.build(module, [(name, 1, 1, 0, kernarg, False)])
+
+
 def test_empty_build_is_a_compile_error(gpu, counter):
     with pytest.raises(rl.CompileError, match="no dispatches"):
         gpu.build(counter, [])

@@ -117,7 +117,10 @@ fn refusals_are_named() {
     let module = gpu.load_module(&fixture("gfx1201", "scratch_hog")).unwrap();
     let err = module.kernel("scratch_hog").unwrap_err();
     assert!(err.message().contains("scratch"), "{err}");
+    // "PM4 compilation rejects the kernel" (the reference guide).
+    assert_eq!(err.class(), relaunch::ErrorClass::Compile);
     let err = module.kernel("nope").unwrap_err();
+    assert_eq!(err.class(), relaunch::ErrorClass::Record);
     assert!(
         err.message().contains("scratch_hog"),
         "lists kernels: {err}"

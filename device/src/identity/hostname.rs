@@ -20,11 +20,11 @@ pub const STATIC_HOSTNAME: &str = "/etc/hostname";
 /// A host-name file is one short line.
 const MAX_HOSTNAME_FILE_BYTES: u64 = 4096;
 
-/// `RELAUNCH_HOST` when set and non-empty, else the kernel's host name.
+/// `RELAUNCH_HOST` when set and non-empty (else the reference name
+/// `REDLINE_HOST`, with a warning: `crate::migration`), else the kernel's
+/// host name.
 pub fn hostname_from_env() -> Result<String, IdentityError> {
-    if let Some(host) = std::env::var("RELAUNCH_HOST")
-        .ok()
-        .filter(|h| !h.trim().is_empty())
+    if let Some(host) = crate::migration::setting("RELAUNCH_HOST").filter(|h| !h.trim().is_empty())
     {
         return Ok(host.trim().to_string());
     }

@@ -146,14 +146,31 @@ impl HostManifest {
     ) -> Result<Self, IdentityError> {
         let mut manifest = HostManifest::empty_for_names(host, machine);
         let (trusted, project) = sources.split();
-        for path in trusted {
-            if let Some(text) = read_manifest(&path, sources)? {
-                manifest.merge_text(&path, &text)?;
-            }
-        }
-        for path in project {
-            if let Some(text) = read_manifest(&path, sources)? {
-                manifest.merge_project_text(&path, &text)?;
+        for (candidate, is_project) in trusted
+            .into_iter()
+            .map(|c| (c, false))
+            .chain(project.into_iter().map(|c| (c, true)))
+        {
+            let path = &candidate.path;
+            let Some(text) = read_manifest(path, sources)
+                .map_err(|e| reference_hint(e, candidate.relaunch_path.as_deref()))?
+            else {
+                continue;
+            };
+            manifest
+                .merge(path, &text, is_project)
+                .map_err(|e| reference_hint(e, candidate.relaunch_path.as_deref()))?;
+            if let Some(own) = &candidate.relaunch_path {
+                crate::migration::warn_once(&format!("manifest {}", path.display()), || {
+                    format!(
+                        "{} is the reference system's host manifest: relaunch reads it in the \
+                         same format (its deny entries and aliases apply, before those of {}); \
+                         move its entries to {} (docs/migrating.md)",
+                        path.display(),
+                        own.display(),
+                        own.display()
+                    )
+                });
             }
         }
         Ok(manifest)
@@ -274,6 +291,33 @@ impl HostManifest {
     /// The files that were read, in order.
     pub fn files(&self) -> &[PathBuf] {
         &self.files
+    }
+}
+
+/// A reference system's file that fails the load says so: relaunch refuses
+/// every device open while a manifest it cannot apply exists (its deny list
+/// might name the device), and the user should know which migration step
+/// unblocks them.
+fn reference_hint(e: IdentityError, relaunch_path: Option<&Path>) -> IdentityError {
+    let Some(own) = relaunch_path else {
+        return e;
+    };
+    let step = format!(
+        " (a reference system's manifest: relaunch reads it in its own format, which the \
+         reference documents share, and opens no device while it cannot; fix it, or move its \
+         entries to {} and delete it; docs/migrating.md)",
+        own.display()
+    );
+    match e {
+        IdentityError::Manifest { origin, message } => IdentityError::Manifest {
+            origin,
+            message: message + &step,
+        },
+        IdentityError::Io { path, message } => IdentityError::Io {
+            path,
+            message: message + &step,
+        },
+        other => other,
     }
 }
 

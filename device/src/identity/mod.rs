@@ -88,13 +88,16 @@ impl HostContext {
     }
 
     /// Gather the way the library and CLI do: `RELAUNCH_SYSFS_ROOT`,
-    /// `RELAUNCH_HOST` (else the kernel host name), the standard manifest
-    /// locations. An unknown host name is only an error when a manifest
+    /// `RELAUNCH_HOST` (else `REDLINE_HOST`, else the kernel host name), the
+    /// standard manifest locations (relaunch's and the reference system's). An unknown host name is only an error when a manifest
     /// exists, since then its deny list could not be applied; the machine's
     /// own names (the kernel's and `/etc/hostname`) are needed then even
     /// with `RELAUNCH_HOST` set, because their deny entries stay in force
     /// whatever that says.
     pub fn from_env() -> Result<Self, IdentityError> {
+        // Every device open and listing passes here: the place to say what
+        // becomes of the reference system's variables.
+        crate::migration::check_environment();
         let sources = ManifestSources::from_env();
         let machine = match machine_names() {
             Ok(names) => names,

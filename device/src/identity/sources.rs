@@ -9,6 +9,22 @@
 //! filesystem, whichever comes first, so a file planted in `/tmp` or `/`
 //! does not reach a project under the home.
 //!
+//! The reference system's files at the same three places
+//! (`/etc/redline/devices.toml`, `$XDG_CONFIG_HOME/redline/devices.toml`,
+//! `.redline/devices.toml`) are read too, each just before relaunch's file
+//! of its place. Its documents give them relaunch's format exactly
+//! (`[host.NAME]` tables of `alias = "selector"` and `deny = [...]`, the
+//! same selector grammar, the trailing `# reason` quoted back), so they are
+//! parsed by the same code with the same strictness, and a user who switched
+//! keeps their deny list: a board denied there does not open. Being read
+//! first, relaunch's file of the same place wins for an alias both define;
+//! deny entries of all files accumulate, so neither path can lift a board
+//! the other denies. (The reference documents say a later file "overrides"
+//! an earlier one's deny list; relaunch never drops a deny entry, which
+//! only refuses more, and the refusal names the file and line.) A warning
+//! names each reference file read, once, with the relaunch path to move it
+//! to.
+//!
 //! Every file, and the directory holding it, must be owned by the user or
 //! root: a file someone else can write could re-point the user's aliases,
 //! so it fails the load naming it (as git refuses a repository of dubious
@@ -32,15 +48,39 @@ pub struct ManifestSources {
     pub system: Option<PathBuf>,
     /// Per-user file under the XDG config directory.
     pub user: Option<PathBuf>,
+    /// The reference system's system file, normally
+    /// `/etc/redline/devices.toml`; read just before `system`.
+    pub reference_system: Option<PathBuf>,
+    /// The reference system's per-user file,
+    /// `$XDG_CONFIG_HOME/redline/devices.toml`; read just before `user`.
+    pub reference_user: Option<PathBuf>,
     /// Directory to walk up from looking for `.relaunch/devices.toml`.
     pub walk_from: Option<PathBuf>,
     /// The walk's last directory (the user's home) when `walk_from` is
     /// inside it; the walk also stops at a filesystem boundary.
     pub walk_stop: Option<PathBuf>,
+    /// Also read the reference system's project file
+    /// (`.redline/devices.toml`) of each walked directory, just before that
+    /// directory's `.relaunch/devices.toml`.
+    pub reference_project: bool,
     /// Who may own a manifest besides root; `None`: this process's
     /// effective user.
     pub owner: Option<u32>,
 }
+
+/// One manifest file to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Candidate {
+    pub path: PathBuf,
+    /// For a reference system's file: relaunch's file of the same place
+    /// (where to move it).
+    pub relaunch_path: Option<PathBuf>,
+}
+
+/// The folder names of project manifests: relaunch's and the reference
+/// system's.
+const PROJECT_DIR: &str = ".relaunch";
+const REFERENCE_PROJECT_DIR: &str = ".redline";
 
 impl ManifestSources {
     pub fn from_env() -> Self {
@@ -51,12 +91,20 @@ impl ManifestSources {
             Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
             _ => home.as_ref().map(|home| home.join(".config")),
         };
+        let in_config = |name: &str| {
+            config_dir
+                .as_ref()
+                .map(|d| d.join(name).join("devices.toml"))
+        };
         ManifestSources {
             system: Some(PathBuf::from("/etc/relaunch/devices.toml")),
-            user: config_dir.map(|dir| dir.join("relaunch").join("devices.toml")),
+            user: in_config("relaunch"),
+            reference_system: Some(PathBuf::from("/etc/redline/devices.toml")),
+            reference_user: in_config("redline"),
             walk_from: std::env::current_dir().ok(),
             // The working directory has its links resolved; so must the home.
             walk_stop: home.map(|h| h.canonicalize().unwrap_or(h)),
+            reference_project: true,
             owner: None,
         }
     }
@@ -64,25 +112,47 @@ impl ManifestSources {
     /// Candidate paths in application order (later files add aliases).
     pub fn candidates(&self) -> Vec<PathBuf> {
         let (trusted, project) = self.split();
-        trusted.into_iter().chain(project).collect()
+        trusted.into_iter().chain(project).map(|c| c.path).collect()
     }
 
     /// (system and user files, project files), each in application order,
-    /// no path twice.
-    pub(super) fn split(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let mut trusted: Vec<PathBuf> = Vec::new();
-        for path in self.system.iter().chain(&self.user) {
-            if !trusted.contains(path) {
-                trusted.push(path.clone());
+    /// no path twice: at each place the reference system's file, then
+    /// relaunch's.
+    pub(super) fn split(&self) -> (Vec<Candidate>, Vec<Candidate>) {
+        let mut trusted: Vec<Candidate> = Vec::new();
+        fn add(list: &mut Vec<Candidate>, path: &Path, relaunch: Option<&PathBuf>) {
+            if !list.iter().any(|c| c.path == path) {
+                list.push(Candidate {
+                    path: path.to_path_buf(),
+                    relaunch_path: relaunch.cloned(),
+                });
             }
         }
-        let mut project: Vec<PathBuf> = self
-            .walked_dirs()
-            .into_iter()
-            .map(|dir| dir.join(".relaunch").join("devices.toml"))
-            .filter(|path| !trusted.contains(path))
-            .collect();
-        project.reverse(); // farthest first, so the nearest is applied last
+        for (reference, own) in [
+            (&self.reference_system, &self.system),
+            (&self.reference_user, &self.user),
+        ] {
+            if let Some(path) = reference {
+                add(&mut trusted, path, own.as_ref());
+            }
+            if let Some(path) = own {
+                add(&mut trusted, path, None);
+            }
+        }
+        let mut project: Vec<Candidate> = Vec::new();
+        // Farthest first, so the nearest is applied last.
+        for dir in self.walked_dirs().into_iter().rev() {
+            let own = dir.join(PROJECT_DIR).join("devices.toml");
+            if self.reference_project {
+                let reference = dir.join(REFERENCE_PROJECT_DIR).join("devices.toml");
+                if !trusted.iter().any(|c| c.path == reference) {
+                    add(&mut project, &reference, Some(&own));
+                }
+            }
+            if !trusted.iter().any(|c| c.path == own) {
+                add(&mut project, &own, None);
+            }
+        }
         (trusted, project)
     }
 

@@ -18,6 +18,7 @@ fn sources(scratch: &Scratch) -> ManifestSources {
         walk_from: Some(work),
         walk_stop: Some(scratch.path().to_path_buf()),
         owner: None,
+        ..Default::default()
     }
 }
 

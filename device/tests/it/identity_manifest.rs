@@ -18,6 +18,7 @@ fn three_locations(scratch: &Scratch) -> ManifestSources {
         walk_from: Some(work),
         walk_stop: Some(scratch.path().to_path_buf()),
         owner: None,
+        ..Default::default()
     }
 }
 
@@ -84,6 +85,7 @@ fn candidates_walk_from_the_home_down_to_the_working_directory() {
         walk_from: Some("/home/u/proj".into()),
         walk_stop: Some("/home/u".into()),
         owner: None,
+        ..Default::default()
     };
     let candidates: Vec<String> = sources
         .candidates()

@@ -481,6 +481,7 @@ fn whole_path_from_files_on_disk() {
         walk_from: Some(work),
         walk_stop: Some(scratch.path().to_path_buf()),
         owner: None,
+        ..Default::default()
     };
     let ctx = HostContext::load(fixture_root("hipx"), &sources, "hipx").unwrap();
     let inventory = ctx.inventory(None).unwrap();

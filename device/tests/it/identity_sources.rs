@@ -24,6 +24,7 @@ fn sources(scratch: &Scratch) -> ManifestSources {
         walk_from: Some(work),
         walk_stop: Some(scratch.path().join("home/u")),
         owner: None,
+        ..Default::default()
     }
 }
 

@@ -21,6 +21,7 @@ mod fuzz_manifest;
 mod identity_deny_bypass;
 mod identity_deny_property;
 mod identity_manifest;
+mod identity_reference;
 mod identity_resolve;
 mod identity_selector;
 mod identity_sources;

@@ -207,7 +207,9 @@ impl IbBuilder {
         mut opts: EncodeOptions,
         stream: Option<StreamWords>,
     ) -> Self {
-        if std::env::var(FULL_STATE_ENV).is_ok_and(|v| v == "1") {
+        // Also `REDLINE_PM4_FULL_STATE`, the reference system's name, with a
+        // one-time warning (`relaunch_device::migration`).
+        if relaunch_device::migration::setting(FULL_STATE_ENV).is_some_and(|v| v == "1") {
             opts.full_state = true;
         }
         let mut limit = opts

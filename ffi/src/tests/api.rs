@@ -182,6 +182,7 @@ fn describe_fits_or_says_how_much_it_needs() {
         .to_str()
         .unwrap();
     assert!(line.starts_with("gfx1201 sim:gfx1201"), "{line}");
+    assert!(rl_gpu_simulated(gpu), "a sim: device says it is simulated");
     let mut small = [0xFFu8; 8];
     // SAFETY: small is 8 writable bytes.
     assert_eq!(

@@ -43,6 +43,9 @@ fn table() -> Vec<(&'static str, Call)> {
             // SAFETY: buf is 64 writable bytes.
             Got::Status(unsafe { rl_gpu_describe(h.gpu, buf.as_mut_ptr().cast(), 64) })
         }),
+        ("rl_gpu_simulated", |h| {
+            Got::Failed(!rl_gpu_simulated(h.gpu))
+        }),
         ("rl_gpu_free", |h| {
             rl_gpu_free(h.gpu);
             Got::Void

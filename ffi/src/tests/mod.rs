@@ -5,6 +5,7 @@
 mod api;
 mod bad_handles;
 mod certify;
+mod error_classes;
 mod graph_api;
 mod twin_lock;
 mod unwaited;

@@ -79,3 +79,65 @@ fn every_c_opener_refuses_a_denied_device() {
         );
     }
 }
+
+/// #31.4 for C: a deny entry in the reference system's user manifest
+/// (`$XDG_CONFIG_HOME/redline/devices.toml`, host section from
+/// `REDLINE_HOST`) refuses the board; with no tracing subscriber in a C
+/// process, each reference setting is named once on stderr.
+#[test]
+fn a_reference_manifest_denies_through_c_and_warns_once() {
+    if !have("cc", "a_reference_manifest_denies_through_c_and_warns_once") {
+        return;
+    }
+    let dir = scratch("deny-reference");
+    let exe = compile_source(
+        &ffi_dir().join("tests/c_abi/deny_open.c"),
+        "deny_open",
+        &dir,
+    );
+    std::fs::create_dir_all(dir.join("config/redline")).unwrap();
+    std::fs::write(
+        dir.join("config/redline/devices.toml"),
+        "[host.denytest]\ndeny = [\"sim:gfx1100 # reference deny\"]\n",
+    )
+    .unwrap();
+    let run = |selector: &str| {
+        let out = Command::new(&exe)
+            .args(["open", selector])
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("HOME", &*dir)
+            .env("REDLINE_HOST", "denytest")
+            .env_remove("RELAUNCH_HOST")
+            .env_remove("RELAUNCH_DEVICE")
+            .env_remove("RELAUNCH_HSA_LIB")
+            .env_remove("RELAUNCH_LOG")
+            .current_dir(&*dir)
+            .output()
+            .expect("run deny_open");
+        check(&out, &format!("deny_open open {selector}"));
+        (
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (allowed, _) = run("sim:gfx1201");
+    assert!(allowed.starts_with("opened: gfx1201"), "{allowed}");
+    let (refused, stderr) = run("sim:gfx1100");
+    assert!(
+        refused.starts_with("refused: ")
+            && refused.contains("reference deny")
+            && refused.contains("config/redline/devices.toml"),
+        "{refused}"
+    );
+    let count = |needle: &str| stderr.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        count("relaunch: warning: REDLINE_HOST=denytest is read as RELAUNCH_HOST=denytest"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        count("redline/devices.toml is the reference system's host manifest"),
+        1,
+        "{stderr}"
+    );
+}

@@ -1,8 +1,9 @@
 //! The installed SDK: `make -C ffi install` (or `install.sh`) puts
-//! the header, both libraries, the pkg-config file and the CMake package
-//! under a prefix; a C program then builds against that prefix alone,
-//! once with `pkg-config --cflags --libs` and once with CMake (shared and
-//! static), and runs.
+//! the header, both libraries, both pkg-config files (`relaunch`,
+//! `relaunch-static`) and the CMake package under a prefix; a C program
+//! then builds against that prefix alone, with pkg-config (shared, and
+//! static through `relaunch-static` as `ffi/README.md` recommends) and with
+//! CMake (shared and static), and runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,6 +35,7 @@ fn install(prefix: &Path) {
         "lib/librelaunch.so",
         "lib/librelaunch.a",
         "lib/pkgconfig/relaunch.pc",
+        "lib/pkgconfig/relaunch-static.pc",
         "lib/cmake/relaunch/relaunchConfig.cmake",
         "lib/cmake/relaunch/relaunchConfigVersion.cmake",
     ] {
@@ -86,6 +88,50 @@ fn installed_sdk_builds_with_pkg_config() {
         .expect("run cc");
     check(&out, "cc smoke.c $(pkg-config --cflags --libs relaunch)");
     run_smoke(&exe, &prefix);
+}
+
+/// `ffi/README.md`'s static recipe against the installed prefix:
+/// `pkg-config --static --libs relaunch-static` names the archive, so the
+/// program needs no librelaunch.so at run time.
+#[test]
+fn installed_sdk_links_statically_with_pkg_config() {
+    if !have("cc", "pkg-config static install") || !have("pkg-config", "pkg-config static install")
+    {
+        return;
+    }
+    let dir = scratch("install-pkgconfig-static");
+    let prefix = dir.join("prefix");
+    install(&prefix);
+    let pc = std::fs::read_to_string(prefix.join("lib/pkgconfig/relaunch-static.pc")).unwrap();
+    assert!(
+        pc.contains(&format!("prefix={}", prefix.display())),
+        "the installed relaunch-static.pc does not name the prefix:\n{pc}"
+    );
+    let flags = Command::new("pkg-config")
+        .args(["--static", "--cflags", "--libs", "relaunch-static"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .output()
+        .expect("run pkg-config");
+    check(
+        &flags,
+        "pkg-config --static --cflags --libs relaunch-static",
+    );
+    let flags = stdout(&flags);
+    assert!(flags.contains("librelaunch.a"), "{flags}");
+    let exe = dir.join("smoke_static");
+    let out = Command::new("cc")
+        .arg(ffi_dir().join("examples/smoke.c"))
+        .args(flags.split_whitespace())
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run cc");
+    check(
+        &out,
+        "cc smoke.c $(pkg-config --static --cflags --libs relaunch-static)",
+    );
+    // No library path: a shared librelaunch would not be found.
+    run_smoke(&exe, Path::new("/nonexistent"));
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod support;
 
 mod deny;
 mod examples;
+mod guide_recipes;
 mod install;
 mod real_rocr;
 mod sdk;
