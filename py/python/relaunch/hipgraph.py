@@ -93,6 +93,15 @@ class Counters(NamedTuple):
 
 
 class _ExecInfo(ctypes.Structure):
+    # Declared for type checkers; ctypes makes them from _fields_.
+    struct_size: int
+    replayed: int
+    reason: int
+    launches_replayed: int
+    launches_on_hip: int
+    launches_failed: int
+    reason_len: int
+    lanes: int
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("replayed", ctypes.c_int32),
@@ -106,6 +115,13 @@ class _ExecInfo(ctypes.Structure):
 
 
 class _Counters(ctypes.Structure):
+    struct_size: int
+    execs_replayed: int
+    execs_on_hip: int
+    launches_replayed: int
+    launches_on_hip: int
+    launches_failed: int
+    replay_enabled: int
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("execs_replayed", ctypes.c_uint64),
