@@ -28,6 +28,7 @@ mod module;
 mod pm4;
 mod profile;
 mod settle;
+mod submission;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
@@ -41,6 +42,7 @@ pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use profile::{DispatchTime, LaneTimes, Profiling, ReplayTimes};
+pub use submission::{LaneKind, LaneSubmission, Submission};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
 
