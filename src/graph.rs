@@ -379,10 +379,9 @@ impl GraphExec {
         }
         let lanes = plan.lane_count();
         let stream = self.stream.lock().clone();
-        let encoded =
-            crate::submission::lower(&plan, gpu, &self.lanes, stream.as_deref(), |_| {
-                |kernel: &KernelRef| self.resolve(kernel)
-            })?;
+        let encoded = crate::submission::lower(&plan, gpu, &self.lanes, stream.as_deref(), |_| {
+            |kernel: &KernelRef| self.resolve(kernel)
+        })?;
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
         let scheduler = gpu.scheduler(queues)?;
         let multi = scheduler.install(encoded).map_err(Error::Install)?;

@@ -42,9 +42,9 @@ pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};
 pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_TIMEOUT};
 pub use profile::{DispatchTime, LaneTimes, Profiling, ReplayTimes};
-pub use submission::{LaneKind, LaneSubmission, Submission};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
+pub use submission::{LaneKind, LaneSubmission, Submission};
 
 // The curated API of the crates underneath: what a front end (the CLI,
 // the C ABI, Python, the HIP interposer) needs to record graphs and load

@@ -5,7 +5,7 @@
 //! unless the PM4 verdict refuses one of its kernels, and then as public
 //! AQL, the reason kept per lane ([`LaneSubmission`]) and logged.
 
-use relaunch_encoders::verdict::{kernel_verdict, Refusal};
+use relaunch_encoders::verdict::kernel_verdict;
 use relaunch_encoders::{AqlBuilder, EncodeError, IbBuilder, StreamWords};
 use relaunch_lanes::{AqlSink, EncoderSink, KernelRef, KernelResolver, Plan};
 use relaunch_sched::hsa_backend::HsaProgram;
@@ -90,23 +90,13 @@ pub(crate) fn choose<'a>(
                 continue;
             }
             // What the public-AQL path cannot supply either.
-            let both: Vec<&Refusal> = verdict
-                .refusals
-                .iter()
-                .filter(|r| {
-                    matches!(
-                        r,
-                        Refusal::UnfillableHiddenArgument { .. }
-                            | Refusal::UnsupportedArgument { .. }
-                    )
-                })
-                .collect();
+            let both = verdict.aql_refusals();
             if !both.is_empty() {
                 let list: Vec<String> = both.iter().map(|r| r.to_string()).collect();
                 return Err(Error::compile(format!(
                     "kernel {} (node {}) cannot run on either path: the PM4 path {verdict}, and \
-                     the public-AQL path cannot supply {} either (relaunch has no hostcall \
-                     service or image/sampler objects)",
+                     the public-AQL path cannot honour {} either (relaunch has no hostcall \
+                     service or image/sampler objects; the LDS limit is the hardware's)",
                     info.name,
                     node.node.raw(),
                     list.join(", ")
@@ -177,7 +167,8 @@ where
     encode_lanes(plan.lane_count(), |lane| {
         let mut program: HsaProgram = match lanes.get(lane).map(|l| l.kind) {
             Some(LaneKind::Aql) => {
-                let mut sink = AqlSink::new(AqlBuilder::for_target(facts), facts.family, resolver(lane));
+                let mut sink =
+                    AqlSink::new(AqlBuilder::for_target(facts), facts.family, resolver(lane));
                 plan.lower_lane(lane, &mut sink)
                     .map_err(LowerLaneError::Lower)?;
                 sink.into_builder().into()

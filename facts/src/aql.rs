@@ -226,9 +226,15 @@ mod tests {
         let w = d.words(h, 0xDEAD_BEEF_0000_1000);
         assert_eq!(w[0], u32::from(h) | 2 << 16);
         assert_eq!(&w[1..8], &[64 | 2 << 16, 1, 1024, 8, 1, 16, 512]);
-        assert_eq!(&w[8..12], &[0x5566_7788, 0x1122_3344, 0xDDEE_FF00, 0x99AA_BBCC]);
+        assert_eq!(
+            &w[8..12],
+            &[0x5566_7788, 0x1122_3344, 0xDDEE_FF00, 0x99AA_BBCC]
+        );
         assert_eq!(&w[12..], &[0, 0, 0x0000_1000, 0xDEAD_BEEF]);
-        assert_eq!(dispatch_header(false, FenceScope::None, FenceScope::None), 2);
+        assert_eq!(
+            dispatch_header(false, FenceScope::None, FenceScope::None),
+            2
+        );
     }
 
     #[test]
