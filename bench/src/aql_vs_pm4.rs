@@ -133,7 +133,9 @@ fn install(
         ..GraphOptions::default()
     });
     for lane in 0..LANES {
-        let buf = g.buffer(&format!("c{lane}"), 64).map_err(|e| e.to_string())?;
+        let buf = g
+            .buffer(&format!("c{lane}"), 64)
+            .map_err(|e| e.to_string())?;
         let target = (base + 64 * lane as u64).to_le_bytes();
         let mut prev = None;
         for _ in 0..CHAIN {

@@ -57,7 +57,8 @@ const BENCHES: &[Bench] = &[
     },
     Bench {
         name: "aql_vs_pm4",
-        about: "the same graph as public AQL vs retained PM4: submit cost, CP packets, cache actions",
+        about:
+            "the same graph as public AQL vs retained PM4: submit cost, CP packets, cache actions",
         run: aql_vs_pm4::run,
     },
     Bench {

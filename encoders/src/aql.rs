@@ -9,11 +9,16 @@
 //! one queue:
 //! - the lane's first packet: BARRIER and a system-scope acquire (the host
 //!   wrote kernargs and inputs since the last replay: the IB prologue);
-//! - `wait` before a dispatch: BARRIER on it (execution order, no cache
-//!   action, like CS_PARTIAL_FLUSH);
-//! - `rmw` / `rmw_vmem` before a dispatch: BARRIER on it, an agent-scope
-//!   release on the packet before and an agent-scope acquire on it (AQL
-//!   has no "keep the scalar cache" acquire, so `rmw_vmem` is `rmw`);
+//! - every later packet: an agent-scope acquire. Each packet reads its
+//!   kernargs through the scalar cache, and the HSA model orders a packet
+//!   after the host's writes only through its own acquire (the first
+//!   packet's does not cover packets the processor may start beside it);
+//!   the simulator holds every packet to that;
+//! - `wait` before a dispatch: BARRIER on it (execution order, like
+//!   CS_PARTIAL_FLUSH);
+//! - `rmw` / `rmw_vmem` before a dispatch: BARRIER on it and an
+//!   agent-scope release on the packet before (AQL has no "keep the
+//!   scalar cache" acquire, so `rmw_vmem` is `rmw`);
 //! - the lane's last packet: BARRIER and a system-scope release (so its
 //!   completion signal means every packet of the lane finished and the
 //!   host sees their results: the IB epilogue).
@@ -295,10 +300,8 @@ pub fn header_of(
     let reads_across = |b: Option<BoundaryKind>| b.is_some_and(|k| k != BoundaryKind::Wait);
     let acquire = if first {
         FenceScope::System
-    } else if reads_across(before) {
-        FenceScope::Agent
     } else {
-        FenceScope::None
+        FenceScope::Agent
     };
     let release = if last {
         FenceScope::System
@@ -329,20 +332,20 @@ mod tests {
         // Producer before an rmw: agent release, no barrier of its own.
         assert_eq!(
             scopes(header_of(false, false, None, Some(Rmw))),
-            (false, 0, 1)
+            (false, 1, 1)
         );
         // Consumer after an rmw_vmem: barrier, agent acquire.
         assert_eq!(
             scopes(header_of(false, false, Some(RmwVmem), None)),
             (true, 1, 0)
         );
-        // After a wait: barrier, no cache action.
+        // After a wait: barrier, no release.
         assert_eq!(
             scopes(header_of(false, false, Some(Wait), Some(Wait))),
-            (true, 0, 0)
+            (true, 1, 0)
         );
         // Last: barrier and system release.
-        assert_eq!(scopes(header_of(false, true, None, None)), (true, 0, 2));
+        assert_eq!(scopes(header_of(false, true, None, None)), (true, 1, 2));
         assert_eq!(
             header_of(false, false, None, None) & 0xFF,
             PACKET_TYPE_KERNEL_DISPATCH

@@ -275,3 +275,67 @@ fn a_scratch_kernel_runs_as_public_aql() {
         assert_eq!(out.read_u32(4 * i as usize).unwrap(), ((3 + i) & 255) * 3);
     }
 }
+
+/// One lane as public AQL with every boundary shape: none between
+/// independent nodes, `wait` (write after write) and `rmw` (read after
+/// write); exact across launches, no ordering violation (the simulator
+/// fails the replay on one).
+#[test]
+fn one_aql_lane_with_no_boundary_a_wait_and_an_rmw_is_exact() {
+    let gpu = Gpu::open("sim:gfx1100").unwrap();
+    let module = gpu.load_module(&fixture("gfx1100", "counter")).unwrap();
+    let words = gpu.alloc(64, true).unwrap();
+    let mut graph = Graph::new(GraphOptions {
+        mode: Mode::Latency,
+        lanes: 1,
+        max_in_flight: 1,
+    });
+    let (a, b) = (graph.buffer("a", 4).unwrap(), graph.buffer("b", 4).unwrap());
+    let mut add = |buf, word: u64, write_only: bool, deps| {
+        let accesses = if write_only {
+            vec![Access::write(buf, 0, 4)]
+        } else {
+            vec![Access::read(buf, 0, 4), Access::write(buf, 0, 4)]
+        };
+        graph
+            .kernel(NodeSpec {
+                module: &module,
+                symbol: "counter",
+                grid: [N, 1, 1],
+                block: [32, 1, 1],
+                dynamic_group_bytes: 0,
+                kernarg: module
+                    .pack_kernargs(
+                        "counter",
+                        &(words.address() + 4 * word).to_le_bytes(),
+                        &geometry(),
+                    )
+                    .unwrap(),
+                accesses,
+                deps,
+            })
+            .unwrap()
+    };
+    let a1 = add(a, 0, true, vec![]);
+    add(b, 1, true, vec![]);
+    let a2 = add(a, 0, true, vec![a1]);
+    add(a, 0, false, vec![a2]);
+    let exec = graph.instantiate_with(Submission::Aql).unwrap();
+    assert_eq!(exec.lane_count(), 1);
+    let kinds: Vec<_> = exec.with_plan(|p| {
+        p.lane(0)
+            .unwrap()
+            .iter()
+            .map(|n| n.boundary_before.map(|b| b.kind))
+            .collect()
+    });
+    assert!(
+        kinds.contains(&None) && kinds.iter().flatten().count() >= 2,
+        "{kinds:?}"
+    );
+    for launch in 1..=3 {
+        exec.launch(&gpu).unwrap();
+        assert_eq!(words.read_u32(0).unwrap(), 3 * N * launch);
+        assert_eq!(words.read_u32(4).unwrap(), N * launch);
+    }
+}
