@@ -417,7 +417,7 @@ impl QueueBackend for HsaBackend {
 
     fn install(&mut self, program: HsaProgram) -> Result<HsaIb, BackendError> {
         match program {
-            HsaProgram::Pm4(builder) => self.install_pm4(builder),
+            HsaProgram::Pm4(builder) => self.install_pm4(*builder),
             HsaProgram::Aql(builder) => self.install_aql(builder),
         }
     }

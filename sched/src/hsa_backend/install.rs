@@ -14,13 +14,14 @@ use crate::hsa_kernargs::{KernargBlock, Site};
 /// What an HSA queue installs: a lane encoded as a PM4 IB, or lowered to
 /// public-AQL kernel-dispatch packets.
 pub enum HsaProgram {
-    Pm4(IbBuilder),
+    /// Boxed: a PM4 builder carries its encoder state (about 2 KiB).
+    Pm4(Box<IbBuilder>),
     Aql(AqlBuilder),
 }
 
 impl From<IbBuilder> for HsaProgram {
     fn from(b: IbBuilder) -> Self {
-        HsaProgram::Pm4(b)
+        HsaProgram::Pm4(Box::new(b))
     }
 }
 
