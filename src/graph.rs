@@ -9,20 +9,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_encoders::{EncodeOptions, IbBuilder, StreamWords};
+use relaunch_encoders::StreamWords;
 use relaunch_lanes::{
     Access, BufferId, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Order, Plan,
     ResolvedKernel,
 };
 use relaunch_sched::hsa_backend::HsaBackend;
 use relaunch_sched::hsa_backend::HsaWatch;
-use relaunch_sched::scheduler::{lower_plan, MultiCompletion, MultiIb};
+use relaunch_sched::scheduler::{MultiCompletion, MultiIb};
 use relaunch_sched::Completion;
 
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::module::Module;
 use crate::pm4::REPLAY_TIMEOUT;
+use crate::submission::{LaneKind, LaneSubmission, Submission};
 use crate::QueuePolicy;
 
 /// Process-wide module ids for `KernelRef::Module` (never reused, so a
@@ -91,10 +92,11 @@ impl Graph {
         Ok(self.graph.kernel(node)?)
     }
 
-    /// A node running `spec.symbol` from a loaded module. The kernel must
-    /// pass the PM4 verdict and its kernarg must fill its segment.
+    /// A node running `spec.symbol` from a loaded module; its kernarg
+    /// must fill its segment. A kernel the PM4 path refuses is recorded
+    /// too: instantiate decides its lane's path ([`Submission`]).
     pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
-        let kernel = spec.module.kernel(spec.symbol)?;
+        let kernel = spec.module.loaded_kernel(spec.symbol)?;
         let geometry = crate::Geometry {
             grid: spec.grid,
             block: spec.block,
@@ -160,10 +162,24 @@ impl Graph {
         &self.graph
     }
 
-    /// Checks hazards and compiles lanes and boundaries.
+    /// Checks hazards and compiles lanes and boundaries; lanes take the
+    /// default path ([`Submission::Auto`]).
     pub fn instantiate(&self) -> Result<GraphExec> {
+        self.instantiate_with(Submission::default())
+    }
+
+    /// [`Graph::instantiate`] choosing how lanes are submitted: every lane
+    /// as PM4, every lane as public AQL, or (`Auto`) AQL only for lanes
+    /// with a kernel the PM4 path refuses ([`GraphExec::lane_submissions`]
+    /// says which and why).
+    pub fn instantiate_with(&self, submission: Submission) -> Result<GraphExec> {
         let plan = self.graph.instantiate()?;
+        let lanes = crate::submission::choose(&plan, submission, |k| match k {
+            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
+            _ => None,
+        })?;
         Ok(GraphExec {
+            lanes,
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
@@ -183,6 +199,8 @@ struct Launched {
 
 /// A compiled graph; retains its IBs across launches.
 pub struct GraphExec {
+    /// Per lane: PM4 or public AQL, and why.
+    lanes: Vec<LaneSubmission>,
     plan: Mutex<Plan>,
     modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
@@ -250,6 +268,11 @@ impl GraphExec {
         self.plan.lock().to_dot()
     }
 
+    /// Per lane: how it is submitted (PM4 or public AQL) and, for AQL, why.
+    pub fn lane_submissions(&self) -> &[LaneSubmission] {
+        &self.lanes
+    }
+
     /// Runs `f` with the compiled plan (lanes, boundaries, explanations).
     pub fn with_plan<T>(&self, f: impl FnOnce(&Plan) -> T) -> T {
         f(&self.plan.lock())
@@ -280,6 +303,14 @@ impl GraphExec {
             ));
         }
         let lanes = self.lane_count();
+        if let Some((lane, why)) = self.lanes.iter().enumerate().find_map(|(i, l)| {
+            (l.kind == LaneKind::Aql).then(|| (i, l.reason.clone().unwrap_or_default()))
+        }) {
+            return Err(Error::compile(format!(
+                "lane {lane} runs as public AQL ({why}); stream-ordered replay gates PM4 IBs \
+                 only, so this graph cannot be ordered by stream words"
+            )));
+        }
         if words.len() != lanes {
             return Err(Error::handle(format!(
                 "{} stream gates for a graph of {lanes} lanes (one per lane)",
@@ -347,17 +378,8 @@ impl GraphExec {
             }
         }
         let lanes = plan.lane_count();
-        let facts = gpu.facts();
         let stream = self.stream.lock().clone();
-        let options = EncodeOptions {
-            trap_handler: gpu.inner.trap_handler,
-            ..EncodeOptions::default()
-        };
-        let builder = |lane: usize| match stream.as_ref().and_then(|w| w.get(lane)) {
-            Some(words) => IbBuilder::new_stream_ordered(facts, options, *words),
-            None => Ok(IbBuilder::for_target(facts, options)),
-        };
-        let encoded = lower_plan(&plan, builder, |_| {
+        let encoded = crate::submission::lower(&plan, gpu, &self.lanes, stream.as_deref(), |_| {
             |kernel: &KernelRef| self.resolve(kernel)
         })?;
         let queues = gpu.pm4_queue_count(QueuePolicy::Auto, lanes);
@@ -404,7 +426,7 @@ impl GraphExec {
                 let m = self.modules.get(module).ok_or_else(|| {
                     Error::compile(format!("module {module} of kernel {symbol} is not known"))
                 })?;
-                let k = m.kernel(symbol)?;
+                let k = m.loaded_kernel(symbol)?;
                 Ok(ResolvedKernel {
                     descriptor: k.info.descriptor,
                     kd_address: k.kd_address,

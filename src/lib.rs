@@ -28,6 +28,7 @@ mod module;
 mod pm4;
 mod profile;
 mod settle;
+mod submission;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
@@ -43,6 +44,7 @@ pub use pm4::{refuse_inside_twin, Pm4Builder, Pm4Ib, Pm4MultiIb, Replay, REPLAY_
 pub use profile::{DispatchTime, LaneTimes, Profiling, ReplayTimes};
 pub use relaunch_sched::ib_dump::dump_ibs_to;
 pub use relaunch_sched::QueuePolicy;
+pub use submission::{LaneKind, LaneSubmission, Submission};
 
 // The curated API of the crates underneath: what a front end (the CLI,
 // the C ABI, Python, the HIP interposer) needs to record graphs and load

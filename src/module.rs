@@ -159,6 +159,23 @@ impl Module {
 
     /// The kernel ready to encode: refused when the PM4 verdict refuses it.
     pub fn kernel(&self, symbol: &str) -> Result<LoadedKernel> {
+        let kernel = self.loaded_kernel(symbol)?;
+        let verdict = relaunch_encoders::verdict::kernel_verdict(&kernel.info);
+        if !verdict.accepted() {
+            // The compile class, as the reference C ABI reports "PM4
+            // compilation rejects the kernel".
+            return Err(Error::compile(format!(
+                "kernel {} cannot run on the direct PM4 path: {verdict}",
+                kernel.info.name
+            )));
+        }
+        Ok(kernel)
+    }
+
+    /// The kernel as loaded, whatever the PM4 verdict says (a graph node
+    /// whose kernel the PM4 path refuses runs as public AQL, see
+    /// [`crate::Submission`]).
+    pub fn loaded_kernel(&self, symbol: &str) -> Result<LoadedKernel> {
         let info = self.kernel_info(symbol).ok_or_else(|| {
             let names: Vec<&str> = self.kernels().iter().map(|k| k.name.as_str()).collect();
             Error::record(format!(
@@ -166,15 +183,6 @@ impl Module {
                 names.join(", ")
             ))
         })?;
-        let verdict = relaunch_encoders::verdict::kernel_verdict(info);
-        if !verdict.accepted() {
-            // The compile class, as the reference C ABI reports "PM4
-            // compilation rejects the kernel".
-            return Err(Error::compile(format!(
-                "kernel {} cannot run on the direct PM4 path: {verdict}",
-                info.name
-            )));
-        }
         let symbol = self
             .inner
             .executable

@@ -4,6 +4,7 @@
 //! table and writes `target/bench/<name>.json`. Run in release mode:
 //! `cargo run --release -p relaunch-bench -- <name>|all`.
 
+mod aql_vs_pm4;
 mod cp_vs_hip;
 mod decode_ratio;
 mod density;
@@ -53,6 +54,12 @@ const BENCHES: &[Bench] = &[
         name: "submit",
         about: "replay call to doorbell: scheduler vs direct, 4-lane fan-out",
         run: submit::run,
+    },
+    Bench {
+        name: "aql_vs_pm4",
+        about:
+            "the same graph as public AQL vs retained PM4: submit cost, CP packets, cache actions",
+        run: aql_vs_pm4::run,
     },
     Bench {
         name: "patch",

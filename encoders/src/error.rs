@@ -117,6 +117,11 @@ pub enum EncodeError {
     KernargCrosses4GiB { base: u64, bytes: u64 },
     #[error("no dispatches were recorded; an IB needs at least one dispatch")]
     Empty,
+    #[error(
+        "a transfer node ({ops} copy/fill ops) runs as CP DMA_DATA, which only the PM4 path \
+         has; the public-AQL path has no copy kernel yet, so keep transfers in PM4 lanes"
+    )]
+    AqlTransfer { ops: usize },
     #[error("transfer {op:?} cannot be a DMA_DATA: {why}")]
     BadTransfer { op: crate::dma::DmaOp, why: String },
     #[error("a transfer node takes {packets} DMA_DATA packets; at most {max} are allowed (split the transfer or use fewer, longer rows)")]

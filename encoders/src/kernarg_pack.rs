@@ -3,7 +3,8 @@
 //! group sizes, remainders, grid dims, dynamic LDS size, zero global
 //! offsets) and `__local` pointer offsets, at the offsets the metadata
 //! declares. Kinds with no honest value were refused by the verdict, and a
-//! kernel the verdict refuses is not packed at all.
+//! kernel with such an argument is not packed at all (other PM4 refusals
+//! do not change the hidden arguments: those kernels run as public AQL).
 
 use relaunch_device::codeobj::{ArgFill, Axis, KernelInfo};
 
@@ -28,12 +29,14 @@ pub struct Geometry {
 /// arguments packed at their metadata offsets (it may stop after the last
 /// explicit argument); hidden arguments are filled from `geometry`.
 pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result<Vec<u8>> {
-    // A refused kernel cannot run on the PM4 path; its descriptor may be
-    // exactly what makes the values below meaningless (or overflow).
+    // An argument neither path can fill makes the segment meaningless.
+    // Other PM4 refusals (scratch, SGPRs the CP delivers) leave the hidden
+    // arguments as HSA defines them: such a kernel runs as public AQL.
     let verdict = kernel_verdict(kernel);
-    if !verdict.accepted() {
+    if !verdict.aql_refusals().is_empty() {
         return Err(KernargError(format!(
-            "{}: the PM4 verdict refused this kernel ({verdict}); its kernargs are not packed",
+            "{}: the PM4 verdict refused this kernel ({verdict}), and the public-AQL path cannot \
+             fill those arguments either; its kernargs are not packed",
             kernel.name
         )));
     }

@@ -4,7 +4,9 @@
 //! kernarg packing for it ([`kernarg_pack`]), the type-3 packet writer,
 //! stateful SH-register elision, boundaries, IB segmentation, CP DMA
 //! copies and fills ([`dma`]), timestamps spliced into profiled IBs
-//! ([`profile`]) and the decoder. The register
+//! ([`profile`]) and the decoder; and the public-AQL lowering of a lane
+//! into standard kernel-dispatch packets ([`aql`]), for kernels the PM4
+//! verdict refuses or when a caller asks for it. The register
 //! and packet tables, field layouts and the vendor AQL PM4-IB packet are
 //! facts from `relaunch-facts` (users name them there).
 //! Refuses: kernels whose descriptor the direct PM4 path cannot honour,
@@ -14,6 +16,7 @@
 
 use relaunch_facts::{field, packet, regs};
 
+pub mod aql;
 pub mod boundary;
 pub mod builder;
 pub mod decode;
@@ -32,6 +35,7 @@ pub mod timestamp;
 pub mod verdict;
 pub mod writer;
 
+pub use aql::{AqlBuilder, AqlSite, EncodedAql};
 pub use boundary::BoundaryKind;
 pub use builder::{EncodeOptions, IbBuilder, TemplateId, FULL_STATE_ENV};
 pub use decode::{decode, decode_lenient, Packet};

@@ -260,6 +260,26 @@ impl Verdict {
     pub fn accepted(&self) -> bool {
         self.refusals.is_empty()
     }
+
+    /// The refusals the public-AQL path shares (it is architecture-neutral
+    /// and the packet processor programs the rest from the descriptor, but
+    /// it has no hostcall service or image/sampler objects either, and the
+    /// workgroup LDS limit is the hardware's): the arguments relaunch
+    /// cannot fill, and static LDS past the limit. Empty when public AQL
+    /// can run it.
+    pub fn aql_refusals(&self) -> Vec<&Refusal> {
+        self.refusals
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    Refusal::UnfillableHiddenArgument { .. }
+                        | Refusal::UnsupportedArgument { .. }
+                        | Refusal::LdsTooLarge { .. }
+                )
+            })
+            .collect()
+    }
 }
 
 impl fmt::Display for Verdict {

@@ -1,6 +1,8 @@
-//! The vendor-specific AQL packet that runs one PM4 IB on a public ROCr AQL
-//! queue (layout of `hsa_ext_amd_aql_pm4_packet_t`, see PM4.md "Submitting
-//! an IB"): built here once, for the device's queues and the tests alike.
+//! AQL packet layouts relaunch writes: the vendor-specific packet that runs
+//! one PM4 IB on a public ROCr AQL queue (layout of
+//! `hsa_ext_amd_aql_pm4_packet_t`, see PM4.md "Submitting an IB") and the
+//! standard KERNEL_DISPATCH packet of the public-AQL path (`hsa.h`): built
+//! here once, for the device's queues and the tests alike.
 //! The header word is kept apart: the submitter writes the body, then
 //! publishes the header with release ordering, then rings the doorbell.
 
@@ -39,6 +41,64 @@ pub const fn header(acquire: FenceScope, release: FenceScope) -> u16 {
 
 /// The header relaunch submits with: system-scope acquire and release.
 pub const SYSTEM_HEADER: u16 = header(FenceScope::System, FenceScope::System);
+
+/// AQL packet type KERNEL_DISPATCH (HSA `hsa_packet_type_t`).
+pub const PACKET_TYPE_KERNEL_DISPATCH: u16 = 2;
+
+/// The 16-bit AQL header of a KERNEL_DISPATCH packet: BARRIER (the packet
+/// starts only after every earlier packet on the queue completed), the
+/// acquire fence applied before it runs and the release fence after.
+pub const fn dispatch_header(barrier: bool, acquire: FenceScope, release: FenceScope) -> u16 {
+    PACKET_TYPE_KERNEL_DISPATCH
+        | if barrier { HEADER_BARRIER } else { 0 }
+        | (acquire as u16) << HEADER_ACQUIRE_SCOPE_SHIFT
+        | (release as u16) << HEADER_RELEASE_SCOPE_SHIFT
+}
+
+/// The fields of one `hsa_kernel_dispatch_packet_t` (HSA spec 2.9.6,
+/// `hsa.h`), everything but the header and the completion signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KernelDispatch {
+    /// 1..=3: the dimensions used (SETUP bits [1:0]).
+    pub dims: u16,
+    pub workgroup_size: [u16; 3],
+    pub grid_size: [u32; 3],
+    /// Bytes of private (scratch) memory per work-item.
+    pub private_segment_size: u32,
+    /// Bytes of group (LDS) memory per workgroup: static + dynamic.
+    pub group_segment_size: u32,
+    /// GPU address of the kernel descriptor (`NAME.kd`).
+    pub kernel_object: u64,
+    pub kernarg_address: u64,
+}
+
+impl KernelDispatch {
+    /// The packet as the 16 little-endian dwords of its ring slot, with
+    /// `header` in dword 0 (low half; SETUP in the high half) and
+    /// `completion_signal` in dwords 14-15.
+    pub fn words(&self, header: u16, completion_signal: u64) -> [u32; 16] {
+        let pair = |lo: u16, hi: u16| u32::from(lo) | u32::from(hi) << 16;
+        let w = self.workgroup_size;
+        [
+            pair(header, self.dims),
+            pair(w[0], w[1]),
+            pair(w[2], 0),
+            self.grid_size[0],
+            self.grid_size[1],
+            self.grid_size[2],
+            self.private_segment_size,
+            self.group_segment_size,
+            self.kernel_object as u32,
+            (self.kernel_object >> 32) as u32,
+            self.kernarg_address as u32,
+            (self.kernarg_address >> 32) as u32,
+            0,
+            0,
+            completion_signal as u32,
+            (completion_signal >> 32) as u32,
+        ]
+    }
+}
 
 /// An IB the packet cannot point at.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -147,6 +207,33 @@ mod tests {
                 0x0000_1000,
                 0xDEAD_BEEF
             ]
+        );
+    }
+
+    #[test]
+    fn kernel_dispatch_words_follow_hsa_h() {
+        let d = KernelDispatch {
+            dims: 2,
+            workgroup_size: [64, 2, 1],
+            grid_size: [1024, 8, 1],
+            private_segment_size: 16,
+            group_segment_size: 512,
+            kernel_object: 0x1122_3344_5566_7788,
+            kernarg_address: 0x99AA_BBCC_DDEE_FF00,
+        };
+        let h = dispatch_header(true, FenceScope::Agent, FenceScope::System);
+        assert_eq!(h, 2 | 1 << 8 | 1 << 9 | 2 << 11);
+        let w = d.words(h, 0xDEAD_BEEF_0000_1000);
+        assert_eq!(w[0], u32::from(h) | 2 << 16);
+        assert_eq!(&w[1..8], &[64 | 2 << 16, 1, 1024, 8, 1, 16, 512]);
+        assert_eq!(
+            &w[8..12],
+            &[0x5566_7788, 0x1122_3344, 0xDDEE_FF00, 0x99AA_BBCC]
+        );
+        assert_eq!(&w[12..], &[0, 0, 0x0000_1000, 0xDEAD_BEEF]);
+        assert_eq!(
+            dispatch_header(false, FenceScope::None, FenceScope::None),
+            2
         );
     }
 

@@ -36,6 +36,26 @@
 #define RL_MAX_DEPS_PER_NODE (1 << 16)
 
 /**
+ * `RlSubmission`: how `rl_graph_instantiate_ex` submits lanes. Auto (0,
+ * what `rl_graph_instantiate` does): PM4, except lanes with a kernel the
+ * PM4 path refuses, which run as public-AQL dispatches. Pm4 (1): every
+ * lane PM4 (a refused kernel fails with `RL_ERR_COMPILE`). Aql (2):
+ * every lane as public-AQL kernel-dispatch packets.
+ */
+#define RL_SUBMISSION_AUTO 0
+
+#define RL_SUBMISSION_PM4 1
+
+#define RL_SUBMISSION_AQL 2
+
+/**
+ * `rl_graphexec_lane_submission` results.
+ */
+#define RL_LANE_PM4 0
+
+#define RL_LANE_AQL 1
+
+/**
  * Largest code object or manifest accepted (bytes).
  */
 #define RL_MAX_CODE_OBJECT_BYTES (256 << 20)
@@ -662,6 +682,37 @@ int32_t rl_graphexec_set_node_kernargs_at(struct RlGraphExec *exec,
  * Frees the exec and its installed IBs. NULL is a no-op.
  */
 void rl_graphexec_free(struct RlGraphExec *exec);
+
+/**
+ * [`super::rl_graph_instantiate`] choosing how lanes are submitted
+ * (`RL_SUBMISSION_*`; another value is refused with `RL_ERR_COMPILE`).
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+int32_t rl_graph_instantiate_ex(struct RlGraph *graph,
+                                uint32_t submission,
+                                struct RlGraphExec **out);
+
+/**
+ * `RL_LANE_PM4` or `RL_LANE_AQL` for lane `lane`; a negative class on a
+ * bad handle or a lane past the count (`RL_ERR_HANDLE`).
+ */
+int32_t rl_graphexec_lane_submission(const struct RlGraphExec *exec, size_t lane);
+
+/**
+ * Writes why lane `lane` runs as public AQL into `buf` (empty for a PM4
+ * lane), always NUL-terminated when `len > 0`. When the text does not
+ * fit it is cut at `len - 1` bytes and `RL_ERR_RECORD` says how many
+ * were needed.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `len` bytes of writes.
+ */
+int32_t rl_graphexec_lane_reason(const struct RlGraphExec *exec,
+                                 size_t lane,
+                                 char *buf,
+                                 size_t len);
 
 /**
  * Loads a code object (an ELF for this GPU's target, or a clang offload

@@ -19,6 +19,9 @@ use crate::pm4::{kernel_kernarg, RL_MAX_KERNARG_BYTES};
 use crate::status::{guard, status};
 use crate::util::{clear, dims, non_null, put, record, slice, slice_mut, text};
 
+mod submission;
+pub use submission::*;
+
 /// Most dependencies one node may list in one call.
 pub const RL_MAX_DEPS_PER_NODE: usize = 1 << 16;
 
@@ -307,11 +310,25 @@ pub unsafe extern "C" fn rl_graph_instantiate(
     out: *mut *mut RlGraphExec,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
+    unsafe { instantiate("rl_graph_instantiate", graph, facade::Submission::Auto, out) }
+}
+
+/// `rl_graph_instantiate` with lanes submitted as `submission` says.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn instantiate(
+    function: &'static str,
+    graph: *mut RlGraph,
+    submission: facade::Submission,
+    out: *mut *mut RlGraphExec,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
     unsafe { clear(out) };
-    status("rl_graph_instantiate", || {
+    status(function, || {
         let g = handles::get::<GraphObj>(graph)?;
         non_null(out, "out")?;
-        let exec = g.graph.lock().instantiate()?;
+        let exec = g.graph.lock().instantiate_with(submission)?;
         let exec = ExecObj {
             exec,
             _modules: g.modules.lock().clone(),

@@ -4,7 +4,7 @@
 //! `store` and shared with plans), the hazard check
 //! (`hazard`), the partition into lanes and their replay order
 //! (`schedule`), minimal boundaries (`boundary`), the plan and its lowering
-//! interface (`plan`), lowering into the PM4 encoder (`lower`), the fingerprint (`fingerprint`), mock launch
+//! interface (`plan`), lowering into the PM4 encoder or public-AQL packets (`lower`), the fingerprint (`fingerprint`), mock launch
 //! (`mock`), DOT output (`dot`) and the reference decode-step graph
 //! (`reference`), adversarial shapes (`adversarial`). Refuses: unordered hazards, cycles, malformed regions.
 //! Must not depend on the HSA runtime, the scheduler or the simulator; it
@@ -58,7 +58,7 @@ pub use graph::{
     Access, BufferId, BufferInfo, Graph, GraphOptions, KernelNode, KernelRef, Mode, NodeId,
     NodeView, Order,
 };
-pub use lower::{EncoderSink, KernelResolver, ResolvedKernel, SinkError};
+pub use lower::{AqlSink, EncoderSink, KernelResolver, ResolvedKernel, SinkError};
 pub use mock::{MockEvent, MockRecorder};
 pub use plan::{BoundaryCounts, GraphExec, LaneSink, NodeLocation, Plan, PlannedNode};
 pub use relaunch_encoders::BoundaryKind;

@@ -1,11 +1,12 @@
-//! Lowering a lane into PM4: `EncoderSink` implements `LaneSink` over the
-//! encoders' `IbBuilder`, one IB per lane. What a node's kernel is (its
+//! Lowering a lane: `EncoderSink` implements `LaneSink` over the encoders'
+//! `IbBuilder` (PM4, one IB per lane), `AqlSink` over their `AqlBuilder`
+//! (public AQL, one kernel-dispatch packet per node). What a node's kernel is (its
 //! descriptor and code address) is the caller's knowledge, supplied through
 //! `KernelResolver`; the graph only names kernels.
 
 use relaunch_device::codeobj::KernelDescriptor;
 use relaunch_device::Family;
-use relaunch_encoders::{BoundaryKind, EncodeError, IbBuilder, KernelCode, Launch};
+use relaunch_encoders::{AqlBuilder, BoundaryKind, EncodeError, IbBuilder, KernelCode, Launch};
 
 use crate::boundary::BoundaryReason;
 use crate::graph::KernelRef;
@@ -127,6 +128,72 @@ impl<R: KernelResolver> LaneSink for EncoderSink<R> {
         if self.builder.dispatch_count() > 0 {
             self.boundary_dwords += kind.dwords();
         }
+        self.builder.boundary(kind);
+        Ok(())
+    }
+}
+
+/// Lowers one lane to public-AQL kernel-dispatch packets: the same
+/// boundaries become BARRIER bits and fence scopes (see
+/// `relaunch_encoders::aql`). Transfer nodes are refused there.
+pub struct AqlSink<R> {
+    builder: AqlBuilder,
+    family: Family,
+    resolver: R,
+}
+
+impl<R: KernelResolver> AqlSink<R> {
+    /// `family` is the device's (the code object's target family is what
+    /// the resolver returned it for).
+    pub fn new(builder: AqlBuilder, family: Family, resolver: R) -> Self {
+        AqlSink {
+            builder,
+            family,
+            resolver,
+        }
+    }
+
+    /// The builder, ready for `finish`.
+    pub fn into_builder(self) -> AqlBuilder {
+        self.builder
+    }
+}
+
+impl<R: KernelResolver> LaneSink for AqlSink<R> {
+    type Error = SinkError<R::Error>;
+
+    fn dispatch(&mut self, node: &PlannedNode<'_>) -> Result<(), Self::Error> {
+        let encode = |source| SinkError::Encode {
+            node: node.node.raw(),
+            source,
+        };
+        let symbol = match node.kernel {
+            KernelRef::Named(name) => name,
+            KernelRef::Module { symbol, .. } => symbol,
+            KernelRef::Transfer(ops) => return self.builder.transfer(ops).map_err(encode),
+        };
+        let kernel = self
+            .resolver
+            .resolve(node.kernel)
+            .map_err(SinkError::Resolve)?;
+        let code = KernelCode {
+            symbol,
+            family: self.family,
+            descriptor: kernel.descriptor,
+            kd_address: kernel.kd_address,
+        };
+        let launch = Launch {
+            grid: node.grid,
+            block: node.block,
+            dynamic_group_bytes: node.dynamic_group_bytes,
+        };
+        self.builder
+            .dispatch(&code, &launch, node.kernarg, kernel.kernarg_align)
+            .map(|_| ())
+            .map_err(encode)
+    }
+
+    fn boundary(&mut self, kind: BoundaryKind, _: &BoundaryReason) -> Result<(), Self::Error> {
         self.builder.boundary(kind);
         Ok(())
     }

@@ -270,9 +270,20 @@ impl Graph {
         self.graph.lock().inner().node_count()
     }
 
-    /// Checks hazards and compiles lanes and boundaries.
-    fn instantiate(&self, py: Python<'_>) -> PyResult<GraphExec> {
-        let exec = py.detach(|| call("Graph.instantiate", || self.graph.lock().instantiate()))?;
+    /// Checks hazards and compiles lanes and boundaries; `submission`
+    /// ("auto", "pm4" or "aql") chooses how lanes are submitted.
+    #[pyo3(signature = (submission = "auto"))]
+    fn instantiate(&self, py: Python<'_>, submission: &str) -> PyResult<GraphExec> {
+        let submission = facade::Submission::parse(submission).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "submission {submission:?}: expected \"auto\", \"pm4\" or \"aql\""
+            ))
+        })?;
+        let exec = py.detach(|| {
+            call("Graph.instantiate", || {
+                self.graph.lock().instantiate_with(submission)
+            })
+        })?;
         Ok(GraphExec {
             graph: self.id,
             exec: RwLock::new(exec),
@@ -352,6 +363,19 @@ impl GraphExec {
     #[getter]
     fn lane_count(&self, py: Python<'_>) -> usize {
         self.read_plan(py, Plan::lane_count)
+    }
+
+    /// Per lane: how it is submitted, `("pm4", None)` or `("aql", reason)`
+    /// (the kernel the PM4 path refuses and why, or that AQL was asked for).
+    #[getter]
+    fn lane_submissions(&self, py: Python<'_>) -> Vec<(String, Option<String>)> {
+        py.detach(|| {
+            let exec = self.exec.read();
+            exec.lane_submissions()
+                .iter()
+                .map(|l| (l.kind.to_string(), l.reason.clone()))
+                .collect()
+        })
     }
 
     /// Nodes of every lane, in replay order.

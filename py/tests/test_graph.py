@@ -5,7 +5,7 @@ import struct
 import pytest
 
 import relaunch as rl
-from conftest import counter_args
+from conftest import counter_args, kernel_bytes
 
 
 def two_chains(lanes=2):
@@ -114,7 +114,8 @@ def test_named_kernels_cannot_launch(gpu):
         exec_.launch(gpu)
 
 
-def test_launch_on_the_sim_and_patch_a_node(gpu, counter, counter_twin):
+@pytest.mark.parametrize("submission", ["auto", "aql"])
+def test_launch_on_the_sim_and_patch_a_node(gpu, counter, counter_twin, submission):
     real_a, real_b, real_c = gpu.alloc(16), gpu.alloc(16), gpu.alloc(16)
     g = rl.Graph(lanes=2)
     a, b = g.buffer("A", 16), g.buffer("B", 16)
@@ -135,8 +136,10 @@ def test_launch_on_the_sim_and_patch_a_node(gpu, counter, counter_twin):
     b1 = node("b1", b, real_b)
     b2 = node("b2", b, real_b, [b1])
     assert a1.name == "counter"
-    exec_ = g.instantiate()
+    exec_ = g.instantiate(submission=submission)
     assert exec_.lane_count == 2
+    kinds = [kind for kind, _ in exec_.lane_submissions]
+    assert kinds == (["aql", "aql"] if submission == "aql" else ["pm4", "pm4"])
     exec_.launch(gpu)
     assert (real_a.read_u32(0), real_b.read_u32(0)) == (128, 128)
     exec_.set_kernargs(b2, struct.pack("<Q", real_c.address()))
@@ -171,3 +174,21 @@ def test_twin_exception_during_graph_launch(gpu, counter):
     rl.sim.register_kernel("counter", broken)
     with pytest.raises(rl.ReplayError, match="graph twin failed"):
         exec_.launch(gpu)
+
+
+def test_a_kernel_pm4_refuses_runs_its_lane_as_public_aql(gpu):
+    scratch = gpu.load_module(kernel_bytes("scratch_hog"))
+    real = gpu.alloc(256)
+    g = rl.Graph()
+    out = g.buffer("out", 256)
+    kernarg = scratch.pack_kernargs("scratch_hog", struct.pack("<QI", real.address(), 3), 32, 32)
+    g.kernel("scratch_hog", 32, 32, accesses=[(out, 0, 128, True)], module=scratch,
+             kernarg=kernarg)
+    exec_ = g.instantiate()
+    ((kind, reason),) = exec_.lane_submissions
+    assert kind == "aql"
+    assert "scratch_hog" in reason and "scratch" in reason
+    with pytest.raises(rl.CompileError, match="direct PM4 path"):
+        g.instantiate(submission="pm4")
+    with pytest.raises(ValueError, match="submission"):
+        g.instantiate(submission="vulkan")

@@ -1,6 +1,7 @@
 //! The real queue backend over `relaunch_device::hsa`: one AQL queue per
-//! actor, a pool of long-lived completion signals, and installed IBs (PM4
-//! segments in executable host memory plus a kernarg block).
+//! actor, a pool of long-lived completion signals, and installed lanes
+//! (`install`: PM4 segments in executable host memory, or public-AQL
+//! kernel-dispatch packet templates; either with a kernarg block).
 //!
 //! Completion (signals, which replay armed which, waiting) is `hsa_watch`.
 //!
@@ -13,21 +14,22 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{
-    pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, AqlQueue, HsaError, PoolInfo,
-    Runtime, AQL_COMPLETION_SIGNAL_WORD,
+    AgentInfo, AllocFlags, Allocation, AqlQueue, HsaError, PoolInfo, Runtime,
+    AQL_COMPLETION_SIGNAL_WORD,
 };
-use relaunch_encoders::{IbBuilder, PatchError};
-use relaunch_hsa_sys as sys;
+use relaunch_encoders::PatchError;
 
 use crate::actor::ActorOptions;
 use crate::backend::{IbLayout, Published, QueueBackend, RetiredEpochs, Ticket};
 use crate::error::{BackendError, SchedError};
 pub use crate::hsa_kernargs::KernargBlock;
-use crate::hsa_kernargs::Site;
 pub use crate::hsa_watch::HsaWatch;
 use crate::hsa_watch::Live;
 use crate::loom::Arc;
 use crate::scheduler::Scheduler;
+
+mod install;
+pub use install::HsaProgram;
 
 /// Completion signals per queue (replays in flight at once before a submit
 /// waits for the oldest).
@@ -75,6 +77,12 @@ pub enum HsaBackendError {
 #[repr(C, align(64))]
 struct PacketSlot([u32; 16]);
 
+impl AsRef<[u32; 16]> for PacketSlot {
+    fn as_ref(&self) -> &[u32; 16] {
+        &self.0
+    }
+}
+
 /// `words` (a prebuilt vendor packet) completing `signal`.
 #[inline(always)]
 fn signalled(words: &[u32; 16], signal: &relaunch_device::hsa::Signal) -> [u32; 16] {
@@ -91,10 +99,12 @@ pub struct HsaIb {
     packets: Vec<PacketSlot>,
     /// The kernarg memory the queue reads, shared with the handle's writer.
     kernargs: KernargBlock,
-    /// IB dwords over all segments.
+    /// IB dwords over all segments (0 for a public-AQL lane).
     dwords: usize,
-    /// The segments the queue runs.
-    code: Allocation,
+    /// The segments the queue runs (`None` for a public-AQL lane).
+    code: Option<Allocation>,
+    /// A public-AQL lane: its packets are published as one batch.
+    batch: bool,
     /// The builder's label (errors name the IB by it; std's Arc: an
     /// immutable value, not a protocol primitive).
     label: Option<std::sync::Arc<str>>,
@@ -287,6 +297,36 @@ impl HsaBackend {
             }
         };
         let signal = &signals[sig];
+        if ib.batch {
+            // A public-AQL lane: every packet in one reservation, one ring.
+            let handle = signal.handle().handle;
+            let id = loop {
+                match live.queue.publish_batch(&ib.packets, handle) {
+                    Ok(id) => break id,
+                    Err(HsaError::QueueFull { .. }) => {
+                        // Packets published before (an earlier lane of
+                        // this fan-out, not rung yet) must run to make
+                        // room: ring up to the last of them.
+                        let (_, write) = live.queue.indices();
+                        if let Some(id) = write.checked_sub(1) {
+                            live.queue.ring(id);
+                        }
+                        self.wait_for_room(live, &mut start, seq)?
+                    }
+                    Err(err) => {
+                        // Still at 1: armed for the next submit.
+                        live.put_back_armed(sig);
+                        return Err(err.into());
+                    }
+                }
+            };
+            let ticket = Ticket {
+                epoch: live.epoch,
+                seq,
+            };
+            let doorbell = Some(id);
+            return Ok((Published { ticket, doorbell }, sig));
+        }
         let last = ib.packets.len() - 1;
         let mut unrung = None;
         for (i, PacketSlot(words)) in ib.packets.iter().enumerate() {
@@ -366,7 +406,7 @@ impl HsaBackend {
 }
 
 impl QueueBackend for HsaBackend {
-    type Program = IbBuilder;
+    type Program = HsaProgram;
     type Installed = HsaIb;
     type Watch = HsaWatch;
     type Writer = KernargBlock;
@@ -375,88 +415,11 @@ impl QueueBackend for HsaBackend {
         Arc::clone(&self.watch)
     }
 
-    fn install(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
-        let layout = builder.kernarg_layout();
-        let label = builder.label().map(str::to_string);
-        let (kernargs, base) = if layout.bytes == 0 {
-            (None, 0)
-        } else {
-            let bytes =
-                usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
-                    bytes: layout.bytes,
-                    align: layout.align,
-                })?;
-            let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
-            let base = mem.addr() + offset as u64;
-            (Some((mem, offset)), base)
-        };
-        let encoded = builder.finish(base)?;
-        let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
-        crate::ib_dump::dump(label.as_deref(), &segments);
-        let mut kernargs = kernargs;
-        if let Some((mem, offset)) = kernargs.as_mut() {
-            mem.write(*offset, &encoded.kernarg_image)?;
+    fn install(&mut self, program: HsaProgram) -> Result<HsaIb, BackendError> {
+        match program {
+            HsaProgram::Pm4(builder) => self.install_pm4(*builder),
+            HsaProgram::Aql(builder) => self.install_aql(builder),
         }
-        let sites = encoded
-            .sites
-            .iter()
-            .map(|s| Site {
-                offset: s.kernarg_offset,
-                len: s.kernarg_len,
-            })
-            .collect();
-        let kernargs = KernargBlock::new(kernargs, sites, !encoded.kernargs_shared)?;
-        let starts: Vec<usize> = encoded
-            .segments
-            .iter()
-            .scan(0usize, |at, s| {
-                let start = *at;
-                *at = (start + s.dwords.len() * 4).next_multiple_of(SEGMENT_ALIGN);
-                Some(start)
-            })
-            .collect();
-        let total = encoded
-            .segments
-            .last()
-            .map_or(4, |s| starts[starts.len() - 1] + s.dwords.len() * 4);
-        if encoded.segments.len() > self.ring as usize {
-            return Err(HsaBackendError::RingTooSmall {
-                segments: encoded.segments.len(),
-                ring: self.ring,
-            }
-            .into());
-        }
-        let (mut code, offset) = self.host_block(total, SEGMENT_ALIGN, true)?;
-        let mut packets = Vec::with_capacity(encoded.segments.len());
-        for (segment, start) in encoded.segments.iter().zip(&starts) {
-            let bytes: Vec<u8> = segment
-                .dwords
-                .iter()
-                .flat_map(|d| d.to_le_bytes())
-                .collect();
-            code.write(offset + start, &bytes)?;
-            let addr = code.addr() + (offset + start) as u64;
-            let packet = pm4_ib_packet(addr, segment.dwords.len() as u32, sys::Signal::default())?;
-            packets.push(PacketSlot(AqlPacket::Pm4Ib(packet).words()));
-        }
-        let dwords = encoded.total_dwords();
-        tracing::debug!(
-            dispatches = encoded.dispatch_count(),
-            segments = packets.len(),
-            dwords,
-            "IB installed"
-        );
-        // The queue reads the copies in `code` and the kernarg block;
-        // patching needs only the sites (it writes the block directly), so
-        // the encoder's host copies go.
-        drop(encoded);
-        Ok(HsaIb {
-            packets,
-            kernargs,
-            dwords,
-            code,
-            label: label.map(std::sync::Arc::from),
-        })
     }
 
     fn layout(&self, ib: &HsaIb) -> IbLayout {
@@ -466,7 +429,7 @@ impl QueueBackend for HsaBackend {
             + ib.packets.capacity() * std::mem::size_of::<PacketSlot>()
             + std::mem::size_of_val(sites)
             + kernarg_lens.capacity() * std::mem::size_of::<u32>();
-        let device = ib.code.len() + ib.kernargs.device_bytes();
+        let device = ib.code.as_ref().map_or(0, Allocation::len) + ib.kernargs.device_bytes();
         IbLayout {
             kernarg_lens,
             shared_kernargs: !ib.kernargs.patchable(),

@@ -173,7 +173,10 @@ impl<B: QueueBackend> Scheduler<B> {
     /// Installs each lane on an actor chosen by [`assign_lanes`] (in
     /// parallel when there are several lanes). Any failure names its lane;
     /// lanes already installed are uninstalled again.
-    pub fn install(&self, lanes: Vec<LaneProgram<B::Program>>) -> Result<MultiIb<B>, SchedError> {
+    pub fn install<P: Into<B::Program>>(
+        &self,
+        lanes: Vec<LaneProgram<P>>,
+    ) -> Result<MultiIb<B>, SchedError> {
         if lanes.is_empty() {
             return Err(SchedError::Empty {
                 what: "a multi-lane IB needs at least one lane",
@@ -200,7 +203,7 @@ impl<B: QueueBackend> Scheduler<B> {
         };
         let jobs: Vec<(usize, (B::Program, usize))> = lanes
             .into_iter()
-            .map(|l| l.program)
+            .map(|l| l.program.into())
             .zip(assigned)
             .enumerate()
             .collect();

@@ -2,7 +2,7 @@
 //! instantiated into two lanes, launched with retained IBs on the simulated
 //! device, patched per launch, and checked exactly.
 
-use relaunch::{Access, GraphOptions, Mode};
+use relaunch::{Access, GraphOptions, LaneKind, Mode, Submission};
 use relaunch::{Geometry, Gpu, Graph, NodeSpec};
 use relaunch_testsupport::fixture;
 
@@ -18,6 +18,13 @@ fn geometry() -> Geometry {
 
 #[test]
 fn two_independent_pipelines_launch_as_two_lanes_and_patch_per_launch() {
+    // The same graph and checks on both paths.
+    for submission in [Submission::Pm4, Submission::Aql] {
+        two_pipelines_with(submission);
+    }
+}
+
+fn two_pipelines_with(submission: Submission) {
     let gpu = Gpu::open("sim:gfx1100").unwrap();
     let module = gpu
         .load_module(&fixture("gfx1100", "produce_consume"))
@@ -70,8 +77,13 @@ fn two_independent_pipelines_launch_as_two_lanes_and_patch_per_launch() {
         producers.push(produce);
         outs.push((buf_mem, out_mem));
     }
-    let exec = graph.instantiate().unwrap();
+    let exec = graph.instantiate_with(submission).unwrap();
     assert_eq!(exec.lane_count(), 2);
+    let kind = match submission {
+        Submission::Aql => LaneKind::Aql,
+        _ => LaneKind::Pm4,
+    };
+    assert!(exec.lane_submissions().iter().all(|l| l.kind == kind));
     exec.launch(&gpu).unwrap();
     assert_eq!(exec.queues_used(), Some(2));
     // Second launch with scale 3 in the first pipeline only.

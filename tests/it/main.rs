@@ -29,5 +29,6 @@ mod graph_launch;
 mod hip_dispatch_packet;
 mod inspect_cli;
 mod keepalive;
+mod public_aql;
 mod selftest_cli;
 mod sim_rocm;

@@ -18,7 +18,9 @@ use relaunch_device::hsa::{
     pm4_ib_packet, AgentInfo, AllocFlags, Allocation, AqlPacket, Executable, HsaError,
     KernelSymbol, Runtime,
 };
-use relaunch_encoders::{BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch};
+use relaunch_encoders::{
+    AqlBuilder, BoundaryKind, EncodeError, EncodeOptions, IbBuilder, KernelCode, Launch,
+};
 use relaunch_hsa_sys as sys;
 
 use relaunch_sim::device::{SimConfig, SimDevice, SimError};
@@ -275,6 +277,22 @@ impl HsaRig {
         opts: EncodeOptions,
     ) -> Result<IbBuilder, RigError> {
         counter_ib(&self.code(), &ONE_ITEM, target, n, opts)
+    }
+
+    /// The public-AQL twin of [`HsaRig::counter_ib`]: `n` one-item counter
+    /// dispatches, an RMW boundary after each, as kernel-dispatch packets.
+    pub fn counter_aql(&self, target: u64, n: usize) -> Result<AqlBuilder, RigError> {
+        let mut b = AqlBuilder::for_target(self.device.facts());
+        let kernarg = target.to_le_bytes();
+        for i in 0..n {
+            b.dispatch(&self.code(), &ONE_ITEM, &kernarg, 8)
+                .map_err(|source| RigError::Encode {
+                    what: format!("recording counter dispatch {i}"),
+                    source,
+                })?;
+            b.boundary(BoundaryKind::Rmw);
+        }
+        Ok(b)
     }
 
     /// Device memory of `bytes` (zeroed by the simulator).

@@ -391,6 +391,90 @@ impl AqlQueue {
         Ok(id)
     }
 
+    /// Publishes `packets` (each 16 dwords, header in word 0) as one batch:
+    /// reserves all their slots with one write-index update (so no other
+    /// producer's packet lands between them), writes every body, then
+    /// publishes the headers in order, each with release ordering; the
+    /// last packet gets `completion` as its completion signal. Returns the
+    /// last packet's id; the doorbell is not rung ([`AqlQueue::ring`]).
+    /// `QueueFull` (nothing reserved) when the ring lacks room for all of
+    /// them right now; a batch larger than the ring can never fit.
+    pub fn publish_batch<P: AsRef<[u32; 16]>>(
+        &mut self,
+        packets: &[P],
+        completion: u64,
+    ) -> Result<u64, HsaError> {
+        let n = packets.len() as u64;
+        if n == 0 || n > u64::from(self.size) {
+            return Err(HsaError::Invalid {
+                what: "AQL packet batch",
+                problem: format!(
+                    "{n} packets for a ring of {} (a batch holds 1..=ring size packets)",
+                    self.size
+                ),
+            });
+        }
+        let write = self.written;
+        if write.wrapping_sub(self.read_seen) + n > u64::from(self.size) {
+            self.read_seen = self.load_read_index();
+            let in_flight = write.wrapping_sub(self.read_seen);
+            if in_flight + n > u64::from(self.size) {
+                return Err(HsaError::QueueFull {
+                    queue_id: self.id,
+                    in_flight,
+                    size: self.size,
+                });
+            }
+        }
+        // SAFETY: live queue. With no other producer the reserved ids are
+        // write..write+n, whose slots were checked free above.
+        let first = unsafe { (self.inner.api().queue_add_write_index_scacq_screl)(self.raw(), n) };
+        if first != write {
+            // Another producer moved the index: wait until our last slot
+            // is free (the earlier ones are then free too).
+            self.await_slot(first + n - 1)?;
+        }
+        self.written = first + n;
+        let mask = self.size as u64 - 1;
+        // SAFETY: base_address is the 64-byte-aligned ring of `size` packets
+        // (checked at creation); slot indexes are reduced modulo size.
+        let slot = |id: u64| unsafe {
+            let base = self.queue.as_ref().base_address.cast::<u32>();
+            base.add((id & mask) as usize * 16)
+        };
+        let last = packets.len() - 1;
+        for (i, packet) in packets.iter().enumerate() {
+            let s = slot(first + i as u64);
+            let words = packet.as_ref();
+            for (w, word) in words.iter().enumerate().skip(1) {
+                let word = match (i == last, w) {
+                    (true, 14) => completion as u32,
+                    (true, 15) => (completion >> 32) as u32,
+                    _ => *word,
+                };
+                // SAFETY: `s + w` for w < 16 is inside this packet's slot;
+                // volatile because another agent reads it.
+                unsafe { std::ptr::write_volatile(s.add(w), word) };
+            }
+        }
+        // Bodies before any header (see `publish_words`).
+        store_fence();
+        for (i, packet) in packets.iter().enumerate() {
+            let s = slot(first + i as u64);
+            // SAFETY: the slot's first dword is 4-byte aligned and only
+            // accessed atomically by the packet processor; Release orders
+            // the bodies (and earlier headers) before it.
+            unsafe { AtomicU32::from_ptr(s) }.store(packet.as_ref()[0], Ordering::Release);
+        }
+        tracing::trace!(
+            queue = self.id,
+            first,
+            packets = n,
+            "AQL packet batch published"
+        );
+        Ok(first + n - 1)
+    }
+
     /// Another producer published since our last packet, so slot `id` (ours
     /// now: the runtime reserved it) was not checked free. Waits until the
     /// processor has consumed the packet that slot held a ring ago. Giving

@@ -275,8 +275,23 @@ fn table() -> Vec<(&'static str, Call)> {
             // SAFETY: out is writable.
             Got::Status(unsafe { rl_graph_instantiate(h.graph, &mut out) })
         }),
+        ("rl_graph_instantiate_ex", |h| {
+            let mut out = null_mut();
+            // SAFETY: out is writable.
+            Got::Status(unsafe { rl_graph_instantiate_ex(h.graph, RL_SUBMISSION_AQL, &mut out) })
+        }),
         ("rl_graphexec_lane_count", |h| {
             Got::Failed(rl_graphexec_lane_count(h.exec) == 0)
+        }),
+        ("rl_graphexec_lane_submission", |h| {
+            Got::Status(rl_graphexec_lane_submission(h.exec, 0))
+        }),
+        ("rl_graphexec_lane_reason", |h| {
+            let mut buf = [0u8; 16];
+            // SAFETY: 16 writable bytes.
+            Got::Status(unsafe {
+                rl_graphexec_lane_reason(h.exec, 0, buf.as_mut_ptr().cast(), buf.len())
+            })
         }),
         ("rl_graphexec_fingerprint", |h| {
             let mut fp = [0u8; 32];

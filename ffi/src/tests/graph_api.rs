@@ -62,6 +62,13 @@ fn access(buffer: u32, write: bool) -> RlAccess {
 
 #[test]
 fn a_module_graph_launches_patches_and_relaunches() {
+    // The same graph on both paths: PM4 (the default) and public AQL.
+    for submission in [RL_SUBMISSION_AUTO, RL_SUBMISSION_AQL] {
+        graph_launches_patches_and_relaunches(submission);
+    }
+}
+
+fn graph_launches_patches_and_relaunches(submission: u32) {
     let gpu = open_sim();
     let module = load(gpu, "produce_consume");
     let graph = rl_graph_new();
@@ -110,7 +117,7 @@ fn a_module_graph_launches_patches_and_relaunches() {
     let mut exec = null_mut();
     // SAFETY: exec is writable.
     assert_eq!(
-        unsafe { rl_graph_instantiate(graph, &mut exec) },
+        unsafe { rl_graph_instantiate_ex(graph, submission, &mut exec) },
         RL_OK,
         "{}",
         last_error()
@@ -118,6 +125,13 @@ fn a_module_graph_launches_patches_and_relaunches() {
     rl_graph_free(graph);
     rl_module_free(module);
     assert_eq!(rl_graphexec_lane_count(exec), 1);
+    let (kind, reason) = lane(exec, 0);
+    if submission == RL_SUBMISSION_AQL {
+        assert_eq!(kind, RL_LANE_AQL);
+        assert!(reason.contains("requested"), "{reason}");
+    } else {
+        assert_eq!((kind, reason.as_str()), (RL_LANE_PM4, ""));
+    }
     assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
     // SAFETY: 4 readable bytes.
     let rc = unsafe {
@@ -245,5 +259,61 @@ fn unordered_writers_are_refused_and_named_graphs_stay_off_devices() {
     );
     rl_graphexec_free(exec);
     rl_graph_free(graph);
+    rl_gpu_free(gpu);
+}
+
+/// Lane `lane`'s submission kind and reason through the C API.
+fn lane(exec: *mut RlGraphExec, lane: usize) -> (i32, String) {
+    let kind = rl_graphexec_lane_submission(exec, lane);
+    let mut buf = [0u8; 512];
+    // SAFETY: 512 writable bytes.
+    let rc = unsafe { rl_graphexec_lane_reason(exec, lane, buf.as_mut_ptr().cast(), buf.len()) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let end = buf.iter().position(|&b| b == 0).unwrap();
+    (kind, String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+#[test]
+fn a_scratch_kernel_lane_is_public_aql_and_says_why() {
+    let gpu = open_sim();
+    let module = load(gpu, "scratch_hog");
+    let graph = rl_graph_new();
+    let explicit = [0u8; 12];
+    node(
+        graph,
+        module,
+        "scratch_hog",
+        &pack(module, "scratch_hog", &explicit),
+        &[],
+        &[],
+    )
+    .unwrap_or_else(|rc| panic!("{rc}: {}", last_error()));
+    let mut exec = null_mut();
+    // SAFETY: exec is writable.
+    let rc = unsafe { rl_graph_instantiate_ex(graph, RL_SUBMISSION_PM4, &mut exec) };
+    assert_eq!(rc, RL_ERR_COMPILE);
+    assert!(last_error().contains("scratch"), "{}", last_error());
+    // SAFETY: exec is writable.
+    let rc = unsafe { rl_graph_instantiate_ex(graph, 7, &mut exec) };
+    assert_eq!(rc, RL_ERR_COMPILE);
+    assert!(last_error().contains("RlSubmission"), "{}", last_error());
+    // SAFETY: exec is writable.
+    let rc = unsafe { rl_graph_instantiate(graph, &mut exec) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let (kind, reason) = lane(exec, 0);
+    assert_eq!(kind, RL_LANE_AQL);
+    assert!(
+        reason.contains("scratch_hog") && reason.contains("scratch"),
+        "{reason}"
+    );
+    assert_eq!(rl_graphexec_lane_submission(exec, 1), RL_ERR_HANDLE);
+    let mut small = [0u8; 8];
+    // SAFETY: 8 writable bytes.
+    let rc = unsafe { rl_graphexec_lane_reason(exec, 0, small.as_mut_ptr().cast(), 8) };
+    assert_eq!(rc, RL_ERR_RECORD);
+    assert_eq!(small[7], 0);
+    rl_graphexec_free(exec);
+    rl_graph_free(graph);
+    rl_module_free(module);
     rl_gpu_free(gpu);
 }

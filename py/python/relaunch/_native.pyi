@@ -533,12 +533,21 @@ class Graph:
 
     @property
     def node_count(self) -> int: ...
-    def instantiate(self) -> "GraphExec":
+    def instantiate(self, submission: str = "auto") -> "GraphExec":
         """Checks hazards, partitions into lanes and derives boundaries.
 
+        Arguments:
+            submission: ``"auto"`` (PM4 lanes, except a lane with a kernel
+                the PM4 path refuses, which runs as public-AQL dispatches),
+                ``"pm4"`` (every lane PM4) or ``"aql"`` (every lane public
+                AQL).
+
         Raises:
-            CompileError: an empty graph, bad options, or unordered hazards
-                (each listed with both nodes, the buffer and the range).
+            CompileError: an empty graph, bad options, unordered hazards
+                (each listed with both nodes, the buffer and the range), a
+                kernel the PM4 path refuses with ``"pm4"``, or a kernel
+                neither path can run.
+            ValueError: an unknown ``submission``.
         """
 
 @final
@@ -547,6 +556,10 @@ class GraphExec:
 
     @property
     def lane_count(self) -> int: ...
+    @property
+    def lane_submissions(self) -> list[tuple[str, Optional[str]]]:
+        """Per lane: ``("pm4", None)``, or ``("aql", reason)`` naming the
+        kernel the PM4 path refuses and why (or that AQL was asked for)."""
     @property
     def lanes(self) -> list[list[Node]]:
         """Nodes of every lane, in replay order."""

@@ -134,7 +134,8 @@ impl<B: QueueBackend> Actor<B> {
     }
 
     /// Installs `program`; returns once it is installed.
-    pub fn install(&self, program: B::Program) -> Result<IbHandle<B>, SchedError> {
+    pub fn install(&self, program: impl Into<B::Program>) -> Result<IbHandle<B>, SchedError> {
+        let program = program.into();
         let shared = &*self.inner.shared;
         let installed = match shared.claim()? {
             Ok(mut claimed) => claimed.core()?.install(shared.index, program)?,

@@ -22,3 +22,27 @@ pub fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: Mutex<()> = Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// How a test's lanes are submitted: retained PM4 IBs, or public-AQL
+/// kernel-dispatch packets. Tests of the replay contract run with both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Pm4,
+    Aql,
+}
+
+pub const KINDS: [Kind; 2] = [Kind::Pm4, Kind::Aql];
+
+/// `n` one-item counter dispatches at `target`, an RMW boundary after each.
+pub fn counter_lane(
+    sim: &SimGpu,
+    target: u64,
+    n: usize,
+    kind: Kind,
+) -> Result<relaunch_sched::hsa_backend::HsaProgram, String> {
+    match kind {
+        Kind::Pm4 => sim.counter_ib(target, n).map(Into::into),
+        Kind::Aql => sim.counter_aql(target, n).map(Into::into),
+    }
+    .map_err(|e| e.to_string())
+}

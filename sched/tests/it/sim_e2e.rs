@@ -10,9 +10,9 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{read_u32, SimGpu};
+use common::{read_u32, Kind, SimGpu, KINDS};
 use relaunch_device::hsa::Allocation;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa_backend::{HsaBackend, HsaProgram, HsaQueueOptions};
 use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{queue_count, ActorOptions, QueuePolicy, SchedError};
 use relaunch_sim::{hsa, FaultPlan};
@@ -34,7 +34,7 @@ fn counter_at(setup: &Setup, lane: usize) -> u32 {
     read_u32(setup.counters.addr() + 64 * lane as u64)
 }
 
-fn setup() -> Setup {
+fn setup(kind: Kind) -> Setup {
     let sim = common::gfx1100();
     let rt = &sim.rt;
     let counters = sim.device_memory(64 * LANES).unwrap();
@@ -46,11 +46,17 @@ fn setup() -> Setup {
     let queue_ids = backends.iter().map(HsaBackend::queue_id).collect();
     let sched = Scheduler::new(backends, ActorOptions::default()).unwrap();
     let base = counters.addr();
-    let builders = encode_lanes(LANES, |lane| {
-        sim.counter_ib(base + 64 * lane as u64, DISPATCHES)
+    let programs = encode_lanes(LANES, |lane| {
+        common::counter_lane(&sim, base + 64 * lane as u64, DISPATCHES, kind)
     })
     .unwrap();
-    let lanes = builders.into_iter().map(LaneProgram::of).collect();
+    let lanes: Vec<LaneProgram<HsaProgram>> = programs
+        .into_iter()
+        .map(|program| LaneProgram {
+            work: program.work(),
+            program,
+        })
+        .collect();
     let multi = sched.install(lanes).unwrap();
     Setup {
         multi,
@@ -63,8 +69,14 @@ fn setup() -> Setup {
 
 #[test]
 fn four_counter_lanes_on_two_queues_are_exact() {
+    for kind in KINDS {
+        four_counter_lanes_on_two_queues_are_exact_with(kind);
+    }
+}
+
+fn four_counter_lanes_on_two_queues_are_exact_with(kind: Kind) {
     let _serial = common::serial();
-    let mut s = setup();
+    let mut s = setup(kind);
     assert_eq!((s.multi.lane_count(), s.multi.queues_used()), (4, 2));
     assert_eq!(s.sched.queue_count(), 2);
     for round in 1..=3u32 {
@@ -104,8 +116,14 @@ fn four_counter_lanes_on_two_queues_are_exact() {
 
 #[test]
 fn a_fault_in_one_lane_is_named_and_the_next_replay_succeeds() {
+    for kind in KINDS {
+        a_fault_in_one_lane_is_named_and_the_next_replay_succeeds_with(kind);
+    }
+}
+
+fn a_fault_in_one_lane_is_named_and_the_next_replay_succeeds_with(kind: Kind) {
     let _serial = common::serial();
-    let s = setup();
+    let s = setup(kind);
     s.multi.replay().unwrap().wait(WAIT).unwrap();
     let faulty_lane = 1;
     let actor = s.multi.lane(faulty_lane).unwrap().actor().index();

@@ -135,17 +135,20 @@ pub fn offset(symbol: &str, name: &str) -> usize {
         .unwrap_or_else(|| unreachable_layout(symbol))
 }
 
-/// Checks that `module` has every decode kernel, accepted by the PM4
-/// verdict, with exactly these explicit arguments. Returns what differs.
+/// Checks that `module` has every decode kernel, runnable (by PM4, or as
+/// public AQL), with exactly these explicit arguments. Returns what differs.
 pub fn check(module: &Module) -> Result<(), String> {
     for layout in LAYOUTS {
         let info = module
             .kernel_info(layout.symbol)
             .ok_or_else(|| format!("the code object has no kernel {:?}", layout.symbol))?;
+        // A kernel only the PM4 path refuses runs as public AQL (its lane
+        // says so); one neither path can run is refused here.
         let verdict = info.pm4_verdict();
-        if !verdict.accepted() {
+        if !verdict.aql_refusals().is_empty() {
             return Err(format!(
-                "kernel {} cannot run on the direct PM4 path: {verdict}",
+                "kernel {} cannot run: the direct PM4 path {verdict}, and public AQL cannot \
+                 honour that either",
                 layout.symbol
             ));
         }

@@ -180,6 +180,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let exec = built.graph.instantiate().map_err(Failure::from)?;
     report::model(args.layers, args.sequences);
     exec.with_plan(report::plan);
+    for (lane, l) in exec.lane_submissions().iter().enumerate() {
+        if let Some(reason) = &l.reason {
+            say!("lane {lane} runs as public AQL: {reason}");
+        }
+    }
     report::per_token(built.position_sites.len());
 
     let tolerance = runner.tolerance();

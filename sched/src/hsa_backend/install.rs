@@ -1,0 +1,199 @@
+//! Installing a lane's program on an HSA queue: a PM4 IB (segments in
+//! executable host memory, one vendor PM4-IB packet each) or a public-AQL
+//! lane (prebuilt kernel-dispatch packet templates). Either way the
+//! kernargs sit in one retained block patched in place between replays.
+
+use relaunch_device::hsa::{pm4_ib_packet, AqlPacket};
+use relaunch_encoders::{AqlBuilder, IbBuilder};
+use relaunch_hsa_sys as sys;
+
+use super::{HsaBackend, HsaBackendError, HsaIb, PacketSlot, SEGMENT_ALIGN};
+use crate::error::BackendError;
+use crate::hsa_kernargs::{KernargBlock, Site};
+
+/// What an HSA queue installs: a lane encoded as a PM4 IB, or lowered to
+/// public-AQL kernel-dispatch packets.
+pub enum HsaProgram {
+    /// Boxed: a PM4 builder carries its encoder state (about 2 KiB).
+    Pm4(Box<IbBuilder>),
+    Aql(AqlBuilder),
+}
+
+impl From<IbBuilder> for HsaProgram {
+    fn from(b: IbBuilder) -> Self {
+        HsaProgram::Pm4(Box::new(b))
+    }
+}
+
+impl From<AqlBuilder> for HsaProgram {
+    fn from(b: AqlBuilder) -> Self {
+        HsaProgram::Aql(b)
+    }
+}
+
+impl HsaProgram {
+    /// The lane's label (errors name its IB by it).
+    pub fn label(&self) -> Option<&str> {
+        match self {
+            HsaProgram::Pm4(b) => b.label(),
+            HsaProgram::Aql(b) => b.label(),
+        }
+    }
+
+    pub fn set_label(&mut self, label: impl Into<String>) {
+        match self {
+            HsaProgram::Pm4(b) => b.set_label(label),
+            HsaProgram::Aql(b) => b.set_label(label),
+        }
+    }
+
+    /// An estimate of the lane's work for lane placement: IB dwords, or
+    /// for AQL 16 dwords a packet (what the packet processor reads).
+    pub fn work(&self) -> u64 {
+        match self {
+            HsaProgram::Pm4(b) => b.dwords() as u64,
+            HsaProgram::Aql(b) => 16 * b.packet_count() as u64,
+        }
+    }
+}
+
+impl HsaBackend {
+    pub(super) fn install_pm4(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
+        let layout = builder.kernarg_layout();
+        let label = builder.label().map(str::to_string);
+        let (kernargs, base) = if layout.bytes == 0 {
+            (None, 0)
+        } else {
+            let bytes =
+                usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
+                    bytes: layout.bytes,
+                    align: layout.align,
+                })?;
+            let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
+            let base = mem.addr() + offset as u64;
+            (Some((mem, offset)), base)
+        };
+        let encoded = builder.finish(base)?;
+        let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
+        crate::ib_dump::dump(label.as_deref(), &segments);
+        let mut kernargs = kernargs;
+        if let Some((mem, offset)) = kernargs.as_mut() {
+            mem.write(*offset, &encoded.kernarg_image)?;
+        }
+        let sites = encoded
+            .sites
+            .iter()
+            .map(|s| Site {
+                offset: s.kernarg_offset,
+                len: s.kernarg_len,
+            })
+            .collect();
+        let kernargs = KernargBlock::new(kernargs, sites, !encoded.kernargs_shared)?;
+        let starts: Vec<usize> = encoded
+            .segments
+            .iter()
+            .scan(0usize, |at, s| {
+                let start = *at;
+                *at = (start + s.dwords.len() * 4).next_multiple_of(SEGMENT_ALIGN);
+                Some(start)
+            })
+            .collect();
+        let total = encoded
+            .segments
+            .last()
+            .map_or(4, |s| starts[starts.len() - 1] + s.dwords.len() * 4);
+        if encoded.segments.len() > self.ring as usize {
+            return Err(HsaBackendError::RingTooSmall {
+                segments: encoded.segments.len(),
+                ring: self.ring,
+            }
+            .into());
+        }
+        let (mut code, offset) = self.host_block(total, SEGMENT_ALIGN, true)?;
+        let mut packets = Vec::with_capacity(encoded.segments.len());
+        for (segment, start) in encoded.segments.iter().zip(&starts) {
+            let bytes: Vec<u8> = segment
+                .dwords
+                .iter()
+                .flat_map(|d| d.to_le_bytes())
+                .collect();
+            code.write(offset + start, &bytes)?;
+            let addr = code.addr() + (offset + start) as u64;
+            let packet = pm4_ib_packet(addr, segment.dwords.len() as u32, sys::Signal::default())?;
+            packets.push(PacketSlot(AqlPacket::Pm4Ib(packet).words()));
+        }
+        let dwords = encoded.total_dwords();
+        tracing::debug!(
+            dispatches = encoded.dispatch_count(),
+            segments = packets.len(),
+            dwords,
+            "IB installed"
+        );
+        // The queue reads the copies in `code` and the kernarg block;
+        // patching needs only the sites (it writes the block directly), so
+        // the encoder's host copies go.
+        drop(encoded);
+        Ok(HsaIb {
+            packets,
+            kernargs,
+            dwords,
+            code: Some(code),
+            batch: false,
+            label: label.map(std::sync::Arc::from),
+        })
+    }
+
+    /// A public-AQL lane: its kernarg image in one block, its packets kept
+    /// as prebuilt templates (kernarg addresses filled) that a submit
+    /// writes into the ring as one batch.
+    pub(super) fn install_aql(&mut self, builder: AqlBuilder) -> Result<HsaIb, BackendError> {
+        let layout = builder.kernarg_layout();
+        let label = builder.label().map(str::to_string);
+        if builder.packet_count() > self.ring as usize {
+            return Err(HsaBackendError::RingTooSmall {
+                segments: builder.packet_count(),
+                ring: self.ring,
+            }
+            .into());
+        }
+        let (mut kernargs, base) = if layout.bytes == 0 {
+            (None, 0)
+        } else {
+            let bytes =
+                usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
+                    bytes: layout.bytes,
+                    align: layout.align,
+                })?;
+            let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
+            let base = mem.addr() + offset as u64;
+            (Some((mem, offset)), base)
+        };
+        let encoded = builder.finish(base)?;
+        if let Some((mem, offset)) = kernargs.as_mut() {
+            mem.write(*offset, &encoded.kernarg_image)?;
+        }
+        let sites = encoded
+            .sites
+            .iter()
+            .map(|s| Site {
+                offset: s.kernarg_offset,
+                len: s.kernarg_len,
+            })
+            .collect();
+        let kernargs = KernargBlock::new(kernargs, sites, true)?;
+        let packets: Vec<PacketSlot> = encoded.packets.into_iter().map(PacketSlot).collect();
+        tracing::debug!(
+            label = label.as_deref().unwrap_or("-"),
+            packets = packets.len(),
+            "public-AQL lane installed"
+        );
+        Ok(HsaIb {
+            packets,
+            kernargs,
+            dwords: 0,
+            code: None,
+            batch: true,
+            label: label.map(std::sync::Arc::from),
+        })
+    }
+}

@@ -1,0 +1,194 @@
+//! How a graph's lanes are submitted: retained PM4 IBs (one vendor AQL
+//! packet per replay) or public AQL (one standard kernel-dispatch packet
+//! per node, `relaunch_encoders::aql`). [`Submission`] is the caller's
+//! choice at instantiate; with `Auto` (the default) a lane runs as PM4
+//! unless the PM4 verdict refuses one of its kernels, and then as public
+//! AQL, the reason kept per lane ([`LaneSubmission`]) and logged.
+
+use relaunch_encoders::verdict::kernel_verdict;
+use relaunch_encoders::{AqlBuilder, EncodeError, IbBuilder, StreamWords};
+use relaunch_lanes::{AqlSink, EncoderSink, KernelRef, KernelResolver, Plan};
+use relaunch_sched::hsa_backend::HsaProgram;
+use relaunch_sched::scheduler::{encode_lanes, LaneFailure, LaneProgram, LowerLaneError};
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+/// Which path a graph's lanes take (an instantiate option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Submission {
+    /// PM4 where the PM4 path accepts every kernel of the lane, public
+    /// AQL for a lane with a kernel it refuses (the reason is kept).
+    #[default]
+    Auto,
+    /// Every lane as retained PM4; a kernel the PM4 path refuses fails
+    /// instantiate, naming it and why.
+    Pm4,
+    /// Every lane as public-AQL kernel-dispatch packets.
+    Aql,
+}
+
+impl Submission {
+    /// `auto`, `pm4` or `aql` (the C ABI's 0, 1, 2 and Python's strings).
+    pub fn parse(name: &str) -> Option<Submission> {
+        match name {
+            "auto" => Some(Submission::Auto),
+            "pm4" => Some(Submission::Pm4),
+            "aql" => Some(Submission::Aql),
+            _ => None,
+        }
+    }
+}
+
+/// The path one lane takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LaneKind {
+    Pm4,
+    Aql,
+}
+
+impl std::fmt::Display for LaneKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LaneKind::Pm4 => "pm4",
+            LaneKind::Aql => "aql",
+        })
+    }
+}
+
+/// How one lane is submitted and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneSubmission {
+    pub kind: LaneKind,
+    /// Why a lane runs as public AQL: the kernel the PM4 path refuses and
+    /// its reasons, or that the caller asked for AQL. `None` for PM4.
+    pub reason: Option<String>,
+}
+
+/// Per lane of `plan`: its path under `submission`, with the reason for
+/// AQL lanes. `kernel` gives a module kernel's metadata (`None`: not a
+/// module kernel). Refused: a kernel neither path can run, a PM4-refused
+/// kernel under `Submission::Pm4`, a transfer in a lane that must be AQL.
+pub(crate) fn choose<'a>(
+    plan: &Plan,
+    submission: Submission,
+    kernel: impl Fn(&KernelRef) -> Option<&'a relaunch_device::codeobj::KernelInfo>,
+) -> Result<Vec<LaneSubmission>> {
+    let mut out = Vec::with_capacity(plan.lane_count());
+    for (lane, nodes) in plan.lanes().enumerate() {
+        let mut refused: Option<String> = None;
+        let mut transfer = None;
+        for node in &nodes {
+            if let KernelRef::Transfer(_) = node.kernel {
+                transfer.get_or_insert(node.node.raw());
+            }
+            let Some(info) = kernel(node.kernel) else {
+                continue;
+            };
+            let verdict = kernel_verdict(info);
+            if verdict.accepted() {
+                continue;
+            }
+            // What the public-AQL path cannot supply either.
+            let both = verdict.aql_refusals();
+            if !both.is_empty() {
+                let list: Vec<String> = both.iter().map(|r| r.to_string()).collect();
+                return Err(Error::compile(format!(
+                    "kernel {} (node {}) cannot run on either path: the PM4 path {verdict}, and \
+                     the public-AQL path cannot honour {} either (relaunch has no hostcall \
+                     service or image/sampler objects; the LDS limit is the hardware's)",
+                    info.name,
+                    node.node.raw(),
+                    list.join(", ")
+                )));
+            }
+            if submission == Submission::Pm4 {
+                return Err(Error::compile(format!(
+                    "kernel {} (node {}) cannot run on the direct PM4 path: {verdict}; \
+                     instantiate with Submission::Auto or Submission::Aql to run it as a \
+                     public-AQL dispatch",
+                    info.name,
+                    node.node.raw()
+                )));
+            }
+            refused.get_or_insert_with(|| {
+                format!(
+                    "the PM4 path refuses kernel {} (node {}): {verdict}",
+                    info.name,
+                    node.node.raw()
+                )
+            });
+        }
+        let reason = match (submission, refused) {
+            (Submission::Aql, _) => Some("public AQL requested (Submission::Aql)".to_string()),
+            (_, refused) => refused,
+        };
+        if let (Some(reason), Some(node)) = (&reason, transfer) {
+            return Err(Error::compile(format!(
+                "lane {lane} must run as public AQL ({reason}), but its node {node} is a \
+                 copy/fill, which runs as CP DMA_DATA on the PM4 path only; keep transfers \
+                 apart from such kernels (or use Submission::Pm4 without them)"
+            )));
+        }
+        let kind = if reason.is_some() {
+            LaneKind::Aql
+        } else {
+            LaneKind::Pm4
+        };
+        if let (LaneKind::Aql, Some(why)) = (kind, &reason) {
+            tracing::info!(lane, reason = %why, "lane runs as public AQL");
+        }
+        out.push(LaneSubmission { kind, reason });
+    }
+    Ok(out)
+}
+
+/// Lowers every lane of `plan` its chosen way, in parallel when there are
+/// several: PM4 lanes into an `IbBuilder` (stream-ordered through
+/// `stream[lane]` when given), AQL lanes into an `AqlBuilder`, each
+/// labelled `lane<N>`, with `resolver` mapping kernels.
+pub(crate) fn lower<R, F>(
+    plan: &Plan,
+    gpu: &Gpu,
+    lanes: &[LaneSubmission],
+    stream: Option<&[StreamWords]>,
+    resolver: F,
+) -> std::result::Result<Vec<LaneProgram<HsaProgram>>, LaneFailure<LowerLaneError<R::Error>>>
+where
+    R: KernelResolver,
+    R::Error: Send,
+    F: Fn(usize) -> R + Sync,
+{
+    let facts = gpu.facts();
+    let options = relaunch_encoders::EncodeOptions {
+        trap_handler: gpu.inner.trap_handler,
+        ..relaunch_encoders::EncodeOptions::default()
+    };
+    encode_lanes(plan.lane_count(), |lane| {
+        let mut program: HsaProgram = match lanes.get(lane).map(|l| l.kind) {
+            Some(LaneKind::Aql) => {
+                let mut sink =
+                    AqlSink::new(AqlBuilder::for_target(facts), facts.family, resolver(lane));
+                plan.lower_lane(lane, &mut sink)
+                    .map_err(LowerLaneError::Lower)?;
+                sink.into_builder().into()
+            }
+            _ => {
+                let builder = match stream.and_then(|w| w.get(lane)) {
+                    Some(words) => IbBuilder::new_stream_ordered(facts, options, *words),
+                    None => Ok::<_, EncodeError>(IbBuilder::for_target(facts, options)),
+                }
+                .map_err(LowerLaneError::Builder)?;
+                let mut sink = EncoderSink::new(builder, resolver(lane));
+                plan.lower_lane(lane, &mut sink)
+                    .map_err(LowerLaneError::Lower)?;
+                sink.into_builder().into()
+            }
+        };
+        program.set_label(format!("lane{lane}"));
+        Ok(LaneProgram {
+            work: program.work(),
+            program,
+        })
+    })
+}
