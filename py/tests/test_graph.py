@@ -187,7 +187,7 @@ def test_a_kernel_pm4_refuses_runs_its_lane_as_public_aql(gpu):
     exec_ = g.instantiate()
     ((kind, reason),) = exec_.lane_submissions
     assert kind == "aql"
-    assert "scratch_hog" in reason and "scratch" in reason
+    assert reason is not None and "scratch_hog" in reason and "scratch" in reason
     with pytest.raises(rl.CompileError, match="direct PM4 path"):
         g.instantiate(submission="pm4")
     with pytest.raises(ValueError, match="submission"):
