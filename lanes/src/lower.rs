@@ -80,6 +80,29 @@ impl<R: KernelResolver> EncoderSink<R> {
     }
 }
 
+/// What both sinks hand their builder for a kernel node: its code (the
+/// resolved descriptor), its launch and its kernarg alignment.
+fn resolve_launch<'a, R: KernelResolver>(
+    resolver: &mut R,
+    family: Family,
+    node: &PlannedNode<'_>,
+    symbol: &'a str,
+) -> Result<(KernelCode<'a>, Launch, u32), SinkError<R::Error>> {
+    let kernel = resolver.resolve(node.kernel).map_err(SinkError::Resolve)?;
+    let code = KernelCode {
+        symbol,
+        family,
+        descriptor: kernel.descriptor,
+        kd_address: kernel.kd_address,
+    };
+    let launch = Launch {
+        grid: node.grid,
+        block: node.block,
+        dynamic_group_bytes: node.dynamic_group_bytes,
+    };
+    Ok((code, launch, kernel.kernarg_align))
+}
+
 impl<R: KernelResolver> LaneSink for EncoderSink<R> {
     type Error = SinkError<R::Error>;
 
@@ -97,23 +120,9 @@ impl<R: KernelResolver> LaneSink for EncoderSink<R> {
                 });
             }
         };
-        let kernel = self
-            .resolver
-            .resolve(node.kernel)
-            .map_err(SinkError::Resolve)?;
-        let code = KernelCode {
-            symbol,
-            family: self.family,
-            descriptor: kernel.descriptor,
-            kd_address: kernel.kd_address,
-        };
-        let launch = Launch {
-            grid: node.grid,
-            block: node.block,
-            dynamic_group_bytes: node.dynamic_group_bytes,
-        };
+        let (code, launch, align) = resolve_launch(&mut self.resolver, self.family, node, symbol)?;
         self.builder
-            .dispatch(&code, &launch, node.kernarg, kernel.kernarg_align)
+            .dispatch(&code, &launch, node.kernarg, align)
             .map(|_| ())
             .map_err(|source| SinkError::Encode {
                 node: node.node.raw(),
@@ -172,23 +181,9 @@ impl<R: KernelResolver> LaneSink for AqlSink<R> {
             KernelRef::Module { symbol, .. } => symbol,
             KernelRef::Transfer(ops) => return self.builder.transfer(ops).map_err(encode),
         };
-        let kernel = self
-            .resolver
-            .resolve(node.kernel)
-            .map_err(SinkError::Resolve)?;
-        let code = KernelCode {
-            symbol,
-            family: self.family,
-            descriptor: kernel.descriptor,
-            kd_address: kernel.kd_address,
-        };
-        let launch = Launch {
-            grid: node.grid,
-            block: node.block,
-            dynamic_group_bytes: node.dynamic_group_bytes,
-        };
+        let (code, launch, align) = resolve_launch(&mut self.resolver, self.family, node, symbol)?;
         self.builder
-            .dispatch(&code, &launch, node.kernarg, kernel.kernarg_align)
+            .dispatch(&code, &launch, node.kernarg, align)
             .map(|_| ())
             .map_err(encode)
     }
