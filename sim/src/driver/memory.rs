@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::registered::Registered;
 use crate::memory::{AllocOptions, DeviceMemory, MemKind};
 
 const PAGE: u64 = 4096;
@@ -82,7 +83,10 @@ pub enum DriverMemoryError {
 #[derive(Debug)]
 pub struct DriverMemory {
     device: Arc<DeviceMemory>,
+    /// What this driver allocated (disjoint: fresh host mappings).
     regions: Mutex<BTreeMap<u64, Region>>,
+    /// The process's own memory (may overlap). Lock after `regions`.
+    registered: Mutex<Registered>,
 }
 
 fn round_up(len: u64) -> u64 {
@@ -94,6 +98,7 @@ impl DriverMemory {
         DriverMemory {
             device,
             regions: Mutex::new(BTreeMap::new()),
+            registered: Mutex::new(Registered::default()),
         }
     }
 
@@ -123,44 +128,37 @@ impl DriverMemory {
     }
 
     /// Record the process's own memory `[addr, addr+len)` for mapping.
+    /// Registrations may overlap one another and repeat (as the kernel
+    /// driver's user-pointer objects do), not memory this driver allocated.
     pub fn register(&self, addr: u64, len: u64, flags: MemFlags) -> Result<(), DriverMemoryError> {
         if len == 0 {
             return Err(DriverMemoryError::Empty);
         }
-        let mut regions = self.regions.lock();
-        if find(&regions, addr, len).is_some()
-            || regions
-                .range(..addr + len)
-                .next_back()
-                .is_some_and(|(&b, r)| b + r.info.len > addr)
+        let regions = self.regions.lock();
+        let end = addr
+            .checked_add(len)
+            .ok_or(DriverMemoryError::Outside { addr, len })?;
+        if regions
+            .range(..end)
+            .next_back()
+            .is_some_and(|(&b, r)| b + r.info.len > addr)
         {
             return Err(DriverMemoryError::AlreadyRegistered(addr));
         }
-        regions.insert(
-            addr,
-            Region {
-                info: RegionInfo {
-                    base: addr,
-                    len,
-                    node: 0,
-                    flags,
-                    origin: Origin::Registered,
-                    mapped_nodes: Vec::new(),
-                    user_data: 0,
-                },
-                mapped: BTreeMap::new(),
-            },
-        );
+        self.registered.lock().register(addr, len, flags);
         Ok(())
     }
 
     /// Free an allocation or forget a registration (unmapping what is mapped).
     pub fn release(&self, addr: u64) -> Result<(), DriverMemoryError> {
-        let region = self
-            .regions
-            .lock()
-            .remove(&addr)
-            .ok_or(DriverMemoryError::Unknown(addr))?;
+        let mut regions = self.regions.lock();
+        let Some(region) = regions.remove(&addr) else {
+            return match self.registered.lock().release(&self.device, addr) {
+                true => Ok(()),
+                false => Err(DriverMemoryError::Unknown(addr)),
+            };
+        };
+        drop(regions);
         for &start in region.mapped.keys() {
             let _ = self.device.release(start);
         }
@@ -173,8 +171,12 @@ impl DriverMemory {
     /// Map `[addr, addr+len)` (inside one known range) for `nodes`.
     pub fn map(&self, addr: u64, len: u64, nodes: &[u32]) -> Result<(), DriverMemoryError> {
         let mut regions = self.regions.lock();
-        let base =
-            find(&regions, addr, len.max(1)).ok_or(DriverMemoryError::Outside { addr, len })?;
+        let Some(base) = find(&regions, addr, len.max(1)) else {
+            let mut registered = self.registered.lock();
+            return registered
+                .map(&self.device, addr, len, nodes)
+                .unwrap_or(Err(DriverMemoryError::Outside { addr, len }));
+        };
         let region = regions.get_mut(&base).expect("found above");
         let len = if len == 0 {
             region.info.len - (addr - base)
@@ -209,7 +211,12 @@ impl DriverMemory {
     /// Unmap the mapped piece starting at `addr` from every node.
     pub fn unmap(&self, addr: u64) -> Result<(), DriverMemoryError> {
         let mut regions = self.regions.lock();
-        let base = find(&regions, addr, 1).ok_or(DriverMemoryError::Unknown(addr))?;
+        let Some(base) = find(&regions, addr, 1) else {
+            let mut registered = self.registered.lock();
+            return registered
+                .unmap(&self.device, addr)
+                .unwrap_or(Err(DriverMemoryError::Unknown(addr)));
+        };
         let region = regions.get_mut(&base).expect("found above");
         let len = region
             .mapped
@@ -228,14 +235,19 @@ impl DriverMemory {
     /// What the driver knows of the range containing `addr`.
     pub fn query(&self, addr: u64) -> Option<RegionInfo> {
         let regions = self.regions.lock();
-        let base = find(&regions, addr, 1)?;
-        Some(regions[&base].info.clone())
+        match find(&regions, addr, 1) {
+            Some(base) => Some(regions[&base].info.clone()),
+            None => self.registered.lock().query(addr),
+        }
     }
 
     pub fn set_user_data(&self, addr: u64, data: u64) -> Result<(), DriverMemoryError> {
         let mut regions = self.regions.lock();
-        let base = find(&regions, addr, 1).ok_or(DriverMemoryError::Unknown(addr))?;
-        regions.get_mut(&base).expect("found above").info.user_data = data;
+        match find(&regions, addr, 1) {
+            Some(base) => regions.get_mut(&base).expect("found above").info.user_data = data,
+            None if self.registered.lock().set_user_data(addr, data) => {}
+            None => return Err(DriverMemoryError::Unknown(addr)),
+        }
         Ok(())
     }
 
@@ -245,6 +257,7 @@ impl DriverMemory {
         for b in bases {
             let _ = self.release(b);
         }
+        self.registered.lock().release_all(&self.device);
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod events;
 pub mod memory;
 pub mod queue;
+mod registered;
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;

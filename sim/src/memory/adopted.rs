@@ -99,3 +99,81 @@ impl DeviceMemory {
         }
     }
 }
+
+impl DeviceMemory {
+    /// Replace adopted ranges in one step: release the ranges starting at
+    /// `remove` and adopt `add`, with no moment in which a GPU access to a
+    /// page present before and after sees it missing (the driver front
+    /// merges and splits registered host ranges this way). On an error
+    /// nothing changed.
+    ///
+    /// # Safety
+    /// As [`DeviceMemory::adopt`], for every range of `add`.
+    pub unsafe fn replace_adopted(
+        &self,
+        remove: &[u64],
+        add: &[(u64, usize, AllocOptions)],
+        kind: MemKind,
+    ) -> Result<(), MemoryError> {
+        let mut blocks = self.blocks.write();
+        if let Some(&missing) = remove
+            .iter()
+            .find(|a| blocks.get(a).is_none_or(|b| b.layout.is_some()))
+        {
+            return Err(MemoryError::NotAllocated(missing));
+        }
+        for (i, &(addr, len, _)) in add.iter().enumerate() {
+            if len == 0 || addr == 0 {
+                return Err(MemoryError::ZeroSize);
+            }
+            let end = addr
+                .checked_add(len as u64)
+                .ok_or(MemoryError::Overlap(addr))?;
+            // Blocks are disjoint: the last one kept that starts before
+            // `end` is the only one that can reach into the range.
+            let kept_clash = blocks
+                .range(..end)
+                .rev()
+                .find(|(b, _)| !remove.contains(b))
+                .is_some_and(|(&b, blk)| b + blk.len as u64 > addr);
+            let add_clash = add[..i]
+                .iter()
+                .any(|&(a, n, _)| a < end && addr < a + n as u64);
+            if kept_clash || add_clash {
+                return Err(MemoryError::Overlap(addr));
+            }
+        }
+        let removed: Vec<(u64, usize)> = remove
+            .iter()
+            .map(|a| (*a, blocks.remove(a).expect("checked above").len))
+            .collect();
+        for &(addr, len, opts) in add {
+            let ptr = NonNull::new(addr as *mut u8).expect("checked above");
+            let block = Block {
+                ptr,
+                layout: None,
+                len,
+                kind,
+                opts,
+            };
+            blocks.insert(addr, block);
+        }
+        drop(blocks);
+        let mut freed = self.freed.lock();
+        for &(a, l) in &removed {
+            if freed.len() == FREED_HISTORY {
+                freed.pop_front();
+            }
+            freed.push_back((a, l));
+        }
+        freed.retain(|&(b, l)| {
+            !add.iter()
+                .any(|&(a, n, _)| a < b + l as u64 && b < a + n as u64)
+        });
+        drop(freed);
+        let mut stats = self.stats.lock();
+        stats.live_allocations = stats.live_allocations + add.len() - removed.len();
+        stats.total_allocations += add.len() as u64;
+        Ok(())
+    }
+}

@@ -298,8 +298,13 @@ impl DeviceMemory {
             self.stats.lock().live_bytes -= len;
             e
         };
-        let layout = Layout::from_size_align(len, ALLOCATION_ALIGN)
-            .map_err(|_| unreserve(MemoryError::HostAllocFailed(len)))?;
+        // Whole pages: no other host object shares a page with device
+        // memory, so a process registering its own pages (which the driver
+        // maps page by page) never takes in the device's.
+        let layout = len
+            .checked_next_multiple_of(ALLOCATION_ALIGN)
+            .and_then(|padded| Layout::from_size_align(padded, ALLOCATION_ALIGN).ok())
+            .ok_or_else(|| unreserve(MemoryError::HostAllocFailed(len)))?;
         // SAFETY: the layout has a non-zero size (checked above).
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| unreserve(MemoryError::HostAllocFailed(len)))?;
