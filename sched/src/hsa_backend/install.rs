@@ -3,8 +3,8 @@
 //! lane (prebuilt kernel-dispatch packet templates). Either way the
 //! kernargs sit in one retained block patched in place between replays.
 
-use relaunch_device::hsa::{pm4_ib_packet, AqlPacket};
-use relaunch_encoders::{AqlBuilder, IbBuilder};
+use relaunch_device::hsa::{pm4_ib_packet, Allocation, AqlPacket};
+use relaunch_encoders::{AqlBuilder, IbBuilder, KernargLayout};
 use relaunch_hsa_sys as sys;
 
 use super::{HsaBackend, HsaBackendError, HsaIb, PacketSlot, SEGMENT_ALIGN};
@@ -58,21 +58,29 @@ impl HsaProgram {
 }
 
 impl HsaBackend {
+    /// Host memory for a program's kernarg image (none when it has no
+    /// kernargs) and the address the encoder bakes in.
+    fn kernarg_block(
+        &self,
+        layout: KernargLayout,
+    ) -> Result<(Option<(Allocation, usize)>, u64), BackendError> {
+        if layout.bytes == 0 {
+            return Ok((None, 0));
+        }
+        let bytes =
+            usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
+                bytes: layout.bytes,
+                align: layout.align,
+            })?;
+        let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
+        let base = mem.addr() + offset as u64;
+        Ok((Some((mem, offset)), base))
+    }
+
     pub(super) fn install_pm4(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
         let layout = builder.kernarg_layout();
         let label = builder.label().map(str::to_string);
-        let (kernargs, base) = if layout.bytes == 0 {
-            (None, 0)
-        } else {
-            let bytes =
-                usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
-                    bytes: layout.bytes,
-                    align: layout.align,
-                })?;
-            let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
-            let base = mem.addr() + offset as u64;
-            (Some((mem, offset)), base)
-        };
+        let (kernargs, base) = self.kernarg_block(layout)?;
         let encoded = builder.finish(base)?;
         let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
         crate::ib_dump::dump(label.as_deref(), &segments);
@@ -156,18 +164,7 @@ impl HsaBackend {
             }
             .into());
         }
-        let (mut kernargs, base) = if layout.bytes == 0 {
-            (None, 0)
-        } else {
-            let bytes =
-                usize::try_from(layout.bytes).map_err(|_| HsaBackendError::KernargTooLarge {
-                    bytes: layout.bytes,
-                    align: layout.align,
-                })?;
-            let (mem, offset) = self.host_block(bytes, layout.align as usize, false)?;
-            let base = mem.addr() + offset as u64;
-            (Some((mem, offset)), base)
-        };
+        let (mut kernargs, base) = self.kernarg_block(layout)?;
         let encoded = builder.finish(base)?;
         if let Some((mem, offset)) = kernargs.as_mut() {
             mem.write(*offset, &encoded.kernarg_image)?;
