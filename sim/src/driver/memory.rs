@@ -56,10 +56,46 @@ pub struct RegionInfo {
 }
 
 #[derive(Debug)]
-struct Region {
-    info: RegionInfo,
+pub(super) struct Region {
+    pub(super) info: RegionInfo,
     /// Mapped pieces: start -> length (adopted by the device memory).
-    mapped: BTreeMap<u64, u64>,
+    pub(super) mapped: BTreeMap<u64, u64>,
+}
+
+impl Region {
+    pub(super) fn new(info: RegionInfo) -> Self {
+        Region {
+            info,
+            mapped: BTreeMap::new(),
+        }
+    }
+
+    /// Note a map of `[addr, addr+len)` (`len` 0: to the end) for
+    /// `nodes`; the piece's length when it is not mapped yet (the caller
+    /// records it in `mapped` once the device holds it).
+    pub(super) fn note_map(&mut self, addr: u64, len: u64, nodes: &[u32]) -> Option<u64> {
+        for n in nodes {
+            if !self.info.mapped_nodes.contains(n) {
+                self.info.mapped_nodes.push(*n);
+            }
+        }
+        if self.mapped.contains_key(&addr) {
+            return None;
+        }
+        Some(match len {
+            0 => self.info.len - (addr - self.info.base),
+            _ => len,
+        })
+    }
+
+    /// Forget the mapped piece starting at `addr`; its length.
+    pub(super) fn forget_piece(&mut self, addr: u64) -> Option<u64> {
+        let len = self.mapped.remove(&addr)?;
+        if self.mapped.is_empty() {
+            self.info.mapped_nodes.clear();
+        }
+        Some(len)
+    }
 }
 
 /// Errors of the driver's memory calls (the front maps them to statuses).
@@ -111,18 +147,15 @@ impl DriverMemory {
         let base = host_map(len, flags.scratch)?;
         self.regions.lock().insert(
             base,
-            Region {
-                info: RegionInfo {
-                    base,
-                    len,
-                    node,
-                    flags,
-                    origin: Origin::Allocated,
-                    mapped_nodes: Vec::new(),
-                    user_data: 0,
-                },
-                mapped: BTreeMap::new(),
-            },
+            Region::new(RegionInfo {
+                base,
+                len,
+                node,
+                flags,
+                origin: Origin::Allocated,
+                mapped_nodes: Vec::new(),
+                user_data: 0,
+            }),
         );
         Ok(base)
     }
@@ -178,19 +211,9 @@ impl DriverMemory {
                 .unwrap_or(Err(DriverMemoryError::Outside { addr, len }));
         };
         let region = regions.get_mut(&base).expect("found above");
-        let len = if len == 0 {
-            region.info.len - (addr - base)
-        } else {
-            len
-        };
-        for n in nodes {
-            if !region.info.mapped_nodes.contains(n) {
-                region.info.mapped_nodes.push(*n);
-            }
-        }
-        if region.mapped.contains_key(&addr) {
+        let Some(len) = region.note_map(addr, len, nodes) else {
             return Ok(());
-        }
+        };
         if region.info.flags.scratch {
             host_commit(addr, len)?;
         }
@@ -219,13 +242,9 @@ impl DriverMemory {
         };
         let region = regions.get_mut(&base).expect("found above");
         let len = region
-            .mapped
-            .remove(&addr)
+            .forget_piece(addr)
             .ok_or(DriverMemoryError::Unknown(addr))?;
         let _ = self.device.release(addr);
-        if region.mapped.is_empty() {
-            region.info.mapped_nodes.clear();
-        }
         if region.info.flags.scratch {
             host_decommit(addr, len);
         }

@@ -8,16 +8,14 @@
 
 use std::collections::BTreeMap;
 
-use super::memory::{DriverMemoryError, MemFlags, Origin, RegionInfo};
+use super::memory::{DriverMemoryError, MemFlags, Origin, Region, RegionInfo};
 use crate::memory::{AllocOptions, DeviceMemory, MemKind};
 
 #[derive(Debug)]
 struct Registration {
-    info: RegionInfo,
+    region: Region,
     /// Identical registrations (same base and length) still held.
     count: u32,
-    /// Mapped pieces: start -> length.
-    mapped: BTreeMap<u64, u64>,
 }
 
 /// A piece of the union: `[start, end)` held by `holders` mapped pieces,
@@ -50,7 +48,7 @@ impl Registered {
             .ranges
             .range_mut((addr, 0)..=(addr, u64::MAX))
             .map(|(_, r)| r)
-            .find(|r| r.info.len == len)
+            .find(|r| r.region.info.len == len)
         {
             r.count += 1;
             return;
@@ -66,9 +64,8 @@ impl Registered {
         };
         self.next_seq += 1;
         let registration = Registration {
-            info,
+            region: Region::new(info),
             count: 1,
-            mapped: BTreeMap::new(),
         };
         self.ranges.insert((addr, self.next_seq), registration);
     }
@@ -80,24 +77,25 @@ impl Registered {
         let holding = || {
             self.ranges
                 .range(..=(addr, u64::MAX))
-                .filter(|((b, _), r)| addr.saturating_add(len) <= b + r.info.len)
+                .filter(|((b, _), r)| addr.saturating_add(len) <= b + r.region.info.len)
                 .max_by_key(|((_, seq), _)| *seq)
         };
         let ((b, seq), _) = starting
-            .filter(|(_, r)| len <= r.info.len)
+            .filter(|(_, r)| len <= r.region.info.len)
             .or_else(holding)?;
         Some((*b, *seq))
     }
 
     pub fn query(&self, addr: u64) -> Option<RegionInfo> {
         let key = self.lookup(addr, 1)?;
-        Some(self.ranges[&key].info.clone())
+        Some(self.ranges[&key].region.info.clone())
     }
 
     pub fn set_user_data(&mut self, addr: u64, data: u64) -> bool {
         match self.lookup(addr, 1) {
             Some(key) => {
-                self.ranges.get_mut(&key).expect("looked up").info.user_data = data;
+                let r = self.ranges.get_mut(&key).expect("looked up");
+                r.region.info.user_data = data;
                 true
             }
             None => false,
@@ -114,29 +112,20 @@ impl Registered {
         nodes: &[u32],
     ) -> Option<Result<(), DriverMemoryError>> {
         let key = self.lookup(addr, len.max(1))?;
-        let r = self.ranges.get_mut(&key).expect("looked up");
-        let len = if len == 0 {
-            r.info.len - (addr - r.info.base)
-        } else {
-            len
-        };
-        for n in nodes {
-            if !r.info.mapped_nodes.contains(n) {
-                r.info.mapped_nodes.push(*n);
-            }
-        }
-        if r.mapped.contains_key(&addr) {
+        let region = &mut self.ranges.get_mut(&key).expect("looked up").region;
+        let Some(len) = region.note_map(addr, len, nodes) else {
             return Some(Ok(()));
-        }
-        r.mapped.insert(addr, len);
-        let executable = r.info.flags.executable;
+        };
+        let executable = region.info.flags.executable;
         self.add(addr, addr + len, executable);
         let synced = self.sync(device, addr, addr + len);
-        if synced.is_err() {
+        match synced {
+            Ok(()) => {
+                let r = self.ranges.get_mut(&key).expect("looked up");
+                r.region.mapped.insert(addr, len);
+            }
             // Keep the book as the device memory has it.
-            let r = self.ranges.get_mut(&key).expect("looked up");
-            r.mapped.remove(&addr);
-            self.remove(addr, addr + len, executable);
+            Err(_) => self.remove(addr, addr + len, executable),
         }
         Some(synced)
     }
@@ -151,7 +140,7 @@ impl Registered {
         let (&key, _) = self
             .ranges
             .iter()
-            .filter(|(_, r)| r.mapped.contains_key(&addr))
+            .filter(|(_, r)| r.region.mapped.contains_key(&addr))
             .max_by_key(|((_, seq), _)| *seq)?;
         Some(self.unmap_piece(device, key, addr))
     }
@@ -162,12 +151,9 @@ impl Registered {
         key: (u64, u64),
         addr: u64,
     ) -> Result<(), DriverMemoryError> {
-        let r = self.ranges.get_mut(&key).expect("caller found it");
-        let len = r.mapped.remove(&addr).expect("caller found it");
-        if r.mapped.is_empty() {
-            r.info.mapped_nodes.clear();
-        }
-        let executable = r.info.flags.executable;
+        let region = &mut self.ranges.get_mut(&key).expect("caller found it").region;
+        let len = region.forget_piece(addr).expect("caller found it");
+        let executable = region.info.flags.executable;
         self.remove(addr, addr + len, executable);
         self.sync(device, addr, addr + len)
     }
@@ -181,7 +167,7 @@ impl Registered {
         let r = self.ranges.get_mut(&key).expect("found above");
         r.count -= 1;
         if r.count == 0 {
-            let pieces: Vec<u64> = r.mapped.keys().copied().collect();
+            let pieces: Vec<u64> = r.region.mapped.keys().copied().collect();
             for piece in pieces {
                 // The pages stay the process's; a device refusal here
                 // leaves nothing mapped that the book does not know.

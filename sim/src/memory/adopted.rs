@@ -6,7 +6,7 @@
 use std::ptr::NonNull;
 
 use super::{
-    AllocOptions, AllocationInfo, Block, DeviceMemory, MemKind, MemoryError, FREED_HISTORY,
+    remember_freed, AllocOptions, AllocationInfo, Block, DeviceMemory, MemKind, MemoryError,
 };
 
 impl DeviceMemory {
@@ -27,39 +27,8 @@ impl DeviceMemory {
         kind: MemKind,
         opts: AllocOptions,
     ) -> Result<(), MemoryError> {
-        let ptr = NonNull::new(addr as *mut u8).ok_or(MemoryError::ZeroSize)?;
-        if len == 0 {
-            return Err(MemoryError::ZeroSize);
-        }
-        let end = addr
-            .checked_add(len as u64)
-            .ok_or(MemoryError::Overlap(addr))?;
-        let mut blocks = self.blocks.write();
-        let overlaps = blocks
-            .range(..end)
-            .next_back()
-            .is_some_and(|(&b, blk)| b + blk.len as u64 > addr);
-        if overlaps {
-            return Err(MemoryError::Overlap(addr));
-        }
-        blocks.insert(
-            addr,
-            Block {
-                ptr,
-                layout: None,
-                len,
-                kind,
-                opts,
-            },
-        );
-        drop(blocks);
-        self.freed
-            .lock()
-            .retain(|&(b, l)| !(addr < b + l as u64 && b < end));
-        let mut stats = self.stats.lock();
-        stats.live_allocations += 1;
-        stats.total_allocations += 1;
-        Ok(())
+        // SAFETY: the caller's promise, for the one range added.
+        unsafe { self.replace_adopted(&[], &[(addr, len, opts)], kind) }
     }
 
     /// Stop checking pages adopted at `addr` (their owner unmaps them
@@ -73,12 +42,7 @@ impl DeviceMemory {
             }
         }
         .ok_or(MemoryError::NotAllocated(addr))?;
-        let mut freed = self.freed.lock();
-        if freed.len() == FREED_HISTORY {
-            freed.pop_front();
-        }
-        freed.push_back((addr, block.len));
-        drop(freed);
+        remember_freed(&mut self.freed.lock(), addr, block.len);
         self.stats.lock().live_allocations -= 1;
         Ok(AllocationInfo {
             base: addr,
@@ -98,9 +62,7 @@ impl DeviceMemory {
             None => false,
         }
     }
-}
 
-impl DeviceMemory {
     /// Replace adopted ranges in one step: release the ranges starting at
     /// `remove` and adopt `add`, with no moment in which a GPU access to a
     /// page present before and after sees it missing (the driver front
@@ -161,10 +123,7 @@ impl DeviceMemory {
         drop(blocks);
         let mut freed = self.freed.lock();
         for &(a, l) in &removed {
-            if freed.len() == FREED_HISTORY {
-                freed.pop_front();
-            }
-            freed.push_back((a, l));
+            remember_freed(&mut freed, a, l);
         }
         freed.retain(|&(b, l)| {
             !add.iter()

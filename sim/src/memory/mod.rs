@@ -356,12 +356,7 @@ impl DeviceMemory {
 
     /// Remember a freed owned range and update the counters.
     fn forget(&self, addr: u64, len: usize) {
-        let mut freed = self.freed.lock();
-        if freed.len() == FREED_HISTORY {
-            freed.pop_front();
-        }
-        freed.push_back((addr, len));
-        drop(freed);
+        remember_freed(&mut self.freed.lock(), addr, len);
         let mut stats = self.stats.lock();
         stats.live_allocations -= 1;
         stats.live_bytes -= len;
@@ -589,6 +584,15 @@ impl DeviceMemory {
         atom.store(value, Ordering::Release);
         Ok(())
     }
+}
+
+/// Keep `[addr, addr+len)` in the bounded history of freed ranges (what
+/// names a later access there as a use after free).
+fn remember_freed(freed: &mut VecDeque<(u64, usize)>, addr: u64, len: usize) {
+    if freed.len() == FREED_HISTORY {
+        freed.pop_front();
+    }
+    freed.push_back((addr, len));
 }
 
 impl Drop for DeviceMemory {
