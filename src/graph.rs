@@ -96,13 +96,13 @@ impl Graph {
     /// must fill its segment. A kernel the PM4 path refuses is recorded
     /// too: instantiate decides its lane's path ([`Submission`]).
     pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
-        let kernel = spec.module.loaded_kernel(spec.symbol)?;
+        let info = spec.module.graph_kernel(spec.symbol)?;
         let geometry = crate::Geometry {
             grid: spec.grid,
             block: spec.block,
             dynamic_group_bytes: spec.dynamic_group_bytes,
         };
-        let kernarg = match crate::kernargs::complete(&kernel.info, &spec.kernarg, &geometry)? {
+        let kernarg = match crate::kernargs::complete(&info, &spec.kernarg, &geometry)? {
             std::borrow::Cow::Borrowed(_) => spec.kernarg,
             std::borrow::Cow::Owned(packed) => packed,
         };
@@ -110,7 +110,7 @@ impl Graph {
         let node = self.graph.kernel(KernelNode {
             kernel: KernelRef::Module {
                 module: id,
-                symbol: kernel.info.name.clone(),
+                symbol: info.name.clone(),
             },
             grid: spec.grid,
             block: spec.block,
@@ -119,7 +119,7 @@ impl Graph {
             accesses: spec.accesses,
             deps: spec.deps,
             // Proven VMEM-only consumers get the narrower boundary.
-            vmem_only: spec.module.read_cache(&kernel.info.name)
+            vmem_only: spec.module.read_cache(&info.name)
                 == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
         })?;
         self.modules
@@ -174,15 +174,23 @@ impl Graph {
     /// says which and why).
     pub fn instantiate_with(&self, submission: Submission) -> Result<GraphExec> {
         let plan = self.graph.instantiate()?;
-        let lanes = crate::submission::choose(&plan, submission, |k| match k {
-            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
-            _ => None,
-        })?;
+        let hip = crate::submission::hip_modules(self.modules.values())?;
+        let lanes = if hip {
+            crate::submission::choose_hip(&plan, submission)?
+        } else {
+            crate::submission::choose(&plan, submission, |k| match k {
+                KernelRef::Module { module, symbol } => {
+                    self.modules.get(module)?.kernel_info(symbol)
+                }
+                _ => None,
+            })?
+        };
         Ok(GraphExec {
             lanes,
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
+            hip: Mutex::new(None),
             stream: Mutex::new(None),
             last: Mutex::new(Vec::new()),
         })
@@ -199,11 +207,13 @@ struct Launched {
 
 /// A compiled graph; retains its IBs across launches.
 pub struct GraphExec {
-    /// Per lane: PM4 or public AQL, and why.
-    lanes: Vec<LaneSubmission>,
-    plan: Mutex<Plan>,
-    modules: HashMap<u64, Module>,
+    /// Per lane: PM4, public AQL or a HIP stream, and why.
+    pub(crate) lanes: Vec<LaneSubmission>,
+    pub(crate) plan: Mutex<Plan>,
+    pub(crate) modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
+    /// The HIP streams of a graph of HIP modules (after its first launch).
+    pub(crate) hip: Mutex<Option<crate::hip_streams::HipLanes>>,
     /// Per lane, the words its IB is stream-ordered through (set before
     /// the first launch, see [`GraphExec::order_by_stream_words`]).
     stream: Mutex<Option<Vec<StreamWords>>>,
@@ -369,10 +379,21 @@ impl GraphExec {
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
         let plan = self.plan.lock();
         for module in self.modules.values() {
-            if !Arc::ptr_eq(&module.gpu().inner, &gpu.inner) {
+            let on = match (module.gpu(), module.hip_device()) {
+                (Some(on), _) => on,
+                (None, Some(hip)) => {
+                    return Err(Error::handle(format!(
+                        "this graph's modules were loaded through HIP ({}): replay it with \
+                         GraphExec::launch_hip",
+                        hip.describe()
+                    )))
+                }
+                (None, None) => unreachable!("a module is loaded through ROCr or HIP"),
+            };
+            if !Arc::ptr_eq(&on.inner, &gpu.inner) {
                 return Err(Error::handle(format!(
                     "a module of this graph was loaded on {}, not on {}",
-                    module.gpu().describe(),
+                    on.describe(),
                     gpu.describe()
                 )));
             }
@@ -448,17 +469,17 @@ impl GraphExec {
             let size = planned.kernarg.len();
             let completed = match planned.kernel {
                 KernelRef::Module { module, symbol } if bytes.len() < size => {
-                    let kernel = self
+                    let info = self
                         .modules
                         .get(module)
                         .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
-                        .kernel(symbol)?;
+                        .graph_kernel(symbol)?;
                     let geometry = crate::Geometry {
                         grid: planned.grid,
                         block: planned.block,
                         dynamic_group_bytes: planned.dynamic_group_bytes,
                     };
-                    Some(crate::kernargs::complete(&kernel.info, bytes, &geometry)?.into_owned())
+                    Some(crate::kernargs::complete(&info, bytes, &geometry)?.into_owned())
                 }
                 _ => None,
             };

@@ -56,6 +56,12 @@
 #define RL_LANE_AQL 1
 
 /**
+ * A HIP stream (only for graphs of modules loaded through HIP, which the
+ * Rust API makes; listed so every lane kind has a value).
+ */
+#define RL_LANE_HIP 2
+
+/**
  * Largest code object or manifest accepted (bytes).
  */
 #define RL_MAX_CODE_OBJECT_BYTES (256 << 20)
@@ -695,7 +701,7 @@ int32_t rl_graph_instantiate_ex(struct RlGraph *graph,
                                 struct RlGraphExec **out);
 
 /**
- * `RL_LANE_PM4` or `RL_LANE_AQL` for lane `lane`; a negative class on a
+ * `RL_LANE_PM4`, `RL_LANE_AQL` or `RL_LANE_HIP` for lane `lane`; a negative class on a
  * bad handle or a lane past the count (`RL_ERR_HANDLE`).
  */
 int32_t rl_graphexec_lane_submission(const struct RlGraphExec *exec, size_t lane);
