@@ -334,6 +334,23 @@ impl GraphExec {
     /// Submits a replay on `gpu` without waiting for it (installing the IBs
     /// at the first launch, as [`GraphExec::launch`]).
     pub fn launch_async(&self, gpu: &Gpu) -> Result<LaunchInFlight> {
+        let completion = self.submit(gpu, "graph launch_async")?;
+        Ok(LaunchInFlight { completion })
+    }
+
+    /// Replays the graph on `gpu` and waits. The first launch encodes one
+    /// IB per lane (in parallel) and installs them on the Auto queue width;
+    /// the IBs stay bound to that GPU.
+    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        self.submit(gpu, "graph launch")?
+            .wait_or_abandon(REPLAY_TIMEOUT)
+            .map_err(Error::Replay)
+    }
+
+    /// What both launches do: install at the first launch, check the GPU
+    /// is the one the IBs are on, replay, and keep the lanes for `Drop`.
+    fn submit(&self, gpu: &Gpu, what: &str) -> Result<MultiCompletion<HsaWatch>> {
+        crate::pm4::refuse_inside_twin(what)?;
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -348,32 +365,7 @@ impl GraphExec {
         }
         let completion = l.multi.replay().map_err(Error::Replay)?;
         *self.last.lock() = completion.lanes().cloned().collect();
-        Ok(LaunchInFlight { completion })
-    }
-
-    /// Replays the graph on `gpu` and waits. The first launch encodes one
-    /// IB per lane (in parallel) and installs them on the Auto queue width;
-    /// the IBs stay bound to that GPU.
-    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
-        crate::pm4::refuse_inside_twin("graph launch")?;
-        let mut launched = self.launched.lock();
-        if launched.is_none() {
-            *launched = Some(self.install(gpu)?);
-        }
-        let l = launched.as_ref().expect("installed above");
-        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
-            return Err(Error::handle(format!(
-                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
-                l.gpu.describe(),
-                gpu.describe()
-            )));
-        }
-        let replay = l.multi.replay().map_err(Error::Replay)?;
-        *self.last.lock() = replay.lanes().cloned().collect();
-        drop(launched);
-        replay
-            .wait_or_abandon(REPLAY_TIMEOUT)
-            .map_err(Error::Replay)
+        Ok(completion)
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
