@@ -12,6 +12,8 @@
 //! on no relaunch crate. A dev-dependency only (the benchmarks, which are
 //! not shipped, are the one normal user).
 
+#[cfg(feature = "lanes")]
+pub mod adversarial;
 pub mod alloc;
 pub mod asm;
 #[cfg(feature = "sched")]

@@ -1,9 +1,9 @@
 //! Legal graphs shaped to make hazard analysis and boundary derivation
-//! expensive, shared by the tests and `relaunch-bench instantiate`.
-//! Each compiles; a per-pair or per-segment analysis is quadratic on them.
+//! expensive, shared by relaunch-lanes' tests and `relaunch-bench
+//! instantiate` (test-only, so not in the shipped lanes crate). Each
+//! compiles; a per-pair or per-segment analysis is quadratic on them.
 
-use crate::error::RecordError;
-use crate::graph::{Access, Graph, GraphOptions, KernelNode, Mode, NodeId};
+use relaunch_lanes::{Access, Graph, GraphOptions, KernelNode, Mode, NodeId, RecordError};
 
 /// The shapes, by the name the bench prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,18 +1,16 @@
 //! A small scripted HSA table for testing the runtime layer (included with
 //! `#[path]` by `hsa_runtime_layer.rs`, `hsa_device_lost.rs` and
-//! relaunch-sched's `scripted_device_lost.rs`; built alone it holds no
-//! tests): one CPU and one GPU agent (two GPUs with `second_gpu`),
+//! relaunch-sched's `scripted_device_lost.rs`; a folder, so cargo does not
+//! build it as a test binary of its own): one CPU and one GPU agent (two GPUs with `second_gpu`),
 //! host-memory pools, signals and queue rings the test inspects itself. It
 //! records what the wrapper did so tests can check it. By default nothing
 //! executes packets (that is the simulated device's job); with `execute`,
-//! the scripted packet processor (`scripted/processor.rs`) runs PM4-IB
+//! the scripted packet processor (`processor.rs`) runs PM4-IB
 //! packets as `counter` dispatches and reports wild addresses as ROCr does.
 #![allow(dead_code)]
 
-#[path = "scripted/processor.rs"]
 pub mod processor;
 
-#[path = "scripted/executables.rs"]
 mod executables;
 use executables::*;
 
