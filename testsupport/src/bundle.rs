@@ -10,8 +10,18 @@ pub const MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 /// A bundle of `(id, bytes)` entries, each at a 16-byte aligned offset
 /// after the table (as `clang-offload-bundler` aligns code objects).
 pub fn assemble(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    aligned(entries, 16)
+}
+
+/// A bundle of `(id, bytes)` entries back to back right after the table.
+pub fn assemble_packed(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    aligned(entries, 1)
+}
+
+/// The bundle with each entry at an offset that is a multiple of `align`.
+fn aligned(entries: &[(&str, &[u8])], align: usize) -> Vec<u8> {
     let table: usize = entries.iter().map(|(id, _)| 24 + id.len()).sum();
-    let mut at = (32 + table).next_multiple_of(16);
+    let mut at = (MAGIC.len() + 8 + table).next_multiple_of(align);
     let mut out = MAGIC.to_vec();
     out.extend((entries.len() as u64).to_le_bytes());
     let mut body = Vec::new();
@@ -21,7 +31,7 @@ pub fn assemble(entries: &[(&str, &[u8])]) -> Vec<u8> {
         out.extend((id.len() as u64).to_le_bytes());
         out.extend(id.as_bytes());
         body.push((at, *bytes));
-        at = (at + bytes.len()).next_multiple_of(16);
+        at = (at + bytes.len()).next_multiple_of(align);
     }
     for (at, bytes) in body {
         out.resize(at, 0);
@@ -43,5 +53,8 @@ mod tests {
         assert_eq!(first, (32 + 25 + 26_usize).next_multiple_of(16));
         assert_eq!(&b[first..first + 3], b"xyz");
         assert_eq!(&b[first + 16..], b"q");
+        let p = assemble_packed(&[("a", b"xyz"), ("bc", b"q")]);
+        assert_eq!(p.len(), 32 + 25 + 26 + 3 + 1);
+        assert!(p.ends_with(b"xyzq"));
     }
 }

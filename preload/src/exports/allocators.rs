@@ -1,5 +1,5 @@
 //! The allocations the shadow sees, and what kind of memory each is (what
-//! a memset/memcpy node may reach, `transfers.rs`): `hipMalloc` and the
+//! a memset/memcpy node may reach, `model/transfers.rs`): `hipMalloc` and the
 //! stream-ordered `hipMallocAsync` give device memory; `hipHostMalloc`
 //! pinned host memory the GPU reaches at the same address;
 //! `hipHostRegister` pins application memory, which the GPU reaches at the
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> HipErr
 /// # Safety
 /// HIP's `hipMallocAsync(ptr, size, stream)` contract. The address is
 /// device memory from the allocation's point in stream order on; a
-/// replay is stream-ordered after it (`ordered.rs`). In a capture HIP
+/// replay is stream-ordered after it (`model/ordered.rs`). In a capture HIP
 /// records an allocation node instead, which the count check catches.
 #[no_mangle]
 pub unsafe extern "C" fn hipMallocAsync(

@@ -1,6 +1,6 @@
 //! `hipGraphLaunch`: a supported exec replays through relaunch, ordered
 //! with the stream's work by the stream's memory operations without
-//! waiting (`ordered.rs`), or, where the real HIP has none, after the real
+//! waiting (`model/ordered.rs`), or, where the real HIP has none, after the real
 //! `hipStreamSynchronize`, waiting. Everything else goes to the real
 //! launch. Every launch is counted for the inspection API
 //! (`state/counters.rs`, `inspect.rs`).

@@ -156,12 +156,16 @@ unsafe fn add_transfer_node(
     });
 }
 
-/// `hipGraphAddMemsetNode` / `hipGraphAddMemcpyNode`: the real call, then,
-/// when it succeeded, a node of the ops `ops` makes of the parameter
-/// struct `P` (`hipMemsetParams` / `hipMemcpy3DParms`) at `params`.
+/// The real `hipGraphAddMemsetNode` / `hipGraphAddMemcpyNode` (one
+/// signature: the parameters behind a `const void *`).
 type AddParamsNode =
     unsafe extern "C" fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
 
+/// `hipGraphAddMemsetNode` and `hipGraphAddMemcpyNode`: the real call
+/// (`None`: not loaded), then, when it succeeded, a node of the ops `ops`
+/// makes of the parameter struct `P` (`hipMemsetParams` /
+/// `hipMemcpy3DParms`) at `params`.
+///
 /// # Safety
 /// HIP's contract for the add-node call `real` (`params` a `P`).
 unsafe fn add_params_node<P: Copy>(

@@ -1,7 +1,7 @@
 //! Copies and fills enqueued on a stream: on a stream the shadow is
 //! capturing, each becomes a memset/memcpy node of the capture (after the
 //! node captured before it), built exactly as an explicit node of the
-//! same shape (`transfers.rs`: `hipMemcpyAsync` as a 1-D memcpy node,
+//! same shape (`model/transfers.rs`: `hipMemcpyAsync` as a 1-D memcpy node,
 //! `hipMemcpy2DAsync` as a `hipMemcpy3DParms` of depth 1, the memsets as a
 //! `hipMemsetParams`); otherwise they are only forwarded. Every function
 //! forwards first and changes the shadow only after the real call

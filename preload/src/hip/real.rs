@@ -115,7 +115,7 @@ real_functions! {
     hipGraphDestroy: fn(Handle) -> HipError;
     hipGraphAddKernelNode: fn(*mut Handle, Handle, *const Handle, usize, *const KernelNodeParams) -> HipError;
     hipGraphAddDependencies: fn(Handle, *const Handle, *const Handle, usize) -> HipError;
-    // Other node kinds (nodes.rs).
+    // Other node kinds (exports/nodes.rs).
     hipGraphAddEmptyNode: fn(*mut Handle, Handle, *const Handle, usize) -> HipError;
     hipGraphAddHostNode: fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
     hipGraphAddMemsetNode: fn(*mut Handle, Handle, *const Handle, usize, *const c_void) -> HipError;
@@ -132,14 +132,14 @@ real_functions! {
     hipGraphLaunch: fn(Handle, Handle) -> HipError;
     hipGraphExecKernelNodeSetParams: fn(Handle, Handle, *const KernelNodeParams) -> HipError;
     hipGraphExecUpdate: fn(Handle, Handle, *mut Handle, *mut i32) -> HipError;
-    // Changes the shadow follows or gives up on (mutate.rs).
+    // Changes the shadow follows or gives up on (exports/mutate.rs).
     hipGraphKernelNodeSetParams: fn(Handle, *const KernelNodeParams) -> HipError;
     hipGraphNodeSetParams: fn(Handle, *mut c_void) -> HipError;
     hipGraphKernelNodeSetAttribute: fn(Handle, i32, *const c_void) -> HipError;
     hipGraphExecNodeSetParams: fn(Handle, Handle, *mut c_void) -> HipError;
     hipGraphNodeSetEnabled: fn(Handle, Handle, u32) -> HipError;
     hipStreamSynchronize: fn(Handle) -> HipError;
-    // Memory the memset/memcpy nodes may reach, and captured copies (nodes.rs).
+    // Memory the memset/memcpy nodes may reach, and captured copies (exports/nodes.rs, exports/stream_transfers.rs, exports/allocators.rs).
     hipMalloc: fn(*mut *mut c_void, usize) -> HipError;
     hipFree: fn(*mut c_void) -> HipError;
     hipMallocAsync: fn(*mut *mut c_void, usize, Handle) -> HipError;
@@ -156,7 +156,7 @@ real_functions! {
     hipMemcpy2DAsync: fn(*mut c_void, usize, *const c_void, usize, usize, usize, i32, Handle) -> HipError;
     hipMemset2DAsync: fn(*mut c_void, usize, i32, usize, usize, Handle) -> HipError;
     hipEventRecord: fn(Handle, Handle) -> HipError;
-    // Node changes that make a graph or exec fall through (mutate_nodes.rs).
+    // Node changes that make a graph or exec fall through (exports/mutate_nodes.rs).
     hipGraphMemsetNodeSetParams: fn(Handle, *const c_void) -> HipError;
     hipGraphMemcpyNodeSetParams: fn(Handle, *const c_void) -> HipError;
     hipGraphMemcpyNodeSetParams1D: fn(Handle, *mut c_void, *const c_void, usize, i32) -> HipError;
@@ -167,12 +167,12 @@ real_functions! {
     hipGraphExecMemcpyNodeSetParams1D: fn(Handle, Handle, *mut c_void, *const c_void, usize, i32) -> HipError;
     hipGraphExecEventRecordNodeSetEvent: fn(Handle, Handle, Handle) -> HipError;
     hipGraphExecEventWaitNodeSetEvent: fn(Handle, Handle, Handle) -> HipError;
-    // Stream-ordered replays (ordered.rs).
+    // Stream-ordered replays (model/ordered.rs).
     hipHostMalloc: fn(*mut *mut c_void, usize, u32) -> HipError;
     hipHostFree: fn(*mut c_void) -> HipError;
     hipStreamWriteValue32: fn(Handle, *mut c_void, u32, u32) -> HipError;
     hipStreamWaitValue32: fn(Handle, *mut c_void, u32, u32, u32) -> HipError;
-    // Which GPU HIP's current device is (state.rs).
+    // Which GPU HIP's current device is (state/gpu.rs).
     hipGetDevice: fn(*mut i32) -> HipError;
     hipDeviceGetPCIBusId: fn(*mut c_char, i32, i32) -> HipError;
     hipStreamBeginCapture: fn(Handle, i32) -> HipError;
@@ -183,7 +183,7 @@ real_functions! {
         Handle, u32, u32, u32, u32, u32, u32, u32, Handle, *mut *mut c_void, *mut *mut c_void
     ) -> HipError;
     hipLaunchKernel: fn(*const c_void, Dim3, Dim3, *mut *mut c_void, usize, Handle) -> HipError;
-    // Static registration (registry.rs).
+    // Static registration (exports/registry.rs, state/registry.rs).
     __hipRegisterFatBinary: fn(*const c_void) -> *mut Handle;
     __hipRegisterFunction: fn(*mut Handle, *const c_void, *mut c_char, *const c_char, u32, *mut c_void, *mut c_void, *mut Dim3, *mut Dim3, *mut i32) -> ();
     __hipUnregisterFatBinary: fn(*mut Handle) -> ();

@@ -2,7 +2,7 @@
 //! the IB): what HIP's node parameters (`hipMemsetParams`,
 //! `hipMemcpy3DParms`, the 1-D form) and captured `hipMemsetAsync` /
 //! `hipMemcpyAsync` calls ask for, checked against the memory the
-//! interposer saw HIP allocate (`allocators.rs`). The CP reaches device
+//! interposer saw HIP allocate (`exports/allocators.rs`). The CP reaches device
 //! memory (`hipMalloc`, `hipMallocAsync`) and pinned host memory
 //! (`hipHostMalloc`, registered memory at the same address); managed
 //! memory, registered memory the GPU reaches elsewhere, pageable host

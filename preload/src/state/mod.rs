@@ -38,7 +38,7 @@ pub struct State {
     /// Stream -> the capture in progress on it.
     pub captures: HashMap<usize, Capture>,
     /// Allocations HIP made (`hipMalloc`, `hipHostMalloc`): what a memset
-    /// or memcpy node may reach (`transfers.rs`).
+    /// or memcpy node may reach (`model/transfers.rs`).
     pub memory: MemoryMap,
 }
 
