@@ -1,7 +1,8 @@
-//! Stream capture's entry points: `hipStreamBeginCapture` / `hipStreamEndCapture` /
-//! `hipStreamIsCapturing`, and the launches it records: `hipModuleLaunchKernel`
-//! (module kernels) and `hipLaunchKernel` (statically registered kernels,
-//! by host stub: what `kernel<<<...>>>` calls). While the shadow
+//! Stream capture's entry points: `hipStreamBeginCapture` /
+//! `hipStreamEndCapture` / `hipStreamIsCapturing`, and the launches it
+//! records: `hipModuleLaunchKernel` (module kernels) and `hipLaunchKernel`
+//! (statically registered kernels, by host stub: what `kernel<<<...>>>`
+//! calls). The capture itself is the model's (`model/capture.rs`). While the shadow
 //! knows a stream is capturing (BeginCapture succeeded, no EndCapture yet),
 //! each successful module launch on it becomes a shadow kernel node that
 //! depends on the node captured before it on that stream (stream order is a
