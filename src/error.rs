@@ -145,6 +145,14 @@ pub enum Error {
     /// class), a HIP call (replay class) or a replay timeout (replay).
     #[error(transparent)]
     Hip(crate::hip_streams::HipError),
+    /// A kernel a submission path cannot run: which kernel and why
+    /// (compile class; the reference's "PM4 compilation rejects the kernel").
+    #[error("{message}")]
+    RefusedKernel {
+        kernel: String,
+        reason: String,
+        message: String,
+    },
     /// A refusal of the facade itself or of a front end (a NULL argument,
     /// a foreign handle, a builder with no dispatches, ...).
     #[error("{message}")]
@@ -210,6 +218,7 @@ impl Error {
             Error::Replay(_) => ErrorClass::Replay,
             Error::Hip(crate::hip_streams::HipError::Library { .. }) => ErrorClass::Device,
             Error::Hip(_) => ErrorClass::Replay,
+            Error::RefusedKernel { .. } => ErrorClass::Compile,
             Error::Refused { class, .. } => *class,
             Error::Context { source, .. } | Error::Hint { source, .. } => source.class(),
         }
@@ -244,6 +253,55 @@ impl Error {
         }
     }
 
+    /// The hazards of a refused graph, and whether their listing stopped
+    /// early (`None` for any other error).
+    pub fn hazards(&self) -> Option<(&[relaunch_lanes::Hazard], bool)> {
+        match self.innermost() {
+            Error::Compile(CompileError::Hazards { hazards, truncated }) => {
+                Some((hazards, *truncated))
+            }
+            _ => None,
+        }
+    }
+
+    /// The faulting GPU address when the GPU is lost to this process (the
+    /// `DeviceLost` class), `None` otherwise.
+    pub fn lost_address(&self) -> Option<u64> {
+        match self.innermost() {
+            Error::Replay(e) | Error::Install(e) | Error::Queues(e) | Error::Patch(e) => {
+                e.lost_address()
+            }
+            Error::Copy(e) | Error::Device(e) | Error::Load(e) => e.lost_address(),
+            _ => None,
+        }
+    }
+
+    /// The kernel a submission path refused and why (`None` for any other
+    /// error).
+    pub fn refused_kernel(&self) -> Option<(&str, String)> {
+        match self.innermost() {
+            Error::RefusedKernel { kernel, reason, .. } => Some((kernel, reason.clone())),
+            Error::Encode(EncodeError::Refused { symbol, reasons }) => {
+                Some((symbol, refusal_list(reasons)))
+            }
+            _ => None,
+        }
+    }
+
+    /// A kernel refusal: `message` says it all; `kernel` and `reason` are
+    /// its data for front ends.
+    pub(crate) fn kernel_refused(
+        kernel: impl Into<String>,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::RefusedKernel {
+            kernel: kernel.into(),
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn device(message: impl Into<String>) -> Self {
         Error::new(ErrorClass::Device, message)
     }
@@ -255,6 +313,24 @@ impl Error {
     }
     pub(crate) fn handle(message: impl Into<String>) -> Self {
         Error::new(ErrorClass::Handle, message)
+    }
+}
+
+/// The reasons of a refusal, joined for `Error::refused_kernel`.
+pub(crate) fn refusal_list(refusals: &[relaunch_encoders::verdict::Refusal]) -> String {
+    let list: Vec<String> = refusals.iter().map(|r| r.to_string()).collect();
+    list.join("; ")
+}
+
+/// The text of a caught panic's payload: how the C ABI and Python report a
+/// panic they stopped at their boundary (one helper for both).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
     }
 }
 

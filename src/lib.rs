@@ -33,7 +33,7 @@ mod submission;
 
 pub use catalog::Catalog;
 pub use devices::{host_devices, HostDevices, ListedDevice};
-pub use error::{Error, ErrorClass, LaneLoweringError, Result};
+pub use error::{panic_message, Error, ErrorClass, LaneLoweringError, Result};
 pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELECTOR};
 pub use graph::{
     default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,

@@ -191,10 +191,14 @@ impl Module {
         if !verdict.accepted() {
             // The compile class, as the reference C ABI reports "PM4
             // compilation rejects the kernel".
-            return Err(Error::compile(format!(
-                "kernel {} cannot run on the direct PM4 path: {verdict}",
-                kernel.info.name
-            )));
+            return Err(Error::kernel_refused(
+                &kernel.info.name,
+                crate::error::refusal_list(&verdict.refusals),
+                format!(
+                    "kernel {} cannot run on the direct PM4 path: {verdict}",
+                    kernel.info.name
+                ),
+            ));
         }
         Ok(kernel)
     }

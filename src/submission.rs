@@ -118,13 +118,17 @@ pub(crate) fn choose<'a>(
                 )));
             }
             if submission == Submission::Pm4 {
-                return Err(Error::compile(format!(
-                    "kernel {} (node {}) cannot run on the direct PM4 path: {verdict}; \
-                     instantiate with Submission::Auto or Submission::Aql to run it as a \
-                     public-AQL dispatch",
-                    info.name,
-                    node.node.raw()
-                )));
+                return Err(Error::kernel_refused(
+                    &info.name,
+                    crate::error::refusal_list(&verdict.refusals),
+                    format!(
+                        "kernel {} (node {}) cannot run on the direct PM4 path: {verdict}; \
+                         instantiate with Submission::Auto or Submission::Aql to run it as a \
+                         public-AQL dispatch",
+                        info.name,
+                        node.node.raw()
+                    ),
+                ));
             }
             refused.get_or_insert_with(|| {
                 format!(

@@ -63,16 +63,6 @@ pub(crate) fn fail(func: &str, err: Error) -> i32 {
     status
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".to_string()
-    }
-}
-
 /// Runs `f` for `func`: its value, or the failure's status code after
 /// recording the message. Panics are caught and reported as internal errors.
 pub(crate) fn run<T>(func: &str, f: impl FnOnce() -> Result<T, Error>) -> Result<T, i32> {
@@ -82,7 +72,7 @@ pub(crate) fn run<T>(func: &str, f: impl FnOnce() -> Result<T, Error>) -> Result
         Err(payload) => {
             let message = format!(
                 "internal error (a bug in relaunch, please report it): {}",
-                panic_message(payload.as_ref())
+                facade::panic_message(payload.as_ref())
             );
             tracing::error!(func, "{message}");
             Err(fail(func, Error::new(ErrorClass::Internal, message)))

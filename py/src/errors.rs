@@ -61,8 +61,90 @@ create_exception!(
      the driver stopped its queues; the message names the fault. Other GPUs keep working."
 );
 
-/// The exception for a facade error (the only mapping from classes).
+/// One unordered pair of accesses a refused graph holds
+/// (`CompileError.hazards`).
+#[pyclass(module = "relaunch", frozen, get_all)]
+pub struct Hazard {
+    /// `"RAW"`, `"WAR"`, `"WAW"` or `"ORDER"`.
+    kind: String,
+    /// The buffer's id and label (the resource both nodes touch).
+    buffer: u32,
+    buffer_label: String,
+    /// The overlapping byte range, `(start, end)`.
+    range: (u64, u64),
+    /// The two nodes, by id and kernel name.
+    first: u32,
+    first_name: String,
+    second: u32,
+    second_name: String,
+}
+
+#[pymethods]
+impl Hazard {
+    fn __repr__(&self) -> String {
+        format!(
+            "Hazard({} on {:?} [{}, {}): node {} {:?} and node {} {:?})",
+            self.kind,
+            self.buffer_label,
+            self.range.0,
+            self.range.1,
+            self.first,
+            self.first_name,
+            self.second,
+            self.second_name
+        )
+    }
+}
+
+impl Hazard {
+    fn of(h: &facade::Hazard) -> Hazard {
+        Hazard {
+            kind: h.kind.to_string(),
+            buffer: h.buffer,
+            buffer_label: h.buffer_label.clone(),
+            range: h.range,
+            first: h.first,
+            first_name: h.first_name.clone(),
+            second: h.second,
+            second_name: h.second_name.clone(),
+        }
+    }
+}
+
+/// The exception for a facade error (the only mapping from classes), with
+/// the error's data as attributes: `CompileError.hazards` / `.truncated`
+/// and `.kernel` / `.reason` (a refused kernel), `DeviceLostError.address`.
 pub fn to_py(e: FacadeError) -> PyErr {
+    let err = exception_of(&e);
+    Python::attach(|py| {
+        if let Err(failed) = attach(py, &err, &e) {
+            // The exception stays right without its data; say why.
+            eprintln!(
+                "relaunch: warning: could not attach the error's data to the exception: {failed}"
+            );
+        }
+    });
+    err
+}
+
+fn attach(py: Python<'_>, err: &PyErr, e: &FacadeError) -> PyResult<()> {
+    let value = err.value(py);
+    if let Some((hazards, truncated)) = e.hazards() {
+        let list: Vec<Hazard> = hazards.iter().map(Hazard::of).collect();
+        value.setattr("hazards", pyo3::types::PyTuple::new(py, list)?)?;
+        value.setattr("truncated", truncated)?;
+    }
+    if let Some((kernel, reason)) = e.refused_kernel() {
+        value.setattr("kernel", kernel)?;
+        value.setattr("reason", reason)?;
+    }
+    if let Some(address) = e.lost_address() {
+        value.setattr("address", address)?;
+    }
+    Ok(())
+}
+
+fn exception_of(e: &FacadeError) -> PyErr {
     let message = e.message().to_string();
     match e.class() {
         ErrorClass::Record => RecordError::new_err(message),
@@ -85,19 +167,8 @@ pub fn call<T>(what: &str, f: impl FnOnce() -> Result<T, FacadeError>) -> PyResu
         Ok(result) => result.map_err(to_py),
         Err(panic) => Err(Error::new_err(format!(
             "internal error in {what}: {} (a relaunch bug; please report it)",
-            panic_text(&panic)
+            facade::panic_message(panic.as_ref())
         ))),
-    }
-}
-
-/// The text of a caught panic payload.
-pub fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
     }
 }
 
@@ -112,5 +183,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CertificationError", py.get_type::<CertificationError>())?;
     m.add("DeviceError", py.get_type::<DeviceError>())?;
     m.add("DeviceLostError", py.get_type::<DeviceLostError>())?;
+    m.add_class::<Hazard>()?;
+    // The data attributes exist on every instance: class defaults, which
+    // `to_py` overrides on the instances that carry data.
+    let compile = py.get_type::<CompileError>();
+    compile.setattr("hazards", pyo3::types::PyTuple::empty(py))?;
+    compile.setattr("truncated", false)?;
+    compile.setattr("kernel", py.None())?;
+    compile.setattr("reason", py.None())?;
+    py.get_type::<DeviceLostError>()
+        .setattr("address", py.None())?;
     Ok(())
 }

@@ -55,6 +55,13 @@ def test_hazard_is_a_compile_error_listing_the_pair():
     message = str(info.value)
     assert "RAW" in message and '"writer"' in message and '"reader"' in message
     assert '"acts"' in message
+    # The same as data: the node pair and the resource.
+    (hazard,) = info.value.hazards
+    assert isinstance(hazard, rl.Hazard)
+    assert (hazard.kind, hazard.buffer_label, hazard.range) == ("RAW", "acts", (32, 64))
+    assert (hazard.first_name, hazard.second_name) == ("writer", "reader")
+    assert hazard.first != hazard.second and not info.value.truncated
+    assert info.value.kernel is None and info.value.reason is None
 
 
 def test_fingerprint_is_stable_across_identical_graphs():

@@ -129,8 +129,11 @@ def test_a_kernel_the_pm4_path_refuses_is_a_compile_error(gpu, name, why):
     # The reference guide's "PM4 compilation rejects the kernel".
     module = gpu.load_module(kernel_bytes(name))
     kernarg = b"\0" * module.kernarg_size(name)
-    with pytest.raises(rl.CompileError, match=why):
+    with pytest.raises(rl.CompileError, match=why) as info:
         gpu.build(module, [(name, 1, 1, 0, kernarg, False)])
+    assert info.value.kernel == name
+    assert info.value.reason is not None and why in info.value.reason
+    assert info.value.hazards == ()
 
 
 def test_empty_build_is_a_compile_error(gpu, counter):

@@ -43,6 +43,7 @@ def test_memory_fault_loses_the_gpu_not_the_process():
         ib.replay()
     assert isinstance(info.value, rl.DeviceError)
     assert "0x10" in str(info.value) and "lost" in str(info.value)
+    assert info.value.address == 0x10
     assert seen and "kernel fault" in seen[0]
     # Every later call on that GPU fails the same way, at once.
     with pytest.raises(rl.DeviceLostError):

@@ -149,6 +149,19 @@ impl SchedError {
         self.any_hsa_cause(&|e| e.lost_address().is_some())
     }
 
+    /// The faulting address when a backend cause (of any lane) is a lost
+    /// device.
+    pub fn lost_address(&self) -> Option<u64> {
+        match self {
+            SchedError::Backend { cause, .. } => cause
+                .downcast_ref::<relaunch_device::hsa::HsaError>()
+                .and_then(relaunch_device::hsa::HsaError::lost_address),
+            SchedError::Lane { source, .. } => source.lost_address(),
+            SchedError::Lanes { failures } => failures.iter().find_map(SchedError::lost_address),
+            _ => None,
+        }
+    }
+
     /// True when the backend cause of this error (of any lane, for a
     /// multi-lane error) is an `HsaError` for which `pred` holds: how front
     /// ends class an error by what the runtime said.

@@ -68,6 +68,7 @@ __all__ = [
     "GraphBuffer",
     "GraphExec",
     "HandleError",
+    "Hazard",
     "MockLaunch",
     "Module",
     "Node",
@@ -98,7 +99,49 @@ class RecordError(Error):
 
 class CompileError(Error):
     """Instantiating or finalizing was refused; hazards are listed with the
-    pair of nodes, the buffer and the byte range."""
+    pair of nodes, the buffer and the byte range.
+
+    Attributes:
+        hazards: the unordered pairs of a refused graph (empty otherwise).
+        truncated: the hazard listing stopped early; more may exist.
+        kernel: the kernel a submission path refused (``None`` otherwise).
+        reason: why that kernel was refused (``None`` otherwise).
+    """
+
+    hazards: tuple[Hazard, ...]
+    truncated: bool
+    kernel: str | None
+    reason: str | None
+
+@final
+class Hazard:
+    """Two nodes with conflicting accesses and no dependency path between
+    them (an entry of ``CompileError.hazards``)."""
+
+    @property
+    def kind(self) -> str:
+        """``"RAW"``, ``"WAR"``, ``"WAW"`` or ``"ORDER"``."""
+    @property
+    def buffer(self) -> int:
+        """The buffer's id in the graph."""
+    @property
+    def buffer_label(self) -> str:
+        """The buffer's label (the resource both nodes touch)."""
+    @property
+    def range(self) -> tuple[int, int]:
+        """The overlapping byte range ``(start, end)``."""
+    @property
+    def first(self) -> int:
+        """The earlier node's id."""
+    @property
+    def first_name(self) -> str:
+        """The earlier node's kernel name."""
+    @property
+    def second(self) -> int:
+        """The later node's id."""
+    @property
+    def second_name(self) -> str:
+        """The later node's kernel name."""
 
 class ReplayError(Error):
     """A replay failed: queue or kernel fault (including an exception in a
@@ -117,7 +160,13 @@ class DeviceError(Error):
 class DeviceLostError(DeviceError):
     """The GPU is lost to this process: a memory (VM) fault was reported for
     it (the message names the address) and the driver stopped its queues.
-    Other GPUs keep working; restart the process to use this one again."""
+    Other GPUs keep working; restart the process to use this one again.
+
+    Attributes:
+        address: the faulting GPU virtual address, when the fault named one.
+    """
+
+    address: int | None
 
 @final
 class Gpu:
