@@ -405,6 +405,11 @@ pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::P
 /// local in scratch. Device-only, no HIP headers (`-nogpuinc`). None when
 /// a tool is missing, which [`crate::missing`] makes a failure under CI.
 pub fn hip_o0(name: &str, arch: &str) -> Option<Vec<u8>> {
+    hip_o0_with(name, arch, &[])
+}
+
+/// [`hip_o0`] with more clang++-19 flags (e.g. `-mwavefrontsize64`).
+pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
     const HINT: &str = "Debian clang-19, llvm-19 and lld-19";
     for tool in ["clang++-19", "opt-19", "llc-19", "ld.lld-19"] {
         if !crate::require_tool(tool, HINT) {
@@ -445,6 +450,7 @@ pub fn hip_o0(name: &str, arch: &str) -> Option<Vec<u8>> {
                 "-c",
             ]
             .iter()
+            .chain(flags)
             .map(Into::into)
             .chain([src.clone().into(), "-o".into(), bc.clone().into()])
             .collect(),

@@ -135,3 +135,32 @@ fn a_backing_smaller_than_the_need_is_refused() {
     let e = b.finish_with_scratch(0x1000, Some(&ring)).unwrap_err();
     assert!(e.to_string().contains("does not cover"), "{e}");
 }
+
+#[test]
+fn every_segment_programs_the_ring_again() {
+    let family = Family::Gfx12;
+    let scratchy = code(
+        "scratchy",
+        family,
+        with_scratch(counter_kd(true)),
+        0x10_0140,
+    );
+    let opts = EncodeOptions {
+        max_segment_dwords: 256,
+        ..EncodeOptions::default()
+    };
+    let mut b = IbBuilder::new(family, opts);
+    for i in 0..40u64 {
+        b.boundary(BoundaryKind::Rmw);
+        b.dispatch(&scratchy, &L, &i.to_le_bytes(), 8).unwrap();
+    }
+    let plan = ScratchPlan::new(family, b.scratch_need().unwrap(), 8, 2).unwrap();
+    let ring = plan.at(BASE).unwrap();
+    let ib = b.finish_with_scratch(0x1000, Some(&ring)).unwrap();
+    assert!(ib.segments.len() > 1, "{} segments", ib.segments.len());
+    // `replay` starts every segment with no register known.
+    for (i, s) in replay(&ib).iter().enumerate() {
+        assert_eq!(s.reg(0x218), plan.tmpring_size, "dispatch {i}");
+        assert_eq!(s.reg(0x210), (BASE >> 8) as u32, "dispatch {i}");
+    }
+}

@@ -184,7 +184,22 @@ fn gfx10_takes_the_ring_from_the_v_sharp_and_flat_scratch_init() {
     let Some(co) = relaunch_testsupport::asm::hip_o0("spill_o0.hip", "gfx1030") else {
         return;
     };
-    let rig = Rig::from_bytes(SimConfig::new("gfx1030"), &co);
+    gfx10_spill(&co, 32);
+}
+
+/// The same in wave64: the V# the encoder writes has INDEX_STRIDE 64.
+#[test]
+fn gfx10_wave64_scratch_runs_from_the_ib_ring() {
+    let Some(co) =
+        relaunch_testsupport::asm::hip_o0_with("spill_o0.hip", "gfx1030", &["-mwavefrontsize64"])
+    else {
+        return;
+    };
+    gfx10_spill(&co, 64);
+}
+
+fn gfx10_spill(co: &[u8], block: u32) {
+    let rig = Rig::from_bytes(SimConfig::new("gfx1030"), co);
     let (idx, out) = (rig.alloc(4 * 64), rig.alloc(4 * 64));
     for i in 0..64u64 {
         rig.dev
@@ -197,7 +212,7 @@ fn gfx10_takes_the_ring_from_the_v_sharp_and_flat_scratch_init() {
     explicit.extend_from_slice(&64u32.to_le_bytes());
     let ib = {
         let mut b = rig.builder();
-        rig.dispatch(&mut b, "spill_small", &linear(64, 32), &explicit);
+        rig.dispatch(&mut b, "spill_small", &linear(64, block), &explicit);
         rig.dwords(b)
     };
     assert_eq!(rig.run(&ib).unwrap(), vec![]);
