@@ -59,13 +59,32 @@ pub(crate) struct Prepared {
     pub rsrc2_base: u32,
     pub rsrc3: u32,
     pub initiator: u32,
-    /// The delivered user SGPRs (`DeliveredSgprs`), in order: 4 zero dwords
-    /// for the private segment buffer first (families that have one).
+    /// The delivered user SGPRs (`DeliveredSgprs`), in order: 4 dwords for
+    /// the private segment buffer first (families that have one): the
+    /// scratch V# for a kernel with scratch, else zeros.
     pub private_segment_dwords: u8,
     /// The kernel reads its dispatch packet: the builder writes one per
     /// dispatch and delivers its address after the private segment buffer.
     pub dispatch_ptr: bool,
     pub kernarg_ptr: bool,
+    /// Flat scratch init (the backing's base) after the kernarg pointer.
+    pub flat_scratch_init: bool,
+    /// The private segment size SGPR after it, with its value (bytes per
+    /// work-item rounded up to a dword, as the CP delivers it).
+    pub private_segment_size: Option<u32>,
+    /// The kernel's waves get scratch (RSRC2.SCRATCH_EN): its dispatches
+    /// program the IB's ring and its V#.
+    pub scratch_en: bool,
+    /// Its dispatches need the IB's scratch ring (scratch, or flat scratch
+    /// init, which delivers the ring's base).
+    pub ring: bool,
+    /// Bytes of private memory one wave needs (`scratch::wave_need`).
+    pub wave_bytes: u64,
+    /// The descriptor's private_segment_fixed_size (the synthesized
+    /// dispatch packet's private_segment_size).
+    pub private_bytes: u32,
+    /// The kernel runs in wave64 (its V#'s INDEX_STRIDE, its waves per group).
+    pub wave64: bool,
     /// Zero dwords RSRC2 declares after the delivered user SGPRs (gfx1100/
     /// gfx1102 "16 initialised SGPRs" padding, see `user_sgpr_padding`).
     pub padding_dwords: u8,
@@ -132,6 +151,15 @@ impl Prepared {
             private_segment_dwords: sgprs.private_segment_dwords,
             dispatch_ptr: sgprs.dispatch_ptr,
             kernarg_ptr: sgprs.kernarg_ptr,
+            flat_scratch_init: sgprs.flat_scratch_init,
+            private_segment_size: sgprs
+                .private_segment_size
+                .then(|| kd.private_segment_fixed_size.div_ceil(4) * 4),
+            scratch_en: kd.scratch_enabled(),
+            ring: kd.scratch_enabled() || sgprs.flat_scratch_init,
+            wave_bytes: crate::scratch::wave_need(kd.private_segment_fixed_size, !kd.wave32()),
+            private_bytes: kd.private_segment_fixed_size,
+            wave64: !kd.wave32(),
             // Accepted descriptors keep RSRC2's count within 16, so it fits.
             padding_dwords: user_sgpr_padding(kd) as u8,
             kernarg_size: kd.kernarg_size,
@@ -147,6 +175,8 @@ impl Prepared {
         self.private_segment_dwords as usize
             + if self.dispatch_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
+            + if self.flat_scratch_init { 2 } else { 0 }
+            + usize::from(self.private_segment_size.is_some())
             + self.padding_dwords as usize
     }
 }

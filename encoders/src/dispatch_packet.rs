@@ -58,8 +58,9 @@ pub struct DispatchPacketImage {
 impl DispatchPacketImage {
     /// The packet the CP would see for `launch` of the kernel whose
     /// descriptor is at `kd_address` with `static_lds` bytes of group
-    /// segment: no scratch (refused on the PM4 path), completion signal 0
-    /// (the IB's own packet carries the completion).
+    /// segment, private_segment_size 0 (the builder sets the kernel's own
+    /// for a kernel with scratch), completion signal 0 (the IB's own packet
+    /// carries the completion).
     pub fn for_launch(
         kd_address: u64,
         launch: &Launch,

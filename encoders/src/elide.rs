@@ -19,6 +19,10 @@ pub const SHADOW_LEN: usize = 0x50;
 pub(crate) const TAG_KERNARG_LO: u64 = 1 << 32;
 /// Placeholder tag: the high kernarg-pointer dword.
 pub(crate) const TAG_KERNARG_HI: u64 = 2 << 32;
+/// Placeholder tag: a scratch ring value (`scratch::Word` in the low 32
+/// bits), known at `finish_with_scratch`. Constant over an IB, so equal
+/// placeholders elide exactly where the final values would.
+pub(crate) const TAG_SCRATCH: u64 = 4 << 32;
 const UNKNOWN: u64 = u64::MAX;
 
 /// What the registers hold after the dwords written so far in this segment.

@@ -146,6 +146,14 @@ pub enum EncodeError {
         dwords: usize,
         max: u32,
     },
+    #[error("scratch for the IB's kernels: {reason}")]
+    Scratch { reason: String },
+    #[error(
+        "the IB has kernels with scratch (private segment), so it needs a scratch backing: \
+         finish it with finish_with_scratch (the queue's installer allocates one from \
+         IbBuilder::scratch_need)"
+    )]
+    ScratchNotProvided,
 }
 
 impl EncodeError {

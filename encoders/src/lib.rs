@@ -30,6 +30,7 @@ pub mod ib;
 mod kernarg;
 pub mod kernarg_pack;
 pub mod profile;
+pub mod scratch;
 pub mod stream_order;
 pub mod timestamp;
 pub mod verdict;
@@ -50,5 +51,6 @@ pub use ib::{
 pub use kernarg_pack::{pack as pack_kernargs, Geometry, KernargError};
 pub use profile::Profile;
 pub use regs::{table, Class, Register, RegisterTable};
+pub use scratch::{ScratchNeed, ScratchPlan, ScratchRing};
 pub use stream_order::StreamWords;
 pub use verdict::{Pm4Verdict, Refusal, Verdict};

@@ -19,8 +19,14 @@ const CODE_ENTRY_ALIGN: u64 = 256;
 /// One reason the direct PM4 path refuses a kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Refusal {
-    /// The kernel needs scratch (private segment) memory.
+    /// The kernel needs more scratch (private segment) memory per
+    /// work-item than the PM4 path gives
+    /// ([`crate::scratch::MAX_PRIVATE_SEGMENT_BYTES`]).
     Scratch { private_segment_fixed_size: u32 },
+    /// Scratch on a family whose waves find their scratch only through the
+    /// private segment buffer or flat scratch init SGPRs, asking for
+    /// neither.
+    ScratchWithoutBase,
     /// The kernel's stack size is only known at run time.
     DynamicStack,
     /// Needs the AQL queue pointer in SGPRs.
@@ -62,7 +68,13 @@ impl fmt::Display for Refusal {
                 private_segment_fixed_size,
             } => write!(
                 f,
-                "scratch (private_segment_fixed_size = {private_segment_fixed_size} bytes)"
+                "scratch of {private_segment_fixed_size} bytes per work-item (the PM4 path gives \
+                 at most {})",
+                crate::scratch::MAX_PRIVATE_SEGMENT_BYTES
+            ),
+            Refusal::ScratchWithoutBase => f.write_str(
+                "scratch without the private segment buffer or flat scratch init SGPRs (no \
+                 scratch base would reach the waves)",
             ),
             Refusal::DynamicStack => f.write_str("dynamic stack"),
             Refusal::QueuePtr => f.write_str("queue ptr"),
@@ -126,10 +138,20 @@ pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family, limits: &Limit
 /// target are given.
 fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -> Vec<Refusal> {
     let mut out = Vec::new();
-    if kd.private_segment_fixed_size != 0 || kd.scratch_enabled() {
+    // Scratch is given (`crate::scratch`) up to a per-work-item cap.
+    if kd.private_segment_fixed_size > crate::scratch::MAX_PRIVATE_SEGMENT_BYTES {
         out.push(Refusal::Scratch {
             private_segment_fixed_size: kd.private_segment_fixed_size,
         });
+    }
+    let flat_scratch = family.map(|f| f.scratch().flat_scratch);
+    let init = flat_scratch == Some(relaunch_facts::family::FlatScratch::Init);
+    if init
+        && kd.scratch_enabled()
+        && !kd.wants_private_segment_buffer()
+        && !kd.wants_flat_scratch_init()
+    {
+        out.push(Refusal::ScratchWithoutBase);
     }
     if kd.uses_dynamic_stack() {
         out.push(Refusal::DynamicStack);
@@ -140,10 +162,13 @@ fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -
     if kd.wants_dispatch_id() {
         out.push(Refusal::DispatchId);
     }
-    if kd.wants_flat_scratch_init() {
+    // Delivered where waves build FLAT_SCRATCH themselves (gfx10); with
+    // architected flat scratch there is nothing to deliver.
+    let architected = flat_scratch == Some(relaunch_facts::family::FlatScratch::Architected);
+    if kd.wants_flat_scratch_init() && architected {
         out.push(Refusal::FlatScratchInit);
     }
-    if kd.wants_private_segment_size() {
+    if kd.wants_private_segment_size() && architected {
         out.push(Refusal::PrivateSegmentSize);
     }
     let psb_missing = family.is_some_and(|f| !f.user_sgprs().private_segment_buffer);
@@ -373,7 +398,7 @@ mod tests {
                 | p::FLAT_SCRATCH_INIT,
             11, // the enabled SGPRs take 10
         );
-        k.private_segment_fixed_size = 16;
+        k.private_segment_fixed_size = 70_000;
         let v = Verdict {
             refusals: descriptor_refusals(&k, Family::Gfx11, &RDNA),
             dispatch_packet: true,

@@ -104,6 +104,11 @@ pub struct ScratchRules {
     /// (HW_REG_FLAT_SCR_LO/HI, 20 and 21): gfx10 and gfx11; llvm-mc-19
     /// refuses them for gfx12 ("not supported on this GPU").
     pub flat_scratch_hwregs: Option<(u32, u32)>,
+    /// COMPUTE_TMPRING_SIZE.WAVES counts slots per shader engine (Mesa's
+    /// `ac_get_scratch_tmpring_size`: "WAVES is per SE" from gfx11), so
+    /// the backing holds WAVES x engines slots; on gfx10 WAVES is the
+    /// ring's total.
+    pub waves_per_engine: bool,
 }
 
 impl Family {
@@ -115,18 +120,21 @@ impl Family {
                 wavesize_granule: 1024,
                 dispatch_scratch_base: false,
                 flat_scratch_hwregs: Some((20, 21)),
+                waves_per_engine: false,
             },
             Family::Gfx11 => ScratchRules {
                 flat_scratch: FlatScratch::Architected,
                 wavesize_granule: 256,
                 dispatch_scratch_base: true,
                 flat_scratch_hwregs: Some((20, 21)),
+                waves_per_engine: true,
             },
             Family::Gfx12 => ScratchRules {
                 flat_scratch: FlatScratch::Architected,
                 wavesize_granule: 256,
                 dispatch_scratch_base: true,
                 flat_scratch_hwregs: None,
+                waves_per_engine: true,
             },
         }
     }

@@ -189,8 +189,13 @@ mod tests {
             }
         }
         assert!(check_sh_run(0, Family::Gfx10, 0x3FF, 2).is_err());
-        let e = check_sh_run(0, Family::Gfx12, 0x218, 1).unwrap_err();
-        assert!(e.to_string().contains("COMPUTE_TMPRING_SIZE"), "{e}");
+        let e = check_sh_run(0, Family::Gfx12, 0x216, 1).unwrap_err();
+        assert!(
+            e.to_string().contains("COMPUTE_STATIC_THREAD_MGMT_SE0"),
+            "{e}"
+        );
+        // The scratch ring is the IB's to program for its dispatches.
+        assert!(check_sh_run(0, Family::Gfx12, 0x218, 1).is_ok());
         assert!(check_sh_run(0, Family::Gfx11, 0x240, 16).is_ok());
     }
 }

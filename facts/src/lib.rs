@@ -9,7 +9,8 @@
 //! ([`dispatch`]: initiator bits, resource limits, RSRC fields, LDS
 //! granules), packet facts and layouts ([`packet`]), framing a PM4 stream by them
 //! ([`frame`]) and reading their bodies ([`body`]), the kernel
-//! descriptor layout ([`descriptor`]), the one builder of the vendor PM4-IB
+//! descriptor layout ([`descriptor`]), the scratch ring's register values
+//! and V# ([`scratch`]), the one builder of the vendor PM4-IB
 //! AQL packet ([`aql`]), the machine-code encoding tables ([`isa`])
 //! the decoder in `relaunch-isa` reads, and the copy engine's packets
 //! ([`sdma`]).
@@ -32,6 +33,7 @@ pub mod isa;
 pub mod packet;
 pub mod regs;
 pub mod rows;
+pub mod scratch;
 pub mod sdma;
 pub mod sgprs;
 pub mod target;

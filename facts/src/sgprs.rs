@@ -6,16 +6,22 @@
 use crate::descriptor::{rsrc2, KernelDescriptor};
 use crate::family::{UserSgprRules, MAX_USER_SGPRS};
 
-/// The user SGPRs the PM4 encoder delivers for `kd`, in order: four zero
-/// dwords for the private segment buffer (when asked, on families that have
-/// one), the address of the synthesized dispatch packet (two dwords, when
-/// asked), then the kernarg pointer (two dwords, when asked).
+/// The user SGPRs the PM4 encoder delivers for `kd`, in AMDGPUUsage's
+/// order: the private segment buffer (four dwords, when asked, on families
+/// that have one: the scratch V# for a kernel with scratch, else zeros),
+/// the address of the synthesized dispatch packet (two dwords, when
+/// asked), the kernarg pointer (two dwords, when asked), flat scratch init
+/// (two dwords: the scratch backing's base) and the private segment size
+/// (one dword), when asked. The queue pointer and dispatch id, which sit
+/// between them, are never delivered (the verdict refuses them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeliveredSgprs {
-    /// 4 when the private segment buffer is delivered (as zeros), else 0.
+    /// 4 when the private segment buffer is delivered, else 0.
     pub private_segment_dwords: u8,
     pub dispatch_ptr: bool,
     pub kernarg_ptr: bool,
+    pub flat_scratch_init: bool,
+    pub private_segment_size: bool,
 }
 
 impl DeliveredSgprs {
@@ -25,6 +31,21 @@ impl DeliveredSgprs {
             private_segment_dwords: if psb { 4 } else { 0 },
             dispatch_ptr: kd.wants_dispatch_ptr(),
             kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+            flat_scratch_init: kd.wants_flat_scratch_init(),
+            private_segment_size: kd.wants_private_segment_size(),
+        }
+    }
+
+    /// Index of the flat scratch init pair among them, if delivered.
+    pub const fn flat_scratch_init_at(self) -> Option<u32> {
+        if self.flat_scratch_init {
+            Some(
+                self.private_segment_dwords as u32
+                    + if self.dispatch_ptr { 2 } else { 0 }
+                    + if self.kernarg_ptr { 2 } else { 0 },
+            )
+        } else {
+            None
         }
     }
 
@@ -33,6 +54,8 @@ impl DeliveredSgprs {
         self.private_segment_dwords as u32
             + if self.dispatch_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
+            + if self.flat_scratch_init { 2 } else { 0 }
+            + if self.private_segment_size { 1 } else { 0 }
     }
 }
 

@@ -184,17 +184,18 @@ def test_twin_exception_during_graph_launch(gpu, counter):
 
 
 def test_a_kernel_pm4_refuses_runs_its_lane_as_public_aql(gpu):
-    scratch = gpu.load_module(kernel_bytes("scratch_hog"))
+    # More scratch per work-item than the PM4 path gives.
+    scratch = gpu.load_module(kernel_bytes("scratch_huge"))
     real = gpu.alloc(256)
     g = rl.Graph()
     out = g.buffer("out", 256)
-    kernarg = scratch.pack_kernargs("scratch_hog", struct.pack("<QI", real.address(), 3), 32, 32)
-    g.kernel("scratch_hog", 32, 32, accesses=[(out, 0, 128, True)], module=scratch,
+    kernarg = scratch.pack_kernargs("scratch_huge", struct.pack("<QI", real.address(), 3), 32, 32)
+    g.kernel("scratch_huge", 32, 32, accesses=[(out, 0, 128, True)], module=scratch,
              kernarg=kernarg)
     exec_ = g.instantiate()
     ((kind, reason),) = exec_.lane_submissions
     assert kind == "aql"
-    assert reason is not None and "scratch_hog" in reason and "scratch" in reason
+    assert reason is not None and "scratch_huge" in reason and "scratch" in reason
     with pytest.raises(rl.CompileError, match="direct PM4 path"):
         g.instantiate(submission="pm4")
     with pytest.raises(ValueError, match="submission"):

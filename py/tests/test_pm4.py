@@ -123,7 +123,7 @@ def test_a_grid_past_the_hardware_limit_is_refused_at_build(gpu, counter, counte
 
 
 @pytest.mark.parametrize(
-    "name,why", [("scratch_hog", "scratch"), ("uses_printf", "hidden_printf_buffer")]
+    "name,why", [("scratch_huge", "scratch"), ("uses_printf", "hidden_printf_buffer")]
 )
 def test_a_kernel_the_pm4_path_refuses_is_a_compile_error(gpu, name, why):
     # The reference guide's "PM4 compilation rejects the kernel".

@@ -103,6 +103,9 @@ pub struct HsaIb {
     dwords: usize,
     /// The segments the queue runs (`None` for a public-AQL lane).
     code: Option<Allocation>,
+    /// The scratch backing of an IB with scratch dispatches (device
+    /// memory on the queue's GPU; freed with the IB).
+    scratch: Option<Allocation>,
     /// A public-AQL lane: its packets are published as one batch.
     batch: bool,
     /// The builder's label (errors name the IB by it; std's Arc: an

@@ -114,15 +114,17 @@ fn refusals_are_named() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
     let err = gpu.load_module(&fixture("gfx1100", "counter")).unwrap_err();
     assert!(err.message().contains("gfx1100"), "{err}");
-    let module = gpu.load_module(&fixture("gfx1201", "scratch_hog")).unwrap();
-    let err = module.kernel("scratch_hog").unwrap_err();
+    let module = gpu
+        .load_module(&fixture("gfx1201", "scratch_huge"))
+        .unwrap();
+    let err = module.kernel("scratch_huge").unwrap_err();
     assert!(err.message().contains("scratch"), "{err}");
     // "PM4 compilation rejects the kernel" (the reference guide).
     assert_eq!(err.class(), relaunch::ErrorClass::Compile);
     let err = module.kernel("nope").unwrap_err();
     assert_eq!(err.class(), relaunch::ErrorClass::Record);
     assert!(
-        err.message().contains("scratch_hog"),
+        err.message().contains("scratch_huge"),
         "lists kernels: {err}"
     );
     let empty = gpu.builder();

@@ -50,16 +50,23 @@ fn counter_is_listed_and_accepted() {
 }
 
 #[test]
-fn scratch_hog_is_refused_naming_scratch() {
+fn scratch_kernels_are_accepted_up_to_the_cap_and_refused_past_it_naming_scratch() {
     let path = kernels().join("gfx1100/scratch_hog.co");
     let out = inspect(&[path.as_os_str()]);
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out.stdout);
+    assert!(stdout.contains("pm4: accepted"), "{stdout}");
+    assert!(stdout.contains("private:    1028 bytes"), "{stdout}");
+    let path = kernels().join("gfx1100/scratch_huge.co");
+    let out = inspect(&[path.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("pm4: refused: scratch (private_segment_fixed_size = 1028 bytes)"),
+        stdout.contains(
+            "pm4: refused: scratch of 68004 bytes per work-item (the PM4 path gives at most 65536)"
+        ),
         "{stdout}"
     );
-    assert!(stdout.contains("private:    1028 bytes"), "{stdout}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ out="${1:-$here/build}"
 if [ "$#" -ge 1 ]; then bundles="${2:-}"; else bundles="$here/bundles"; fi
 clang="${CLANG:-clang-19}"
 targets=(gfx1010 gfx1030 gfx1100 gfx1151 gfx1201)
-kernels=(counter add_scalar axpy produce_consume lds_reverse scratch_hog uses_printf
+kernels=(counter add_scalar axpy produce_consume lds_reverse scratch_hog scratch_huge uses_printf
     reduce_lds divergent atomics)
 hip_kernels=(wave_scan half_math int64_math ctr_k)
 w64_targets=(gfx1100 gfx1151 gfx1201)

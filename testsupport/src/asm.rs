@@ -395,6 +395,110 @@ pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::P
     Ok(exe)
 }
 
+/// `tests/kernels/hip/<name>` built at -O0 for `arch` as a code object v4:
+/// clang++-19 `-O0` (with `-disable-O0-optnone`, so the IR stays -O0 but
+/// may be analysed), then `opt-19 -passes=amdgpu-attributor` (LLVM's own
+/// inference of which implicit inputs the code reads, which clang runs at
+/// -O1 and above; plain -O0 enables the queue pointer and dispatch id
+/// SGPRs whatever the code reads, and the PM4 path cannot deliver those),
+/// then `llc-19 -O0` and `ld.lld-19`. The machine code is -O0's: every
+/// local in scratch. Device-only, no HIP headers (`-nogpuinc`). None when
+/// a tool is missing, which [`crate::missing`] makes a failure under CI.
+pub fn hip_o0(name: &str, arch: &str) -> Option<Vec<u8>> {
+    hip_o0_with(name, arch, &[])
+}
+
+/// [`hip_o0`] with more clang++-19 flags (e.g. `-mwavefrontsize64`).
+pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, llvm-19 and lld-19";
+    for tool in ["clang++-19", "opt-19", "llc-19", "ld.lld-19"] {
+        if !crate::require_tool(tool, HINT) {
+            return None;
+        }
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip").join(name);
+    let dir = std::env::temp_dir().join(format!(
+        "relaunch-hip-o0-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let (bc, inferred, obj, co) = (
+        dir.join("k.bc"),
+        dir.join("k2.bc"),
+        dir.join("k.o"),
+        dir.join("k.co"),
+    );
+    let triple = "-mtriple=amdgcn-amd-amdhsa";
+    let cpu = format!("-mcpu={arch}");
+    let steps: [(&str, Vec<std::ffi::OsString>); 4] = [
+        (
+            "clang++-19",
+            [
+                "-x",
+                "hip",
+                "-nogpulib",
+                "-nogpuinc",
+                &format!("--offload-arch={arch}"),
+                "-mcode-object-version=4",
+                "-O0",
+                "-Xclang",
+                "-disable-O0-optnone",
+                "--cuda-device-only",
+                "-emit-llvm",
+                "-c",
+            ]
+            .iter()
+            .chain(flags)
+            .map(Into::into)
+            .chain([src.clone().into(), "-o".into(), bc.clone().into()])
+            .collect(),
+        ),
+        (
+            "opt-19",
+            [triple, &cpu, "-passes=amdgpu-attributor"]
+                .iter()
+                .map(Into::into)
+                .chain([bc.into(), "-o".into(), inferred.clone().into()])
+                .collect(),
+        ),
+        (
+            "llc-19",
+            ["-O0", triple, &cpu, "-filetype=obj"]
+                .iter()
+                .map(Into::into)
+                .chain([inferred.into(), "-o".into(), obj.clone().into()])
+                .collect(),
+        ),
+        (
+            "ld.lld-19",
+            vec!["-shared".into(), obj.into(), "-o".into(), co.clone().into()],
+        ),
+    ];
+    for (tool, args) in steps {
+        let run = Command::new(tool)
+            .args(&args)
+            .output()
+            .expect("run the tool");
+        if !run.status.success() {
+            crate::missing(
+                &format!(
+                    "a {tool} that builds {} for {arch} ({})",
+                    src.display(),
+                    String::from_utf8_lossy(&run.stderr)
+                ),
+                HINT,
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            return None;
+        }
+    }
+    let bytes = std::fs::read(&co).expect("read the built code object");
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(bytes)
+}
+
 /// `tests/kernels/hip/<name>` built now by clang++-19 for `arch` as code
 /// object v4 against the ROCm device libraries, as an engine's hipcc build
 /// would (an offload bundle, as clang writes it). None when clang++-19, the

@@ -49,6 +49,9 @@ pub struct AgentInfo {
     pub bdf: Option<Bdf>,
     pub domain: Option<u32>,
     pub compute_units: Option<u32>,
+    /// Shader engines (`HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES`): scratch
+    /// rings count their wave slots per engine from gfx11.
+    pub shader_engines: Option<u32>,
     pub node: Option<u32>,
     /// Present for GPU agents only.
     pub limits: Option<KernelLimits>,
@@ -176,6 +179,14 @@ pub(crate) fn query_agent(inner: &RuntimeInner, handle: sys::Agent) -> Result<Ag
             0u32,
         )
     });
+    let shader_engines = optional("NUM_SHADER_ENGINES", unsafe {
+        get_info(
+            inner,
+            handle,
+            sys::HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES,
+            0u32,
+        )
+    });
     let node = optional("NODE", unsafe {
         get_info(inner, handle, sys::HSA_AGENT_INFO_NODE, 0u32)
     });
@@ -196,6 +207,7 @@ pub(crate) fn query_agent(inner: &RuntimeInner, handle: sys::Agent) -> Result<Ag
         bdf,
         domain,
         compute_units,
+        shader_engines,
         node,
         limits,
     })
@@ -261,6 +273,7 @@ mod tests {
             bdf: None,
             domain: None,
             compute_units: None,
+            shader_engines: None,
             node: None,
             limits: None,
         };

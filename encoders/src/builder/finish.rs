@@ -6,15 +6,49 @@ use crate::boundary::{emit_epilogue, emit_prologue};
 use crate::dispatch_packet::KERNARG_ADDRESS_OFFSET;
 use crate::error::EncodeError;
 use crate::ib::{EncodedIb, Segment};
+use crate::scratch::{ScratchRing, Word};
 use crate::stream_order;
 use crate::writer::DwordWriter;
 
 impl IbBuilder {
     /// Close the last segment with the epilogue, fill in kernarg pointers for
-    /// a kernarg block at `kernarg_base`, and return the IB.
-    pub fn finish(mut self, kernarg_base: u64) -> Result<EncodedIb, EncodeError> {
+    /// a kernarg block at `kernarg_base`, and return the IB. An IB with
+    /// scratch dispatches needs `finish_with_scratch`.
+    pub fn finish(self, kernarg_base: u64) -> Result<EncodedIb, EncodeError> {
+        self.finish_with_scratch(kernarg_base, None)
+    }
+
+    /// [`IbBuilder::finish`] for a queue whose scratch backing is `scratch`
+    /// (planned from [`IbBuilder::scratch_need`]): its register and V#
+    /// values go where recording left scratch placeholders.
+    pub fn finish_with_scratch(
+        mut self,
+        kernarg_base: u64,
+        scratch: Option<&ScratchRing>,
+    ) -> Result<EncodedIb, EncodeError> {
         if self.dispatch_count() == 0 {
             return Err(EncodeError::Empty);
+        }
+        if let Some(need) = self.scratch_need() {
+            let ring = scratch.ok_or(EncodeError::ScratchNotProvided)?;
+            let plan = &ring.plan;
+            if plan.family != self.family
+                || plan.wave_bytes < need.wave_bytes
+                || plan.slots < u64::from(need.group_waves)
+            {
+                return Err(EncodeError::Scratch {
+                    reason: format!(
+                        "the backing's plan ({} slots of {} bytes, {}) does not cover the IB's \
+                         need ({} bytes per wave, {} waves per workgroup, {})",
+                        plan.slots,
+                        plan.wave_bytes,
+                        plan.family,
+                        need.wave_bytes,
+                        need.group_waves,
+                        self.family
+                    ),
+                });
+            }
         }
         let layout = self.kernarg_layout();
         if kernarg_base % layout.align as u64 != 0 {
@@ -50,6 +84,12 @@ impl IbBuilder {
             stream_order::emit_done(&mut self.w, words);
         }
         self.push_segment(false);
+        if let Some(ring) = scratch {
+            for &(segment, pos, word) in &self.scratch_at {
+                let w = Word::ALL[word as usize];
+                self.segments[segment as usize].dwords[pos as usize] = ring.word(w);
+            }
+        }
         let mut from = 0;
         for (seg, &end) in self.segments.iter_mut().zip(&self.lo_pointer_ends) {
             let d = &mut seg.dwords[..];

@@ -8,11 +8,16 @@ use super::template::{TemplateIx, STATE_RUNS, USER_AT};
 use super::{IbBuilder, Last, MAX_DISPATCH_DWORDS, NO_TRANSITION};
 use crate::boundary::EPILOGUE_DWORDS;
 use crate::dispatch_packet::{DispatchPacketImage, DISPATCH_PACKET_ALIGN};
-use crate::elide::TAG_KERNARG_HI;
+use crate::elide::{TAG_KERNARG_HI, TAG_SCRATCH};
 use crate::emit;
 use crate::error::EncodeError;
 use crate::ib::{DispatchId, DispatchSite};
 use crate::regs::off;
+use crate::scratch::{dispatch_base_registers, Word};
+
+/// Most dwords a dispatch with scratch adds: COMPUTE_TMPRING_SIZE (3) and
+/// the dispatch scratch base pair (4), each in its own SET_SH_REG.
+const SCRATCH_RING_DWORDS: usize = 3 + 4;
 
 /// Where `emit_dispatch` wrote a dispatch's placeholders and packet.
 struct Written {
@@ -56,8 +61,10 @@ impl IbBuilder {
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
         let p = &self.prepared[k];
         let packet = if p.dispatch_ptr {
-            let image =
+            let mut image =
                 DispatchPacketImage::for_launch(p.kd_address, &launch, p.static_lds, koff.into());
+            // What HIP puts in an AQL packet: the kernel's private size.
+            image.private_segment_size = p.private_bytes;
             let (at, _) = self
                 .kernargs
                 .place(&image.to_bytes(), DISPATCH_PACKET_ALIGN)?;
@@ -69,9 +76,9 @@ impl IbBuilder {
 
         // The run's words come before this dispatch's.
         self.flush_run(None);
-        if kept_budget.is_none()
-            && self.w.len() + MAX_DISPATCH_DWORDS + EPILOGUE_DWORDS > self.limit
-        {
+        let ring = self.prepared[k].ring;
+        let most = MAX_DISPATCH_DWORDS + if ring { SCRATCH_RING_DWORDS } else { 0 };
+        if kept_budget.is_none() && self.w.len() + most + EPILOGUE_DWORDS > self.limit {
             self.close_segment();
         } else {
             self.sync_shadow();
@@ -95,9 +102,15 @@ impl IbBuilder {
         });
         let prev = self.last.take();
         let p = &self.prepared[k];
+        if p.ring {
+            let lanes = if p.wave64 { 64 } else { 32 };
+            let threads: u32 = launch.block.iter().product();
+            self.scratch_need.add(p.wave_bytes, threads.div_ceil(lanes));
+        }
         // A dispatch packet is placed per dispatch, so such a dispatch is
-        // never a transition the fast path could repeat.
-        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr {
+        // never a transition the fast path could repeat; nor is one with
+        // scratch placeholders (only the general path notes where they are).
+        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr || p.ring {
             // Nothing the next dispatch could repeat without looking.
             return Ok(id);
         }
@@ -147,11 +160,39 @@ impl IbBuilder {
         for (first, from, to) in STATE_RUNS {
             sh.write_tagged(w, first, &image[from..to], full, |_, _| {});
         }
+        let scratch_at = &mut self.scratch_at;
+        let mut note_scratch = |pos: usize, tag: u64| {
+            scratch_at.push((segment, pos as u32, tag as u32));
+        };
+        if self.prepared[tpl.kernel as usize].ring {
+            // The IB's ring, before the dispatch that uses it (the same
+            // values all IB long, so written once per segment).
+            let tag = |w: Word| TAG_SCRATCH | w as u64;
+            sh.write_tagged(
+                w,
+                off::COMPUTE_TMPRING_SIZE,
+                &[tag(Word::TmpringSize)],
+                full,
+                &mut note_scratch,
+            );
+            if dispatch_base_registers(self.family) {
+                let base = [tag(Word::DispatchBaseLo), tag(Word::DispatchBaseHi)];
+                sh.write_tagged(
+                    w,
+                    off::COMPUTE_DISPATCH_SCRATCH_BASE_LO,
+                    &base,
+                    full,
+                    &mut note_scratch,
+                );
+            }
+        }
         let (mut lo, mut hi) = (None, None);
         let (lo_pointer, hi_pointer) = (&mut self.lo_pointer, &mut self.hi_pointer);
         let user = &image[USER_AT..USER_AT + tpl.user];
         sh.write_tagged(w, off::COMPUTE_USER_DATA_0, user, full, |pos, tag| {
-            if tag & TAG_KERNARG_HI != 0 {
+            if tag & TAG_SCRATCH != 0 {
+                note_scratch(pos, tag);
+            } else if tag & TAG_KERNARG_HI != 0 {
                 hi_pointer.push((segment, pos as u32));
                 hi = Some(pos);
             } else {

@@ -150,6 +150,11 @@ pub struct IbBuilder {
     profile: Option<crate::profile::Profile>,
     /// Recycled buffers later segments take (`recycle`), last first.
     spare_dwords: Vec<Vec<u32>>,
+    /// What the scratch dispatches recorded so far need of a backing.
+    scratch_need: crate::scratch::ScratchNeed,
+    /// (segment, dword, `scratch::Word`) of scratch placeholders, filled
+    /// at `finish_with_scratch`.
+    scratch_at: Vec<(u32, u32, u32)>,
 }
 
 impl IbBuilder {
@@ -256,7 +261,16 @@ impl IbBuilder {
             stream,
             profile: None,
             spare_dwords: Vec::new(),
+            scratch_need: Default::default(),
+            scratch_at: Vec::new(),
         }
+    }
+
+    /// What the IB's scratch dispatches need of the queue's scratch
+    /// backing (`None`: no dispatch needs one); the installer plans and
+    /// allocates it (`ScratchPlan`) and passes it to `finish_with_scratch`.
+    pub fn scratch_need(&self) -> Option<crate::scratch::ScratchNeed> {
+        (self.scratch_need.group_waves > 0).then_some(self.scratch_need)
     }
 
     /// Reserve room for `dispatches` more dispatches, so recording a chain

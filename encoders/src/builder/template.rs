@@ -17,9 +17,10 @@ use rustc_hash::FxHashMap;
 
 use crate::boundary::BoundaryKind;
 use crate::dispatch::{KernelCode, Launch, LaunchState, Prepared, RESOURCE_LIMITS_VALUE};
-use crate::elide::{TAG_KERNARG_HI, TAG_KERNARG_LO};
+use crate::elide::{TAG_KERNARG_HI, TAG_KERNARG_LO, TAG_SCRATCH};
 use crate::kernarg::MIN_KERNARG_ALIGN;
 use crate::regs::off;
+use crate::scratch::Word;
 
 /// Index of a template in the builder's table (`TemplateId` is the
 /// caller's handle on one).
@@ -275,10 +276,22 @@ impl Templates {
             RESOURCE_LIMITS_VALUE as u64,
             p.rsrc3 as u64,
         ]);
-        // USER_DATA: [private segment buffer zeros], [dispatch packet
-        // pointer], kernarg pointer, then the padding zeros RSRC2 declares.
-        // Both pointers are tagged: low dwords offsets from the base until
-        // `finish`, high dwords filled there.
+        // USER_DATA: [private segment buffer], [dispatch packet pointer],
+        // kernarg pointer, [flat scratch init], [private segment size],
+        // then the padding zeros RSRC2 declares. Both pointers are tagged:
+        // low dwords offsets from the base until `finish`, high dwords
+        // filled there; the scratch V# (zeros for a kernel without
+        // scratch) and flat scratch init are scratch placeholders.
+        let scratch = |w: Word| TAG_SCRATCH | w as u64;
+        if p.private_segment_dwords == 4 && p.scratch_en {
+            let srd3 = if p.wave64 {
+                Word::Srd3Wave64
+            } else {
+                Word::Srd3Wave32
+            };
+            let srd = [Word::Srd0, Word::Srd1, Word::Srd2, srd3].map(scratch);
+            image[USER_AT..USER_AT + 4].copy_from_slice(&srd);
+        }
         let mut at = USER_AT + p.private_segment_dwords as usize;
         let mut pointer = |wanted: bool| {
             wanted.then(|| {
@@ -290,6 +303,14 @@ impl Templates {
         };
         let packet_lo = pointer(p.dispatch_ptr);
         let lo = pointer(p.kernarg_ptr);
+        if p.flat_scratch_init {
+            image[at] = scratch(Word::InitLo);
+            image[at + 1] = scratch(Word::InitHi);
+            at += 2;
+        }
+        if let Some(size) = p.private_segment_size {
+            image[at] = u64::from(size);
+        }
         let fresh = fresh_image && align <= MIN_KERNARG_ALIGN && len > 0;
         let stride = len.div_ceil(16) * 16;
         if fresh {

@@ -118,8 +118,13 @@ fn rejects_queue_owned_and_missing_registers() {
         e,
         DecodeError::UnknownRegister { offset: 0x223, .. }
     ));
-    let e = decode(&[0xC001_7602, 0x218, 0], Family::Gfx10).unwrap_err();
-    assert!(e.to_string().contains("COMPUTE_TMPRING_SIZE"), "{e}");
+    let e = decode(&[0xC001_7602, 0x216, 0], Family::Gfx10).unwrap_err();
+    assert!(
+        e.to_string().contains("COMPUTE_STATIC_THREAD_MGMT_SE0"),
+        "{e}"
+    );
+    // The scratch ring is the IB's to program.
+    assert!(decode(&[0xC001_7602, 0x218, 0], Family::Gfx10).is_ok());
     let e = decode(&[0xC001_7602, 0x3FF, 0, 0], Family::Gfx10).unwrap_err();
     assert!(matches!(
         e,
@@ -133,7 +138,7 @@ fn lenient_dump_marks_and_continues() {
         0xC000_9900,
         0xDEAD,
         0xC001_7602,
-        0x218,
+        0x216,
         5,
         0xC000_4600,
         0x407,
@@ -143,7 +148,7 @@ fn lenient_dump_marks_and_continues() {
     let text = dump_lenient(&words, Family::Gfx11);
     assert!(text.contains("UNKNOWN(0x99)"), "{text}");
     assert!(
-        text.contains("COMPUTE_TMPRING_SIZE") && text.contains("!! queue-owned"),
+        text.contains("COMPUTE_STATIC_THREAD_MGMT_SE0") && text.contains("!! queue-owned"),
         "{text}"
     );
     assert!(

@@ -168,7 +168,7 @@ fn refusals_are_typed_and_explained() {
     );
 
     let mut kd = counter_kd(true);
-    kd.private_segment_fixed_size = 64;
+    kd.private_segment_fixed_size = 70_000;
     kd.kernel_code_properties |= p::QUEUE_PTR;
     let bad = code("scratchy", fam, kd, 0x1040);
     match b.dispatch(&bad, &L, &[0; 8], 8).unwrap_err() {

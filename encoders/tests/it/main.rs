@@ -9,6 +9,7 @@ mod fixtures;
 mod golden;
 mod profile;
 mod roundtrip;
+mod scratch;
 mod segments;
 mod streams;
 mod verdict_fixtures;

@@ -42,7 +42,7 @@ fn counter_is_accepted_on_every_target() {
 }
 
 #[test]
-fn every_kernel_but_scratch_hog_is_accepted() {
+fn the_plain_fixture_kernels_are_accepted() {
     for target in TARGETS {
         for file in ["add_scalar", "axpy", "produce_consume", "lds_reverse"] {
             for k in load(target, file).kernels() {
@@ -61,20 +61,35 @@ fn every_kernel_but_scratch_hog_is_accepted() {
 }
 
 #[test]
-fn scratch_hog_is_refused_for_scratch() {
+fn scratch_is_accepted_up_to_the_cap_and_refused_past_it() {
     for target in TARGETS {
         let object = load(target, "scratch_hog");
         let k = only(&object);
         assert!(k.private_segment_size > 0);
         let v = k.pm4_verdict();
-        assert!(!v.accepted());
+        assert!(v.accepted(), "{target}: {v}");
+        // Past the per-work-item cap it is refused, saying so.
+        let mut big = k.clone();
+        big.descriptor.private_segment_fixed_size = 1 << 20;
+        let v = big.pm4_verdict();
         assert!(
             v.refusals.contains(&Refusal::Scratch {
-                private_segment_fixed_size: k.private_segment_size
+                private_segment_fixed_size: 1 << 20
             }),
             "{target}: {v}"
         );
         assert!(v.to_string().starts_with("refused: scratch"), "{v}");
+        // scratch_huge's 68004 bytes per work-item are past the cap.
+        let object = load(target, "scratch_huge");
+        let v = only(&object).pm4_verdict();
+        assert_eq!(
+            v.refusals,
+            vec![Refusal::Scratch {
+                private_segment_fixed_size: 68004
+            }],
+            "{target}"
+        );
+        assert!(v.aql_refusals().is_empty(), "{target}: public AQL runs it");
     }
 }
 

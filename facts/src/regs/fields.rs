@@ -221,7 +221,7 @@ pub static RESOURCE_LIMITS: [Field; 6] = [
 // COMPUTE_STATIC_THREAD_MGMT_SE* (CU masks the queue owns)
 pub static CU_MASK: [Field; 2] = [f("SA0_CU_EN", 0, 15), f("SA1_CU_EN", 16, 31)];
 
-// COMPUTE_TMPRING_SIZE (scratch ring the queue owns); WAVESIZE widens per family
+// COMPUTE_TMPRING_SIZE (the dispatch's scratch ring); WAVESIZE widens per family
 pub static TMPRING_GFX10: [Field; 2] = [f("WAVES", 0, 11), f("WAVESIZE", 12, 24)];
 pub static TMPRING_GFX11: [Field; 2] = [f("WAVES", 0, 11), f("WAVESIZE", 12, 26)];
 pub static TMPRING_GFX12: [Field; 2] = [f("WAVES", 0, 11), f("WAVESIZE", 12, 29)];

@@ -28,12 +28,17 @@ pub const GC_BASE_SEG0: u32 = 0x1260;
 pub enum Class {
     /// Programmed by the dispatch encoder.
     Dispatch,
-    /// Owned by the queue (set from its MQD, CU mask, scratch setup): an IB
-    /// must never write it.
+    /// Owned by the queue (set from its MQD and CU mask): an IB must never
+    /// write it.
     Queue,
     /// Written by the command processor itself (dispatch dims, restart
     /// state): an IB must never write it.
     Cp,
+    /// The dispatch's scratch ring (COMPUTE_TMPRING_SIZE, the gfx11/gfx12
+    /// scratch base): an IB may program it for its own dispatches, as the
+    /// CP does from `amd_queue_t` for each AQL dispatch (which reprograms
+    /// it, so an IB's values never leak into the queue's own dispatches).
+    Scratch,
     /// Exists and may be written, but relaunch never writes it.
     Other,
 }
@@ -49,6 +54,7 @@ impl Class {
             Class::Dispatch => "dispatch",
             Class::Queue => "queue-owned",
             Class::Cp => "cp-owned",
+            Class::Scratch => "scratch",
             Class::Other => "other",
         }
     }
@@ -133,6 +139,8 @@ pub mod off {
     pub const COMPUTE_NUM_THREAD_X: u16 = 0x207;
     pub const COMPUTE_PGM_LO: u16 = 0x20C;
     pub const COMPUTE_PGM_HI: u16 = 0x20D;
+    pub const COMPUTE_DISPATCH_SCRATCH_BASE_LO: u16 = 0x210;
+    pub const COMPUTE_DISPATCH_SCRATCH_BASE_HI: u16 = 0x211;
     pub const COMPUTE_PGM_RSRC1: u16 = 0x212;
     pub const COMPUTE_PGM_RSRC2: u16 = 0x213;
     pub const COMPUTE_RESOURCE_LIMITS: u16 = 0x215;
@@ -178,6 +186,14 @@ mod tests {
             (COMPUTE_PGM_RSRC2, "COMPUTE_PGM_RSRC2"),
             (COMPUTE_RESOURCE_LIMITS, "COMPUTE_RESOURCE_LIMITS"),
             (COMPUTE_TMPRING_SIZE, "COMPUTE_TMPRING_SIZE"),
+            (
+                COMPUTE_DISPATCH_SCRATCH_BASE_LO,
+                "COMPUTE_DISPATCH_SCRATCH_BASE_LO",
+            ),
+            (
+                COMPUTE_DISPATCH_SCRATCH_BASE_HI,
+                "COMPUTE_DISPATCH_SCRATCH_BASE_HI",
+            ),
             (COMPUTE_PGM_RSRC3, "COMPUTE_PGM_RSRC3"),
             (COMPUTE_USER_DATA_0, "COMPUTE_USER_DATA_0"),
             (COMPUTE_USER_DATA_0 + 15, "COMPUTE_USER_DATA_15"),
@@ -195,6 +211,14 @@ mod tests {
             let t = table(f);
             for name in [
                 "COMPUTE_TMPRING_SIZE",
+                "COMPUTE_DISPATCH_SCRATCH_BASE_LO",
+                "COMPUTE_DISPATCH_SCRATCH_BASE_HI",
+            ] {
+                let class = t.by_name(name).unwrap().class;
+                assert_eq!(class, Class::Scratch, "{f} {name}");
+                assert!(!class.forbidden(), "{f} {name}");
+            }
+            for name in [
                 "COMPUTE_STATIC_THREAD_MGMT_SE0",
                 "COMPUTE_STATIC_THREAD_MGMT_SE3",
             ] {

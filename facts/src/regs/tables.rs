@@ -7,7 +7,7 @@ use super::fields::*;
 use super::{Class, Register};
 use crate::field::Field;
 
-use Class::{Cp, Dispatch, Other, Queue};
+use Class::{Cp, Dispatch, Other, Queue, Scratch};
 
 const NONE: &[Field] = &[];
 
@@ -38,8 +38,8 @@ static COMMON_LOW: [Register; 12] = [
 
 /// 0x210..0x22A except RSRC1/2, TMPRING_SIZE and RSRC3 (their fields differ).
 static COMMON_MID: [Register; 19] = [
-    r("COMPUTE_DISPATCH_SCRATCH_BASE_LO", 0x210, NONE, Queue),
-    r("COMPUTE_DISPATCH_SCRATCH_BASE_HI", 0x211, &DATA_8, Queue),
+    r("COMPUTE_DISPATCH_SCRATCH_BASE_LO", 0x210, NONE, Scratch),
+    r("COMPUTE_DISPATCH_SCRATCH_BASE_HI", 0x211, &DATA_8, Scratch),
     r("COMPUTE_VMID", 0x214, &VMID, Cp),
     r("COMPUTE_RESOURCE_LIMITS", 0x215, &RESOURCE_LIMITS, Dispatch),
     r("COMPUTE_STATIC_THREAD_MGMT_SE0", 0x216, &CU_MASK, Queue),
@@ -94,7 +94,7 @@ static GFX10_ONLY: [Register; 7] = [
         &DISPATCH_INITIATOR_GFX10,
         Cp,
     ),
-    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX10, Queue),
+    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX10, Scratch),
     r("COMPUTE_PGM_RSRC3", 0x228, &RSRC3_GFX10, Dispatch),
     // gfx10 has its relaunch registers where gfx11 put four more CU masks.
     r("COMPUTE_RELAUNCH", 0x22B, NONE, Cp),
@@ -122,7 +122,7 @@ static GFX11_ONLY: [Register; 4] = [
         &DISPATCH_INITIATOR_GFX11,
         Cp,
     ),
-    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX11, Queue),
+    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX11, Scratch),
     r("COMPUTE_PGM_RSRC3", 0x228, &RSRC3_GFX11, Dispatch),
     r(
         "COMPUTE_DISPATCH_INTERLEAVE",
@@ -144,7 +144,7 @@ static GFX12_ONLY: [Register; 13] = [
     r("COMPUTE_NUM_THREAD_Z", 0x209, &NUM_THREAD_Z_GFX12, Dispatch),
     r("COMPUTE_PGM_RSRC1", 0x212, &RSRC1_GFX12, Dispatch),
     r("COMPUTE_PGM_RSRC2", 0x213, &RSRC2_GFX12, Dispatch),
-    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX12, Queue),
+    r("COMPUTE_TMPRING_SIZE", 0x218, &TMPRING_GFX12, Scratch),
     // RSRC3 is NOT at 0x223 on gfx12: that is the SE8 CU mask.
     r("COMPUTE_STATIC_THREAD_MGMT_SE8", 0x223, &CU_MASK, Queue),
     r("COMPUTE_PGM_RSRC3", 0x228, &RSRC3_GFX12, Dispatch),

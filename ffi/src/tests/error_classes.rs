@@ -72,7 +72,7 @@ fn graph_kernel(module: *mut RlModule, symbol: &str, kernarg: &[u8]) -> i32 {
 fn a_kernel_the_pm4_path_refuses_is_a_compile_error_at_every_pm4_call() {
     let gpu = open_sim();
     for (fixture, why) in [
-        ("scratch_hog", "scratch"),
+        ("scratch_huge", "scratch"),
         ("uses_printf", "hidden_printf_buffer"),
     ] {
         let module = load(gpu, fixture);

@@ -276,14 +276,15 @@ fn lane(exec: *mut RlGraphExec, lane: usize) -> (i32, String) {
 #[test]
 fn a_scratch_kernel_lane_is_public_aql_and_says_why() {
     let gpu = open_sim();
-    let module = load(gpu, "scratch_hog");
+    // More scratch per work-item than the PM4 path gives.
+    let module = load(gpu, "scratch_huge");
     let graph = rl_graph_new();
     let explicit = [0u8; 12];
     node(
         graph,
         module,
-        "scratch_hog",
-        &pack(module, "scratch_hog", &explicit),
+        "scratch_huge",
+        &pack(module, "scratch_huge", &explicit),
         &[],
         &[],
     )
@@ -303,7 +304,7 @@ fn a_scratch_kernel_lane_is_public_aql_and_says_why() {
     let (kind, reason) = lane(exec, 0);
     assert_eq!(kind, RL_LANE_AQL);
     assert!(
-        reason.contains("scratch_hog") && reason.contains("scratch"),
+        reason.contains("scratch_huge") && reason.contains("scratch"),
         "{reason}"
     );
     assert_eq!(rl_graphexec_lane_submission(exec, 1), RL_ERR_HANDLE);

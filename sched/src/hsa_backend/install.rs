@@ -3,8 +3,10 @@
 //! lane (prebuilt kernel-dispatch packet templates). Either way the
 //! kernargs sit in one retained block patched in place between replays.
 
-use relaunch_device::hsa::{pm4_ib_packet, Allocation, AqlPacket};
-use relaunch_encoders::{AqlBuilder, IbBuilder, KernargLayout};
+use relaunch_device::hsa::{pm4_ib_packet, AllocFlags, Allocation, AqlPacket};
+use relaunch_encoders::{
+    AqlBuilder, EncodeError, IbBuilder, KernargLayout, ScratchNeed, ScratchPlan, ScratchRing,
+};
 use relaunch_hsa_sys as sys;
 
 use super::{HsaBackend, HsaBackendError, HsaIb, PacketSlot, SEGMENT_ALIGN};
@@ -57,6 +59,10 @@ impl HsaProgram {
     }
 }
 
+/// Alignment of a scratch backing's base (the scratch base registers hold
+/// bits 47:8).
+const SCRATCH_ALIGN: u64 = 256;
+
 impl HsaBackend {
     /// Host memory for a program's kernarg image (none when it has no
     /// kernargs) and the address the encoder bakes in.
@@ -77,11 +83,60 @@ impl HsaBackend {
         Ok((Some((mem, offset)), base))
     }
 
+    /// Device memory on this queue's GPU for an IB's scratch backing
+    /// (`ScratchPlan`: slots by the GPU's compute units and shader
+    /// engines), and the ring the IB programs for it. Freed with the IB.
+    fn scratch_backing(
+        &self,
+        builder: &IbBuilder,
+        need: ScratchNeed,
+    ) -> Result<(Allocation, ScratchRing), BackendError> {
+        let gpu = &self.cold.gpu;
+        let family = builder.family();
+        let unknown = |what: &str| EncodeError::Scratch {
+            reason: format!(
+                "{} does not report its {what}, which the scratch backing is sized by",
+                gpu.label()
+            ),
+        };
+        let cus = gpu.compute_units.ok_or_else(|| unknown("compute units"))?;
+        let engines = match family.scratch().waves_per_engine {
+            true => gpu
+                .shader_engines
+                .ok_or_else(|| unknown("shader engines"))?,
+            false => 1,
+        };
+        let plan = ScratchPlan::new(family, need, cus, engines)?;
+        let pool = self.cold.runtime.device_pool(gpu)?;
+        // COMPUTE_DISPATCH_SCRATCH_BASE holds bits 47:8: a 256-byte aligned base.
+        let len =
+            usize::try_from(plan.bytes + SCRATCH_ALIGN).map_err(|_| EncodeError::Scratch {
+                reason: format!("{} bytes of scratch do not fit this host", plan.bytes),
+            })?;
+        let mem = self
+            .cold
+            .runtime
+            .allocate(&pool, len, AllocFlags { executable: false })?;
+        let base = mem.addr().next_multiple_of(SCRATCH_ALIGN);
+        let ring = plan.at(base)?;
+        tracing::debug!(
+            bytes = plan.bytes,
+            slots = plan.slots,
+            wave_bytes = plan.wave_bytes,
+            "scratch backing allocated"
+        );
+        Ok((mem, ring))
+    }
+
     pub(super) fn install_pm4(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
         let layout = builder.kernarg_layout();
         let label = builder.label().map(str::to_string);
+        let scratch = match builder.scratch_need() {
+            Some(need) => Some(self.scratch_backing(&builder, need)?),
+            None => None,
+        };
         let (kernargs, base) = self.kernarg_block(layout)?;
-        let encoded = builder.finish(base)?;
+        let encoded = builder.finish_with_scratch(base, scratch.as_ref().map(|(_, r)| r))?;
         let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
         crate::ib_dump::dump(label.as_deref(), &segments);
         let mut kernargs = kernargs;
@@ -146,6 +201,7 @@ impl HsaBackend {
             kernargs,
             dwords,
             code: Some(code),
+            scratch: scratch.map(|(mem, _)| mem),
             batch: false,
             label: label.map(std::sync::Arc::from),
         })
@@ -189,6 +245,7 @@ impl HsaBackend {
             kernargs,
             dwords: 0,
             code: None,
+            scratch: None,
             batch: true,
             label: label.map(std::sync::Arc::from),
         })

@@ -34,9 +34,6 @@ pub struct ScratchSetup {
     pub srd: [u32; 4],
 }
 
-/// V# dword 3 INDEX_STRIDE (bits 22:21): 8, 16, 32 or 64 records.
-const INDEX_STRIDE_SHIFT: u32 = 21;
-
 impl ScratchSetup {
     /// The setup a queue owner describes with register values:
     /// COMPUTE_TMPRING_SIZE (WAVES, WAVESIZE in the family's granule, field
@@ -82,10 +79,7 @@ impl ScratchSetup {
     /// INDEX_STRIDE set to the wave size (32: 2, 64: 3), so the swizzle
     /// interleaves exactly one wave's lanes.
     pub fn delivered_srd(&self, wave64: bool) -> [u32; 4] {
-        let mut d = self.srd;
-        let stride = if wave64 { 3 } else { 2 };
-        d[3] = (d[3] & !(3 << INDEX_STRIDE_SHIFT)) | (stride << INDEX_STRIDE_SHIFT);
-        d
+        relaunch_facts::scratch::srd_for_wave(self.srd, wave64)
     }
 
     /// The start of slot `slot` (the wave's FLAT_SCRATCH on gfx11/gfx12,
@@ -96,26 +90,10 @@ impl ScratchSetup {
 }
 
 /// A V# with the fields the hardware needs for scratch, for callers that
-/// build one (tests, a queue owner without a runtime's descriptor): base,
-/// NUM_RECORDS the backing's size, SWIZZLE_ENABLE (4-byte elements),
-/// ADD_TID_ENABLE, OOB_SELECT 2 (no bounds check in swizzle mode) and
-/// INDEX_STRIDE left for the CP, as ROCr's queue descriptor has them.
-pub fn scratch_srd(family: Family, base: u64, bytes: u32) -> [u32; 4] {
-    let swizzle = match family {
-        Family::Gfx10 => 1 << 31,
-        // SWIZZLE_ENABLE is two bits (31:30) from gfx11: 1 = 4-byte elements.
-        Family::Gfx11 | Family::Gfx12 => 1 << 30,
-    };
-    let add_tid = 1 << 23;
-    let oob_raw = 2 << 28;
-    let buffer_type = 0; // TYPE 0: buffer
-    [
-        base as u32,
-        ((base >> 32) as u32 & 0xFFFF) | swizzle,
-        bytes,
-        add_tid | oob_raw | buffer_type,
-    ]
-}
+/// build one (tests, a queue owner without a runtime's descriptor): the
+/// facts' `scratch_srd` (ROCr's queue descriptor's fields, INDEX_STRIDE
+/// left for the CP).
+pub use relaunch_facts::scratch::scratch_srd;
 
 /// Bytes of private memory one wave of a kernel needs: the per-work-item
 /// private segment (its descriptor's `private_segment_fixed_size`, rounded

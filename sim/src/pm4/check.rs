@@ -8,13 +8,12 @@
 
 use std::sync::Arc;
 
-use relaunch_facts::regs::{off, table, RSRC2_SCRATCH_EN, RSRC2_USER_SGPR};
+use relaunch_facts::regs::{off, table, RSRC2_USER_SGPR};
 use relaunch_facts::sgprs::DeliveredSgprs;
 use relaunch_facts::Family;
 
 use super::Pm4ErrorKind;
 use crate::device::{KernelEntry, SimDevice};
-use crate::isa::ScratchSetup;
 use crate::memory::Access;
 use crate::twins::DispatchContext;
 
@@ -77,22 +76,19 @@ fn reg_name(family: Family, offset: u16) -> &'static str {
     table(family).get(offset as u32).map_or("?", |r| r.name)
 }
 
-fn need(regs: &ShFile, family: Family, offset: u16) -> Result<u32, StateError> {
+pub(crate) fn need(regs: &ShFile, family: Family, offset: u16) -> Result<u32, StateError> {
     regs.get(offset).ok_or(StateError::Unwritten {
         register: reg_name(family, offset),
     })
 }
 
-/// Check the state for one DISPATCH_DIRECT and build its dispatch context.
-/// `scratch`: the queue's scratch as its owner programmed it (TMPRING_SIZE
-/// and the scratch base are queue registers no IB may write); without it
-/// a kernel with scratch is refused.
+/// Check the state for one DISPATCH_DIRECT and build its dispatch context
+/// (with its scratch ring, from the registers the IB programmed: `scratch`).
 pub(crate) fn dispatch_state(
     device: &SimDevice,
     regs: &ShFile,
     groups: [u32; 3],
     initiator: u32,
-    scratch: Option<ScratchSetup>,
 ) -> Result<Checked, Pm4ErrorKind> {
     let facts = device.facts();
     let family = facts.family;
@@ -120,7 +116,7 @@ pub(crate) fn dispatch_state(
         kernel: name.clone(),
         reason,
     };
-    let unmodelled = super::rules::unmodelled(&kd, family, scratch.is_some());
+    let unmodelled = super::rules::unmodelled(&kd, family);
     if !unmodelled.is_empty() {
         return Err(invalid(format!(
             "the simulated device cannot run it: {}",
@@ -181,14 +177,6 @@ pub(crate) fn dispatch_state(
         let what = format!(" (USER_SGPR count {f}, descriptor {e})");
         return Err(mismatch(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2, what).into());
     }
-    if RSRC2_SCRATCH_EN.get(rsrc2) != 0 && scratch.is_none() {
-        return Err(invalid(
-            "COMPUTE_PGM_RSRC2 SCRATCH_EN is set but the queue has no scratch ring (its owner \
-             gave no COMPUTE_TMPRING_SIZE / scratch base)"
-                .into(),
-        )
-        .into());
-    }
     pgm(off::COMPUTE_PGM_RSRC2, rsrc2, kd.compute_pgm_rsrc2)?;
     let lds_bytes = super::rules::lds_bytes(family, rsrc2);
     if lds_bytes < kd.group_segment_fixed_size || lds_bytes > limits.max_lds_bytes {
@@ -203,14 +191,11 @@ pub(crate) fn dispatch_state(
     pgm(off::COMPUTE_PGM_RSRC3, rsrc3, kd.compute_pgm_rsrc3)?;
 
     // User SGPRs: [the private segment buffer], [the dispatch packet's
-    // address], then the kernarg pointer, each as the IB wrote it (the
-    // buffer's four dwords only matter to scratch), then, with a scratch
-    // ring, [flat scratch init] and [the private segment size] after them
-    // (AMDGPUUsage's order; `unmodelled` refused them without one).
+    // address], the kernarg pointer, [flat scratch init], [the private
+    // segment size], each as the IB wrote it (AMDGPUUsage's order; the
+    // scratch ones only matter to a dispatch with SCRATCH_EN: `scratch`).
     let sgprs = DeliveredSgprs::of(&kd, facts.user_sgprs);
-    let scratch_sgprs =
-        2 * u32::from(kd.wants_flat_scratch_init()) + u32::from(kd.wants_private_segment_size());
-    let count = sgprs.count() + scratch_sgprs;
+    let count = sgprs.count();
     let mut user = Vec::with_capacity(count as usize);
     for i in 0..count as u16 {
         user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
@@ -260,8 +245,8 @@ pub(crate) fn dispatch_state(
         .into());
     }
     if let Some(value) = regs.get(off::COMPUTE_RESOURCE_LIMITS) {
-        let waves = super::rules::waves(threads, kd.wave32());
-        super::rules::resource_limits(family, value, waves).map_err(invalid)?;
+        super::rules::resource_limits(family, value, super::rules::waves(threads, kd.wave32()))
+            .map_err(invalid)?;
     }
     // Without FORCE_START_AT_000 workgroup ids start at COMPUTE_START_*;
     // an offset start is not modelled, a zero one is the same launch.
@@ -300,6 +285,8 @@ pub(crate) fn dispatch_state(
         };
     }
     device.check_dispatch_size(grid, block).map_err(invalid)?;
+    let waves = super::rules::waves(threads, kd.wave32());
+    let scratch = super::scratch::ring(device, regs, &kernel, rsrc2, &user, sgprs, waves)?;
     let mut ctx = DispatchContext::new(kernarg_ptr, kernarg_size, grid, block, lds_bytes as usize);
     ctx.scratch = scratch;
     // Every USER_DATA register RSRC2 declares, for the interpreter; those

@@ -128,8 +128,11 @@ mod tests {
         assert!(matches!(got[4], Err(ParseError::NotType3 { at: 22, .. })));
         assert_eq!(got.len(), 5);
         // A queue-owned register in a run is refused where it is met.
-        let ib = [type3(op::SET_SH_REG, 2, true), 0x218, 0];
+        let ib = [type3(op::SET_SH_REG, 2, true), 0x216, 0];
         let e = Cp::new(&ib, Family::Gfx12).next().unwrap().unwrap_err();
-        assert!(e.to_string().contains("COMPUTE_TMPRING_SIZE"), "{e}");
+        assert!(
+            e.to_string().contains("COMPUTE_STATIC_THREAD_MGMT_SE0"),
+            "{e}"
+        );
     }
 }

@@ -101,10 +101,11 @@ pub(crate) fn check(
             want.grid[d].into(),
         );
     }
+    // Per work-item, as an AQL packet for this kernel would carry it.
     field(
         "private_segment_size",
         u32_at(offset_of!(P, private_segment_size)).into(),
-        0,
+        kernel.descriptor.private_segment_fixed_size.into(),
     );
     field(
         "kernel_object",

@@ -16,6 +16,7 @@ mod dma;
 mod overlap;
 pub use overlap::execute_overlapping_ib;
 mod rules;
+pub mod scratch;
 mod strict;
 pub(crate) use strict::ib_control as check_ib_control;
 pub mod timestamp;
@@ -146,21 +147,6 @@ pub fn execute_ib(
     carried: &RangeSet,
     host_observes: bool,
 ) -> Result<IbEnd, Pm4Error> {
-    execute_ib_with_scratch(device, at, dwords, carried, host_observes, None)
-}
-
-/// [`execute_ib`] on a queue whose owner set up a scratch ring: the
-/// COMPUTE_TMPRING_SIZE and scratch base (COMPUTE_DISPATCH_SCRATCH_BASE on
-/// gfx11/gfx12) an IB may not write, as `isa::ScratchSetup`. Dispatches of
-/// kernels with a private segment run with it (`None`: they are refused).
-pub fn execute_ib_with_scratch(
-    device: &SimDevice,
-    at: IbLocation,
-    dwords: &[u32],
-    carried: &RangeSet,
-    host_observes: bool,
-    scratch: Option<crate::isa::ScratchSetup>,
-) -> Result<IbEnd, Pm4Error> {
     let seed = device.config().seed
         ^ at.queue.wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ at.aql_packet.rotate_left(32);
@@ -173,7 +159,6 @@ pub fn execute_ib_with_scratch(
         events: Vec::new(),
         dispatches: 0,
         transfers: 0,
-        scratch,
     };
     run.model.carry_in(carried);
     for (index, item) in Cp::new(dwords, device.family()).enumerate() {
@@ -200,8 +185,6 @@ struct IbRun<'d> {
     events: Vec<Event>,
     dispatches: usize,
     transfers: usize,
-    /// The queue's scratch ring, from its owner.
-    scratch: Option<crate::isa::ScratchSetup>,
 }
 
 impl IbRun<'_> {
@@ -415,9 +398,8 @@ impl IbRun<'_> {
     ) -> Result<(), Pm4Error> {
         let n = self.dispatches;
         self.dispatches += 1;
-        let checked =
-            check::dispatch_state(self.device, &self.regs, groups, initiator, self.scratch)
-                .map_err(|kind| self.error(index, dword, Some(n), kind))?;
+        let checked = check::dispatch_state(self.device, &self.regs, groups, initiator)
+            .map_err(|kind| self.error(index, dword, Some(n), kind))?;
         let runner = select_runner(self.device, &checked.kernel, &checked.ctx).map_err(|e| {
             let kind = match e {
                 NoRunner::NoTwin(s) => Pm4ErrorKind::NoTwin(s),

@@ -160,28 +160,16 @@ pub(crate) fn pgm_differences(family: Family, register: u16, found: u32, code: u
 
 /// Why the model cannot run a kernel with this descriptor, whatever the IB
 /// programs: every reason, each naming what is not modelled. (The
-/// hardware would run it; the model has no state behind these.)
-/// `scratch`: the queue owner gave the executor a scratch ring.
-pub(crate) fn unmodelled(kd: &KernelDescriptor, family: Family, scratch: bool) -> Vec<String> {
+/// hardware would run it; the model has no state behind these.) Scratch
+/// is modelled: the IB's registers give the ring (`scratch`).
+pub(crate) fn unmodelled(kd: &KernelDescriptor, family: Family) -> Vec<String> {
     let mut out = Vec::new();
-    let wants =
-        kd.private_segment_fixed_size != 0 || kd.scratch_enabled() || kd.uses_dynamic_stack();
-    if wants && !scratch {
-        out.push(format!(
-            "scratch (private_segment_fixed_size {} bytes, RSRC2.SCRATCH_EN {}, dynamic stack {}): \
-             the queue has no scratch ring (its owner gave the CP none)",
-            kd.private_segment_fixed_size,
-            u8::from(kd.scratch_enabled()),
-            u8::from(kd.uses_dynamic_stack())
-        ));
-    }
-    if (kd.wants_flat_scratch_init() || kd.wants_private_segment_size()) && !scratch {
+    if (kd.wants_flat_scratch_init() || kd.wants_private_segment_size()) && kd.wants_dispatch_id() {
         out.push(
-            "flat scratch init / private segment size SGPRs (the queue has no scratch ring)".into(),
+            "the dispatch id SGPRs before flat scratch init / the private segment size (not \
+             delivered by PM4)"
+                .into(),
         );
-    }
-    if kd.wants_flat_scratch_init() && kd.wants_dispatch_id() {
-        out.push("the dispatch id SGPRs before flat scratch init (not delivered by PM4)".into());
     }
     if kd.wants_queue_ptr() {
         out.push("the queue pointer SGPRs (no AQL queue stands behind a PM4 dispatch)".into());

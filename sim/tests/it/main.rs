@@ -16,6 +16,7 @@ mod pm4;
 mod pm4_dispatch_packet;
 mod pm4_rocr;
 mod pm4_rules;
+mod pm4_scratch;
 mod pm4_stream_order;
 mod pm4_timestamp;
 mod replay;

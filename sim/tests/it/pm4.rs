@@ -168,10 +168,13 @@ fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
         *err.kind,
         Pm4ErrorKind::NoTwin("no_such_twin_kernel".into())
     );
-    // SET_SH_REG to COMPUTE_TMPRING_SIZE (queue-owned).
-    let bad = [0xC001_7602, off::COMPUTE_TMPRING_SIZE as u32, 0];
+    // SET_SH_REG to a CU mask (queue-owned).
+    let bad = [0xC001_7602, off::COMPUTE_STATIC_THREAD_MGMT_SE0 as u32, 0];
     let err = rig.run(&bad).unwrap_err();
-    assert!(err.to_string().contains("COMPUTE_TMPRING_SIZE"), "{err}");
+    assert!(
+        err.to_string().contains("COMPUTE_STATIC_THREAD_MGMT_SE0"),
+        "{err}"
+    );
     // State never inherited across IBs: a DISPATCH_DIRECT alone is refused.
     let err = rig.run(&[0xC003_1502, 1, 1, 1, 1]).unwrap_err();
     assert!(
@@ -306,16 +309,16 @@ fn a_kernel_the_direct_path_refuses_is_refused_at_dispatch() {
     let rig = Rig::new("gfx1201", "counter", 0);
     let c = rig.alloc(4);
     let mut kd = rig.image.kernels[0].descriptor;
-    kd.private_segment_fixed_size = 64;
-    let scratchy = rig.dev.install_kernel("counter", kd).unwrap();
-    let entry = scratchy.kernels[0].code_entry;
+    kd.kernel_code_properties |= relaunch_facts::descriptor::properties::QUEUE_PTR;
+    let queue_ptr = rig.dev.install_kernel("counter", kd).unwrap();
+    let entry = queue_ptr.kernels[0].code_entry;
     let mut ib = counter_ib(&rig, c, 1, None);
     let lo = reg_position(&ib, rig.dev.family(), off::COMPUTE_PGM_LO);
     ib[lo] = (entry >> 8) as u32;
     ib[lo + 1] = (entry >> 40) as u32;
     let err = rig.run(&ib).unwrap_err();
     assert!(
-        err.to_string().contains("cannot run it") && err.to_string().contains("scratch"),
+        err.to_string().contains("cannot run it") && err.to_string().contains("queue pointer"),
         "{err}"
     );
 }

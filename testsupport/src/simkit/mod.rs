@@ -156,12 +156,31 @@ impl Rig {
         IbBuilder::for_target(self.dev.facts(), opts)
     }
 
+    /// A scratch backing in device memory for `need`, planned as relaunch's
+    /// installer plans it for a GPU of the device's compute units and the
+    /// simulator's one shader engine.
+    pub fn scratch_ring(
+        &self,
+        need: relaunch_encoders::ScratchNeed,
+    ) -> relaunch_encoders::ScratchRing {
+        let plan = relaunch_encoders::ScratchPlan::new(
+            self.dev.family(),
+            need,
+            self.dev.config().compute_units,
+            1,
+        )
+        .unwrap();
+        let mem = self.alloc(plan.bytes as usize + 256);
+        plan.at(mem.next_multiple_of(256)).unwrap()
+    }
+
     /// Device memory for kernel data.
     pub fn alloc(&self, bytes: usize) -> u64 {
         self.dev.memory.allocate(bytes, MemKind::Device).unwrap()
     }
 
     /// Finish into a fresh kernarg block holding the image; returns (ib, base).
+    /// An IB with scratch kernels gets a fresh backing ([`Rig::scratch_ring`]).
     pub fn finish(&self, b: IbBuilder) -> (EncodedIb, u64) {
         let layout = b.kernarg_layout();
         let base = self
@@ -169,7 +188,8 @@ impl Rig {
             .memory
             .allocate(layout.bytes.max(1) as usize, MemKind::HostFineGrained)
             .unwrap();
-        let ib = b.finish(base).unwrap();
+        let ring = b.scratch_need().map(|need| self.scratch_ring(need));
+        let ib = b.finish_with_scratch(base, ring.as_ref()).unwrap();
         self.dev.memory.write(base, &ib.kernarg_image).unwrap();
         (ib, base)
     }
