@@ -21,6 +21,7 @@ mod error;
 mod fallback;
 mod gpu;
 mod graph;
+mod hostcall;
 mod keepalive;
 mod kernargs;
 pub mod manifest;
@@ -37,6 +38,7 @@ pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELEC
 pub use graph::{
     default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
 };
+pub use hostcall::{PrintfCapture, PrintfOutput, Stream as PrintfStream};
 pub use kernargs::explicit_kernarg_size;
 pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};

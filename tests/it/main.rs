@@ -29,6 +29,7 @@ mod graph_launch;
 mod hip_dispatch_packet;
 mod inspect_cli;
 mod keepalive;
+mod printf_aql;
 mod public_aql;
 mod selftest_cli;
 mod sim_rocm;
