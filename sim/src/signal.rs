@@ -438,4 +438,33 @@ mod tests {
         assert_eq!(table.live(), 0);
         assert_eq!(Condition::from_raw(9), None);
     }
+
+    /// ockl's `__ockl_hsa_signal_add` on an in-memory signal: a 64-bit
+    /// atomic add at the handle + 8, the event id into the mailbox, an
+    /// interrupt; the interrupt wakes the host waiter.
+    #[test]
+    fn a_device_update_and_its_interrupt_wake_an_in_memory_signal_waiter() {
+        let memory = Arc::new(DeviceMemory::new(1 << 20));
+        let table = SignalTable::in_memory(Arc::clone(&memory));
+        let (h, s) = table.create(0);
+        let mailbox = memory.read_u64(h + 16).unwrap();
+        let id = memory.read_u32(h + 24).unwrap();
+        assert_eq!(mailbox, h + 56);
+        assert_eq!(memory.read_u64(h).unwrap(), AMD_SIGNAL_KIND_USER as u64);
+        let waiter = {
+            let s = Arc::clone(&s);
+            std::thread::spawn(move || s.wait(Condition::Ne, 0, Duration::from_secs(30)))
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        memory.atomic_add_i64(h + 8, 1).unwrap();
+        memory.store_u64_release(mailbox, u64::from(id)).unwrap();
+        table.interrupt(id & 0xFF);
+        assert_eq!(waiter.join().unwrap(), 1);
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert_eq!(s.load(), 1);
+        // Destroyed: the device's accesses to the handle fault.
+        assert!(table.destroy(h));
+        assert!(memory.read_u64(h + 8).is_err());
+    }
 }

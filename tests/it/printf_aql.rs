@@ -277,3 +277,39 @@ fn an_opencl_printf_kernel_is_refused_by_both_paths_naming_the_printf_buffer() {
         "{err}"
     );
 }
+
+/// A request for a service relaunch does not serve (`hostcall_unknown`
+/// asks for service 9) is answered with -1, so the wave goes on (and
+/// prints after it), counted, and fails the launch naming it.
+#[test]
+fn an_unknown_hostcall_service_is_answered_counted_and_fails_the_launch() {
+    let gpu = Gpu::open("sim:gfx1100").unwrap();
+    let capture = gpu.capture_printf();
+    let module = gpu.load_module(&fixture("gfx1100", "hip_printf")).unwrap();
+    let out = gpu.alloc(4 * N as usize, true).unwrap();
+    let mut graph = Graph::new(GraphOptions::default());
+    let buf = graph.buffer("out", 4).unwrap();
+    let kernarg = module
+        .pack_kernargs(
+            "hostcall_unknown",
+            &out.address().to_le_bytes(),
+            &geometry(),
+        )
+        .unwrap();
+    graph
+        .kernel(node(
+            &module,
+            "hostcall_unknown",
+            kernarg,
+            vec![Access::write(buf, 0, 4)],
+            vec![],
+        ))
+        .unwrap();
+    let exec = graph.instantiate().unwrap();
+    let err = exec.launch(&gpu).unwrap_err();
+    assert_eq!(err.class(), ErrorClass::Replay, "{err}");
+    assert!(err.message().contains("hostcall service 9"), "{err}");
+    assert_eq!(gpu.hostcall_unknown_services(), 1);
+    assert_eq!(out.read_u32(0).unwrap(), u32::MAX);
+    assert_eq!(capture.take_string(), "after the unknown service\n");
+}
