@@ -14,6 +14,10 @@
 //! re-exports a curated set of their types (graph authoring, code objects,
 //! stream words, bundles, twins), not the crates, and its [`Error`] keeps
 //! their typed errors, with [`Error::class`] the class C and Python report.
+//! A graph lane with a kernel the PM4 path refuses runs as public-AQL
+//! dispatches (`submission`), HIP device printf kernels included: the
+//! GPU's hostcall service (`hostcall`) serves them, printing to stdout as
+//! HIP does (the one thing relaunch prints) or into a [`PrintfCapture`].
 
 mod catalog;
 mod devices;

@@ -90,6 +90,11 @@ for target in "${v4_targets[@]}"; do
         compile "$target" "$k" "$out/$target/$k-v4.co" -mcode-object-version=4
     done
 done
+if [ ! -f "$device_libs/ockl.bc" ]; then
+    echo "build.sh: no ROCm device libraries at $device_libs (apt-get install" \
+        "rocm-device-libs, or set ROCM_DEVICE_LIBS)" >&2
+    exit 1
+fi
 # HIP device printf goes through ockl's hostcall code, so these link the
 # ROCm device libraries, as code object v4 (hidden_hostcall_buffer at
 # implicit argument 3). Debian's libraries (ROCm 5.2.3) predate gfx11 and

@@ -153,9 +153,10 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
 /// The byte offset (from the entry) a direct call at `call` (an
 /// `s_swappc_b64 s[a:b], s[n:n+1]`) jumps to, when the instructions before
 /// it build s[n:n+1] as LLVM's call sequence does: `s_getpc_b64 s[n:n+1]`,
-/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (a 64-bit add of a
-/// PC-relative constant, so the target does not depend on where the code
-/// was loaded). `None` for any other shape (a pointer from memory): the
+/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (gfx12:
+/// `s_add_co_u32`, `s_add_co_ci_u32`; each a literal or an inline
+/// constant): a 64-bit add of a PC-relative constant, so the target does
+/// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
 /// call then faults at run time naming its address.
 fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
     let (src, _, _) = resolve(decoded.get(&call)?);
@@ -164,15 +165,26 @@ fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> 
     // The sequence sits in the call's block, a few instructions back.
     for (&at, d) in decoded.range(..call).rev().take(16) {
         let (src, dst, _) = resolve(d);
+        // The constant: a literal (a relocation) or an inline integer.
+        let constant = |c: Src| match c {
+            Src::Literal(v) => Some(v),
+            Src::Int(v) => Some(i32::from(v) as u32),
+            _ => None,
+        };
         let literal = match src {
-            [Src::Sgpr(a), Src::Literal(v), _] | [Src::Literal(v), Src::Sgpr(a), _] => Some((a, v)),
+            [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] => constant(c).map(|v| (a, v)),
             _ => None,
         };
         match (d.name, dst, literal) {
-            ("s_addc_u32", Dst::Sgpr(r), Some((a, v))) if r == n + 1 && a == r && hi.is_none() => {
+            // gfx12 spells them s_add_co_u32 / s_add_co_ci_u32.
+            ("s_addc_u32" | "s_add_co_ci_u32", Dst::Sgpr(r), Some((a, v)))
+                if r == n + 1 && a == r && hi.is_none() =>
+            {
                 hi = Some(v);
             }
-            ("s_add_u32", Dst::Sgpr(r), Some((a, v))) if r == n && a == r && lo.is_none() => {
+            ("s_add_u32" | "s_add_co_u32", Dst::Sgpr(r), Some((a, v)))
+                if r == n && a == r && lo.is_none() =>
+            {
                 lo = Some(v);
             }
             ("s_getpc_b64", Dst::Sgpr(r), _) if r == n => {
