@@ -141,6 +141,10 @@ pub enum Error {
     /// classes patch failures as record errors).
     #[error(transparent)]
     Patch(SchedError),
+    /// The HIP multistream fallback failed: no HIP library (device
+    /// class), a HIP call (replay class) or a replay timeout (replay).
+    #[error(transparent)]
+    Hip(crate::hip_streams::HipError),
     /// A refusal of the facade itself or of a front end (a NULL argument,
     /// a foreign handle, a builder with no dispatches, ...).
     #[error("{message}")]
@@ -204,6 +208,8 @@ impl Error {
             Error::Copy(_) => ErrorClass::Replay,
             Error::Replay(e) if e.is_device_lost() => ErrorClass::DeviceLost,
             Error::Replay(_) => ErrorClass::Replay,
+            Error::Hip(crate::hip_streams::HipError::Library { .. }) => ErrorClass::Device,
+            Error::Hip(_) => ErrorClass::Replay,
             Error::Refused { class, .. } => *class,
             Error::Context { source, .. } | Error::Hint { source, .. } => source.class(),
         }

@@ -96,13 +96,13 @@ impl Graph {
     /// must fill its segment. A kernel the PM4 path refuses is recorded
     /// too: instantiate decides its lane's path ([`Submission`]).
     pub fn kernel(&mut self, spec: NodeSpec<'_>) -> Result<NodeId> {
-        let kernel = spec.module.loaded_kernel(spec.symbol)?;
+        let info = spec.module.graph_kernel(spec.symbol)?;
         let geometry = crate::Geometry {
             grid: spec.grid,
             block: spec.block,
             dynamic_group_bytes: spec.dynamic_group_bytes,
         };
-        let kernarg = match crate::kernargs::complete(&kernel.info, &spec.kernarg, &geometry)? {
+        let kernarg = match crate::kernargs::complete(&info, &spec.kernarg, &geometry)? {
             std::borrow::Cow::Borrowed(_) => spec.kernarg,
             std::borrow::Cow::Owned(packed) => packed,
         };
@@ -110,7 +110,7 @@ impl Graph {
         let node = self.graph.kernel(KernelNode {
             kernel: KernelRef::Module {
                 module: id,
-                symbol: kernel.info.name.clone(),
+                symbol: info.name.clone(),
             },
             grid: spec.grid,
             block: spec.block,
@@ -119,7 +119,7 @@ impl Graph {
             accesses: spec.accesses,
             deps: spec.deps,
             // Proven VMEM-only consumers get the narrower boundary.
-            vmem_only: spec.module.read_cache(&kernel.info.name)
+            vmem_only: spec.module.read_cache(&info.name)
                 == relaunch_device::codeobj::certify::ReadCache::VmemOnly,
         })?;
         self.modules
@@ -174,15 +174,23 @@ impl Graph {
     /// says which and why).
     pub fn instantiate_with(&self, submission: Submission) -> Result<GraphExec> {
         let plan = self.graph.instantiate()?;
-        let lanes = crate::submission::choose(&plan, submission, |k| match k {
-            KernelRef::Module { module, symbol } => self.modules.get(module)?.kernel_info(symbol),
-            _ => None,
-        })?;
+        let hip = crate::submission::hip_modules(self.modules.values())?;
+        let lanes = if hip {
+            crate::submission::choose_hip(&plan, submission)?
+        } else {
+            crate::submission::choose(&plan, submission, |k| match k {
+                KernelRef::Module { module, symbol } => {
+                    self.modules.get(module)?.kernel_info(symbol)
+                }
+                _ => None,
+            })?
+        };
         Ok(GraphExec {
             lanes,
             plan: Mutex::new(plan),
             modules: self.modules.clone(),
             launched: Mutex::new(None),
+            hip: Mutex::new(None),
             stream: Mutex::new(None),
             last: Mutex::new(Vec::new()),
         })
@@ -201,11 +209,13 @@ struct Launched {
 
 /// A compiled graph; retains its IBs across launches.
 pub struct GraphExec {
-    /// Per lane: PM4 or public AQL, and why.
-    lanes: Vec<LaneSubmission>,
-    plan: Mutex<Plan>,
-    modules: HashMap<u64, Module>,
+    /// Per lane: PM4, public AQL or a HIP stream, and why.
+    pub(crate) lanes: Vec<LaneSubmission>,
+    pub(crate) plan: Mutex<Plan>,
+    pub(crate) modules: HashMap<u64, Module>,
     launched: Mutex<Option<Launched>>,
+    /// The HIP streams of a graph of HIP modules (after its first launch).
+    pub(crate) hip: Mutex<Option<crate::hip_streams::HipLanes>>,
     /// Per lane, the words its IB is stream-ordered through (set before
     /// the first launch, see [`GraphExec::order_by_stream_words`]).
     stream: Mutex<Option<Vec<StreamWords>>>,
@@ -326,6 +336,31 @@ impl GraphExec {
     /// Submits a replay on `gpu` without waiting for it (installing the IBs
     /// at the first launch, as [`GraphExec::launch`]).
     pub fn launch_async(&self, gpu: &Gpu) -> Result<LaunchInFlight> {
+        let completion = self.submit(gpu, "graph launch_async")?;
+        Ok(LaunchInFlight { completion })
+    }
+
+    /// Replays the graph on `gpu` and waits. The first launch encodes one
+    /// IB per lane (in parallel) and installs them on the Auto queue width;
+    /// the IBs stay bound to that GPU.
+    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
+        self.submit(gpu, "graph launch")?
+            .wait_or_abandon(REPLAY_TIMEOUT)
+            .map_err(Error::Replay)?;
+        // Every hostcall request of the replay was answered before its
+        // waves ended: report what could not be served.
+        let hostcall = self
+            .launched
+            .lock()
+            .as_ref()
+            .and_then(|l| l.hostcall.clone());
+        hostcall.map_or(Ok(()), |h| h.check())
+    }
+
+    /// What both launches do: install at the first launch, check the GPU
+    /// is the one the IBs are on, replay, and keep the lanes for `Drop`.
+    fn submit(&self, gpu: &Gpu, what: &str) -> Result<MultiCompletion<HsaWatch>> {
+        crate::pm4::refuse_inside_twin(what)?;
         let mut launched = self.launched.lock();
         if launched.is_none() {
             *launched = Some(self.install(gpu)?);
@@ -340,73 +375,44 @@ impl GraphExec {
         }
         let completion = l.multi.replay().map_err(Error::Replay)?;
         *self.last.lock() = completion.lanes().cloned().collect();
-        Ok(LaunchInFlight { completion })
+        Ok(completion)
     }
 
-    /// Replays the graph on `gpu` and waits. The first launch encodes one
-    /// IB per lane (in parallel) and installs them on the Auto queue width;
-    /// the IBs stay bound to that GPU.
-    pub fn launch(&self, gpu: &Gpu) -> Result<()> {
-        crate::pm4::refuse_inside_twin("graph launch")?;
-        let mut launched = self.launched.lock();
-        if launched.is_none() {
-            *launched = Some(self.install(gpu)?);
-        }
-        let l = launched.as_ref().expect("installed above");
-        if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
-            return Err(Error::handle(format!(
-                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
-                l.gpu.describe(),
-                gpu.describe()
-            )));
-        }
-        let replay = l.multi.replay().map_err(Error::Replay)?;
-        *self.last.lock() = replay.lanes().cloned().collect();
-        let hostcall = l.hostcall.clone();
-        drop(launched);
-        replay
-            .wait_or_abandon(REPLAY_TIMEOUT)
-            .map_err(Error::Replay)?;
-        // Every request of the replay was answered before its waves ended.
-        hostcall.map_or(Ok(()), |h| h.check())
-    }
-
-    /// The runtime-owned kernarg slots of node `index` of `lane` and what
-    /// they hold on this path (public-AQL lanes only: the hostcall buffer,
-    /// null objects), as (offset, bytes).
+    /// The runtime-owned kernarg slots of a node of `lane` running
+    /// `kernel` and what they hold (public-AQL lanes only), as (offset,
+    /// bytes): see [`crate::hostcall::aql_fills`].
     fn runtime_fills(
         &self,
         lane: usize,
         kernel: &KernelRef,
         hostcall: Option<u64>,
     ) -> Vec<(usize, Vec<u8>)> {
-        use relaunch_device::codeobj::AqlFill;
-        if self.lanes.get(lane).map(|l| l.kind) != Some(LaneKind::Aql) {
-            return Vec::new();
+        match self.kernel_info(kernel) {
+            Some(info) if self.lanes.get(lane).map(|l| l.kind) == Some(LaneKind::Aql) => {
+                crate::hostcall::aql_fills(info, hostcall)
+            }
+            _ => Vec::new(),
         }
-        let Some(info) = self.kernel_info(kernel) else {
-            return Vec::new();
-        };
-        info.args
-            .iter()
-            .filter_map(|a| {
-                let value = match a.value_kind.aql_fill()? {
-                    AqlFill::HostcallBuffer => hostcall?,
-                    AqlFill::Null => 0,
-                };
-                let size = (a.size as usize).min(8);
-                Some((a.offset as usize, value.to_le_bytes()[..size].to_vec()))
-            })
-            .collect()
     }
 
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
         let mut plan = self.plan.lock();
         for module in self.modules.values() {
-            if !Arc::ptr_eq(&module.gpu().inner, &gpu.inner) {
+            let on = match (module.gpu(), module.hip_device()) {
+                (Some(on), _) => on,
+                (None, Some(hip)) => {
+                    return Err(Error::handle(format!(
+                        "this graph's modules were loaded through HIP ({}): replay it with \
+                         GraphExec::launch_hip",
+                        hip.describe()
+                    )))
+                }
+                (None, None) => unreachable!("a module is loaded through ROCr or HIP"),
+            };
+            if !Arc::ptr_eq(&on.inner, &gpu.inner) {
                 return Err(Error::handle(format!(
                     "a module of this graph was loaded on {}, not on {}",
-                    module.gpu().describe(),
+                    on.describe(),
                     gpu.describe()
                 )));
             }
@@ -510,17 +516,17 @@ impl GraphExec {
             let size = planned.kernarg.len();
             let completed = match planned.kernel {
                 KernelRef::Module { module, symbol } if bytes.len() < size => {
-                    let kernel = self
+                    let info = self
                         .modules
                         .get(module)
                         .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
-                        .kernel(symbol)?;
+                        .graph_kernel(symbol)?;
                     let geometry = crate::Geometry {
                         grid: planned.grid,
                         block: planned.block,
                         dynamic_group_bytes: planned.dynamic_group_bytes,
                     };
-                    Some(crate::kernargs::complete(&kernel.info, bytes, &geometry)?.into_owned())
+                    Some(crate::kernargs::complete(&info, bytes, &geometry)?.into_owned())
                 }
                 _ => None,
             };

@@ -25,6 +25,7 @@ mod error;
 mod fallback;
 mod gpu;
 mod graph;
+mod hip_streams;
 mod hostcall;
 mod keepalive;
 mod kernargs;
@@ -42,6 +43,7 @@ pub use gpu::{runtime_agent_facts, DeviceBuffer, Gpu, DEVICE_ENV, FALLBACK_SELEC
 pub use graph::{
     default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
 };
+pub use hip_streams::{HipBuffer, HipDevice, HipError, REAL_HIP_ENV};
 pub use hostcall::{PrintfCapture, PrintfOutput, Stream as PrintfStream};
 pub use kernargs::explicit_kernarg_size;
 pub use manifest::SchedulerProfile;

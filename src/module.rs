@@ -20,9 +20,9 @@ pub struct LoadedKernel {
 }
 
 pub(crate) struct ModuleInner {
-    pub(crate) gpu: Gpu,
     pub(crate) code: CodeObject,
-    pub(crate) executable: Executable,
+    /// Where the code was loaded: the HSA runtime or HIP.
+    pub(crate) loaded: Loaded,
     /// relaunch's own proof per kernel (same order as `code.kernels()`);
     /// empty when certification was turned off for this load.
     pub(crate) certs: Vec<Certificate>,
@@ -30,6 +30,14 @@ pub(crate) struct ModuleInner {
     pub(crate) manifest: Option<crate::manifest::ManifestFacts>,
     /// Id in graphs, assigned on first use (`Module::graph_id`).
     pub(crate) graph_id: std::sync::OnceLock<u64>,
+}
+
+/// Who loaded a module's code.
+pub(crate) enum Loaded {
+    /// Frozen into an HSA executable on a GPU (the PM4 and AQL paths).
+    Hsa { gpu: Gpu, executable: Executable },
+    /// A HIP module (HIP multistream fallback only).
+    Hip(crate::hip_streams::HipModule),
 }
 
 /// A loaded module. Cheap to clone; IBs that use it keep it alive, so
@@ -102,9 +110,11 @@ impl Gpu {
             .map_err(|e| Error::Load(e).context("loading module"))?;
         Ok(Module {
             inner: Arc::new(ModuleInner {
-                gpu: self.clone(),
                 code,
-                executable,
+                loaded: Loaded::Hsa {
+                    gpu: self.clone(),
+                    executable,
+                },
                 certs,
                 manifest,
                 graph_id: std::sync::OnceLock::new(),
@@ -136,9 +146,26 @@ impl Default for LoadOptions {
 }
 
 impl Module {
-    /// The GPU this module was loaded on.
-    pub fn gpu(&self) -> &Gpu {
-        &self.inner.gpu
+    /// The GPU this module was loaded on (`None` for a HIP module).
+    pub fn gpu(&self) -> Option<&Gpu> {
+        match &self.inner.loaded {
+            Loaded::Hsa { gpu, .. } => Some(gpu),
+            Loaded::Hip(_) => None,
+        }
+    }
+
+    /// The HIP device this module was loaded on through
+    /// [`crate::HipDevice::load_module`] (`None` for an HSA module).
+    pub fn hip_device(&self) -> Option<&crate::HipDevice> {
+        match &self.inner.loaded {
+            Loaded::Hip(m) => Some(m.device()),
+            Loaded::Hsa { .. } => None,
+        }
+    }
+
+    /// True for a module loaded through HIP.
+    pub fn is_hip(&self) -> bool {
+        matches!(self.inner.loaded, Loaded::Hip(_))
     }
 
     /// Every kernel the code object holds.
@@ -183,15 +210,60 @@ impl Module {
                 names.join(", ")
             ))
         })?;
-        let symbol = self
-            .inner
-            .executable
+        let executable = match &self.inner.loaded {
+            Loaded::Hsa { executable, .. } => executable,
+            Loaded::Hip(m) => {
+                return Err(Error::compile(format!(
+                    "kernel {} was loaded through HIP ({}): it runs on HIP streams only \
+                     (GraphExec::launch_hip), not as PM4 or AQL dispatches",
+                    info.name,
+                    m.device().describe()
+                )))
+            }
+        };
+        let symbol = executable
             .kernel(&info.name)
             .map_err(|e| Error::Load(e).context(format!("kernel {}", info.name)))?;
         Ok(LoadedKernel {
             info: info.clone(),
             kd_address: symbol.kernel_object,
         })
+    }
+
+    /// The metadata of `symbol` for a graph node, checked against where
+    /// the module was loaded (the executable's symbol, or HIP's function).
+    pub(crate) fn graph_kernel(&self, symbol: &str) -> Result<KernelInfo> {
+        match &self.inner.loaded {
+            Loaded::Hsa { .. } => Ok(self.loaded_kernel(symbol)?.info),
+            Loaded::Hip(_) => {
+                self.hip_function(symbol)?;
+                Ok(self
+                    .kernel_info(symbol)
+                    .expect("found by hip_function")
+                    .clone())
+            }
+        }
+    }
+
+    /// HIP's function for `symbol` of a HIP module.
+    pub(crate) fn hip_function(&self, symbol: &str) -> Result<*mut std::ffi::c_void> {
+        let Loaded::Hip(m) = &self.inner.loaded else {
+            return Err(Error::handle(format!(
+                "kernel {symbol} belongs to a module loaded on a GPU through ROCr, not through HIP"
+            )));
+        };
+        let name = symbol.strip_suffix(".kd").unwrap_or(symbol);
+        self.kernels()
+            .iter()
+            .position(|k| k.name == name)
+            .and_then(|i| m.function(i))
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.kernels().iter().map(|k| k.name.as_str()).collect();
+                Error::record(format!(
+                    "module has no kernel {symbol:?}; it has: {}",
+                    names.join(", ")
+                ))
+            })
     }
 
     /// The kernarg segment of `symbol` for one launch: `explicit` arguments

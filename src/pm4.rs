@@ -77,10 +77,15 @@ impl Pm4Builder {
         dynamic_group_bytes: u32,
         kernarg: &[u8],
     ) -> Result<usize> {
-        if !std::sync::Arc::ptr_eq(&module.gpu().inner, &self.gpu.inner) {
-            return Err(Error::handle(
-                "the module was loaded on another GPU than this builder's",
-            ));
+        let on_this = module
+            .gpu()
+            .is_some_and(|gpu| std::sync::Arc::ptr_eq(&gpu.inner, &self.gpu.inner));
+        if !on_this {
+            return Err(Error::handle(if module.is_hip() {
+                "the module was loaded through HIP: its kernels run on HIP streams only, not in a PM4 IB"
+            } else {
+                "the module was loaded on another GPU than this builder's"
+            }));
         }
         let kernel = module.kernel(symbol)?;
         let code = KernelCode {

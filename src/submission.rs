@@ -34,6 +34,10 @@ pub enum Submission {
     Pm4,
     /// Every lane as public-AQL kernel-dispatch packets.
     Aql,
+    /// Every lane on a HIP stream (HIP multistream fallback): the graph's
+    /// modules must be loaded through [`crate::HipDevice::load_module`],
+    /// which `Auto` then picks by itself.
+    Hip,
 }
 
 impl Submission {
@@ -43,6 +47,7 @@ impl Submission {
             "auto" => Some(Submission::Auto),
             "pm4" => Some(Submission::Pm4),
             "aql" => Some(Submission::Aql),
+            "hip" => Some(Submission::Hip),
             _ => None,
         }
     }
@@ -53,6 +58,8 @@ impl Submission {
 pub enum LaneKind {
     Pm4,
     Aql,
+    /// A HIP stream (the graph's modules were loaded through HIP).
+    Hip,
 }
 
 impl std::fmt::Display for LaneKind {
@@ -60,6 +67,7 @@ impl std::fmt::Display for LaneKind {
         f.write_str(match self {
             LaneKind::Pm4 => "pm4",
             LaneKind::Aql => "aql",
+            LaneKind::Hip => "hip",
         })
     }
 }
@@ -82,6 +90,13 @@ pub(crate) fn choose<'a>(
     submission: Submission,
     kernel: impl Fn(&KernelRef) -> Option<&'a relaunch_device::codeobj::KernelInfo>,
 ) -> Result<Vec<LaneSubmission>> {
+    if submission == Submission::Hip {
+        return Err(Error::compile(
+            "Submission::Hip needs the graph's modules loaded through HIP \
+             (HipDevice::load_module); these were loaded on a GPU through ROCr, which runs them \
+             as PM4 or public AQL",
+        ));
+    }
     let mut out = Vec::with_capacity(plan.lane_count());
     for (lane, nodes) in plan.lanes().enumerate() {
         let mut refused: Option<String> = None;
@@ -151,6 +166,54 @@ pub(crate) fn choose<'a>(
     Ok(out)
 }
 
+/// True when the graph's modules were loaded through HIP; refused when
+/// HIP and ROCr modules are mixed (their lanes could not share a device).
+pub(crate) fn hip_modules<'a>(modules: impl Iterator<Item = &'a crate::Module>) -> Result<bool> {
+    let (mut hip, mut hsa) = (0usize, 0usize);
+    for m in modules {
+        if m.is_hip() {
+            hip += 1;
+        } else {
+            hsa += 1;
+        }
+    }
+    if hip > 0 && hsa > 0 {
+        return Err(Error::compile(format!(
+            "the graph mixes {hip} module(s) loaded through HIP with {hsa} loaded on a GPU \
+             through ROCr; load every module the same way"
+        )));
+    }
+    Ok(hip > 0)
+}
+
+/// Every lane of a graph of HIP modules on a HIP stream: refused for
+/// `Pm4`/`Aql` (they need ROCr modules) and for a node HIP cannot launch.
+pub(crate) fn choose_hip(plan: &Plan, submission: Submission) -> Result<Vec<LaneSubmission>> {
+    if let Submission::Pm4 | Submission::Aql = submission {
+        return Err(Error::compile(format!(
+            "Submission::{submission:?} needs modules loaded on a GPU through ROCr \
+             (Gpu::load_module); this graph's modules were loaded through HIP, so its lanes run \
+             on HIP streams (Submission::Hip or Auto)"
+        )));
+    }
+    for lane in plan.lanes() {
+        for node in &lane {
+            if let KernelRef::Module { .. } = node.kernel {
+                crate::hip_streams::blocks(node.grid, node.block)
+                    .map_err(|e| e.context(format!("node {}", node.node.raw())))?;
+            }
+        }
+    }
+    let reason = "modules loaded through HIP (no direct ROCr access): HIP multistream fallback";
+    tracing::info!(lanes = plan.lane_count(), "{reason}");
+    Ok((0..plan.lane_count())
+        .map(|_| LaneSubmission {
+            kind: LaneKind::Hip,
+            reason: Some(reason.to_string()),
+        })
+        .collect())
+}
+
 /// Lowers every lane of `plan` its chosen way, in parallel when there are
 /// several: PM4 lanes into an `IbBuilder` (stream-ordered through
 /// `stream[lane]` when given), AQL lanes into an `AqlBuilder`, each
@@ -181,7 +244,9 @@ where
                     .map_err(LowerLaneError::Lower)?;
                 sink.into_builder().into()
             }
-            _ => {
+            // HIP lanes never get here: install refuses graphs of HIP
+            // modules before lowering (they replay with launch_hip).
+            Some(LaneKind::Pm4 | LaneKind::Hip) | None => {
                 let builder = match stream.and_then(|w| w.get(lane)) {
                     Some(words) => IbBuilder::new_stream_ordered(facts, options, *words),
                     None => Ok::<_, EncodeError>(IbBuilder::for_target(facts, options)),

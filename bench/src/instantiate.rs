@@ -8,9 +8,9 @@
 
 use std::time::Instant;
 
-use relaunch_lanes::adversarial::{self, Shape};
 use relaunch_lanes::reference::{decode_step, DecodeShape};
 use relaunch_lanes::{Graph, GraphOptions, Mode};
+use relaunch_testsupport::adversarial::{self, Shape};
 
 use crate::report::Report;
 

@@ -11,9 +11,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use relaunch::{CodeObject, Gpu};
-use relaunch_hipgraph::capture::Capture;
-use relaunch_hipgraph::reason::Reason;
-use relaunch_hipgraph::shadow::{node_kernel, Function, NodeKernel, ShadowGraph, ShadowModule};
+use relaunch_hipgraph::model::capture::Capture;
+use relaunch_hipgraph::model::reason::Reason;
+use relaunch_hipgraph::model::shadow::{
+    node_kernel, Function, NodeKernel, ShadowGraph, ShadowModule,
+};
 
 use crate::report::Report;
 

@@ -185,21 +185,12 @@ proptest! {
         target in prop_oneof![Just(None), Just(Some("gfx1100")), Just(Some("gfx1201:xnack-"))],
     ) {
         let ids = ["hipv4-amdgcn-amd-amdhsa--gfx1100", "hipv4-amdgcn-amd-amdhsa--gfx1201", "host-x86_64-unknown-linux-gnu-"];
-        let mut out = bundle::BUNDLE_MAGIC.to_vec();
-        out.extend((picks.len() as u64).to_le_bytes());
-        let table: usize = picks.iter().enumerate().map(|(i, _)| 24 + ids[i % 3].len()).sum();
-        let mut offset = (out.len() + table) as u64;
-        let mut payload = Vec::new();
-        for (i, p) in picks.iter().enumerate() {
-            let data = &corpus()[p % corpus().len()];
-            out.extend(offset.to_le_bytes());
-            out.extend((data.len() as u64).to_le_bytes());
-            out.extend((ids[i % 3].len() as u64).to_le_bytes());
-            out.extend(ids[i % 3].as_bytes());
-            payload.extend_from_slice(data);
-            offset += data.len() as u64;
-        }
-        out.extend(payload);
+        let entries: Vec<(&str, &[u8])> = picks
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (ids[i % 3], &corpus()[p % corpus().len()][..]))
+            .collect();
+        let mut out = relaunch_testsupport::bundle::assemble_packed(&entries);
         for m in &mutations {
             apply(&mut out, m);
         }

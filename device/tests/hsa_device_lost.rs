@@ -1,5 +1,5 @@
 //! A GPU memory fault through a scripted table that behaves like ROCr
-//! (`hsa_scripted_table.rs`, its `processor`): the fault reaches only the
+//! (`scripted/mod.rs`, its `processor`): the fault reaches only the
 //! system event handlers (never a queue callback), and with no handler returning
 //! success the fixture fails the test where ROCr would `abort()`. The
 //! runtime layer registers its handler when it opens, so the process
@@ -7,7 +7,7 @@
 //! within 1 s, and every later submit on that GPU fails at once.
 //! Its own test binary: the record of lost GPUs is process-wide.
 
-#[path = "hsa_scripted_table.rs"]
+#[path = "scripted/mod.rs"]
 mod scripted;
 
 use std::time::{Duration, Instant};

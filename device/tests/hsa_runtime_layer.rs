@@ -1,8 +1,8 @@
 //! The runtime layer (`relaunch_device::hsa`) driven through the scripted
-//! table in `hsa_scripted_table.rs`: what each wrapper asks of the table and
+//! table in `scripted/mod.rs`: what each wrapper asks of the table and
 //! what it makes of the answers.
 
-#[path = "hsa_scripted_table.rs"]
+#[path = "scripted/mod.rs"]
 mod scripted;
 
 use std::sync::atomic::Ordering;

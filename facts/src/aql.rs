@@ -8,10 +8,12 @@
 
 use crate::packet::{ib_control_word, op, type3, MAX_IB_DWORDS};
 
-/// AQL packet type VENDOR_SPECIFIC.
+/// AQL packet type VENDOR_SPECIFIC (`hsa_packet_type_t`).
 pub const PACKET_TYPE_VENDOR_SPECIFIC: u16 = 0;
+/// Position of the AQL header's BARRIER bit (`HSA_PACKET_HEADER_BARRIER`).
+pub const HEADER_BARRIER_BIT: u16 = 8;
 /// AQL header BARRIER bit.
-pub const HEADER_BARRIER: u16 = 1 << 8;
+pub const HEADER_BARRIER: u16 = 1 << HEADER_BARRIER_BIT;
 /// AQL header acquire fence scope shift (2 bits).
 pub const HEADER_ACQUIRE_SCOPE_SHIFT: u16 = 9;
 /// AQL header release fence scope shift (2 bits).

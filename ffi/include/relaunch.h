@@ -56,6 +56,12 @@
 #define RL_LANE_AQL 1
 
 /**
+ * A HIP stream (only for graphs of modules loaded through HIP, which the
+ * Rust API makes; listed so every lane kind has a value).
+ */
+#define RL_LANE_HIP 2
+
+/**
  * Largest code object or manifest accepted (bytes).
  */
 #define RL_MAX_CODE_OBJECT_BYTES (256 << 20)
@@ -125,6 +131,33 @@
  * A bug inside relaunch (a caught panic); the message says where.
  */
 #define RL_ERR_INTERNAL -9
+
+/**
+ * `RlPm4FinalizeOptions::profiling`: no timestamps.
+ */
+#define RL_PROFILE_NONE 0
+
+/**
+ * The IB's GPU span (start and end timestamps; `rl_pm4_replay_profiled`).
+ */
+#define RL_PROFILE_SPAN 1
+
+/**
+ * The span and every dispatch's (`rl_pm4_ib_dispatch_times`).
+ */
+#define RL_PROFILE_DISPATCHES 2
+
+/**
+ * `RlPm4ReplayOptions::flags`: submit and return (`rl_pm4_wait` waits);
+ * single IBs only.
+ */
+#define RL_REPLAY_ASYNC 1
+
+/**
+ * Replay a profiled IB or multi-IB and write its GPU span to
+ * `*out_gpu_us`; not with `RL_REPLAY_ASYNC`.
+ */
+#define RL_REPLAY_PROFILED 2
 
 /**
  * Scheduler profile a manifest declares (`rl_module_scheduler_profile`).
@@ -352,6 +385,40 @@ typedef struct RlAccess {
  * thread); return 0 on success, nonzero for a kernel fault.
  */
 typedef int32_t (*RlSimKernelFn)(struct RlSimWorkgroup *wg, void *user);
+
+/**
+ * Options of `rl_pm4_finalize_ex` (NULL: every default).
+ */
+typedef struct RlPm4FinalizeOptions {
+  /**
+   * `sizeof(RlPm4FinalizeOptions)` as the caller compiled it.
+   */
+  size_t struct_size;
+  /**
+   * `RL_PROFILE_NONE` (default), `RL_PROFILE_SPAN` or
+   * `RL_PROFILE_DISPATCHES`.
+   */
+  uint32_t profiling;
+  /**
+   * For lanes (`out_multi`): an `RlQueuePolicy` value, `RlQueueAuto`
+   * (0, default) or a fixed width; must be `RlQueueAuto` for `out_ib`.
+   */
+  uint32_t queue_policy;
+} RlPm4FinalizeOptions;
+
+/**
+ * Options of `rl_pm4_replay_ex` (NULL: every default).
+ */
+typedef struct RlPm4ReplayOptions {
+  /**
+   * `sizeof(RlPm4ReplayOptions)` as the caller compiled it.
+   */
+  size_t struct_size;
+  /**
+   * `RL_REPLAY_*` bits; 0 replays and waits.
+   */
+  uint32_t flags;
+} RlPm4ReplayOptions;
 
 #ifdef __cplusplus
 extern "C" {
@@ -695,7 +762,7 @@ int32_t rl_graph_instantiate_ex(struct RlGraph *graph,
                                 struct RlGraphExec **out);
 
 /**
- * `RL_LANE_PM4` or `RL_LANE_AQL` for lane `lane`; a negative class on a
+ * `RL_LANE_PM4`, `RL_LANE_AQL` or `RL_LANE_HIP` for lane `lane`; a negative class on a
  * bad handle or a lane past the count (`RL_ERR_HANDLE`).
  */
 int32_t rl_graphexec_lane_submission(const struct RlGraphExec *exec, size_t lane);
@@ -1168,6 +1235,41 @@ int32_t rl_sim_atomic_add_u32(struct RlSimWorkgroup *wg,
  * change or invalidate it.
  */
 const char *rl_last_error(void);
+
+/**
+ * Finalizes `builder_count` builders: one builder as a single IB into
+ * `*out_ib`, or any number as lanes of a multi-IB into `*out_multi` (pass
+ * exactly one of the two; the other NULL). ALWAYS CONSUMES EVERY VALID
+ * BUILDER, whether it succeeded or not; do not free them.
+ *
+ * # Safety
+ * `builders` is valid for `builder_count` reads; `options` is NULL or
+ * valid for its `struct_size` bytes; `out_ib` and `out_multi` are NULL or
+ * writable.
+ */
+int32_t rl_pm4_finalize_ex(const struct RlGpu *gpu,
+                           struct RlPm4Builder *const *builders,
+                           size_t builder_count,
+                           const struct RlPm4FinalizeOptions *options,
+                           struct RlPm4Ib **out_ib,
+                           struct RlPm4MultiIb **out_multi);
+
+/**
+ * Replays one IB (`ib`) or every lane of a multi-IB (`multi`; pass
+ * exactly one, the other NULL). Flags: 0 replays and waits (a replay
+ * still running after 60 s is abandoned, as `rl_pm4_replay`);
+ * `RL_REPLAY_ASYNC` submits and returns (IBs only; `rl_pm4_wait` waits);
+ * `RL_REPLAY_PROFILED` waits and writes the GPU span in microseconds to
+ * `*out_gpu_us` (only then read; written only on success).
+ *
+ * # Safety
+ * `options` is NULL or valid for its `struct_size` bytes; `out_gpu_us` is
+ * NULL or writable.
+ */
+int32_t rl_pm4_replay_ex(struct RlPm4Ib *ib,
+                         struct RlPm4MultiIb *multi,
+                         const struct RlPm4ReplayOptions *options,
+                         double *out_gpu_us);
 
 #ifdef __cplusplus
 }  // extern "C"

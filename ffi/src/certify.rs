@@ -61,17 +61,9 @@ pub unsafe extern "C" fn rl_gpu_load_module_radiowave(
     out: *mut *mut RlModule,
 ) -> i32 {
     let manifest = Some((manifest, manifest_len));
+    let call = "rl_gpu_load_module_radiowave";
     // SAFETY: forwarded caller contract.
-    unsafe {
-        load(
-            "rl_gpu_load_module_radiowave",
-            gpu,
-            code,
-            len,
-            out,
-            manifest,
-        )
-    }
+    unsafe { load(call, gpu, code, len, out, manifest) }
 }
 
 /// True when the module was loaded with an accepted manifest.

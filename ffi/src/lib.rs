@@ -33,6 +33,7 @@ mod profile;
 mod sim;
 mod status;
 mod util;
+mod verbs;
 
 #[cfg(test)]
 mod tests;

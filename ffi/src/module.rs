@@ -125,17 +125,9 @@ pub unsafe extern "C" fn rl_gpu_load_module_certified(
     out: *mut *mut RlModule,
 ) -> i32 {
     let manifest = Some((manifest, manifest_len));
+    let call = "rl_gpu_load_module_certified";
     // SAFETY: forwarded caller contract.
-    unsafe {
-        load(
-            "rl_gpu_load_module_certified",
-            gpu,
-            code,
-            len,
-            out,
-            manifest,
-        )
-    }
+    unsafe { load(call, gpu, code, len, out, manifest) }
 }
 
 /// The kernarg segment size of `symbol` (with or without `.kd`), or -1

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use facade::{Error, ErrorClass, Pm4MultiIb, QueuePolicy};
+use facade::{Error, Pm4MultiIb};
 
-use crate::gpu::{gpu_obj, GpuObj, RlGpu};
+use crate::gpu::{GpuObj, RlGpu};
 use crate::handles::{self, Handled};
-use crate::pm4::{BuilderObj, RlPm4Builder, RL_MAX_KERNARG_BYTES};
+use crate::pm4::{RlPm4Builder, RL_MAX_KERNARG_BYTES};
 use crate::status::{guard, status};
-use crate::util::{clear, lock_state, non_null, record, slice};
+use crate::util::{lock_state, record, slice};
+use crate::verbs::{self, RlPm4FinalizeOptions, FINALIZE_DEFAULT, RL_PROFILE_NONE};
 
 /// Most lanes `rl_pm4_finalize_multi` takes at once.
 pub const RL_MAX_LANES: usize = 256;
@@ -28,6 +29,15 @@ pub(crate) struct MultiObj {
     /// `IbObj::ib`).
     pub(crate) multi: Mutex<Pm4MultiIb>,
     _gpu: Arc<GpuObj>,
+}
+
+impl MultiObj {
+    pub(crate) fn new(multi: Pm4MultiIb, gpu: Arc<GpuObj>) -> MultiObj {
+        MultiObj {
+            multi: Mutex::new(multi),
+            _gpu: gpu,
+        }
+    }
 }
 
 impl Handled for MultiObj {
@@ -55,82 +65,42 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi(
 ) -> i32 {
     // SAFETY: forwarded caller contract.
     unsafe {
-        finalize_multi_with(
+        finalize_lanes(
             "rl_pm4_finalize_multi",
             gpu,
             builders,
             lane_count,
             out,
-            None,
+            RL_PROFILE_NONE,
         )
     }
 }
 
-/// `rl_pm4_finalize_multi`, profiled or not (the profiled form:
-/// `profile.rs`).
+/// The finalize verb for lanes on the Auto width, profiled as asked.
 ///
 /// # Safety
 /// `builders` is valid for `lane_count` reads; `out` is NULL or writable.
-pub(crate) unsafe fn finalize_multi_with(
+pub(crate) unsafe fn finalize_lanes(
     call: &'static str,
     gpu: *const RlGpu,
     builders: *const *mut RlPm4Builder,
     lane_count: usize,
     out: *mut *mut RlPm4MultiIb,
-    profiling: Option<facade::Profiling>,
+    profiling: u32,
 ) -> i32 {
+    let options = Ok(RlPm4FinalizeOptions {
+        profiling,
+        ..FINALIZE_DEFAULT
+    });
+    let one = std::ptr::null_mut();
     // SAFETY: forwarded caller contract.
-    unsafe { clear(out) };
-    status(call, || {
-        // SAFETY: forwarded caller contract.
-        let handles_in = unsafe { slice(builders, lane_count, "builders", RL_MAX_LANES) }?;
-        if handles_in.is_empty() {
-            return Err(Error::new(
-                ErrorClass::Compile,
-                "no builders (lane_count 0); pass at least one",
-            ));
-        }
-        // Consume every valid builder first, so failures free them too.
-        let mut recordings = Vec::with_capacity(handles_in.len());
-        let mut first_error = None;
-        for (lane, &h) in handles_in.iter().enumerate() {
-            match handles::remove::<BuilderObj>(h).and_then(|b| b.take()) {
-                Ok(r) => recordings.push(r),
-                Err(e) => {
-                    first_error.get_or_insert(e.context(format!("builders[{lane}]")));
-                }
-            }
-        }
-        if let Some(e) = first_error {
-            return Err(e);
-        }
-        let gpu = gpu_obj(gpu)?;
-        non_null(out, "out")?;
-        let multi = match profiling {
-            None => gpu.gpu.finalize_multi(recordings, QueuePolicy::Auto)?,
-            Some(p) => gpu
-                .gpu
-                .finalize_multi_profiled(recordings, QueuePolicy::Auto, p)?,
-        };
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            handles::insert_into(
-                out,
-                MultiObj {
-                    multi: Mutex::new(multi),
-                    _gpu: gpu,
-                },
-            )
-        }
-    })
+    unsafe { verbs::finalize(call, gpu, builders, lane_count, options, one, out) }
 }
 
 /// Replays every lane (fanned out over the queues) and waits for all.
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay_multi(multi: *mut RlPm4MultiIb) -> i32 {
-    status("rl_pm4_replay_multi", || {
-        lock_state(&multi_obj(multi)?.multi, "rl_pm4_replay_multi")?.replay()
-    })
+    verbs::replay_multi("rl_pm4_replay_multi", multi, Ok(0), None)
 }
 
 /// Overwrites kernarg bytes of dispatch `dispatch` in lane `lane`, in

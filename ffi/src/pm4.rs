@@ -13,7 +13,10 @@ use crate::gpu::{gpu_obj, GpuObj, RlGpu};
 use crate::handles::{self, Handled};
 use crate::module::{kernel_bytes, module_obj, ModuleObj, RlModule};
 use crate::status::{guard, status};
-use crate::util::{clear, dims, lock_state, non_null, null, record, slice, text};
+use crate::util::{dims, lock_state, null, slice, text};
+use crate::verbs::{
+    self, RlPm4FinalizeOptions, FINALIZE_DEFAULT, RL_PROFILE_NONE, RL_REPLAY_ASYNC,
+};
 
 /// Largest kernarg block (or patch) accepted from C (bytes).
 pub const RL_MAX_KERNARG_BYTES: usize = 64 * 1024;
@@ -71,8 +74,8 @@ pub(crate) struct IbObj {
     /// busy lock instead of letting it wait for its own replay.
     pub(crate) ib: Mutex<Pm4Ib>,
     /// Keeps the GPU's `rl_gpu_alloc` memory alive while the IB exists.
-    _gpu: Arc<GpuObj>,
-    pending: Mutex<VecDeque<Replay>>,
+    pub(crate) _gpu: Arc<GpuObj>,
+    pub(crate) pending: Mutex<VecDeque<Replay>>,
 }
 
 impl Handled for IbObj {
@@ -218,45 +221,27 @@ pub unsafe extern "C" fn rl_pm4_finalize(
     builder: *mut RlPm4Builder,
     out: *mut *mut RlPm4Ib,
 ) -> i32 {
-    // SAFETY: forwarded caller contract.
-    unsafe { finalize_with("rl_pm4_finalize", gpu, builder, out, None) }
+    // SAFETY: forwarded caller contract; one builder read from a local.
+    unsafe { finalize_one("rl_pm4_finalize", gpu, builder, out, RL_PROFILE_NONE) }
 }
 
-/// `rl_pm4_finalize`, profiled or not (the profiled forms: `profile.rs`).
+/// The finalize verb for one builder into one IB, profiled as asked.
 ///
 /// # Safety
 /// `out` is NULL or writable.
-pub(crate) unsafe fn finalize_with(
+pub(crate) unsafe fn finalize_one(
     call: &'static str,
     gpu: *const RlGpu,
     builder: *mut RlPm4Builder,
     out: *mut *mut RlPm4Ib,
-    profiling: Option<facade::Profiling>,
+    profiling: u32,
 ) -> i32 {
-    // SAFETY: forwarded caller contract.
-    unsafe { clear(out) };
-    status(call, || {
-        // Consume first, so every later failure still frees the builder.
-        let b = handles::remove::<BuilderObj>(builder)?;
-        let recording = b.take()?;
-        let gpu = gpu_obj(gpu)?;
-        non_null(out, "out")?;
-        let ib = match profiling {
-            None => gpu.gpu.finalize(recording)?,
-            Some(p) => gpu.gpu.finalize_profiled(recording, p)?,
-        };
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            handles::insert_into(
-                out,
-                IbObj {
-                    ib: Mutex::new(ib),
-                    _gpu: gpu,
-                    pending: Mutex::new(VecDeque::new()),
-                },
-            )
-        }
-    })
+    let options = Ok(RlPm4FinalizeOptions {
+        profiling,
+        ..FINALIZE_DEFAULT
+    });
+    // SAFETY: forwarded caller contract; `&builder` is one readable handle.
+    unsafe { verbs::finalize(call, gpu, &builder, 1, options, out, std::ptr::null_mut()) }
 }
 
 pub(crate) fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
@@ -270,10 +255,7 @@ pub(crate) fn ib_obj(ib: *const RlPm4Ib) -> Result<Arc<IbObj>, Error> {
 /// writing may be partial) and the next replay runs on a new queue.
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
-    status("rl_pm4_replay", || {
-        let replay = lock_state(&ib_obj(ib)?.ib, "rl_pm4_replay")?.replay_async()?;
-        replay.wait_or_abandon(REPLAY_TIMEOUT)
-    })
+    verbs::replay_ib("rl_pm4_replay", ib, Ok(0), None)
 }
 
 /// Go beyond the seed: submits the IB and returns at once. Call
@@ -281,18 +263,7 @@ pub extern "C" fn rl_pm4_replay(ib: *mut RlPm4Ib) -> i32 {
 /// call applies to later replays only (after this one completes).
 #[no_mangle]
 pub extern "C" fn rl_pm4_replay_async(ib: *mut RlPm4Ib) -> i32 {
-    status("rl_pm4_replay_async", || {
-        let obj = ib_obj(ib)?;
-        let mut pending = obj.pending.lock();
-        if pending.len() >= RL_MAX_REPLAYS_IN_FLIGHT {
-            return Err(record(format!(
-                "{RL_MAX_REPLAYS_IN_FLIGHT} replays of this IB are unwaited; call rl_pm4_wait"
-            )));
-        }
-        let replay = lock_state(&obj.ib, "rl_pm4_replay_async")?.replay_async()?;
-        pending.push_back(replay);
-        Ok(())
-    })
+    verbs::replay_ib("rl_pm4_replay_async", ib, Ok(RL_REPLAY_ASYNC), None)
 }
 
 /// Waits for every replay submitted with `rl_pm4_replay_async` on this IB

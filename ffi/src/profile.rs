@@ -9,13 +9,14 @@
 
 use std::sync::Arc;
 
-use facade::{Error, ErrorClass, Profiling};
+use facade::{Error, ErrorClass};
 
 use crate::gpu::RlGpu;
-use crate::multi::{finalize_multi_with, multi_obj, MultiObj, RlPm4MultiIb};
-use crate::pm4::{finalize_with, ib_obj, IbObj, RlPm4Builder, RlPm4Ib};
+use crate::multi::{finalize_lanes, multi_obj, MultiObj, RlPm4MultiIb};
+use crate::pm4::{finalize_one, ib_obj, IbObj, RlPm4Builder, RlPm4Ib};
 use crate::status::status;
 use crate::util::{lock_state, non_null};
+use crate::verbs::{self, RL_PROFILE_DISPATCHES, RL_PROFILE_SPAN, RL_REPLAY_PROFILED};
 
 /// `rl_pm4_finalize` for an IB whose `rl_pm4_replay_profiled` measures
 /// its GPU execution span: the IB writes the GPU clock after its prologue
@@ -32,12 +33,12 @@ pub unsafe extern "C" fn rl_pm4_finalize_profiled(
 ) -> i32 {
     // SAFETY: forwarded caller contract.
     unsafe {
-        finalize_with(
+        finalize_one(
             "rl_pm4_finalize_profiled",
             gpu,
             builder,
             out,
-            Some(Profiling::Span),
+            RL_PROFILE_SPAN,
         )
     }
 }
@@ -57,12 +58,12 @@ pub unsafe extern "C" fn rl_pm4_finalize_profiled_dispatches(
 ) -> i32 {
     // SAFETY: forwarded caller contract.
     unsafe {
-        finalize_with(
+        finalize_one(
             "rl_pm4_finalize_profiled_dispatches",
             gpu,
             builder,
             out,
-            Some(Profiling::Dispatches),
+            RL_PROFILE_DISPATCHES,
         )
     }
 }
@@ -82,13 +83,13 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled(
 ) -> i32 {
     // SAFETY: forwarded caller contract.
     unsafe {
-        finalize_multi_with(
+        finalize_lanes(
             "rl_pm4_finalize_multi_profiled",
             gpu,
             builders,
             lane_count,
             out,
-            Some(Profiling::Span),
+            RL_PROFILE_SPAN,
         )
     }
 }
@@ -109,13 +110,13 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled_dispatches(
 ) -> i32 {
     // SAFETY: forwarded caller contract.
     unsafe {
-        finalize_multi_with(
+        finalize_lanes(
             "rl_pm4_finalize_multi_profiled_dispatches",
             gpu,
             builders,
             lane_count,
             out,
-            Some(Profiling::Dispatches),
+            RL_PROFILE_DISPATCHES,
         )
     }
 }
@@ -131,15 +132,9 @@ pub unsafe extern "C" fn rl_pm4_finalize_multi_profiled_dispatches(
 /// `out_gpu_us` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rl_pm4_replay_profiled(ib: *mut RlPm4Ib, out_gpu_us: *mut f64) -> i32 {
-    // SAFETY: forwarded caller contract.
-    unsafe {
-        replay_span(
-            "rl_pm4_replay_profiled",
-            out_gpu_us,
-            || ib_obj(ib),
-            |obj| lock_state(&obj.ib, "rl_pm4_replay_profiled")?.replay_profiled(),
-        )
-    }
+    // SAFETY: NULL or writable (caller contract).
+    let out = unsafe { out_gpu_us.as_mut() };
+    verbs::replay_ib("rl_pm4_replay_profiled", ib, Ok(RL_REPLAY_PROFILED), out)
 }
 
 /// `rl_pm4_replay_multi` of a profiled multi-IB, writing the makespan (from
@@ -154,15 +149,14 @@ pub unsafe extern "C" fn rl_pm4_replay_multi_profiled(
     ib: *mut RlPm4MultiIb,
     out_gpu_us: *mut f64,
 ) -> i32 {
-    // SAFETY: forwarded caller contract.
-    unsafe {
-        replay_span(
-            "rl_pm4_replay_multi_profiled",
-            out_gpu_us,
-            || multi_obj(ib),
-            |obj| lock_state(&obj.multi, "rl_pm4_replay_multi_profiled")?.replay_profiled(),
-        )
-    }
+    // SAFETY: NULL or writable (caller contract).
+    let out = unsafe { out_gpu_us.as_mut() };
+    verbs::replay_multi(
+        "rl_pm4_replay_multi_profiled",
+        ib,
+        Ok(RL_REPLAY_PROFILED),
+        out,
+    )
 }
 
 /// Extension: per-dispatch times of the last `rl_pm4_replay_profiled` of
@@ -212,28 +206,6 @@ pub unsafe extern "C" fn rl_pm4_multi_ib_dispatch_times(
     };
     // SAFETY: forwarded caller contract.
     unsafe { dispatch_times_into(call, || multi_obj(ib), times, start_us, end_us, count) }
-}
-
-/// What the single and multi `replay_profiled` calls share: the handle
-/// looked up (`get`), then the output checked, then `replay` run on the
-/// handle; the output is written only on success.
-///
-/// # Safety
-/// `out_gpu_us` is NULL or writable.
-unsafe fn replay_span<H>(
-    call: &'static str,
-    out_gpu_us: *mut f64,
-    get: impl FnOnce() -> Result<H, Error>,
-    replay: impl FnOnce(H) -> Result<facade::ReplayTimes, Error>,
-) -> i32 {
-    status(call, || {
-        let obj = get()?;
-        non_null(out_gpu_us, "out_gpu_us")?;
-        let times = replay(obj)?;
-        // SAFETY: checked non-null; the caller gives a writable double.
-        unsafe { out_gpu_us.write(times.gpu_us) };
-        Ok(())
-    })
 }
 
 /// What the single and multi `dispatch_times` calls share: the handle

@@ -104,6 +104,8 @@ fn every_api_function_is_declared() {
         "rl_graphexec_launch",
         "rl_graphexec_set_node_kernargs",
         "rl_graphexec_set_node_kernargs_at",
+        "rl_pm4_finalize_ex",
+        "rl_pm4_replay_ex",
         "rl_pm4_finalize_profiled",
         "rl_pm4_replay_profiled",
         "rl_pm4_finalize_multi_profiled",

@@ -6,7 +6,7 @@
 //! (`schedule`), minimal boundaries (`boundary`), the plan and its lowering
 //! interface (`plan`), lowering into the PM4 encoder or public-AQL packets (`lower`), the fingerprint (`fingerprint`), mock launch
 //! (`mock`), DOT output (`dot`) and the reference decode-step graph
-//! (`reference`), adversarial shapes (`adversarial`). Refuses: unordered hazards, cycles, malformed regions.
+//! (`reference`). Refuses: unordered hazards, cycles, malformed regions.
 //! Must not depend on the HSA runtime, the scheduler or the simulator; it
 //! talks to the encoders only through boundary kinds and `lower`.
 //!
@@ -31,7 +31,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod adversarial;
 pub mod boundary;
 mod dot;
 pub mod error;

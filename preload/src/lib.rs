@@ -1,51 +1,33 @@
 //! relaunch-hipgraph: `librelaunch_hipgraph.so`, the `LD_PRELOAD`
-//! interposer. Owns the exported HIP entry points (`exports`), the real
-//! functions behind them (`real`, `dlsym(RTLD_NEXT)`), the HIP ABI slice it
-//! reads (`hip`), a kernel launch from HIP's two argument forms (`args`),
-//! stream capture (`capture`), why things fall through (`reason`), the
-//! graph launch that replays (`launch`), the inspection API
-//! (`rl_hipgraph_*`, `inspect`),
-//! code-object images and offload bundles from a bare pointer (`image`,
-//! `bundle`), static registration of fat binaries and host stubs
-//! (`registry`), the allocations the shadow sees (`allocators`), memset
-//! and memcpy nodes and stream copies as CP DMA ops
-//! (`transfers`, `fills`, `nodes`, `stream_transfers`), graph and exec
-//! changes made behind the builders' backs (`mutate`), stream-ordered
-//! launches and the thread that follows them (`ordered`, `watch`) and the shadow
-//! record of modules, graphs and execs (`shadow`, `exec`, `build`,
-//! `state`).
+//! interposer. Every call goes to the real HIP first, so the application
+//! only holds real handles; supported graphs then replay as retained PM4
+//! through the `relaunch` facade and everything else falls through
+//! unchanged.
 //!
-//! Every call goes to the real HIP first, so the application only holds
-//! real handles; supported graphs then replay as retained PM4 through the
-//! `relaunch` facade and everything else falls through unchanged. Refuses:
-//! panicking across the C boundary (a panic disables the shadow and all
-//! later calls fall through). Must not import anything below the facade
-//! except through `relaunch::` re-exports, and nothing may depend on it.
+//! Three floors on one ground, each importing only the ones below it:
+//! - `exports` (top): the exported HIP entry points (`hip*`,
+//!   `__hipRegister*`) and the inspection API (`rl_hipgraph_*`).
+//! - `state` (middle): the process-wide shadow record keyed by the real
+//!   handles, the relaunch device, the registered fat binaries, the replay
+//!   switch and launch totals.
+//! - `model` (bottom): shadow modules and graphs, stream capture, event
+//!   and ordering nodes, child graphs, kernel arguments, execs and their
+//!   builds, stream-ordered launches and the watcher, memsets and memcpys
+//!   as CP DMA ops, code objects behind a pointer, fat binaries, and the
+//!   reasons things fall through. Testable without the exported doors.
+//! - `hip` (ground): the HIP ABI slice and the real functions
+//!   (`dlsym(RTLD_NEXT)`).
+//!
+//! `floors` (a test) checks that no file imports a floor above its own.
+//! Refuses: panicking across the C boundary (a panic disables the shadow
+//! and all later calls fall through). Must not import anything below the
+//! facade except through `relaunch::` re-exports, and nothing may depend
+//! on it (but the unshipped benchmarks, which time the model).
 
-pub mod allocators;
-pub mod args;
-pub mod build;
-pub mod bundle;
-pub mod capture;
-pub mod child_graph;
-pub mod events;
-pub mod exec;
 pub mod exports;
-pub mod fills;
 pub mod hip;
-pub mod image;
-pub mod inspect;
-pub mod launch;
-pub mod mutate;
-pub mod mutate_nodes;
-pub mod nodes;
-pub mod ordered;
-pub mod ordering_nodes;
-pub mod real;
-pub mod reason;
-pub mod registry;
-pub mod shadow;
+pub mod model;
 pub mod state;
-pub mod stream_transfers;
-pub mod transfers;
-pub mod watch;
+
+#[cfg(test)]
+mod floors;

@@ -1,7 +1,7 @@
 //! The scripted-runtime half of #14's fault check (the simulator half is
 //! `sim_device_lost.rs`): the scheduler over the HSA backend over a
 //! scripted HSA table that behaves like ROCr (relaunch-device's
-//! `hsa_scripted_table.rs` with its packet processor on and two GPUs). A
+//! `scripted/mod.rs` with its packet processor on and two GPUs). A
 //! VM fault reaches only the system event handlers, never a queue
 //! callback, and a fault no handler takes is where ROCr would `abort()`:
 //! the table records it and this test fails on it. A wild address in one
@@ -15,7 +15,7 @@
 #[path = "support/lost.rs"]
 mod lost;
 
-#[path = "../../device/tests/hsa_scripted_table.rs"]
+#[path = "../../device/tests/scripted/mod.rs"]
 mod scripted;
 
 use std::time::{Duration, Instant};

@@ -227,8 +227,11 @@ fn parse_pm4_ib(b: &[u8; 64]) -> Result<Packet, String> {
         return Err("PM4-IB size is 0 dwords".to_string());
     }
     let remain = u32_at(b, 20);
-    if remain != 10 {
-        return Err(format!("PM4-IB dw_count_remain is {remain}, expected 10"));
+    if remain != relaunch_facts::aql::DW_COUNT_REMAIN {
+        return Err(format!(
+            "PM4-IB dw_count_remain is {remain}, expected {}",
+            relaunch_facts::aql::DW_COUNT_REMAIN
+        ));
     }
     zero(b, 24..56, "PM4-IB reserved dwords")?;
     Ok(Packet::Pm4Ib {

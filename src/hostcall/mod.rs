@@ -101,6 +101,27 @@ impl PrintfOutput {
     }
 }
 
+/// The hidden arguments of `info` an AQL dispatch fills at run time and
+/// their values, as (offset, bytes): the hostcall buffer's address
+/// (`hostcall`; skipped while there is none) and HIP's null objects.
+pub(crate) fn aql_fills(
+    info: &relaunch_device::codeobj::KernelInfo,
+    hostcall: Option<u64>,
+) -> Vec<(usize, Vec<u8>)> {
+    use relaunch_device::codeobj::AqlFill;
+    info.args
+        .iter()
+        .filter_map(|a| {
+            let value = match a.value_kind.aql_fill()? {
+                AqlFill::HostcallBuffer => hostcall?,
+                AqlFill::Null => 0,
+            };
+            let size = (a.size as usize).min(8);
+            Some((a.offset as usize, value.to_le_bytes()[..size].to_vec()))
+        })
+        .collect()
+}
+
 /// What the listener shares with the service.
 struct Shared {
     doorbell: Signal,

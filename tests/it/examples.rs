@@ -112,3 +112,21 @@ fn graph_launch_smoke_reads_the_reference_names_with_a_warning() {
         );
     }
 }
+
+/// Without a HIP runtime the HIP multistream fallback fails at open with
+/// the library named, not later or silently.
+#[test]
+fn hip_streams_without_hip_says_which_library_is_missing() {
+    let exe = example("hip_streams");
+    let out = Command::new(exe)
+        .arg(fixture_path("gfx1030", "counter"))
+        .env(relaunch::REAL_HIP_ENV, "/nonexistent/libamdhip64.so")
+        .output()
+        .expect("run hip_streams");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("RELAUNCH_REAL_HIP=/nonexistent/libamdhip64.so does not load"),
+        "{err}"
+    );
+}

@@ -196,3 +196,42 @@ fn a_kernel_named_counter_runs_its_own_machine_code_on_the_simulator() {
         assert_eq!(counter.read_u32(0).unwrap(), 7 * 64, "{target}");
     }
 }
+
+/// `Submission::Hip` (HIP multistream fallback) takes only modules loaded
+/// through HIP; with modules loaded on a GPU it is refused, naming the
+/// loader to use, and such a graph still runs its own way.
+#[test]
+fn hip_submission_of_rocr_modules_is_refused_by_name() {
+    use relaunch::{Graph, GraphOptions, NodeSpec, Submission};
+    let gpu = Gpu::open("sim:gfx1030").unwrap();
+    let module = gpu.load_module(&fixture("gfx1030", "counter")).unwrap();
+    let word = gpu.alloc(4, true).unwrap();
+    let mut graph = Graph::new(GraphOptions::default());
+    let buf = graph.buffer("word", 4).unwrap();
+    graph
+        .kernel(NodeSpec {
+            module: &module,
+            symbol: "counter",
+            grid: [32, 1, 1],
+            block: [32, 1, 1],
+            dynamic_group_bytes: 0,
+            kernarg: word.address().to_le_bytes().to_vec(),
+            accesses: vec![relaunch::Access::write(buf, 0, 4)],
+            deps: vec![],
+        })
+        .unwrap();
+    let err = graph.instantiate_with(Submission::Hip).err().unwrap();
+    assert_eq!(err.class(), relaunch::ErrorClass::Compile);
+    assert!(err.message().contains("HipDevice::load_module"), "{err}");
+    let exec = graph.instantiate().unwrap();
+    let hip_device = relaunch::HipDevice::open(0);
+    // No HIP GPU here (or no HIP at all): opening says so; either way a
+    // graph of ROCr modules is not launched on HIP streams.
+    if let Ok(device) = hip_device {
+        let err = exec.launch_hip(&device).unwrap_err();
+        assert!(err.message().contains("GraphExec::launch"), "{err}");
+    }
+    exec.launch(&gpu).unwrap();
+    assert_eq!(word.read_u32(0).unwrap(), 32);
+    assert_eq!(Submission::parse("hip"), Some(Submission::Hip));
+}

@@ -85,18 +85,7 @@ fn bundle_entry_is_picked_by_target() {
         "hipv4-amdgcn-amd-amdhsa--gfx1030",
         "hipv4-amdgcn-amd-amdhsa--gfx1201",
     ];
-    let mut bundle = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
-    bundle.extend(2u64.to_le_bytes());
-    let mut offset = (bundle.len() + ids.iter().map(|i| 24 + i.len()).sum::<usize>()) as u64;
-    for (id, data) in ids.iter().zip([&a, &b]) {
-        bundle.extend(offset.to_le_bytes());
-        bundle.extend((data.len() as u64).to_le_bytes());
-        bundle.extend((id.len() as u64).to_le_bytes());
-        bundle.extend(id.as_bytes());
-        offset += data.len() as u64;
-    }
-    bundle.extend(&a);
-    bundle.extend(&b);
+    let bundle = relaunch_testsupport::bundle::assemble_packed(&[(ids[0], &a), (ids[1], &b)]);
     let path = scratch_file("two.hipfb", &bundle);
     let out = inspect(&[path.as_os_str(), "--target".as_ref(), "gfx1201".as_ref()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

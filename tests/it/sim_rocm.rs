@@ -477,3 +477,38 @@ fn a_terminated_launcher_ends_its_command_and_leaves_nothing() {
     );
     assert!(!private.exists(), "{} was left behind", private.display());
 }
+
+/// HIP multistream fallback (#31.2): a Rust program that reaches the GPU
+/// only through HIP (`HipDevice`) replays a two-lane graph on HIP streams,
+/// patching kernargs between replays, on the real HIP over the simulated
+/// GPU, with the simulator's strict checks on.
+#[test]
+fn a_graph_of_hip_modules_replays_on_hip_streams() {
+    if stack().is_none() || hip_program("vector_add").is_none() {
+        return;
+    }
+    let Some(kernels) = relaunch_testsupport::asm::hip_v4("streams.hip", "gfx1030") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-streams");
+    std::fs::create_dir_all(&dir).unwrap();
+    let co = dir.join(format!("streams-{}.co", std::process::id()));
+    std::fs::write(&co, kernels).unwrap();
+    let files = relaunch_testsupport::cargo_build(&["-p", "relaunch", "--example", "hip_streams"]);
+    let exe = relaunch_testsupport::artifact(&files, "hip_streams");
+    let mut c = relaunch("sim-rocm");
+    c.args(["--target", "gfx1030", "--strict", "--"])
+        .arg(&exe)
+        .arg(&co)
+        .env_remove("RELAUNCH_LOG")
+        .env_remove("LD_PRELOAD");
+    let (code, out, err) = run(&mut c);
+    let _ = std::fs::remove_file(&co);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("lanes: 2 (hip, hip)"), "{out}");
+    assert!(
+        out.contains("counter = 384 / 384, acc right = 64 / 64"),
+        "{out}"
+    );
+    assert!(out.contains("hip streams example OK"), "{out}");
+}

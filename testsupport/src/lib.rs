@@ -1,7 +1,8 @@
 //! Helpers for relaunch's tests and benchmarks, kept out of the shipped
 //! crates: the workspace root and its committed kernel fixtures
 //! ([`fixture`]), the check for external tools ([`require_tool`],
-//! [`missing`]), assembling with LLVM 19 ([`asm`]), nested `cargo build`s of artifacts a test needs but cargo
+//! [`missing`]), assembling with LLVM 19 ([`asm`]), clang offload bundles
+//! ([`bundle`]), nested `cargo build`s of artifacts a test needs but cargo
 //! does not build for it (cdylibs, examples), a counting allocator
 //! ([`alloc`]), the process's CPU time and threads ([`process`]); behind features, a hand-built kernel descriptor
 //! (`device`: [`counter_descriptor`]), simulator rigs (`sim`: `rig`,
@@ -12,8 +13,11 @@
 //! on no relaunch crate. A dev-dependency only (the benchmarks, which are
 //! not shipped, are the one normal user).
 
+#[cfg(feature = "lanes")]
+pub mod adversarial;
 pub mod alloc;
 pub mod asm;
+pub mod bundle;
 #[cfg(feature = "sched")]
 pub mod counter;
 pub mod process;

@@ -1,12 +1,17 @@
 //! AQL packets (64 bytes each) and the header bit positions from `hsa.h`,
-//! plus the AMD vendor-specific PM4 indirect-buffer packet.
+//! plus the AMD vendor-specific PM4 indirect-buffer packet. The values the
+//! PM4-IB packet shares with relaunch's encoders are declared once, in
+//! `relaunch_facts::aql`, and given their C names here (`tests/layout.rs`
+//! checks them against the C headers).
+
+use relaunch_facts::aql as facts;
 
 use crate::handles::Signal;
 
 /// `hsa_packet_type_t`.
-pub const HSA_PACKET_TYPE_VENDOR_SPECIFIC: u16 = 0;
+pub const HSA_PACKET_TYPE_VENDOR_SPECIFIC: u16 = facts::PACKET_TYPE_VENDOR_SPECIFIC;
 pub const HSA_PACKET_TYPE_INVALID: u16 = 1;
-pub const HSA_PACKET_TYPE_KERNEL_DISPATCH: u16 = 2;
+pub const HSA_PACKET_TYPE_KERNEL_DISPATCH: u16 = facts::PACKET_TYPE_KERNEL_DISPATCH;
 pub const HSA_PACKET_TYPE_BARRIER_AND: u16 = 3;
 pub const HSA_PACKET_TYPE_AGENT_DISPATCH: u16 = 4;
 pub const HSA_PACKET_TYPE_BARRIER_OR: u16 = 5;
@@ -18,9 +23,9 @@ pub const HSA_FENCE_SCOPE_SYSTEM: u16 = 2;
 
 /// `hsa_packet_header_t`: bit offsets inside the 16-bit header.
 pub const HSA_PACKET_HEADER_TYPE: u16 = 0;
-pub const HSA_PACKET_HEADER_BARRIER: u16 = 8;
-pub const HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE: u16 = 9;
-pub const HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE: u16 = 11;
+pub const HSA_PACKET_HEADER_BARRIER: u16 = facts::HEADER_BARRIER_BIT;
+pub const HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE: u16 = facts::HEADER_ACQUIRE_SCOPE_SHIFT;
+pub const HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE: u16 = facts::HEADER_RELEASE_SCOPE_SHIFT;
 /// `hsa_packet_header_width_t`: widths of those fields in bits.
 pub const HSA_PACKET_HEADER_WIDTH_TYPE: u16 = 8;
 pub const HSA_PACKET_HEADER_WIDTH_BARRIER: u16 = 1;
@@ -34,7 +39,7 @@ pub const HSA_KERNEL_DISPATCH_PACKET_SETUP_WIDTH_DIMENSIONS: u16 = 2;
 /// AMD vendor packet format carried in bits 16..24 of the first dword of a
 /// vendor-specific packet: a PM4 indirect buffer. ROCr's internal
 /// `AMD_AQL_FORMAT_PM4_IB`; the Debian header does not declare it.
-pub const AMD_AQL_FORMAT_PM4_IB: u8 = 1;
+pub const AMD_AQL_FORMAT_PM4_IB: u8 = facts::AMD_FORMAT_PM4_IB as u8;
 /// `HSA_AMD_PACKET_TYPE_BARRIER_VALUE` (hsa_ext_amd.h), for completeness of
 /// the vendor format byte.
 pub const HSA_AMD_PACKET_TYPE_BARRIER_VALUE: u8 = 2;

@@ -1,5 +1,7 @@
 use super::*;
 use proptest::prelude::*;
+use relaunch_testsupport::bundle::assemble;
+use relaunch_testsupport::fixture;
 
 fn reader(bytes: &[u8]) -> impl Fn(u64, u64) -> std::result::Result<Vec<u8>, String> + '_ {
     move |off, len| {
@@ -9,37 +11,6 @@ fn reader(bytes: &[u8]) -> impl Fn(u64, u64) -> std::result::Result<Vec<u8>, Str
             .map(<[u8]>::to_vec)
             .ok_or_else(|| format!("{len} bytes at {off} are outside the {}", bytes.len()))
     }
-}
-
-fn fixture(target: &str, name: &str) -> Vec<u8> {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/kernels/build")
-        .join(target)
-        .join(format!("{name}.co"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// A bundle of `(id, bytes)` entries, each at a 16-byte aligned offset
-/// after the table.
-fn assemble(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let table: usize = entries.iter().map(|(id, _)| 24 + id.len()).sum();
-    let mut at = (32 + table).next_multiple_of(16);
-    let mut out = BUNDLE_MAGIC.to_vec();
-    out.extend((entries.len() as u64).to_le_bytes());
-    let mut body = Vec::new();
-    for (id, bytes) in entries {
-        out.extend((at as u64).to_le_bytes());
-        out.extend((bytes.len() as u64).to_le_bytes());
-        out.extend((id.len() as u64).to_le_bytes());
-        out.extend(id.as_bytes());
-        body.push((at, *bytes));
-        at = (at + bytes.len()).next_multiple_of(16);
-    }
-    for (at, bytes) in body {
-        out.resize(at, 0);
-        out.extend(bytes);
-    }
-    out
 }
 
 const HOST: &str = "host-x86_64-unknown-linux-gnu-";

@@ -11,7 +11,7 @@
 //! and the KFD interface is at least 1.13; the bit was reserved (read 0)
 //! before the debugger interface of KFD 1.13 defined it, so the capability
 //! alone is read here: `/sys/class/kfd/kfd/topology/nodes/*/properties`,
-//! the file the thunk parses. The simulator answers through a
+//! the file the thunk parses, through identity's topology reader. The simulator answers through a
 //! relaunch-private agent attribute instead.
 
 use std::path::Path;
@@ -42,40 +42,20 @@ pub const fn rocr_installs_trap_handler(family: Family, exception_debugging: boo
     }
 }
 
-/// A KFD node's properties file is a few kilobytes.
-const MAX_PROPERTIES_BYTES: u64 = 64 * 1024;
-
 /// True when every GPU node of the KFD topology under `nodes` reports
 /// DebugSupportedFirmware (CPU nodes, with no SIMDs, are skipped as the
-/// thunk skips them).
+/// thunk skips them). The nodes are read by identity's one topology reader.
 pub fn kfd_exception_debugging(nodes: &Path) -> Result<bool, String> {
-    let entries =
-        std::fs::read_dir(nodes).map_err(|e| format!("cannot list {}: {e}", nodes.display()))?;
+    let nodes_read = crate::identity::kfd_nodes(nodes).map_err(|e| e.to_string())?;
     let mut gpus = 0;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| format!("{}: {e}", nodes.display()))?
-            .path()
-            .join("properties");
-        // RELAUNCH_KFD_TOPOLOGY may point anywhere: read regular files only.
-        let text = match crate::file::read_regular(&path, MAX_PROPERTIES_BYTES, "a KFD node") {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            // A node directory without properties is not a node.
-            Err(e) if e.is_missing() => continue,
-            Err(e) => return Err(e.to_string()),
-        };
-        let field = |name: &str| -> Option<u64> {
-            text.lines().find_map(|l| {
-                let mut it = l.split_whitespace();
-                (it.next() == Some(name)).then(|| it.next()?.parse().ok())?
-            })
-        };
-        if field("simd_count").unwrap_or(0) == 0 {
-            continue;
-        }
+    for node in nodes_read.iter().filter(|n| n.is_gpu()) {
         gpus += 1;
-        let capability = field("capability")
-            .ok_or_else(|| format!("{} has no capability line", path.display()))?;
+        let capability = node.props.get("capability").copied().ok_or_else(|| {
+            format!(
+                "{} has no capability line",
+                node.dir.join("properties").display()
+            )
+        })?;
         if capability as u32 & CAP_DEBUG_SUPPORTED_FIRMWARE == 0 {
             return Ok(false);
         }

@@ -35,7 +35,7 @@ pub use resolve::{
 };
 pub use selector::{Selector, SelectorError, ACCEPTED_FORMS};
 pub use sources::ManifestSources;
-pub use sysfs::{has_slot_labels, parse_properties, scan, KfdGpu, SysfsRoot};
+pub use sysfs::{has_slot_labels, kfd_nodes, parse_properties, scan, KfdGpu, KfdNode, SysfsRoot};
 
 /// Everything identity knows about this host before the runtime is asked:
 /// its name, its manifest, and its GPUs as sysfs shows them.

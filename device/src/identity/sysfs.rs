@@ -80,30 +80,11 @@ pub fn scan(root: &SysfsRoot) -> Result<Vec<KfdGpu>, IdentityError> {
         tracing::debug!(path = %nodes_dir.display(), "no KFD topology: no AMD GPU driver");
         return Ok(Vec::new());
     }
-    let mut nodes: Vec<(u32, PathBuf)> = list_dir(&nodes_dir)?
-        .into_iter()
-        .filter_map(|(name, path)| name.parse::<u32>().ok().map(|n| (n, path)))
-        .collect();
-    nodes.sort_by_key(|(n, _)| *n);
     let cards = DrmCards::read(root)?;
     let slots = read_slots(root)?;
     let mut gpus = Vec::new();
-    for (node, dir) in nodes {
+    for KfdNode { node, dir, props } in kfd_nodes(&nodes_dir)? {
         let props_path = dir.join("properties");
-        let text = match read_attr(&props_path) {
-            Ok(text) => text,
-            Err(ReadFailure::Denied) => {
-                tracing::warn!(path = %props_path.display(), "KFD node not readable (masked?); skipped");
-                continue;
-            }
-            Err(ReadFailure::Other(message)) => {
-                return Err(IdentityError::Sysfs {
-                    path: props_path,
-                    message,
-                })
-            }
-        };
-        let props = parse_properties(&props_path, &text)?;
         let version = props.get("gfx_target_version").copied().unwrap_or(0);
         if version == 0 {
             continue; // a CPU node
@@ -150,6 +131,56 @@ pub fn scan(root: &SysfsRoot) -> Result<Vec<KfdGpu>, IdentityError> {
     Ok(gpus)
 }
 
+/// One KFD topology node: its number, directory and parsed `properties`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KfdNode {
+    pub node: u32,
+    pub dir: PathBuf,
+    pub props: BTreeMap<String, u64>,
+}
+
+impl KfdNode {
+    /// A GPU node (CPU nodes have no SIMDs and no gfx target version).
+    pub fn is_gpu(&self) -> bool {
+        self.props.get("simd_count").copied().unwrap_or(0) > 0
+            || self.props.get("gfx_target_version").copied().unwrap_or(0) > 0
+    }
+}
+
+/// Every node of the KFD topology under `nodes_dir` (numbered
+/// directories), in node order, with its `properties` parsed: the one
+/// reader of that file (device enumeration and the trap-handler rule both
+/// use it). A directory without `properties` is not a node; one the
+/// process may not read (a cgroup-masked GPU) is skipped with a warning.
+pub fn kfd_nodes(nodes_dir: &Path) -> Result<Vec<KfdNode>, IdentityError> {
+    let mut nodes: Vec<(u32, PathBuf)> = list_dir(nodes_dir)?
+        .into_iter()
+        .filter_map(|(name, path)| name.parse::<u32>().ok().map(|n| (n, path)))
+        .collect();
+    nodes.sort_by_key(|(n, _)| *n);
+    let mut out = Vec::with_capacity(nodes.len());
+    for (node, dir) in nodes {
+        let props_path = dir.join("properties");
+        let text = match read_attr(&props_path) {
+            Ok(text) => text,
+            Err(ReadFailure::Denied) => {
+                tracing::warn!(path = %props_path.display(), "KFD node not readable (masked?); skipped");
+                continue;
+            }
+            Err(ReadFailure::Missing) => continue,
+            Err(ReadFailure::Other(message)) => {
+                return Err(IdentityError::Sysfs {
+                    path: props_path,
+                    message,
+                })
+            }
+        };
+        let props = parse_properties(&props_path, &text)?;
+        out.push(KfdNode { node, dir, props });
+    }
+    Ok(out)
+}
+
 /// Parse KFD `properties`: one `key value` pair per line, values decimal.
 pub fn parse_properties(path: &Path, text: &str) -> Result<BTreeMap<String, u64>, IdentityError> {
     let mut props = BTreeMap::new();
@@ -178,6 +209,7 @@ pub fn parse_properties(path: &Path, text: &str) -> Result<BTreeMap<String, u64>
 
 enum ReadFailure {
     Denied,
+    Missing,
     Other(String),
 }
 
@@ -188,6 +220,7 @@ fn read_attr(path: &Path) -> Result<String, ReadFailure> {
             kind: std::io::ErrorKind::PermissionDenied,
             ..
         } => ReadFailure::Denied,
+        e if e.is_missing() => ReadFailure::Missing,
         e => ReadFailure::Other(e.to_string()),
     })?;
     String::from_utf8(bytes).map_err(|_| ReadFailure::Other("not valid UTF-8".to_string()))

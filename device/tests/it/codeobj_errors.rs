@@ -4,6 +4,7 @@
 use std::process::Command;
 
 use relaunch_device::codeobj::{CodeObject, CodeObjectError as E};
+use relaunch_testsupport::bundle::assemble_packed as bundle;
 use relaunch_testsupport::fixture;
 
 fn counter() -> Vec<u8> {
@@ -206,25 +207,6 @@ fn descriptor_damage() {
     let mut c = b.clone();
     wr64(&mut c, 0x510, 0x7fff_0000);
     assert!(matches!(err(&c), E::EntryOutsideSegments { .. }));
-}
-
-/// A bundle laid out as clang-offload-bundler writes it.
-fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut out = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
-    out.extend((entries.len() as u64).to_le_bytes());
-    let table: usize = entries.iter().map(|(id, _)| 24 + id.len()).sum();
-    let mut offset = (out.len() + table) as u64;
-    for (id, data) in entries {
-        out.extend(offset.to_le_bytes());
-        out.extend((data.len() as u64).to_le_bytes());
-        out.extend((id.len() as u64).to_le_bytes());
-        out.extend(id.as_bytes());
-        offset += data.len() as u64;
-    }
-    for (_, data) in entries {
-        out.extend_from_slice(data);
-    }
-    out
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The scripted table's code objects and executables (part of
-//! `hsa_scripted_table.rs`): readers keep a copy of the caller's bytes,
+//! `scripted/mod.rs`): readers keep a copy of the caller's bytes,
 //! loading accepts any ELF for a GPU agent, and every executable holds one
 //! kernel, `counter.kd` (8-byte kernarg), whose object is `KERNEL_OBJECT`.
 

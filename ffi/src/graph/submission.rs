@@ -24,6 +24,9 @@ pub const RL_SUBMISSION_AQL: u32 = 2;
 /// `rl_graphexec_lane_submission` results.
 pub const RL_LANE_PM4: i32 = 0;
 pub const RL_LANE_AQL: i32 = 1;
+/// A HIP stream (only for graphs of modules loaded through HIP, which the
+/// Rust API makes; listed so every lane kind has a value).
+pub const RL_LANE_HIP: i32 = 2;
 
 /// [`super::rl_graph_instantiate`] choosing how lanes are submitted
 /// (`RL_SUBMISSION_*`; another value is refused with `RL_ERR_COMPILE`).
@@ -53,7 +56,7 @@ pub unsafe extern "C" fn rl_graph_instantiate_ex(
     unsafe { instantiate("rl_graph_instantiate_ex", graph, submission, out) }
 }
 
-/// `RL_LANE_PM4` or `RL_LANE_AQL` for lane `lane`; a negative class on a
+/// `RL_LANE_PM4`, `RL_LANE_AQL` or `RL_LANE_HIP` for lane `lane`; a negative class on a
 /// bad handle or a lane past the count (`RL_ERR_HANDLE`).
 #[no_mangle]
 pub extern "C" fn rl_graphexec_lane_submission(exec: *const RlGraphExec, lane: usize) -> i32 {
@@ -64,6 +67,7 @@ pub extern "C" fn rl_graphexec_lane_submission(exec: *const RlGraphExec, lane: u
         Ok(match l.kind {
             LaneKind::Pm4 => RL_LANE_PM4,
             LaneKind::Aql => RL_LANE_AQL,
+            LaneKind::Hip => RL_LANE_HIP,
         })
     }) {
         Ok(kind) => kind,

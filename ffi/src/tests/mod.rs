@@ -9,6 +9,7 @@ mod error_classes;
 mod graph_api;
 mod twin_lock;
 mod unwaited;
+mod verbs;
 
 use std::ffi::{CStr, CString};
 

@@ -125,7 +125,7 @@ fn a_stray_writer_in_a_long_chain_is_reported_quickly() {
 /// shared machine. Boundaries stay minimal: one per node in the chain.
 #[test]
 fn adversarial_shapes_compile_in_near_linear_time() {
-    use relaunch_lanes::adversarial::{build, Shape};
+    use relaunch_testsupport::adversarial::{build, Shape};
     for shape in Shape::ALL {
         let g = build(shape, 20_000).unwrap();
         let start = std::time::Instant::now();
