@@ -52,6 +52,11 @@ pub(crate) struct GpuInner {
     pub(crate) allocations: crate::keepalive::Registry,
     /// Replays of IBs dropped while they ran (`settle`).
     pub(crate) unwaited: crate::settle::Unwaited,
+    /// The hostcall service (device printf), started by the first install
+    /// of a kernel that needs it.
+    hostcall: Mutex<Option<Arc<crate::hostcall::Hostcall>>>,
+    /// Where that service's printf output goes.
+    printf_output: Arc<Mutex<crate::hostcall::PrintfOutput>>,
 }
 
 /// An opened GPU. Cheap to clone; everything made from it (modules, IBs,
@@ -234,6 +239,8 @@ impl Gpu {
                 schedulers: Mutex::new(HashMap::new()),
                 allocations: crate::keepalive::Registry::default(),
                 unwaited: crate::settle::Unwaited::default(),
+                hostcall: Mutex::new(None),
+                printf_output: Arc::default(),
             }),
         })
     }
@@ -294,6 +301,47 @@ impl Gpu {
         let scheduler = Arc::new(scheduler);
         all.insert(queues, Arc::clone(&scheduler));
         Ok(scheduler)
+    }
+
+    /// Where device printf output of kernels on this GPU goes from now on
+    /// (default: the process's stdout, as HIP). Kernels using printf run
+    /// on the public-AQL path (see `GraphExec::lane_submissions`).
+    pub fn set_printf_output(&self, output: crate::hostcall::PrintfOutput) {
+        *self.inner.printf_output.lock() = output;
+    }
+
+    /// Captures device printf output from now on and returns the capture
+    /// (for tests and tools): `set_printf_output(PrintfOutput::Capture(..))`.
+    pub fn capture_printf(&self) -> crate::hostcall::PrintfCapture {
+        let capture = crate::hostcall::PrintfCapture::default();
+        self.set_printf_output(crate::hostcall::PrintfOutput::Capture(capture.clone()));
+        capture
+    }
+
+    /// This GPU's hostcall service, started on first use.
+    pub(crate) fn hostcall(&self) -> Result<Arc<crate::hostcall::Hostcall>> {
+        let mut slot = self.inner.hostcall.lock();
+        if let Some(h) = slot.as_ref() {
+            return Ok(Arc::clone(h));
+        }
+        let h = Arc::new(crate::hostcall::Hostcall::start(
+            &self.inner.runtime,
+            &self.inner.agent,
+            Arc::clone(&self.inner.printf_output),
+        )?);
+        *slot = Some(Arc::clone(&h));
+        Ok(h)
+    }
+
+    /// Packets of kernels on this GPU that asked for a hostcall service
+    /// relaunch does not serve (answered with -1, logged, and reported by
+    /// the next graph launch); 0 before any kernel used hostcall.
+    pub fn hostcall_unknown_services(&self) -> u64 {
+        self.inner
+            .hostcall
+            .lock()
+            .as_ref()
+            .map_or(0, |h| h.unknown_services())
     }
 
     /// Zero-filled memory the GPU can use. `host_visible`: fine-grained host

@@ -199,6 +199,8 @@ impl Graph {
 
 struct Launched {
     gpu: Gpu,
+    /// The GPU's hostcall service, when a kernel of an AQL lane needs it.
+    hostcall: Option<Arc<crate::hostcall::Hostcall>>,
     multi: MultiIb<HsaBackend>,
     /// Per lane: allocations its kernargs point into (dropped after the IBs).
     kept: Vec<crate::keepalive::KeptAlive>,
@@ -344,7 +346,15 @@ impl GraphExec {
     pub fn launch(&self, gpu: &Gpu) -> Result<()> {
         self.submit(gpu, "graph launch")?
             .wait_or_abandon(REPLAY_TIMEOUT)
-            .map_err(Error::Replay)
+            .map_err(Error::Replay)?;
+        // Every hostcall request of the replay was answered before its
+        // waves ended: report what could not be served.
+        let hostcall = self
+            .launched
+            .lock()
+            .as_ref()
+            .and_then(|l| l.hostcall.clone());
+        hostcall.map_or(Ok(()), |h| h.check())
     }
 
     /// What both launches do: install at the first launch, check the GPU
@@ -368,8 +378,25 @@ impl GraphExec {
         Ok(completion)
     }
 
+    /// The runtime-owned kernarg slots of a node of `lane` running
+    /// `kernel` and what they hold (public-AQL lanes only), as (offset,
+    /// bytes): see [`crate::hostcall::aql_fills`].
+    fn runtime_fills(
+        &self,
+        lane: usize,
+        kernel: &KernelRef,
+        hostcall: Option<u64>,
+    ) -> Vec<(usize, Vec<u8>)> {
+        match self.kernel_info(kernel) {
+            Some(info) if self.lanes.get(lane).map(|l| l.kind) == Some(LaneKind::Aql) => {
+                crate::hostcall::aql_fills(info, hostcall)
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn install(&self, gpu: &Gpu) -> Result<Launched> {
-        let plan = self.plan.lock();
+        let mut plan = self.plan.lock();
         for module in self.modules.values() {
             let on = match (module.gpu(), module.hip_device()) {
                 (Some(on), _) => on,
@@ -389,6 +416,33 @@ impl GraphExec {
                     gpu.describe()
                 )));
             }
+        }
+        // Runtime-owned hidden arguments of public-AQL lanes, written into
+        // the plan's kernargs before lowering (HIP fills them per launch).
+        let needs_hostcall = plan.lanes().enumerate().any(|(lane, nodes)| {
+            nodes.iter().any(|n| {
+                self.lanes.get(lane).map(|l| l.kind) == Some(LaneKind::Aql)
+                    && self.kernel_info(n.kernel).is_some_and(|i| {
+                        relaunch_encoders::verdict::kernel_verdict(i).needs_hostcall()
+                    })
+            })
+        });
+        let hostcall = if needs_hostcall {
+            Some(gpu.hostcall()?)
+        } else {
+            None
+        };
+        let mut fills = Vec::new();
+        for (lane, nodes) in plan.lanes().enumerate() {
+            for n in &nodes {
+                let address = hostcall.as_ref().map(|h| h.address());
+                for fill in self.runtime_fills(lane, n.kernel, address) {
+                    fills.push((n.node, fill));
+                }
+            }
+        }
+        for (node, (offset, bytes)) in fills {
+            plan.set_node_kernargs(node, offset, &bytes)?;
         }
         let lanes = plan.lane_count();
         let stream = self.stream.lock().clone();
@@ -413,6 +467,7 @@ impl GraphExec {
         }
         Ok(Launched {
             gpu: gpu.clone(),
+            hostcall,
             multi,
             kept,
             _scheduler: scheduler,
@@ -499,10 +554,33 @@ impl GraphExec {
             .locate(node)
             .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
         plan.set_node_kernargs(node, byte_offset, bytes)?;
+        // A patch over a runtime-owned slot (a whole-block replace) keeps
+        // the runtime's value there; install writes them before the first.
+        let end = byte_offset + bytes.len();
+        let kernel = plan.node(node).map(|n| n.kernel.clone());
+        let hostcall = launched
+            .as_ref()
+            .and_then(|l| l.hostcall.as_ref().map(|h| h.address()));
+        let refills: Vec<(usize, Vec<u8>)> = match (launched.is_some(), kernel) {
+            (true, Some(kernel)) => self
+                .runtime_fills(at.lane, &kernel, hostcall)
+                .into_iter()
+                .filter(|(o, b)| *o < end && byte_offset < o + b.len())
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (offset, value) in &refills {
+            plan.set_node_kernargs(node, *offset, value)?;
+        }
         if let Some(l) = launched.as_mut() {
             l.multi
                 .set_kernargs(at.lane, at.index, byte_offset, bytes)
                 .map_err(Error::Patch)?;
+            for (offset, value) in &refills {
+                l.multi
+                    .set_kernargs(at.lane, at.index, *offset, value)
+                    .map_err(Error::Patch)?;
+            }
             if let Some(kept) = l.kept.get_mut(at.lane) {
                 kept.patch(&l.gpu.inner.allocations, at.index, byte_offset, bytes);
             }

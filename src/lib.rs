@@ -14,6 +14,10 @@
 //! re-exports a curated set of their types (graph authoring, code objects,
 //! stream words, bundles, twins), not the crates, and its [`Error`] keeps
 //! their typed errors, with [`Error::class`] the class C and Python report.
+//! A graph lane with a kernel the PM4 path refuses runs as public-AQL
+//! dispatches (`submission`), HIP device printf kernels included: the
+//! GPU's hostcall service (`hostcall`) serves them, printing to stdout as
+//! HIP does (the one thing relaunch prints) or into a [`PrintfCapture`].
 
 mod catalog;
 mod devices;
@@ -22,6 +26,7 @@ mod fallback;
 mod gpu;
 mod graph;
 mod hip_streams;
+mod hostcall;
 mod keepalive;
 mod kernargs;
 pub mod manifest;
@@ -39,6 +44,7 @@ pub use graph::{
     default_options as default_graph_options, Graph, GraphExec, LaunchInFlight, NodeSpec,
 };
 pub use hip_streams::{HipBuffer, HipDevice, HipError, REAL_HIP_ENV};
+pub use hostcall::{PrintfCapture, PrintfOutput, Stream as PrintfStream};
 pub use kernargs::explicit_kernarg_size;
 pub use manifest::SchedulerProfile;
 pub use module::{LoadOptions, LoadedKernel, Module, CERTIFY_ENV};

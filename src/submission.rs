@@ -14,6 +14,14 @@ use relaunch_sched::scheduler::{encode_lanes, LaneFailure, LaneProgram, LowerLan
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
+/// What the public-AQL path lacks, for refusals: it serves HIP's hostcall
+/// printf (`hidden_hostcall_buffer`) but not OpenCL's printf buffer.
+const AQL_MISSING: &str =
+    "relaunch serves HIP's hostcall printf (hidden_hostcall_buffer) but has no \
+     service for OpenCL's printf buffer (hidden_printf_buffer: no buffer is allocated and nothing \
+     reads the records a kernel writes there), no image/sampler/pipe objects, no device-side \
+     enqueue, and the LDS limit is the hardware's";
+
 /// Which path a graph's lanes take (an instantiate option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Submission {
@@ -108,14 +116,18 @@ pub(crate) fn choose<'a>(
             let both = verdict.aql_refusals();
             if !both.is_empty() {
                 let list: Vec<String> = both.iter().map(|r| r.to_string()).collect();
-                return Err(Error::compile(format!(
-                    "kernel {} (node {}) cannot run on either path: the PM4 path {verdict}, and \
-                     the public-AQL path cannot honour {} either (relaunch has no hostcall \
-                     service or image/sampler objects; the LDS limit is the hardware's)",
-                    info.name,
-                    node.node.raw(),
-                    list.join(", ")
-                )));
+                return Err(Error::kernel_refused(
+                    &info.name,
+                    crate::error::refusal_list(&verdict.refusals),
+                    format!(
+                        "kernel {} (node {}) cannot run on either path: the PM4 path {verdict}, \
+                         and the public-AQL path cannot honour {} either ({})",
+                        info.name,
+                        node.node.raw(),
+                        list.join(", "),
+                        AQL_MISSING
+                    ),
+                ));
             }
             if submission == Submission::Pm4 {
                 return Err(Error::kernel_refused(

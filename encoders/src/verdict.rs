@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use relaunch_device::codeobj::{ArgFill, KernelArg, KernelDescriptor, KernelInfo};
+use relaunch_device::codeobj::{ArgFill, KernelArg, KernelDescriptor, KernelInfo, ValueKind};
 use relaunch_facts::family::MAX_USER_SGPRS;
 use relaunch_facts::sgprs::{enabled_user_sgprs, user_sgpr_padding};
 use relaunch_facts::{Family, Limits};
@@ -287,23 +287,34 @@ impl Verdict {
     }
 
     /// The refusals the public-AQL path shares (it is architecture-neutral
-    /// and the packet processor programs the rest from the descriptor, but
-    /// it has no hostcall service or image/sampler objects either, and the
-    /// workgroup LDS limit is the hardware's): the arguments relaunch
-    /// cannot fill, and static LDS past the limit. Empty when public AQL
-    /// can run it.
+    /// and the packet processor programs the rest from the descriptor,
+    /// and relaunch's hostcall service fills `hidden_hostcall_buffer`, but
+    /// it has no image/sampler objects or OpenCL printf buffer either, and
+    /// the workgroup LDS limit is the hardware's): the arguments relaunch
+    /// cannot fill on an AQL dispatch ([`ValueKind::aql_fill`] says which
+    /// it can), and static LDS past the limit. Empty when public AQL can
+    /// run it.
     pub fn aql_refusals(&self) -> Vec<&Refusal> {
         self.refusals
             .iter()
-            .filter(|r| {
-                matches!(
-                    r,
-                    Refusal::UnfillableHiddenArgument { .. }
-                        | Refusal::UnsupportedArgument { .. }
-                        | Refusal::LdsTooLarge { .. }
-                )
+            .filter(|r| match r {
+                Refusal::UnfillableHiddenArgument { value_kind, .. } => {
+                    ValueKind::parse(value_kind).aql_fill().is_none()
+                }
+                Refusal::UnsupportedArgument { .. } | Refusal::LdsTooLarge { .. } => true,
+                _ => false,
             })
             .collect()
+    }
+
+    /// True when a kernel needs relaunch's hostcall service (its
+    /// `hidden_hostcall_buffer`: HIP's device printf): the PM4 path
+    /// refuses it, the public-AQL path serves it.
+    pub fn needs_hostcall(&self) -> bool {
+        self.refusals.iter().any(|r| {
+            matches!(r, Refusal::UnfillableHiddenArgument { value_kind, .. }
+                if ValueKind::parse(value_kind) == ValueKind::HiddenHostcallBuffer)
+        })
     }
 }
 

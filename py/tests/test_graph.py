@@ -200,3 +200,25 @@ def test_a_kernel_pm4_refuses_runs_its_lane_as_public_aql(gpu):
         g.instantiate(submission="pm4")
     with pytest.raises(ValueError, match="submission"):
         g.instantiate(submission="vulkan")
+
+
+def test_a_printf_kernel_runs_as_public_aql_and_prints_to_stdout(capfd):
+    # HIP's device printf (hostcall), built for gfx1100 only.
+    gpu = rl.Gpu("sim:gfx1100")
+    printf = gpu.load_module(kernel_bytes("hip_printf", "gfx1100"))
+    real = gpu.alloc(256)
+    g = rl.Graph()
+    out = g.buffer("out", 256)
+    kernarg = printf.pack_kernargs("hip_printf", struct.pack("<QI", real.address(), 6), 64, 32)
+    g.kernel("hip_printf", 64, 32, accesses=[(out, 0, 256, True)], module=printf,
+             kernarg=kernarg)
+    exec_ = g.instantiate()
+    ((kind, reason),) = exec_.lane_submissions
+    assert kind == "aql"
+    assert reason is not None and "hip_printf" in reason and "hostcall" in reason
+    capfd.readouterr()
+    exec_.launch(gpu)
+    assert capfd.readouterr().out == (
+        "tag 6: hello -7  1.50 0xbeef z|ab  |1.234500e+03\n"
+        "item 0 of tag 6\nitem 1 of tag 6\n"
+    )

@@ -185,7 +185,8 @@ impl SimDevice {
     /// its own memory and signals.
     pub fn new(config: SimConfig) -> Result<Arc<Self>, SimError> {
         let memory = Arc::new(DeviceMemory::new(config.memory_limit));
-        Self::new_shared(config, memory, Arc::new(SignalTable::default()))
+        let signals = Arc::new(SignalTable::in_memory(Arc::clone(&memory)));
+        Self::new_shared(config, memory, signals)
     }
 
     /// A device that shares `memory` and `signals` with others (several GPU
@@ -213,13 +214,8 @@ impl SimDevice {
             reason: e.to_string(),
         })?;
         let memory = Arc::new(DeviceMemory::new(config.memory_limit));
-        Self::build(
-            config,
-            memory,
-            Arc::new(SignalTable::default()),
-            target,
-            facts,
-        )
+        let signals = Arc::new(SignalTable::in_memory(Arc::clone(&memory)));
+        Self::build(config, memory, signals, target, facts)
     }
 
     fn build(

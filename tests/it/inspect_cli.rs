@@ -134,6 +134,24 @@ fn damaged_files_exit_2_with_one_line() {
     assert!(text(&out.stderr).contains("cannot read"));
 }
 
+/// Callees count too: the interpreter follows LLVM's direct calls
+/// (s_getpc + s_add/s_addc of a literal + s_swappc), so ockl's hostcall
+/// functions behind HIP's printf are decoded and covered.
+#[test]
+fn sim_coverage_follows_direct_calls_into_ockl() {
+    let printf = kernels().join("gfx1100/hip_printf.co");
+    let out = inspect(&["--sim-coverage".as_ref(), printf.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "hip_printf.co: target gfx1100, 2 kernels, 2 run every instruction on the simulator",
+        "  runs     hip_printf (1858 instructions)",
+        "  runs     hostcall_unknown (800 instructions)",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}
+
 #[test]
 fn sim_coverage_counts_scratch_instructions_as_run() {
     let runs = kernels().join("gfx1030/counter.co");

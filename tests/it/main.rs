@@ -30,6 +30,7 @@ mod hip_dispatch_packet;
 mod inspect_cli;
 mod keepalive;
 mod pm4_scratch;
+mod printf_aql;
 mod public_aql;
 mod selftest_cli;
 mod sim_rocm;

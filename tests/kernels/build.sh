@@ -8,6 +8,8 @@
 #   tests/kernels/build/<target>/<name>-w64.co  HIP kernels built for wave64 (w64_*)
 #   tests/kernels/build/<target>/dot_math.co    HIP dot products (dot_targets: not
 #                                               gfx1010, which has no dot instructions)
+#   tests/kernels/build/gfx1100/hip_printf.co   HIP device printf (hostcall), code object
+#                                               V4, against the ROCm device libraries
 #   tests/kernels/bundles/<target>/relaunch_demo_<target>.{kpack,json}
 #                                               the decode kernels as a bundle tree
 #                                               (relaunch bundle pack; relaunch demo
@@ -17,8 +19,10 @@
 #   and no BUNDLE_DIR no bundle tree is written). The bundle step runs
 #   $RELAUNCH (default: cargo run --bin relaunch from this checkout).
 # Needs Debian's clang-19 (which brings ld.lld-19) and, for hip/, Debian's
-# HIP headers (libamdhip64-dev). No ROCm device libraries: the kernels use
-# clang builtins only (see common.h and hip/common.h).
+# HIP headers (libamdhip64-dev). No ROCm device libraries, except for the
+# printf kernel (hostcall_kernels: printf is ockl code), which needs
+# Debian's rocm-device-libs and llvm-as-19 (llvm-19); the others use clang
+# builtins only (see common.h and hip/common.h).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/build}"
@@ -34,6 +38,9 @@ dot_targets=(gfx1030 gfx1100 gfx1151 gfx1201)
 dot_kernels=(dot_math)
 v4_targets=(gfx1030 gfx1100)
 v4_kernels=(counter add_scalar)
+hostcall_targets=(gfx1100)
+hostcall_kernels=(hip_printf)
+device_libs="${ROCM_DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}"
 
 if ! command -v "$clang" >/dev/null 2>&1; then
     echo "build.sh: $clang not found (apt-get install clang-19 lld-19)" >&2
@@ -81,6 +88,35 @@ done
 for target in "${v4_targets[@]}"; do
     for k in "${v4_kernels[@]}"; do
         compile "$target" "$k" "$out/$target/$k-v4.co" -mcode-object-version=4
+    done
+done
+if [ ! -f "$device_libs/ockl.bc" ]; then
+    echo "build.sh: no ROCm device libraries at $device_libs (apt-get install" \
+        "rocm-device-libs, or set ROCM_DEVICE_LIBS)" >&2
+    exit 1
+fi
+# HIP device printf goes through ockl's hostcall code, so these link the
+# ROCm device libraries, as code object v4 (hidden_hostcall_buffer at
+# implicit argument 3). Debian's libraries (ROCm 5.2.3) predate gfx11 and
+# have no oclc_isa_version_1100.bc: that file only defines the constant
+# __oclc_ISA_version (11000 for gfx1100, as later releases define it), so
+# it is assembled here beside links to the rest.
+libs="$(mktemp -d)"
+trap 'rm -rf "$libs"' EXIT
+for f in "$device_libs"/*.bc; do ln -s "$f" "$libs/"; done
+for target in "${hostcall_targets[@]}"; do
+    n="${target#gfx}"
+    if [ ! -e "$libs/oclc_isa_version_$n.bc" ]; then
+        printf '%s\n' \
+            'target datalayout = "e-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32-p8:128:128-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9"' \
+            'target triple = "amdgcn-amd-amdhsa"' \
+            "@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 ${n}0, align 4" |
+            "${LLVM_AS:-llvm-as-19}" - -o "$libs/oclc_isa_version_$n.bc"
+    fi
+    for k in "${hostcall_kernels[@]}"; do
+        "$clang" -x hip --offload-arch="$target" -mcode-object-version=4 \
+            --rocm-device-lib-path="$libs" --cuda-device-only --no-gpu-bundle-output \
+            -fuse-cuid=none -O2 "$here/hip/$k.hip" -o "$out/$target/$k.co"
     done
 done
 # The decode-step kernels (relaunch demo): one decode.co per target.

@@ -196,6 +196,33 @@ impl ValueKind {
     }
 }
 
+/// What the public-AQL path gives a runtime-owned hidden argument that
+/// the direct PM4 path cannot fill ([`ValueKind::aql_fill`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AqlFill {
+    /// The address of the GPU's hostcall buffer (HIP's device printf and
+    /// other device-to-host services), which relaunch's listener serves.
+    HostcallBuffer,
+    /// Null, as HIP passes it for a launch with no device-side enqueue
+    /// and no cooperative multi-device group.
+    Null,
+}
+
+impl ValueKind {
+    /// What the public-AQL path fills this argument with, when it is one
+    /// the PM4 path refuses ([`ArgFill::Unfillable`]) but an AQL dispatch
+    /// by HIP's rules can honour; `None` for everything else.
+    pub fn aql_fill(&self) -> Option<AqlFill> {
+        match self {
+            ValueKind::HiddenHostcallBuffer => Some(AqlFill::HostcallBuffer),
+            ValueKind::HiddenDefaultQueue
+            | ValueKind::HiddenCompletionAction
+            | ValueKind::HiddenMultigridSyncArg => Some(AqlFill::Null),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for ValueKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -26,7 +26,7 @@ pub mod kernel;
 pub mod metadata;
 pub mod object;
 
-pub use args::{ArgFill, Axis, KernelArg, ValueKind};
+pub use args::{AqlFill, ArgFill, Axis, KernelArg, ValueKind};
 pub use certify::{Certificate, ReadCache};
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;

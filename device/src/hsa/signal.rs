@@ -84,6 +84,25 @@ impl Signal {
         }
     }
 
+    /// One bounded wait (at most `slice`) for the value to differ from
+    /// `seen`; returns the value observed, which may still be `seen`
+    /// (a listener's wake-up: callers loop and re-check).
+    pub fn wait_changed(&self, seen: i64, slice: Duration) -> i64 {
+        let ticks = (slice.as_nanos() * self.inner.timestamp_hz as u128 / 1_000_000_000)
+            .clamp(1, u64::MAX as u128) as u64;
+        // SAFETY: live signal of a live runtime; condition/wait-state are
+        // valid enum values.
+        unsafe {
+            (self.inner.api().signal_wait_scacquire)(
+                self.handle,
+                sys::HSA_SIGNAL_CONDITION_NE,
+                seen,
+                ticks,
+                sys::HSA_WAIT_STATE_BLOCKED,
+            )
+        }
+    }
+
     /// Waits until the value is below `below`, for at most `timeout`.
     /// `what` names the wait in a timeout error.
     pub fn wait_below(&self, below: i64, timeout: Duration, what: &str) -> Result<i64, HsaError> {

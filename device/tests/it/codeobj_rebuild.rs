@@ -24,14 +24,24 @@ fn files_under(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn committed_fixtures_equal_a_fresh_build() {
-    // clang links AMDGPU code objects with lld, packaged apart (lld-19).
-    for tool in ["clang-19", "ld.lld-19"] {
+    // clang links AMDGPU code objects with lld, packaged apart (lld-19);
+    // the printf fixture links the ROCm device libraries, with one file
+    // assembled by llvm-as-19 (tests/kernels/README.md).
+    for tool in ["clang-19", "ld.lld-19", "llvm-as-19"] {
         if !relaunch_testsupport::require_tool(
             tool,
             "CI installs it; needed for the fixture rebuild check",
         ) {
             return;
         }
+    }
+    let device_libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ockl.bc");
+    if std::env::var_os("ROCM_DEVICE_LIBS").is_none() && !device_libs.is_file() {
+        relaunch_testsupport::missing(
+            &format!("{}", device_libs.display()),
+            "apt-get install rocm-device-libs, or set ROCM_DEVICE_LIBS",
+        );
+        return;
     }
     let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels");
     let out = std::env::temp_dir().join(format!("relaunch-kernels-{}", std::process::id()));

@@ -318,3 +318,50 @@ fn a_scratch_kernel_lane_is_public_aql_and_says_why() {
     rl_module_free(module);
     rl_gpu_free(gpu);
 }
+
+/// HIP's device printf (hostcall) kernel: its lane runs as public AQL, the
+/// C lane inspection names hostcall, and it launches (output to stdout).
+#[test]
+fn a_printf_kernel_lane_is_public_aql_naming_hostcall() {
+    let sel = cstr("sim:gfx1100");
+    // SAFETY: a NUL-terminated selector.
+    let gpu = unsafe { rl_gpu_open(sel.as_ptr()) };
+    assert!(!gpu.is_null(), "{}", last_error());
+    let code = relaunch_testsupport::fixture("gfx1100", "hip_printf");
+    let mut module = null_mut();
+    // SAFETY: code is a live buffer; module is a valid out pointer.
+    let rc = unsafe { rl_gpu_load_module(gpu, code.as_ptr(), code.len(), &mut module) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let mut mem = 0u64;
+    // SAFETY: mem is writable.
+    let rc = unsafe { rl_gpu_alloc(gpu, 4 * N as usize, 1, &mut mem) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let mut explicit = mem.to_le_bytes().to_vec();
+    explicit.extend_from_slice(&4u32.to_le_bytes());
+    let graph = rl_graph_new();
+    node(
+        graph,
+        module,
+        "hip_printf",
+        &pack(module, "hip_printf", &explicit),
+        &[],
+        &[],
+    )
+    .unwrap_or_else(|rc| panic!("{rc}: {}", last_error()));
+    let mut exec = null_mut();
+    // SAFETY: exec is writable.
+    let rc = unsafe { rl_graph_instantiate(graph, &mut exec) };
+    assert_eq!(rc, RL_OK, "{}", last_error());
+    let (kind, reason) = lane(exec, 0);
+    assert_eq!(kind, RL_LANE_AQL);
+    assert!(
+        reason.contains("hip_printf") && reason.contains("hostcall"),
+        "{reason}"
+    );
+    assert_eq!(rl_graphexec_launch(gpu, exec), RL_OK, "{}", last_error());
+    rl_graphexec_free(exec);
+    rl_graph_free(graph);
+    assert_eq!(rl_gpu_free_mem(gpu, mem), RL_OK);
+    rl_module_free(module);
+    rl_gpu_free(gpu);
+}

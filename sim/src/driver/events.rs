@@ -211,6 +211,26 @@ impl Events {
         }
     }
 
+    /// A shader's interrupt (`s_sendmsg` MSG_INTERRUPT) with M0 `data`:
+    /// the kernel driver reads it as a partial event id (ockl sends the
+    /// low 8 bits of the signal's event id) and sets the signal events it
+    /// may name; a waiter woken for another re-checks its signal's value
+    /// and sleeps again, so matching on too many is harmless, too few not.
+    pub fn interrupt_partial(&self, data: u32) {
+        let mut t = self.table.lock();
+        let mut any = false;
+        for (&id, ev) in t.events.iter_mut() {
+            if ev.kind == EventKind::Signal && id & 0xFF == data & 0xFF {
+                ev.fire();
+                any = true;
+            }
+        }
+        drop(t);
+        if any {
+            self.changed.notify_all();
+        }
+    }
+
     /// A GPU fault: every memory event is set with its record.
     pub fn memory_fault(&self, record: FaultRecord) {
         let mut t = self.table.lock();

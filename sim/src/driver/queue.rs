@@ -218,6 +218,10 @@ impl Front for UserRingFront {
         device.kernel_in_memory(kernel_object)
     }
 
+    fn shader_interrupt(&self, data: u32) {
+        self.events.interrupt_partial(data);
+    }
+
     fn report(&self, err: &QueueError) {
         let code = match err.kind {
             QueueErrorKind::InvalidPacket => queue_error_code::INVALID_PACKET_FORMAT,

@@ -87,11 +87,14 @@ impl System {
 fn system() -> &'static RwLock<System> {
     static SYSTEM: OnceLock<RwLock<System>> = OnceLock::new();
     SYSTEM.get_or_init(|| {
+        let memory = Arc::new(DeviceMemory::new(SimConfig::new("gfx1201").memory_limit));
         RwLock::new(System {
             init: 0,
             started: Instant::now(),
-            memory: Arc::new(DeviceMemory::new(SimConfig::new("gfx1201").memory_limit)),
-            signals: Arc::new(SignalTable::default()),
+            // Handles are `amd_signal_t` addresses, as ROCr's are, so
+            // kernels (ockl's hostcall doorbell) can update them.
+            signals: Arc::new(SignalTable::in_memory(Arc::clone(&memory))),
+            memory,
             gpus: Vec::new(),
             queues: HashMap::new(),
             readers: HashMap::new(),

@@ -132,7 +132,12 @@ mod hwreg {
 }
 
 /// Execute one control instruction.
-pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, IsaFault> {
+pub(crate) fn execute(
+    wave: &mut Wave,
+    inst: &Inst,
+    op: COp,
+    interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
+) -> Result<Flow, IsaFault> {
     let take = |cond: bool| {
         if cond {
             Flow::Jump(inst.target)
@@ -152,7 +157,7 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: COp) -> Result<Flow, Isa
         COp::CbranchExecnz => take(wave.exec != 0),
         COp::Barrier => Flow::Barrier,
         COp::BarrierSignal => barrier_signal(wave, inst)?,
-        COp::Sendmsg => sendmsg(wave, inst)?,
+        COp::Sendmsg => sendmsg(wave, inst, interrupt)?,
         // "TRAP_EN: indicates that a trap handler is present. When set to
         // zero, traps are never taken" (RDNA ISA guides, STATUS): without a
         // handler s_trap does nothing. With one, ROCr's handler reports the
@@ -284,16 +289,32 @@ fn unimplemented_hwreg(wave: &Wave, inst: &Inst, id: u32) -> IsaFault {
     }
 }
 
-/// s_sendmsg: only MSG_DEALLOC_VGPRS (gfx11+, id 3) reaches compute
-/// kernels; the VGPRs are released when the wave ends, so it changes
-/// nothing here. Other messages belong to graphics stages or traps.
-fn sendmsg(wave: &Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+/// MSG_INTERRUPT: the message id every RDNA family gives the shader
+/// interrupt (LLVM's SIDefines.h `ID_INTERRUPT`).
+const MSG_INTERRUPT: u32 = 1;
+
+/// s_sendmsg: MSG_INTERRUPT raises an interrupt whose data is M0 (device
+/// code signalling the host: ockl stores an event id into a signal's
+/// mailbox, then interrupts with its low bits) to the queue's handler;
+/// MSG_DEALLOC_VGPRS (gfx11+, id 3) changes nothing here, the VGPRs are
+/// released when the wave ends. Other messages belong to graphics stages
+/// or traps.
+fn sendmsg(
+    wave: &Wave,
+    inst: &Inst,
+    interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
+) -> Result<Flow, IsaFault> {
     let id = simm16(inst) & 0xFF;
     let dealloc = match wave.isa.family {
         Family::Gfx10 => false,
         Family::Gfx11 | Family::Gfx12 => id == 3,
     };
-    if dealloc {
+    if id == MSG_INTERRUPT {
+        if let Some(raise) = interrupt {
+            raise(wave.m0);
+        }
+        Ok(Flow::Next)
+    } else if dealloc {
         Ok(Flow::Next)
     } else {
         Err(IsaFault::Unimplemented {

@@ -56,7 +56,9 @@ pub fn coverage(isa: Isa, code: &[u8]) -> Coverage {
             | Kind::Smem(_)
             | Kind::Ds(_)
             | Kind::Vmem(_)
-            | Kind::GetPc => out.instructions += 1,
+            | Kind::GetPc
+            | Kind::SetPc
+            | Kind::SwapPc => out.instructions += 1,
         }
     }
     out

@@ -195,6 +195,7 @@ pub fn run_program(
     // On a queue's processor thread: its inactivation stops the kernel,
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
+    let interrupts = super::bound_interrupts();
     let lds_bytes = ctx.lds_bytes;
     let work = |k: usize| {
         let mut w = Worker::new(&start, lds_bytes, k);
@@ -206,6 +207,7 @@ pub fn run_program(
             &lowest_failed,
             groups,
             inactive.as_deref(),
+            interrupts.as_deref(),
         );
         w
     };

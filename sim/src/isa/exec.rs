@@ -47,7 +47,7 @@ pub(crate) fn run_wave(
         let r = match inst.kind {
             Kind::Salu(op) => scalar::execute(wave, inst, op),
             Kind::Valu(_) => valu::execute(wave, inst, ctx),
-            Kind::Ctrl(op) => control::execute(wave, inst, op),
+            Kind::Ctrl(op) => control::execute(wave, inst, op, ctx.interrupt),
             Kind::Smem(op) => smem::execute(wave, inst, op, ctx),
             Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
             Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),
@@ -57,6 +57,17 @@ pub(crate) fn run_wave(
                     .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
                 wave.write_scalar64(inst.dst, next).map(|()| Flow::Next)
             }
+            Kind::SetPc => wave
+                .scalar64(inst.src[0], false)
+                .and_then(|to| jump_to(prog, to)),
+            Kind::SwapPc => wave.scalar64(inst.src[0], false).and_then(|to| {
+                let flow = jump_to(prog, to)?;
+                let next = prog
+                    .entry
+                    .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+                wave.write_scalar64(inst.dst, next)?;
+                Ok(flow)
+            }),
             Kind::Unimplemented => Err(IsaFault::Unimplemented {
                 mnemonic: inst.decoded.mnemonic(),
                 family,
@@ -85,6 +96,20 @@ pub(crate) fn run_wave(
             Err(e) => return Err((pc, e)),
         }
     }
+}
+
+/// An indirect jump (s_setpc_b64, s_swappc_b64) to device address `to`:
+/// the instruction decoded there (direct callees and return addresses
+/// are), or a fault naming the address.
+fn jump_to(prog: &Program, to: u64) -> Result<Flow, IsaFault> {
+    prog.index_at(to).map(Flow::Jump).ok_or_else(|| {
+        IsaFault::Control(format!(
+            "indirect jump to {to:#x}, which is not an instruction of the kernel's code the \
+             simulator decoded (entry {:#x}; it follows direct calls and their returns, not \
+             pointers computed at run time)",
+            prog.entry
+        ))
+    })
 }
 
 /// Run every wave of one workgroup to its end. Waves take turns up to each

@@ -79,6 +79,29 @@ pub struct Ctx<'a> {
     /// The inactivation flag of the queue running the dispatch (`None`
     /// off a queue, e.g. an IB executed directly): see [`Ctx::discarded`].
     pub inactive: Option<&'a AtomicBool>,
+    /// Where the wave's interrupts (`s_sendmsg` MSG_INTERRUPT, with M0)
+    /// go: the queue's front (`None` off a queue: the interrupt is lost,
+    /// as one nobody listens to is).
+    pub interrupt: Option<&'a (dyn Fn(u32) + Send + Sync)>,
+}
+
+/// A queue's interrupt handler as the interpreter calls it.
+pub type InterruptSink = std::sync::Arc<dyn Fn(u32) + Send + Sync>;
+
+thread_local! {
+    static INTERRUPTS: std::cell::RefCell<Option<InterruptSink>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Called by a queue's processor thread first: kernels it runs raise
+/// their interrupts through `sink` (the queue's front).
+pub fn bind_interrupts(sink: InterruptSink) {
+    INTERRUPTS.with(|s| *s.borrow_mut() = Some(sink));
+}
+
+/// The sink [`bind_interrupts`] bound to this thread.
+pub(crate) fn bound_interrupts() -> Option<InterruptSink> {
+    INTERRUPTS.with(|s| s.borrow().clone())
 }
 
 impl Ctx<'_> {

@@ -53,6 +53,11 @@ pub(crate) enum Kind {
     Vmem(VOp),
     /// s_getpc_b64: the address of the next instruction.
     GetPc,
+    /// s_setpc_b64: jump to an address (a function's return).
+    SetPc,
+    /// s_swappc_b64: save the next instruction's address, jump to an
+    /// address (a function call).
+    SwapPc,
     /// Decoded but not executed by the interpreter.
     Unimplemented,
     /// Bytes the decoder does not know (dword 0 kept for the error).
@@ -113,8 +118,11 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
     let name = d.name;
     let found = match d.format {
         Format::Sop1 | Format::Sop2 | Format::Sopc | Format::Sopk | Format::Sopp => {
-            if name == "s_getpc_b64" {
-                return Kind::GetPc;
+            match name {
+                "s_getpc_b64" => return Kind::GetPc,
+                "s_setpc_b64" => return Kind::SetPc,
+                "s_swappc_b64" => return Kind::SwapPc,
+                _ => {}
             }
             control::prepare(name)
                 .map(Kind::Ctrl)
@@ -142,8 +150,59 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
     found.unwrap_or(Kind::Unimplemented)
 }
 
+/// The byte offset (from the entry) a direct call at `call` (an
+/// `s_swappc_b64 s[a:b], s[n:n+1]`) jumps to, when the instructions before
+/// it build s[n:n+1] as LLVM's call sequence does: `s_getpc_b64 s[n:n+1]`,
+/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (gfx12:
+/// `s_add_co_u32`, `s_add_co_ci_u32`; each a literal or an inline
+/// constant): a 64-bit add of a PC-relative constant, so the target does
+/// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
+/// call then faults at run time naming its address.
+fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
+    let (src, _, _) = resolve(decoded.get(&call)?);
+    let Src::Sgpr(n) = src[0] else { return None };
+    let (mut lo, mut hi) = (None, None);
+    // The sequence sits in the call's block, a few instructions back.
+    for (&at, d) in decoded.range(..call).rev().take(16) {
+        let (src, dst, _) = resolve(d);
+        // The constant: a literal (a relocation) or an inline integer.
+        let constant = |c: Src| match c {
+            Src::Literal(v) => Some(v),
+            Src::Int(v) => Some(i32::from(v) as u32),
+            _ => None,
+        };
+        let literal = match src {
+            [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] => constant(c).map(|v| (a, v)),
+            _ => None,
+        };
+        match (d.name, dst, literal) {
+            // gfx12 spells them s_add_co_u32 / s_add_co_ci_u32.
+            ("s_addc_u32" | "s_add_co_ci_u32", Dst::Sgpr(r), Some((a, v)))
+                if r == n + 1 && a == r && hi.is_none() =>
+            {
+                hi = Some(v);
+            }
+            ("s_add_u32" | "s_add_co_u32", Dst::Sgpr(r), Some((a, v)))
+                if r == n && a == r && lo.is_none() =>
+            {
+                lo = Some(v);
+            }
+            ("s_getpc_b64", Dst::Sgpr(r), _) if r == n => {
+                let add = (u64::from(hi?) << 32) | u64::from(lo?);
+                let next = i64::from(at) + d.len as i64;
+                return Some(next.wrapping_add(add as i64));
+            }
+            // Anything else writing the pair breaks the pattern.
+            (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Decode every instruction reachable from offset 0 of `code` (the bytes
-/// from the kernel's entry to the end of its allocation).
+/// from the kernel's entry to the end of its allocation), callees of
+/// direct calls included.
 pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     struct Raw {
         len: u32,
@@ -157,52 +216,82 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     let mut found: BTreeMap<u32, Raw> = BTreeMap::new();
     let mut work = vec![0i64];
     let mut outside: Vec<i64> = Vec::new();
-    while let Some(at) = work.pop() {
-        if at < 0 || at as usize >= code.len() {
-            outside.push(at);
-            continue;
-        }
-        let at = at as u32;
-        if found.contains_key(&at) {
-            continue;
-        }
-        let bytes = &code[at as usize..];
-        let raw = match relaunch_isa::decode(isa, bytes) {
-            Decoded::Known(d) => {
-                let kind = classify(isa, &d, &words_of(bytes, d.len));
-                let (target, falls) = match kind {
-                    Kind::Ctrl(op) => {
-                        let simm = i64::from(words_of(bytes, 4)[0] as u16 as i16);
-                        let t = control::branches(op).then_some(i64::from(at) + 4 + 4 * simm);
-                        (t, control::falls_through(op))
-                    }
-                    _ => (None, true),
-                };
-                Raw {
-                    len: d.len as u32,
-                    words: words_of(bytes, d.len),
-                    decoded: Some(d),
-                    kind,
-                    target,
-                    falls,
-                }
+    let mut calls_seen = 0;
+    loop {
+        // Callees are reached through computed addresses: follow the ones the
+        // compiler's direct-call sequence names (see `call_targets`) until no
+        // new code turns up.
+        if work.is_empty() {
+            let calls: Vec<u32> = found
+                .iter()
+                .filter(|(_, r)| matches!(r.kind, Kind::SwapPc))
+                .map(|(&at, _)| at)
+                .collect();
+            if calls.len() == calls_seen {
+                break;
             }
-            Decoded::Unknown { dword, .. } => Raw {
-                len: 4,
-                words: words_of(bytes, 4),
-                decoded: None,
-                kind: Kind::Undecodable(dword),
-                target: None,
-                falls: false,
-            },
-        };
-        if let Some(t) = raw.target {
-            work.push(t);
+            calls_seen = calls.len();
+            let decoded: BTreeMap<u32, &Instruction> = found
+                .iter()
+                .filter_map(|(&at, r)| r.decoded.as_ref().map(|d| (at, d)))
+                .collect();
+            for at in calls {
+                work.extend(
+                    call_target(&decoded, at).filter(|t| !found.contains_key(&(*t as u32))),
+                );
+            }
+            if work.is_empty() {
+                break;
+            }
         }
-        if raw.falls {
-            work.push(i64::from(at) + i64::from(raw.len));
+        while let Some(at) = work.pop() {
+            if at < 0 || at as usize >= code.len() {
+                outside.push(at);
+                continue;
+            }
+            let at = at as u32;
+            if found.contains_key(&at) {
+                continue;
+            }
+            let bytes = &code[at as usize..];
+            let raw = match relaunch_isa::decode(isa, bytes) {
+                Decoded::Known(d) => {
+                    let kind = classify(isa, &d, &words_of(bytes, d.len));
+                    let (target, falls) = match kind {
+                        Kind::SetPc => (None, false),
+                        Kind::Ctrl(op) => {
+                            let simm = i64::from(words_of(bytes, 4)[0] as u16 as i16);
+                            let t = control::branches(op).then_some(i64::from(at) + 4 + 4 * simm);
+                            (t, control::falls_through(op))
+                        }
+                        _ => (None, true),
+                    };
+                    Raw {
+                        len: d.len as u32,
+                        words: words_of(bytes, d.len),
+                        decoded: Some(d),
+                        kind,
+                        target,
+                        falls,
+                    }
+                }
+                Decoded::Unknown { dword, .. } => Raw {
+                    len: 4,
+                    words: words_of(bytes, 4),
+                    decoded: None,
+                    kind: Kind::Undecodable(dword),
+                    target: None,
+                    falls: false,
+                },
+            };
+            if let Some(t) = raw.target {
+                work.push(t);
+            }
+            if raw.falls {
+                work.push(i64::from(at) + i64::from(raw.len));
+            }
+            found.insert(at, raw);
         }
-        found.insert(at, raw);
     }
     // Indices in address order; a past-the-code instruction at the end.
     let index: HashMap<u32, u32> = found
@@ -282,6 +371,16 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
 }
 
 impl Program {
+    /// The index of the instruction starting at device address `addr`
+    /// (an indirect jump's target), if one was decoded there.
+    pub(crate) fn index_at(&self, addr: u64) -> Option<u32> {
+        let offset = u32::try_from(addr.checked_sub(self.entry)?).ok()?;
+        let code = &self.insts[..self.insts.len().saturating_sub(1)];
+        code.binary_search_by_key(&offset, |i| i.offset)
+            .ok()
+            .map(|i| i as u32)
+    }
+
     /// Mnemonics of decoded instructions the interpreter does not execute.
     pub fn unimplemented(&self) -> Vec<String> {
         self.insts
@@ -319,7 +418,7 @@ pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
                     vmem::prepare_kind(format, n).is_some()
                 }
                 _ => {
-                    n == "s_getpc_b64"
+                    matches!(n, "s_getpc_b64" | "s_setpc_b64" | "s_swappc_b64")
                         || control::prepare(n).is_some()
                         || scalar::prepare(n).is_some()
                 }

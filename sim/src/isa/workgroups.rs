@@ -204,6 +204,7 @@ impl<'a> Worker<'a> {
         lowest_failed: &AtomicU64,
         groups: u64,
         inactive: Option<&AtomicBool>,
+        interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
     ) {
         loop {
             let g = next.fetch_add(1, Ordering::Relaxed);
@@ -219,6 +220,7 @@ impl<'a> Worker<'a> {
                 scratch: &mut self.staging,
                 lds: &mut self.lds,
                 inactive,
+                interrupt,
             };
             if let Err((w, pc, fault)) =
                 exec::run_workgroup(prog, &mut self.waves, &mut c, &mut self.executed)

@@ -53,6 +53,8 @@ pub(crate) trait Front: Send + Sync {
     fn consumed(&self, next: u64);
     /// The kernel whose descriptor is at `kernel_object`.
     fn kernel(&self, device: &SimDevice, kernel_object: u64) -> Result<Arc<KernelEntry>, String>;
+    /// A kernel's interrupt (`s_sendmsg` MSG_INTERRUPT) with its M0 `data`.
+    fn shader_interrupt(&self, data: u32);
     /// Tell the queue's owner of a queue error (VM faults go elsewhere).
     fn report(&self, err: &QueueError);
     /// The queue's scratch as the hardware reads it at a dispatch (`None`:
@@ -72,8 +74,44 @@ pub(crate) trait Front: Send + Sync {
     ) -> Result<bool, String>;
 }
 
+/// Bytes of ROCr's `amd_queue_t` (`amd_hsa_queue.h`), whose first 40
+/// are the public `hsa_queue_t`.
+const AMD_QUEUE_BYTES: usize = 256;
+
+/// The queue's `amd_queue_t` in device memory, as a kernel's queue
+/// pointer receives it from the CP: the `hsa_queue_t` fields (type
+/// MULTI, KERNEL_DISPATCH, ring, doorbell, size, id); the rest zero (the
+/// simulator's queues keep their indices and scratch in Rust objects).
+pub(super) fn amd_queue_image(
+    device: &SimDevice,
+    ring: u64,
+    size: u32,
+    doorbell: u64,
+    id: u64,
+) -> Result<u64, crate::SimError> {
+    let at = device
+        .memory
+        .allocate(AMD_QUEUE_BYTES, MemKind::HostFineGrained)?;
+    let mut image = [0u8; 40];
+    image[4..8].copy_from_slice(&1u32.to_le_bytes());
+    image[8..16].copy_from_slice(&ring.to_le_bytes());
+    image[16..24].copy_from_slice(&doorbell.to_le_bytes());
+    image[24..28].copy_from_slice(&size.to_le_bytes());
+    image[32..40].copy_from_slice(&id.to_le_bytes());
+    if let Err(f) = device.memory.write(at, &image) {
+        let _ = device.memory.free(at);
+        return Err(crate::SimError::Queue(format!(
+            "writing the amd_queue_t: {f}"
+        )));
+    }
+    Ok(at)
+}
+
 /// A queue of the simulator's own HSA table.
 pub(super) struct SimFront {
+    /// The queue's `amd_queue_t` image ([`amd_queue_image`]), freed with
+    /// the ring when the queue is destroyed.
+    pub(super) amd_queue: u64,
     pub(super) shared: Arc<Shared>,
     pub(super) doorbell: Arc<SimSignal>,
     pub(super) signals: Arc<SignalTable>,
@@ -99,6 +137,10 @@ impl Drop for SimFront {
 impl Front for SimFront {
     fn doorbell(&self) -> i64 {
         self.doorbell.load()
+    }
+
+    fn queue_address(&self) -> Option<u64> {
+        Some(self.amd_queue)
     }
 
     fn wait_doorbell(&self, seen: i64, timeout: Duration) {
@@ -142,6 +184,10 @@ impl Front for SimFront {
         device.kernel_at_descriptor(kernel_object).ok_or_else(|| {
             format!("kernel_object {kernel_object:#x} is not a loaded kernel descriptor")
         })
+    }
+
+    fn shader_interrupt(&self, data: u32) {
+        self.signals.interrupt(data);
     }
 
     fn report(&self, err: &QueueError) {

@@ -158,6 +158,8 @@ pub struct SimQueue {
     pub id: u64,
     /// Ring base address (device memory).
     pub ring: u64,
+    /// The queue's `amd_queue_t` image (what a kernel's queue pointer gets).
+    amd_queue: u64,
     /// Ring size in packets (a power of two).
     pub size: u32,
     /// Doorbell signal handle.
@@ -208,7 +210,9 @@ impl SimQueue {
             .create_stamped(-1, Arc::clone(&doorbell_stamp));
         let shared = Shared::new(callback);
         let id = device.next_queue_id();
+        let amd_queue = front::amd_queue_image(device, ring, size, doorbell, id)?;
         let front = front::SimFront {
+            amd_queue,
             shared: Arc::clone(&shared),
             doorbell: Arc::clone(&doorbell_signal),
             signals: Arc::clone(&device.signals),
@@ -228,6 +232,7 @@ impl SimQueue {
             .spawn(move || processor.run())
             .map_err(|e| {
                 let _ = device.memory.free(ring);
+                let _ = device.memory.free(amd_queue);
                 device.signals.destroy(doorbell);
                 SimError::Queue(format!("could not start the packet processor thread: {e}"))
             })?;
@@ -235,6 +240,7 @@ impl SimQueue {
         Ok(Arc::new(SimQueue {
             id,
             ring,
+            amd_queue,
             size,
             doorbell,
             device: Arc::clone(device),
@@ -350,6 +356,7 @@ impl SimQueue {
             clock::retire_queue(agent, self.shared.retired.lock().as_ref());
         }
         let _ = self.device.memory.free(self.ring);
+        let _ = self.device.memory.free(self.amd_queue);
         self.device.signals.destroy(self.doorbell);
         tracing::debug!(id = self.id, "sim queue destroyed");
     }

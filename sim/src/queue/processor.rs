@@ -76,6 +76,8 @@ impl Processor {
         let agent = crate::ordering::clock::enter_queue();
         self.shared.agent.store(agent, Ordering::Release);
         crate::memory::bind_inactivation(Arc::clone(&self.shared.inactive));
+        let front = Arc::clone(&self.front);
+        crate::isa::bind_interrupts(Arc::new(move |data| front.shader_interrupt(data)));
         let mut rd = 0u64;
         // When the last packet finished (None: idle since long enough).
         let mut active: Option<Instant> = None;

@@ -6,6 +6,7 @@ mod cdylib;
 mod cross_queue;
 mod fuzz_inputs;
 mod hsa_runtime;
+mod isa_calls;
 mod isa_d16;
 mod isa_fixtures;
 mod isa_kernels_dot;
