@@ -306,6 +306,8 @@ fn generated(f: Family) -> Vec<String> {
                 "tbuffer_load_format_x v20, v40, s[40:43], s7 format:[BUF_FMT_32_FLOAT] offen offset:16",
                 "scratch_load_dword v20, off, s7",
                 "flat_load_dword v20, v[40:41]",
+                "global_atomic_cmpswap_x2 v[4:5], v[0:1], v[6:9], off offset:24 glc",
+                "global_atomic_add v3, v[0:1], v2, off glc",
             ]
             .map(String::from),
         ),
@@ -320,6 +322,8 @@ fn generated(f: Family) -> Vec<String> {
                 "v_interp_p10_f32 v1, v2, v3, v4",
                 "scratch_load_b32 v20, off, s7",
                 "flat_load_b32 v20, v[40:41]",
+                "global_atomic_cmpswap_b64 v[4:5], v[0:1], v[6:9], off offset:24 glc",
+                "global_atomic_add_u32 v3, v[0:1], v2, off glc",
             ]
             .map(String::from),
         ),
@@ -334,6 +338,8 @@ fn generated(f: Family) -> Vec<String> {
                 "scratch_load_b32 v20, off, s7",
                 "flat_load_b32 v20, v[40:41]",
                 "tbuffer_load_format_x v20, v40, s[40:43], s7 format:[BUF_FMT_32_FLOAT] offen offset:16",
+                "global_atomic_cmpswap_b64 v[4:5], v[0:1], v[6:9], off offset:24 th:TH_ATOMIC_RETURN",
+                "global_atomic_add_u32 v3, v[0:1], v2, off th:TH_ATOMIC_RETURN",
             ]
             .map(String::from),
         ),

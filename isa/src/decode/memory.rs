@@ -71,7 +71,20 @@ impl Builder<'_> {
             ),
         };
         let op = table::find(t.flat[seg], code as u16, self.isa.sub())?;
-        self.dst(Role::Dst, op.dst, vdst as u16, true);
+        // An atomic names its destination only when it returns the old
+        // value (GLC on gfx10/gfx11, TH bit 0 on gfx12); its data holds
+        // the value and, for a compare-swap, the compare value after it.
+        let atomic = atomic_width(op.name);
+        match atomic {
+            Some(width) if atomic_returns(f, w) => self.push(
+                Role::Dst,
+                Operand::Vgpr {
+                    first: vdst as u16,
+                    count: width,
+                },
+            ),
+            _ => self.dst(Role::Dst, op.dst, vdst as u16, true),
+        }
         // A 64-bit address unless a scalar base supplies the high part
         // (scratch addresses are 32-bit offsets).
         let has_saddr = saddr as u16 != null_code(f);
@@ -87,7 +100,18 @@ impl Builder<'_> {
                 count: addr_count,
             },
         );
-        self.push(Role::Data, vgpr(data));
+        let data_count = match atomic {
+            Some(width) if op.name.contains("cmpswap") => 2 * width,
+            Some(width) => width,
+            None => 1,
+        };
+        self.push(
+            Role::Data,
+            Operand::Vgpr {
+                first: data as u16,
+                count: data_count,
+            },
+        );
         if has_saddr {
             self.push(Role::Soffset, operand::sdst(f, saddr as u16, 2));
         }
@@ -162,6 +186,29 @@ impl Builder<'_> {
         self.push(Role::Addr, vgpr(vaddr));
         self.push(Role::Base, operand::sdst(f, rsrc as u16, 8));
         Some(op)
+    }
+}
+
+/// Registers of a FLAT/GLOBAL atomic's value (`None`: not an atomic).
+fn atomic_width(name: &str) -> Option<u8> {
+    if !name.contains("_atomic_") {
+        return None;
+    }
+    let wide = ["_x2", "_b64", "_u64", "_i64", "_f64"];
+    Some(if wide.iter().any(|s| name.ends_with(s)) {
+        2
+    } else {
+        1
+    })
+}
+
+/// Whether a FLAT/GLOBAL atomic returns the value before it: GLC (bit 16
+/// on gfx10, bit 14 on gfx11), TH bit 0 (bit 52 of VFLAT) on gfx12.
+fn atomic_returns(f: Family, w: &[u32; 4]) -> bool {
+    match f {
+        Family::Gfx10 => bits(w[0], 16, 16) != 0,
+        Family::Gfx11 => bits(w[0], 14, 14) != 0,
+        Family::Gfx12 => bits(w[1], 20, 20) != 0,
     }
 }
 
