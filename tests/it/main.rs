@@ -5,9 +5,9 @@
 //! allocation count) stays a binary of its own: `deny_open.rs`,
 //! `sim_identity.rs`, `profiled_replay.rs` (spans read the shared clock),
 //! `transfer_nodes.rs` (strict-mode failures on several simulated GPUs at
-//! once), `timeout_contract.rs` (counts live allocations), `graph_faults.rs` (a lost
-board stays lost; a hung twin is registered process-wide). New test files go
-//! here as modules.
+//! once), `timeout_contract.rs` (counts live allocations), `graph_faults.rs`
+//! (a lost board stays lost; a hung twin is registered process-wide). New
+//! test files go here as modules.
 
 mod common;
 
