@@ -170,6 +170,32 @@ fn the_demo_runs_on_the_real_rocr_with_the_same_ibs() {
     }
 }
 
+/// relaunch's public-AQL path (standard kernel-dispatch packets, issue
+/// 31.1) on the real ROCr: every lane of the demo as AQL, verified.
+#[test]
+fn the_demo_runs_as_public_aql_on_the_real_rocr() {
+    if stack().is_none() {
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_relaunch");
+    let args = [
+        exe,
+        "demo",
+        "--layers",
+        "2",
+        "--tokens",
+        "3",
+        "--submission",
+        "aql",
+    ];
+    let (code, out, err) = run(&mut sim_rocm("gfx1030", &args));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("rocr#0"), "the real runtime's agent: {out}");
+    assert!(out.contains("lane 0 runs as aql"), "{out}");
+    assert!(out.contains("AQL kernel-dispatch packets"), "{out}");
+    assert!(out.contains("verified: 3/3"), "{out}");
+}
+
 #[test]
 fn first_contact_passes_on_the_real_rocr() {
     if stack().is_none() || !require_tool("clang-19", "apt-get install clang-19") {
@@ -218,8 +244,9 @@ fn hip_programs_give_the_same_results_with_and_without_the_interposer() {
     let cases: [(&str, &[&str], Option<bool>); 6] = [
         ("vector_add", &[], None),
         ("copies", &[], None),
-        // Kernels with private memory: ROCr's dynamic scratch protocol;
-        // relaunch's PM4 path refuses them, so the lane runs as public AQL.
+        // Kernels with private memory: ROCr's dynamic scratch protocol
+        // plainly; under the interposer the PM4 path gives each IB its own
+        // scratch backing.
         ("scratch", &[], Some(true)),
         ("capture_graph", &[], Some(true)),
         // Joined through events: the interposer does not follow the

@@ -70,6 +70,18 @@ pub struct Args {
     /// flag is refused as a contradiction.
     #[arg(long)]
     twins: bool,
+    /// How the lanes are submitted: auto (retained PM4, public AQL for a
+    /// lane with a kernel PM4 refuses), pm4, or aql (standard AQL
+    /// kernel-dispatch packets, one per node).
+    #[arg(long, default_value = "auto", value_parser = parse_submission)]
+    submission: relaunch::Submission,
+}
+
+fn parse_submission(name: &str) -> Result<relaunch::Submission, String> {
+    match relaunch::Submission::parse(name) {
+        Some(relaunch::Submission::Hip) | None => Err(format!("{name:?} is not auto, pm4 or aql")),
+        Some(s) => Ok(s),
+    }
 }
 
 /// What executes the decode kernels.
@@ -177,12 +189,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     say!("execution: {}", runner.describe());
     let weights = Weights::generate(args.layers, WEIGHT_SEED);
     let built = device_graph::build(&gpu, &module, &weights, args.sequences)?;
-    let exec = built.graph.instantiate().map_err(Failure::from)?;
+    let exec = built
+        .graph
+        .instantiate_with(args.submission)
+        .map_err(Failure::from)?;
     report::model(args.layers, args.sequences);
     exec.with_plan(report::plan);
     for (lane, l) in exec.lane_submissions().iter().enumerate() {
         if let Some(reason) = &l.reason {
-            say!("lane {lane} runs as public AQL: {reason}");
+            say!("lane {lane} runs as {}: {reason}", l.kind);
         }
     }
     report::per_token(built.position_sites.len());

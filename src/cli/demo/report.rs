@@ -89,11 +89,18 @@ pub fn installed(exec: &GraphExec) {
         exec.with_plan(|p| p.boundary_counts().iter().map(|c| c.dispatches).collect());
     say!("queues: {queues}");
     if let Some(dwords) = exec.lane_dwords() {
+        let kinds = exec.lane_submissions();
         for (lane, (d, n)) in dwords.iter().zip(&dispatches).enumerate() {
-            say!(
-                "  lane {lane}: {d} IB dwords ({:.1} per dispatch)",
-                *d as f64 / (*n).max(1) as f64
-            );
+            match kinds.get(lane).map(|l| l.kind) {
+                // One 64-byte packet per dispatch; no IB.
+                Some(relaunch::LaneKind::Aql) => {
+                    say!("  lane {lane}: {n} AQL kernel-dispatch packets (no IB)")
+                }
+                _ => say!(
+                    "  lane {lane}: {d} IB dwords ({:.1} per dispatch)",
+                    *d as f64 / (*n).max(1) as f64
+                ),
+            }
         }
     }
 }
