@@ -3,7 +3,7 @@
 // own export list for a cdylib names each symbol exactly and wins over the
 // map's pattern, so the symbols come out unversioned; glibc binds ROCr's
 // versioned references to them all the same (a library without version
-// definitions satisfies any), which tests/it/sim_rocm.rs exercises.
+// definitions satisfies any), which cli/tests/it/sim_rocm.rs exercises.
 fn main() {
     let dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
     println!("cargo:rerun-if-changed=hsakmt.map");

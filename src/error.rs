@@ -109,6 +109,7 @@ pub enum Error {
     #[error(transparent)]
     Target(#[from] TargetError),
     /// The simulator refused a simulated device.
+    #[cfg(feature = "sim")]
     #[error(transparent)]
     Sim(#[from] relaunch_sim::SimError),
     /// The HSA runtime library could not be loaded (device class).
@@ -206,9 +207,10 @@ impl Error {
             | Error::Bundle(_)
             | Error::Load(_)
             | Error::Patch(_) => ErrorClass::Record,
+            #[cfg(feature = "sim")]
+            Error::Sim(_) => ErrorClass::Device,
             Error::Identity(_)
             | Error::Target(_)
-            | Error::Sim(_)
             | Error::Library(_)
             | Error::Device(_)
             | Error::Queues(_) => ErrorClass::Device,

@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime};
-use relaunch_device::identity::{
-    self, AgentFacts, HostContext, IdentityError, Inventory, Resolved,
-};
+use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_facts::TargetFacts;
 use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
@@ -113,6 +111,13 @@ impl Gpu {
             }
         }
         let Some(runtime) = crate::fallback::system_runtime()? else {
+            if !crate::simulated::available() {
+                return Err(Error::device(format!(
+                    "no ROCm runtime on this machine (no HSA library, or no /dev/kfd), and this \
+                     relaunch was built without its simulator (cargo feature `sim`), so there \
+                     is no {FALLBACK_SELECTOR} to fall back to"
+                )));
+            }
             return Gpu::open(FALLBACK_SELECTOR);
         };
         let ctx = HostContext::from_env()?;
@@ -186,40 +191,7 @@ impl Gpu {
         Gpu::open_sim_in(target, &ctx, &format!("sim:{target}"))
     }
 
-    /// `open_sim` under `ctx`'s manifest: refused by target before the
-    /// board exists, and again by the facts the opened board reports (its
-    /// PCI address and UUID), so a `bdf:`/`uuid:` entry naming it holds too.
-    fn open_sim_in(target: &GfxTarget, ctx: &HostContext, selector: &str) -> Result<Gpu> {
-        let manifest = &ctx.manifest;
-        identity::refuse_denied(&Resolved::Sim(target.clone()), manifest, selector, "")?;
-        let family = target.family()?;
-        let name = target.processor().to_string();
-        relaunch_sim::hsa::add_gpu(relaunch_sim::SimConfig::new(&name))
-            .map_err(|e| Error::from(e).context(format!("sim:{name}")))?;
-        let runtime = Runtime::open(Arc::new(relaunch_sim::hsa::loaded()))
-            .map_err(|e| Error::from(e).context(format!("sim:{name}")))?;
-        let agent = runtime
-            .gpus()
-            .find(|a| a.name == name)
-            .cloned()
-            .ok_or_else(|| {
-                Error::device(format!("sim:{name}: the simulator lists no such agent"))
-            })?;
-        let facts = runtime_agent_facts(&runtime)
-            .into_iter()
-            .zip(runtime.gpus())
-            .filter(|(_, a)| a.name == name)
-            .map(|(facts, _)| facts)
-            .collect();
-        let boards = Inventory::from_agents(facts, &[], false)?;
-        for board in boards.devices() {
-            identity::refuse_denied(&Resolved::Device(board.clone()), manifest, selector, "")?;
-        }
-        let describe = format!("{name} sim:{name} (simulated {family} device)");
-        Gpu::from_agent(runtime, agent, describe, true)
-    }
-
-    fn from_agent(
+    pub(crate) fn from_agent(
         runtime: Runtime,
         agent: AgentInfo,
         describe: String,

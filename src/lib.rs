@@ -2,7 +2,8 @@
 //! encode it as retained PM4 indirect buffers, and replay it with one AQL
 //! packet per hardware queue.
 //!
-//! This crate is the Rust API and the CLI. [`Gpu`] opens a device by a
+//! This crate is the Rust API (the `relaunch` command line is the
+//! `relaunch-cli` crate, `cli/`). [`Gpu`] opens a device by a
 //! stable selector (or `sim:<target>`), loads [`Module`]s (by hand, or by
 //! toc key from a verified per-architecture bundle tree: [`Catalog`]), records direct
 //! PM4 with [`Pm4Builder`] and installs it as a retained [`Pm4Ib`] (or a
@@ -10,7 +11,9 @@
 //! crates (`relaunch-device`: code objects, the HSA seam, identity;
 //! `relaunch-encoders`: PM4; `relaunch-lanes`: the graph; `relaunch-sched`:
 //! queue actors; `relaunch-sim`: the simulated device, only reached through
-//! `sim:` selectors); this crate is the boundary the front ends use. It
+//! `sim:` selectors and only with the cargo feature `sim`, on by default:
+//! an engine that wants only the HSA path sets `default-features = false`
+//! and links no simulator); this crate is the boundary the front ends use. It
 //! re-exports a curated set of their types (graph authoring, code objects,
 //! stream words, bundles, twins), not the crates, and its [`Error`] keeps
 //! their typed errors, with [`Error::class`] the class C and Python report.
@@ -34,6 +37,7 @@ mod module;
 mod pm4;
 mod profile;
 mod settle;
+mod simulated;
 mod submission;
 
 pub use catalog::Catalog;
@@ -113,6 +117,7 @@ pub mod migration {
     };
 }
 
+#[cfg(feature = "sim")]
 pub mod twins {
     //! Host-side twins of simulated kernels (the simulator runs them in
     //! place of a kernel's machine code), and which of the two runs

@@ -10,7 +10,7 @@ use relaunch_sched::hsa_backend::{HsaBackend, HsaWatch};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb};
 use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::keepalive::KeptAlive;
 use crate::module::Module;
@@ -22,9 +22,10 @@ pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
 /// kernel's twin: the twin runs on the queue thread the call would wait
 /// for, so it would hang until the replay timeout.
 pub fn refuse_inside_twin(what: &str) -> Result<()> {
-    if relaunch_sim::twins::inside_twin() {
+    // Without the simulator there are no twins.
+    if inside_twin() {
         return Err(Error::new(
-            ErrorClass::Replay,
+            crate::error::ErrorClass::Replay,
             format!(
                 "{what} called from inside a kernel twin: the twin runs on the queue thread the \
                  call would wait for (it would deadlock); replay or patch after the replay \
@@ -33,6 +34,16 @@ pub fn refuse_inside_twin(what: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(feature = "sim")]
+fn inside_twin() -> bool {
+    relaunch_sim::twins::inside_twin()
+}
+
+#[cfg(not(feature = "sim"))]
+fn inside_twin() -> bool {
+    false
 }
 
 /// Records one IB's dispatches. Consumed by `Gpu::finalize`.

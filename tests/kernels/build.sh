@@ -17,7 +17,7 @@
 # Usage: tests/kernels/build.sh [OUT_DIR [BUNDLE_DIR]]
 #   (defaults: tests/kernels/build and tests/kernels/bundles; with an OUT_DIR
 #   and no BUNDLE_DIR no bundle tree is written). The bundle step runs
-#   $RELAUNCH (default: cargo run --bin relaunch from this checkout).
+#   $RELAUNCH (default: cargo run -p relaunch-cli from this checkout).
 # Needs Debian's clang-19 (which brings ld.lld-19) and, for hip/, Debian's
 # HIP headers (libamdhip64-dev). No ROCm device libraries, except for the
 # printf kernel (hostcall_kernels: printf is ockl code), which needs
@@ -130,7 +130,7 @@ if [ -n "$bundles" ]; then
     if [ -n "${RELAUNCH:-}" ]; then
         relaunch=("$RELAUNCH")
     else
-        relaunch=(cargo run --quiet --manifest-path "$here/../../Cargo.toml" --bin relaunch --)
+        relaunch=(cargo run --quiet --manifest-path "$here/../../Cargo.toml" -p relaunch-cli --)
     fi
     rm -rf "$bundles"
     arch_args=()

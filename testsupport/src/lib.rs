@@ -187,7 +187,7 @@ pub fn sim_rocm_stack() -> Option<&'static (PathBuf, PathBuf)> {
             "-p",
             "relaunch-hipgraph",
         ]);
-        let bins = cargo_build(&["-p", "relaunch", "--bin", "relaunch"]);
+        let bins = cargo_build(&["-p", "relaunch-cli", "--bin", "relaunch"]);
         (
             artifact(&bins, "relaunch"),
             artifact(&libs, "librelaunch_hipgraph.so"),

@@ -4,7 +4,7 @@
 //! needed", has the queue's owner grow it and retries the same packet.
 //! On the simulator's own queues the owner is its HSA table (as ROCr is
 //! for its queues; the ROCr protocol itself runs in
-//! `tests/it/sim_rocm.rs`). Kernels built by clang-19 (fails under `CI`
+//! `cli/tests/it/sim_rocm.rs`). Kernels built by clang-19 (fails under `CI`
 //! when it is missing).
 
 use std::time::Duration;

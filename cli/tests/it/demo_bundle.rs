@@ -11,7 +11,7 @@ use crate::common;
 const TARGETS: &[&str] = &["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    relaunch_testsupport::workspace()
 }
 
 fn committed() -> PathBuf {

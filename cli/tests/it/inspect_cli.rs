@@ -7,7 +7,7 @@ use std::process::Output;
 use crate::common;
 
 fn kernels() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/build")
+    relaunch_testsupport::workspace().join("tests/kernels/build")
 }
 
 fn inspect(args: &[&std::ffi::OsStr]) -> Output {

@@ -12,7 +12,7 @@ use relaunch_lanes::reference::{
 
 use super::kernels::{self, Value};
 use super::model::{self, Weights, CAPACITY, EPS, FFN, HEAD_DIM, HIDDEN, VOCAB};
-use crate::cli::Failure;
+use crate::Failure;
 
 /// The recorded graph and the memory it runs on.
 pub struct DeviceGraph {
@@ -261,9 +261,9 @@ fn op_kernel(module: &Module, memory: &[DeviceBuffer], site: &OpSite) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::demo::model::start_token;
-    use crate::cli::demo::oracle::Oracle;
-    use crate::cli::demo::twins;
+    use crate::demo::model::start_token;
+    use crate::demo::oracle::Oracle;
+    use crate::demo::twins;
 
     fn hidden_of(built: &DeviceGraph, seq: usize) -> Vec<f32> {
         let mut raw = vec![0u8; HIDDEN * 4];

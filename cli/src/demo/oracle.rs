@@ -91,7 +91,7 @@ impl Oracle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::demo::model::{start_token, VOCAB};
+    use crate::demo::model::{start_token, VOCAB};
 
     #[test]
     fn steps_are_deterministic_and_depend_on_history() {

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long)]
     device: Option<String>,
     #[command(flatten)]
-    dump: crate::cli::dump_ib::DumpIb,
+    dump: crate::dump_ib::DumpIb,
     /// Transformer layers (12 dispatches each per sequence).
     #[arg(long, default_value_t = 28)]
     layers: usize,

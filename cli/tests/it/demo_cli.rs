@@ -121,10 +121,8 @@ fn one_sequence_is_one_lane_and_longer_runs_are_refused() {
 
 #[test]
 fn a_code_object_without_the_decode_kernels_is_refused() {
-    let counter = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/kernels/build/gfx1201/counter.co"
-    );
+    let counter = relaunch_testsupport::fixture_path("gfx1201", "counter");
+    let counter = counter.to_str().unwrap();
     let (code, _, err) = demo(&["--device", "sim:gfx1201", "--code-object", counter]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no kernel \"rmsnorm\""), "{err}");

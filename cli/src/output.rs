@@ -40,10 +40,10 @@ pub fn to_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result
 /// with status 0, as it does for other Unix tools, instead of a panic.
 macro_rules! say {
     () => {
-        $crate::cli::output::line(format_args!(""))
+        $crate::output::line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        $crate::cli::output::line(format_args!($($arg)*))
+        $crate::output::line(format_args!($($arg)*))
     };
 }
 

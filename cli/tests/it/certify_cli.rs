@@ -1,12 +1,11 @@
 //! `relaunch certify`: verdicts with reasons and a manifest the loader
 //! accepts for the same bytes.
 
-use std::path::Path;
 use std::process::Command;
 
 #[test]
 fn certify_prints_verdicts_and_writes_a_manifest_that_loads() {
-    let co = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/build/gfx1201/decode.co");
+    let co = relaunch_testsupport::workspace().join("tests/kernels/build/gfx1201/decode.co");
     let dir = std::env::temp_dir().join(format!("relaunch-certify-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = dir.join("m.json");

@@ -7,7 +7,7 @@ use std::process::Command;
 use crate::common;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    relaunch_testsupport::workspace()
         .join("tests/fixtures/sysfs")
         .join(name)
 }

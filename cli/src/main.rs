@@ -1,5 +1,5 @@
-//! Command-line parsing and dispatch. Each subcommand lives in its own module
-//! and returns an exit code; errors are printed once, here.
+//! The `relaunch` command line: parsing and dispatch. Each subcommand lives
+//! in its own module and returns an exit code; errors are printed once, here.
 
 use std::process::ExitCode;
 
@@ -95,7 +95,7 @@ impl Failure {
     }
 }
 
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {

@@ -1,9 +1,0 @@
-//! The `relaunch` command line.
-
-mod cli;
-
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    cli::main()
-}
