@@ -35,7 +35,13 @@ missing() {
     missing "pip for $PYTHON" "apt-get install -y python3-pip"
 
 step "scripts/build-python-dist $DIST"
-bash scripts/build-python-dist "$DIST"
+rc=0
+bash scripts/build-python-dist "$DIST" || rc=$?
+if [ "$rc" -eq 3 ]; then
+    missing "maturin or ziglang" "scripts/build-python-dist installs them from PyPI"
+elif [ "$rc" -ne 0 ]; then
+    fail "scripts/build-python-dist failed (exit $rc)"
+fi
 
 shopt -s nullglob
 wheels=("$DIST"/relaunch-*.whl)
