@@ -1,29 +1,35 @@
-//! The ELF64 container of an AMDGPU HSA code object, read by hand with a
-//! bounds check on every access: header, loadable segments, sections,
-//! symbols and notes. Nothing here knows about kernels or metadata.
+//! The ELF64 container of an AMDGPU HSA code object: header, loadable
+//! segments, sections, symbols and notes, read through the `object`
+//! crate's zero-copy ELF structures (every table taken as a bounds-checked
+//! slice of them), with relaunch's own resource caps and consistency rules
+//! on top (image size, overlaps, zero fill the file justifies, note and
+//! entry limits), each refusal a typed error naming the part. Nothing here
+//! knows about kernels or metadata.
 
 use std::collections::HashMap;
+use std::mem::size_of;
+
+use object::elf::{
+    FileHeader64, NoteHeader64, ProgramHeader64, Rel64, Rela64, SectionHeader64, Sym64, ELFCLASS64,
+    ELFDATA2LSB, PT_LOAD, PT_NOTE, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_REL, SHT_RELA, SHT_STRTAB,
+    SHT_SYMTAB,
+};
+use object::pod::{from_bytes, slice_from_bytes, Pod};
+use object::LittleEndian as LE;
 
 use super::error::CodeObjectError as E;
 
-pub const EM_AMDGPU: u16 = 224;
+pub use object::elf::EM_AMDGPU;
+/// `ELFOSABI_AMDGPU_HSA` (LLVM AMDGPUUsage; `object` does not name it).
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-const SHT_SYMTAB: u32 = 2;
-const SHT_STRTAB: u32 = 3;
-const SHT_RELA: u32 = 4;
-const SHT_REL: u32 = 9;
-const SHF_ALLOC: u64 = 2;
-const RELA_BYTES: u64 = 24;
-const REL_BYTES: u64 = 16;
-const SHT_NOTE: u32 = 7;
-const SHT_NOBITS: u32 = 8;
-const SHT_DYNSYM: u32 = 11;
-const EHDR_BYTES: u64 = 64;
-const PHDR_BYTES: u64 = 56;
-const SHDR_BYTES: u64 = 64;
-const SYM_BYTES: u64 = 24;
+const SHF_ALLOC: u64 = object::elf::SHF_ALLOC as u64;
+const RELA_BYTES: u64 = size_of::<Rela64<LE>>() as u64;
+const REL_BYTES: u64 = size_of::<Rel64<LE>>() as u64;
+const EHDR_BYTES: u64 = size_of::<FileHeader64<LE>>() as u64;
+const PHDR_BYTES: u64 = size_of::<ProgramHeader64<LE>>() as u64;
+const SHDR_BYTES: u64 = size_of::<SectionHeader64<LE>>() as u64;
+const SYM_BYTES: u64 = size_of::<Sym64<LE>>() as u64;
+const NOTE_HEADER_BYTES: usize = size_of::<NoteHeader64<LE>>();
 /// Largest loaded image accepted: code objects are kilobytes to a few
 /// megabytes, and a loader allocates this much, so a crafted memsz must not
 /// pass.
@@ -150,20 +156,11 @@ fn range<'a>(bytes: &'a [u8], offset: u64, size: u64, what: &str) -> Result<&'a 
     Ok(&bytes[offset as usize..end as usize])
 }
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    b.get(o..o + 2)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u16::from_le_bytes)
-}
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    b.get(o..o + 4)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
-}
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    b.get(o..o + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
+/// `table` (already bounds-checked by `range`) as `count` ELF structures.
+fn entries<T: Pod>(table: &[u8], count: u64) -> &[T] {
+    // `range` sized the table as count * size_of::<T>(), and these
+    // structures are byte arrays (alignment 1), so the slice always fits.
+    slice_from_bytes::<T>(table, count as usize).map_or(&[], |(entries, _)| entries)
 }
 
 /// A NUL-terminated string inside `table`.
@@ -196,29 +193,35 @@ impl<'a> Elf<'a> {
                 len: len64(bytes),
             });
         }
-        let h = &bytes[..EHDR_BYTES as usize];
-        if h[4] != 2 {
-            return Err(E::WrongClass(h[4]));
+        let (h, _) = from_bytes::<FileHeader64<LE>>(bytes).map_err(|()| E::Truncated {
+            what: "ELF header",
+            offset: 0,
+            needed: EHDR_BYTES,
+            len: len64(bytes),
+        })?;
+        let ident = &h.e_ident;
+        if ident.class != ELFCLASS64 {
+            return Err(E::WrongClass(ident.class));
         }
-        if h[5] != 1 {
-            return Err(E::WrongEndian(h[5]));
+        if ident.data != ELFDATA2LSB {
+            return Err(E::WrongEndian(ident.data));
         }
-        let machine = u16_at(h, 18);
+        let machine = h.e_machine.get(LE);
         if machine != EM_AMDGPU {
             return Err(E::WrongMachine(machine));
         }
-        if h[7] != ELFOSABI_AMDGPU_HSA {
-            return Err(E::WrongOsAbi(h[7]));
+        if ident.os_abi != ELFOSABI_AMDGPU_HSA {
+            return Err(E::WrongOsAbi(ident.os_abi));
         }
-        let version = CodeObjectVersion::from_abi_version(h[8])?;
-        let e_flags = u32_at(h, 48);
-        let phoff = u64_at(h, 32);
-        let shoff = u64_at(h, 40);
-        let phentsize = u64::from(u16_at(h, 54));
-        let phnum = u64::from(u16_at(h, 56));
-        let shentsize = u64::from(u16_at(h, 58));
-        let shnum = u64::from(u16_at(h, 60));
-        let shstrndx = u32::from(u16_at(h, 62));
+        let version = CodeObjectVersion::from_abi_version(ident.abi_version)?;
+        let e_flags = h.e_flags.get(LE);
+        let phoff = h.e_phoff.get(LE);
+        let shoff = h.e_shoff.get(LE);
+        let phentsize = u64::from(h.e_phentsize.get(LE));
+        let phnum = u64::from(h.e_phnum.get(LE));
+        let shentsize = u64::from(h.e_shentsize.get(LE));
+        let shnum = u64::from(h.e_shnum.get(LE));
+        let shstrndx = u32::from(h.e_shstrndx.get(LE));
 
         let mut segments = Vec::new();
         let mut note_ranges = Vec::new();
@@ -231,9 +234,12 @@ impl<'a> Elf<'a> {
                 });
             }
             let table = range(bytes, phoff, phnum * PHDR_BYTES, "program header table")?;
-            for (index, ph) in table.chunks_exact(PHDR_BYTES as usize).enumerate() {
-                let kind = u32_at(ph, 0);
-                let (offset, filesz) = (u64_at(ph, 8), u64_at(ph, 32));
+            for (index, ph) in entries::<ProgramHeader64<LE>>(table, phnum)
+                .iter()
+                .enumerate()
+            {
+                let kind = ph.p_type.get(LE);
+                let (offset, filesz) = (ph.p_offset.get(LE), ph.p_filesz.get(LE));
                 if kind == PT_LOAD || kind == PT_NOTE {
                     range(bytes, offset, filesz, &format!("program header {index}"))?;
                 }
@@ -241,7 +247,7 @@ impl<'a> Elf<'a> {
                     note_ranges.push((offset, filesz));
                 }
                 if kind == PT_LOAD {
-                    let (vaddr, memsz) = (u64_at(ph, 16), u64_at(ph, 40));
+                    let (vaddr, memsz) = (ph.p_vaddr.get(LE), ph.p_memsz.get(LE));
                     if vaddr
                         .checked_add(memsz)
                         .is_none_or(|end| end > MAX_IMAGE_BYTES)
@@ -265,8 +271,8 @@ impl<'a> Elf<'a> {
                         file_offset: offset,
                         filesz,
                         memsz,
-                        flags: u32_at(ph, 4),
-                        align: u64_at(ph, 48),
+                        flags: ph.p_flags.get(LE),
+                        align: ph.p_align.get(LE),
                     });
                 }
             }
@@ -283,16 +289,19 @@ impl<'a> Elf<'a> {
                 });
             }
             let table = range(bytes, shoff, shnum * SHDR_BYTES, "section header table")?;
-            for (index, sh) in table.chunks_exact(SHDR_BYTES as usize).enumerate() {
+            for (index, sh) in entries::<SectionHeader64<LE>>(table, shnum)
+                .iter()
+                .enumerate()
+            {
                 let s = Section {
-                    kind: u32_at(sh, 4),
-                    flags: u64_at(sh, 8),
-                    addr: u64_at(sh, 16),
-                    offset: u64_at(sh, 24),
-                    size: u64_at(sh, 32),
-                    link: u32_at(sh, 40),
-                    info: u32_at(sh, 44),
-                    entsize: u64_at(sh, 56),
+                    kind: sh.sh_type.get(LE),
+                    flags: sh.sh_flags.get(LE),
+                    addr: sh.sh_addr.get(LE),
+                    offset: sh.sh_offset.get(LE),
+                    size: sh.sh_size.get(LE),
+                    link: sh.sh_link.get(LE),
+                    info: sh.sh_info.get(LE),
+                    entsize: sh.sh_entsize.get(LE),
                 };
                 if s.kind != SHT_NOBITS && index != 0 {
                     range(bytes, s.offset, s.size, &format!("section {index}"))?;
@@ -337,20 +346,20 @@ impl<'a> Elf<'a> {
             let mut at = offset;
             while !data.is_empty() {
                 let bad = |reason| E::BadNote { offset: at, reason };
-                if data.len() < 12 {
+                let Ok((header, _)) = from_bytes::<NoteHeader64<LE>>(data) else {
                     return Err(bad("header shorter than 12 bytes"));
-                }
-                let namesz = u64::from(u32_at(data, 0));
-                let descsz = u64::from(u32_at(data, 4));
-                let kind = u32_at(data, 8);
-                let name_end = 12 + namesz;
+                };
+                let namesz = u64::from(header.n_namesz.get(LE));
+                let descsz = u64::from(header.n_descsz.get(LE));
+                let kind = header.n_type.get(LE);
+                let name_end = NOTE_HEADER_BYTES as u64 + namesz;
                 let desc_start = align4(name_end);
                 let desc_end = desc_start + descsz;
                 let next = align4(desc_end);
                 if desc_end > len64(data) {
                     return Err(bad("name or description runs past the note area"));
                 }
-                let owner = &data[12..name_end as usize];
+                let owner = &data[NOTE_HEADER_BYTES..name_end as usize];
                 let owner = owner.strip_suffix(&[0]).unwrap_or(owner);
                 out.push(Note {
                     owner,
@@ -407,16 +416,15 @@ impl<'a> Elf<'a> {
                 .ok_or(E::BadSymbolStrings(s.link))?;
             let strings = range(self.bytes, strings.offset, strings.size, "symbol strings")?;
             let table = range(self.bytes, s.offset, s.size, "symbol table")?;
-            for sym in table.chunks_exact(SYM_BYTES as usize) {
-                let shndx = u16_at(sym, 6);
-                if shndx == 0 {
+            for sym in entries::<Sym64<LE>>(table, s.size / SYM_BYTES) {
+                if sym.st_shndx.get(LE) == 0 {
                     continue; // undefined
                 }
-                let name = cstr(strings, u32_at(sym, 0), "symbol string table")?;
+                let name = cstr(strings, sym.st_name.get(LE), "symbol string table")?;
                 if keep(name) {
                     found
                         .entry(name)
-                        .or_insert((u64_at(sym, 8), u64_at(sym, 16)));
+                        .or_insert((sym.st_value.get(LE), sym.st_size.get(LE)));
                 }
             }
         }
@@ -451,7 +459,19 @@ impl<'a> Elf<'a> {
                 });
             }
             let table = range(self.bytes, s.offset, s.size, "relocation table")?;
-            at.extend(table.chunks_exact(entry as usize).map(|r| u64_at(r, 0)));
+            let count = s.size / entry;
+            match s.kind {
+                SHT_RELA => at.extend(
+                    entries::<Rela64<LE>>(table, count)
+                        .iter()
+                        .map(|r| r.r_offset.get(LE)),
+                ),
+                _ => at.extend(
+                    entries::<Rel64<LE>>(table, count)
+                        .iter()
+                        .map(|r| r.r_offset.get(LE)),
+                ),
+            }
         }
         at.sort_unstable();
         Ok(at)

@@ -19,6 +19,13 @@
 //! (System V gABI); clang offload bundles as in `bundle.rs` (LLVM's "Clang
 //! Offload Bundler" document), compressed ones as in `compressed.rs`.
 
+use std::mem::size_of;
+
+use object::elf::{
+    FileHeader64, ProgramHeader64, SectionHeader64, ELFCLASS64, ELFDATA2LSB, EM_AMDGPU, SHT_NOBITS,
+};
+use object::LittleEndian as LE;
+
 use super::compressed::{self, COMPRESSED_MAGIC};
 use super::error::CodeObjectError;
 
@@ -34,8 +41,7 @@ pub const MAX_BUNDLE_ENTRIES: u64 = super::bundle::MAX_ENTRIES;
 pub const MAX_BUNDLE_ID_BYTES: u64 = super::bundle::MAX_ID_BYTES;
 
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
-const EM_AMDGPU: u16 = 224;
-const SHT_NOBITS: u64 = 8;
+const EHDR_BYTES: u64 = size_of::<FileHeader64<LE>>() as u64;
 
 /// Reads `len` bytes at `offset` of the image, or says why it cannot.
 pub type Read<'a> = &'a dyn Fn(u64, u64) -> std::result::Result<Vec<u8>, String>;
@@ -113,11 +119,20 @@ fn exact(read: Read<'_>, what: &'static str, offset: u64, len: u64) -> Result<Ve
     Ok(bytes)
 }
 
+/// The little-endian `n`-byte integer at `at` (offload bundle fields).
 fn le(b: &[u8], at: usize, n: usize) -> u64 {
     b[at..at + n]
         .iter()
         .rev()
         .fold(0u64, |acc, &byte| (acc << 8) | u64::from(byte))
+}
+
+/// The first bytes of `b` as ELF structure `T` (`object`'s zero-copy
+/// layouts); `b` was read at least that long (`exact`).
+fn as_elf<T: object::pod::Pod>(b: &[u8]) -> Result<&T> {
+    object::pod::from_bytes::<T>(b)
+        .map(|(t, _)| t)
+        .map_err(|()| ExtentError::NotElf64)
 }
 
 /// The byte length of the little-endian AMDGPU ELF64 image (`e_machine`
@@ -133,27 +148,31 @@ pub fn elf_extent(read: Read<'_>) -> Result<u64> {
     if !head.starts_with(ELF_MAGIC) {
         return Err(ExtentError::NotElf);
     }
-    let h = exact(read, WHAT, 0, 64)?;
-    if h[4] != 2 || h[5] != 1 {
+    let header_bytes = exact(read, WHAT, 0, EHDR_BYTES)?;
+    let h: &FileHeader64<LE> = as_elf(&header_bytes)?;
+    if h.e_ident.class != ELFCLASS64 || h.e_ident.data != ELFDATA2LSB {
         return Err(ExtentError::NotElf64);
     }
-    let machine = le(&h, 18, 2) as u16;
+    let machine = h.e_machine.get(LE);
     if machine != EM_AMDGPU {
         return Err(ExtentError::Machine { machine });
     }
-    let (phoff, shoff) = (le(&h, 32, 8), le(&h, 40, 8));
-    let (phentsize, phnum) = (le(&h, 54, 2), le(&h, 56, 2));
-    let (shentsize, shnum) = (le(&h, 58, 2), le(&h, 60, 2));
-    // Program headers: p_offset at 8, p_filesz at 32.
-    let segments = table_extent(read, "program", (phoff, phentsize, phnum), 56, |e| {
-        Some((le(e, 8, 8), le(e, 32, 8)))
+    let (phoff, shoff) = (h.e_phoff.get(LE), h.e_shoff.get(LE));
+    let (phentsize, phnum) = (h.e_phentsize.get(LE).into(), h.e_phnum.get(LE).into());
+    let (shentsize, shnum) = (h.e_shentsize.get(LE).into(), h.e_shnum.get(LE).into());
+    let phdr = size_of::<ProgramHeader64<LE>>() as u64;
+    let segments = table_extent(read, "program", (phoff, phentsize, phnum), phdr, |e| {
+        let ph: &ProgramHeader64<LE> = as_elf(e).ok()?;
+        Some((ph.p_offset.get(LE), ph.p_filesz.get(LE)))
     })?;
-    // Section headers: sh_offset at 24, sh_size at 32; NOBITS take no bytes.
-    let sections = table_extent(read, "section", (shoff, shentsize, shnum), 64, |e| {
-        (le(e, 4, 4) != SHT_NOBITS).then(|| (le(e, 24, 8), le(e, 32, 8)))
+    // NOBITS sections take no file bytes.
+    let shdr = size_of::<SectionHeader64<LE>>() as u64;
+    let sections = table_extent(read, "section", (shoff, shentsize, shnum), shdr, |e| {
+        let sh: &SectionHeader64<LE> = as_elf(e).ok()?;
+        (sh.sh_type.get(LE) != SHT_NOBITS).then(|| (sh.sh_offset.get(LE), sh.sh_size.get(LE)))
     })?;
-    // The 64-byte ELF header itself, at least.
-    Ok(64u64.max(segments).max(sections))
+    // The ELF header itself, at least.
+    Ok(EHDR_BYTES.max(segments).max(sections))
 }
 
 /// The end of an ELF header table (`off`, entry size, count) and of every
