@@ -34,7 +34,7 @@ fn a_timed_out_replay_is_abandoned_its_queue_replaced_and_nothing_leaks() {
     // released, then tries one more store.
     // The twin to wrap, registered explicitly (the simulator registers
     // none by default).
-    relaunch_sim::twins::register_test_kernel_twins();
+    relaunch_testsupport::twins::register_test_kernel_twins();
     let plain = registry().lookup("add_scalar").expect("add_scalar's twin");
     register_twin("add_scalar", move |wg| {
         if wg.arg_u32(8)? != HANG {

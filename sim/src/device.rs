@@ -30,12 +30,6 @@ pub struct SimConfig {
     pub strict: bool,
     /// Most bytes of device memory live at once.
     pub memory_limit: usize,
-    /// Register the twins of `tests/kernels` (unless a twin of that name
-    /// exists). Off by default: the registry is process-wide and a twin
-    /// overrides the interpreter for its symbol, so a user's own kernel
-    /// named `counter` would silently run ours. Tests that need a twin
-    /// (kernels with no real code, the hanging twin) ask for it.
-    pub test_kernel_twins: bool,
     /// Marketing name reported as the product name.
     pub product_name: String,
     /// Compute units reported.
@@ -72,7 +66,6 @@ impl SimConfig {
             seed: 0x5EED,
             strict: true,
             memory_limit: 4 << 30,
-            test_kernel_twins: false,
             product_name: format!("relaunch simulated {target}"),
             compute_units: 32,
             max_workgroups_per_dispatch: 1 << 18,
@@ -230,9 +223,6 @@ impl SimDevice {
             CacheModel::Gcr => {}
         }
         let family = facts.family;
-        if config.test_kernel_twins {
-            crate::twins::register_test_kernel_twins();
-        }
         Ok(Arc::new(SimDevice {
             memory,
             signals,

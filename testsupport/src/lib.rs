@@ -25,6 +25,8 @@ pub mod process;
 pub mod rig;
 #[cfg(feature = "sim")]
 pub mod simkit;
+#[cfg(feature = "sim")]
+pub mod twins;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

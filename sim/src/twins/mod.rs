@@ -8,8 +8,6 @@
 //! the ordering checks). A symbol without a twin runs on the instruction
 //! interpreter (`isa::runner` decides).
 
-mod test_kernels;
-
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -17,8 +15,6 @@ use parking_lot::RwLock;
 
 use crate::memory::{DeviceMemory, VmFault};
 use crate::trace::{AccessKind, AccessTrace};
-
-pub use test_kernels::register_test_kernel_twins;
 
 /// Why a kernel (its twin) failed; reported like a GPU exception.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,8 +12,8 @@ const TARGETS: [&str; 4] = ["gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 fn rig(target: &str, object: &str, mode: KernelMode) -> Rig {
     let mut cfg = SimConfig::new(target);
     cfg.kernels = mode;
-    // The twins to compare with (not registered by default).
-    cfg.test_kernel_twins = true;
+    // The twins to compare with (testsupport's; the simulator has none).
+    relaunch_testsupport::twins::register_test_kernel_twins();
     Rig::with_config(cfg, object)
 }
 

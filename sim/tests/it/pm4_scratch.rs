@@ -22,11 +22,8 @@ const PRIVATE: u32 = 64;
 /// A rig for `target` where the counter runs as its twin (the kernels
 /// installed here with an edited descriptor have no code of their own).
 fn rig(target: &str) -> Rig {
-    let cfg = SimConfig {
-        test_kernel_twins: true,
-        ..SimConfig::new(target)
-    };
-    Rig::with_config(cfg, "counter")
+    relaunch_testsupport::twins::register_test_kernel_twins();
+    Rig::with_config(SimConfig::new(target), "counter")
 }
 
 /// A counter IB (64 work-items, groups of 32) on `rig` whose kernel's

@@ -43,8 +43,3 @@ fn s_trap_is_taken_exactly_when_a_trap_handler_is_present() {
         );
     }
 }
-
-#[test]
-fn no_twin_is_registered_by_default() {
-    assert!(!SimConfig::new("gfx1100").test_kernel_twins);
-}

@@ -1,11 +1,12 @@
-//! Twins of the test kernels in `tests/kernels/*.cl`, matching their kernarg
+//! Twins of the test kernels in `tests/kernels/*.cl` (test-only, so here
+//! rather than in the simulator), matching their kernarg
 //! layouts and semantics exactly (code object V5: kernels that index with
 //! the workgroup size read it from `hidden_group_size_*`, so the twins do
 //! too and fail when the kernarg block carries the wrong value).
 
 use std::sync::Arc;
 
-use super::{registry, KernelFault, TwinFn, Workgroup};
+use relaunch_sim::twins::{registry, KernelFault, TwinFn, Workgroup};
 
 /// Kernarg offset of `hidden_group_size_x` for kernels whose explicit
 /// arguments end at or before byte 16 (hidden block starts at 16, +12).
@@ -151,9 +152,9 @@ fn scratch_hog(wg: &mut Workgroup<'_>) -> Result<(), KernelFault> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::DispatchContext;
     use super::*;
-    use crate::memory::{DeviceMemory, MemKind};
+    use relaunch_sim::memory::{DeviceMemory, MemKind};
+    use relaunch_sim::twins::DispatchContext;
 
     struct Fixture {
         mem: DeviceMemory,
