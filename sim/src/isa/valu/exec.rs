@@ -21,6 +21,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
         Op::Lane(op) => lane(wave, inst, op),
         Op::Cmp(c) => cmp::execute(wave, inst, p, c),
         Op::Dot(op) => dot::execute(wave, inst, p, op),
+        Op::Wmma(op) => super::wmma::execute(wave, inst, p, op),
         Op::Nop => Ok(()),
     }
 }

@@ -306,6 +306,8 @@ pub enum Op {
     Lane(LaneOp),
     Cmp(Cmp),
     Dot(DotOp),
+    /// v_wmma_* (see `wmma`).
+    Wmma(super::wmma::WmmaOp),
     Nop,
 }
 
@@ -553,6 +555,7 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_readlane_b32" => Op::Lane(LaneOp::Readlane),
         "v_readfirstlane_b32" => Op::Lane(LaneOp::Readfirstlane),
         "v_writelane_b32" => Op::Lane(LaneOp::Writelane),
+        n if n.starts_with("v_wmma_") => Op::Wmma(super::wmma::WmmaOp::lookup(n)?),
         _ => return None,
     })
 }
