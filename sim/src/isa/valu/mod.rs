@@ -24,6 +24,8 @@ pub mod float;
 mod fp;
 mod half;
 mod int16;
+#[cfg(test)]
+mod lane_tests;
 mod mix;
 pub mod ops;
 pub mod round;

@@ -252,12 +252,21 @@ pub enum DotOp {
     AccI32I8,
 }
 
-/// Cross-lane reads and writes to and from SGPRs.
+/// Cross-lane reads and writes to and from SGPRs, and the operations that
+/// name VGPRs at run time or write two (executed in `exec::lane`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneOp {
     Readlane,
     Readfirstlane,
     Writelane,
+    /// v_swap_b32: vdst and the src0 VGPR exchange values.
+    Swap,
+    /// v_movrels_b32: vdst = VGPR[src0 + M0].
+    Movrels,
+    /// v_movreld_b32: VGPR[vdst + M0] = src0.
+    Movreld,
+    /// v_movrelsd_b32: VGPR[vdst + M0] = VGPR[src0 + M0].
+    Movrelsd,
 }
 
 /// The operand type of a comparison.
@@ -555,6 +564,10 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_readlane_b32" => Op::Lane(LaneOp::Readlane),
         "v_readfirstlane_b32" => Op::Lane(LaneOp::Readfirstlane),
         "v_writelane_b32" => Op::Lane(LaneOp::Writelane),
+        "v_swap_b32" => Op::Lane(LaneOp::Swap),
+        "v_movrels_b32" => Op::Lane(LaneOp::Movrels),
+        "v_movreld_b32" => Op::Lane(LaneOp::Movreld),
+        "v_movrelsd_b32" => Op::Lane(LaneOp::Movrelsd),
         n if n.starts_with("v_wmma_") => Op::Wmma(super::wmma::WmmaOp::lookup(n)?),
         _ => return None,
     })

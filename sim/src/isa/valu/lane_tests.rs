@@ -1,0 +1,85 @@
+//! v_swap_b32 and the M0-relative moves (v_movrels/movreld/movrelsd_b32),
+//! on llvm-mc-19's encodings (the same bytes on gfx10.3, gfx11 and gfx12).
+
+use super::super::program;
+use super::tests::{isa, run, set, wave};
+
+const SWAP_V1_V2: [u8; 4] = [0x02, 0xcb, 0x02, 0x7e];
+const MOVRELS_V1_V2: [u8; 4] = [0x02, 0x87, 0x02, 0x7e];
+const MOVRELD_V1_V2: [u8; 4] = [0x02, 0x85, 0x02, 0x7e];
+const MOVRELD_V1_S2: [u8; 4] = [0x02, 0x84, 0x02, 0x7e];
+const MOVRELSD_V1_V2: [u8; 4] = [0x02, 0x89, 0x02, 0x7e];
+const MOVRELS_E64_V1_V2: [u8; 8] = [0x01, 0x00, 0xc3, 0xd5, 0x02, 0x01, 0x00, 0x00];
+
+fn filled(target: &str, wave64: bool) -> super::super::wave::Wave {
+    let mut w = wave(isa(target, wave64));
+    for r in 0..16 {
+        set(&mut w, r, |l| (r as u32) << 16 | l as u32);
+    }
+    w
+}
+
+#[test]
+fn swap_exchanges_active_lanes_only() {
+    for (target, wave64) in [("gfx1030", true), ("gfx1100", false), ("gfx1201", true)] {
+        let mut w = filled(target, wave64);
+        w.set_exec(0b1011);
+        run(w.isa, &SWAP_V1_V2, &mut w);
+        for l in [0, 1, 3] {
+            assert_eq!(w.vgpr[1][l], 2 << 16 | l as u32, "{target}");
+            assert_eq!(w.vgpr[2][l], 1 << 16 | l as u32, "{target}");
+        }
+        assert_eq!(w.vgpr[1][2], 1 << 16 | 2);
+        assert_eq!(w.vgpr[2][2], 2 << 16 | 2);
+        let last = w.lanes - 1;
+        assert_eq!(w.vgpr[1][last], 1 << 16 | last as u32);
+    }
+}
+
+#[test]
+fn movrel_source_destination_and_both() {
+    for (target, wave64) in [("gfx1030", false), ("gfx1100", true), ("gfx1201", false)] {
+        // movrels: v1 = v[2 + M0].
+        let mut w = filled(target, wave64);
+        w.m0 = 3;
+        run(w.isa, &MOVRELS_V1_V2, &mut w);
+        assert_eq!(w.vgpr[1][7], 5 << 16 | 7, "{target}");
+        // The VOP3 form is the same operation.
+        let mut w = filled(target, wave64);
+        w.m0 = 4;
+        run(w.isa, &MOVRELS_E64_V1_V2, &mut w);
+        assert_eq!(w.vgpr[1][0], 6 << 16, "{target}");
+        // movreld: v[1 + M0] = v2, or an SGPR; v1 itself untouched.
+        let mut w = filled(target, wave64);
+        w.m0 = 2;
+        w.set_exec(0b1);
+        run(w.isa, &MOVRELD_V1_V2, &mut w);
+        assert_eq!(w.vgpr[3][0], 2 << 16);
+        assert_eq!(w.vgpr[3][1], 3 << 16 | 1, "inactive lane kept");
+        assert_eq!(w.vgpr[1][0], 1 << 16);
+        let mut w = filled(target, wave64);
+        w.m0 = 0;
+        w.sgpr[2] = 0xdead_beef;
+        run(w.isa, &MOVRELD_V1_S2, &mut w);
+        assert!(w.vgpr[1][..w.lanes].iter().all(|&x| x == 0xdead_beef));
+        // movrelsd: v[1 + M0] = v[2 + M0].
+        let mut w = filled(target, wave64);
+        w.m0 = 5;
+        run(w.isa, &MOVRELSD_V1_V2, &mut w);
+        assert_eq!(w.vgpr[6][9], 7 << 16 | 9, "{target}");
+    }
+}
+
+#[test]
+fn movrel_past_the_allocated_vgprs_faults() {
+    let i = isa("gfx1100", false);
+    let mut bytes = MOVRELS_V1_V2.to_vec();
+    bytes.extend_from_slice(&0xBFB0_0000u32.to_le_bytes());
+    let prog = program::build(i, 0, &bytes);
+    for m0 in [14, 0xffff_fff0] {
+        let mut w = wave(i);
+        w.m0 = m0;
+        let err = super::run(&mut w, &prog.insts[0]).unwrap_err();
+        assert!(err.to_string().contains('v'), "{err}");
+    }
+}
