@@ -30,9 +30,11 @@
 //! then NEG[2] negates it. fp8 (OCP E4M3) and bf8 (E5M2) forms take no
 //! modifiers.
 //!
+//! An inline-constant C (gfx12) is every element of C: zero for every
+//! form, an integer for an i32 C, a float for an f32 or f16 C (as f16).
 //! Refused (left unimplemented): other OPSEL or OPSEL_HI values, clamp on
-//! the float forms, sources other than VGPRs (gfx12 allows an inline
-//! constant C), DPP, and the sparse `v_swmmac_*` forms. With lanes of EXEC
+//! the float forms, other inline constants as C, A or B not VGPRs, DPP,
+//! and the sparse `v_swmmac_*` forms. With lanes of EXEC
 //! clear the result is not defined by the ISA: refused when run.
 
 use relaunch_isa::Family;
@@ -41,7 +43,7 @@ use super::super::fault::IsaFault;
 use super::super::operand::{Dst, Src};
 use super::super::program::Inst;
 use super::super::wave::Wave;
-use super::float::{f16_to_f32, f64_to_f16};
+use super::float::{f16_to_f32, f32_to_f16, f64_to_f16};
 use super::{Dpp, Enc, Mods, Prep};
 
 /// One WMMA form (`v_wmma_<acc>_16x16x<K>_<elements>`).
@@ -258,13 +260,23 @@ fn acc_bits(acc: Acc) -> usize {
 /// Whether the modifiers and operand fields (`d1`: the second dword) are
 /// ones given a meaning here.
 pub(super) fn fits(family: Family, op: WmmaOp, enc: Enc, m: &Mods, dpp: Dpp, d1: u32) -> bool {
-    let vgpr_fields = [d1 & 0x1ff, (d1 >> 9) & 0x1ff, (d1 >> 18) & 0x1ff]
-        .iter()
-        .all(|&f| f >= 256);
-    if enc != Enc::Vop3p || dpp != Dpp::None || !vgpr_fields || m.opsel_hi != 7 || m.omod != 0 {
+    let (a, _, acc, _) = op.shape();
+    let vgpr_ab = d1 & 0x1ff >= 256 && (d1 >> 9) & 0x1ff >= 256;
+    let c_ok = match (d1 >> 18) & 0x1ff {
+        256.. => true,
+        // Inline constants (LLVM allows them for C): zero for every form,
+        // integers for an i32 C, floats for an f32 or f16 C (read in C's
+        // format); a bf16 C's float constants, and integers on a float C
+        // (their bit patterns?), are not established.
+        128 => true,
+        129..=208 => acc == Acc::I32,
+        240..=248 => matches!(acc, Acc::F32 | Acc::F16),
+        _ => false,
+    };
+    if enc != Enc::Vop3p || dpp != Dpp::None || !vgpr_ab || !c_ok || m.opsel_hi != 7 || m.omod != 0
+    {
         return false;
     }
-    let (a, _, acc, _) = op.shape();
     let opsel_ok = match (family, acc) {
         (Family::Gfx11, Acc::F16 | Acc::Bf16) => m.opsel & 3 == 0,
         (Family::Gfx11 | Family::Gfx12 | Family::Gfx10, _) => m.opsel == 0,
@@ -284,10 +296,8 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: WmmaOp) -> Res
             "WMMA with lanes of EXEC clear (the ISA defines it only with every lane on)",
         ));
     }
-    let (Src::Vgpr(ra), Src::Vgpr(rb), Src::Vgpr(rc), Dst::Vgpr(rd)) =
-        (inst.src[0], inst.src[1], inst.src[2], inst.dst)
-    else {
-        return Err(operand("WMMA operands must be VGPRs"));
+    let (Src::Vgpr(ra), Src::Vgpr(rb), Dst::Vgpr(rd)) = (inst.src[0], inst.src[1], inst.dst) else {
+        return Err(operand("WMMA's A, B and D must be VGPRs"));
     };
     let family = wave.isa.family;
     let wave64 = wave.lanes == 64;
@@ -330,7 +340,10 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: WmmaOp) -> Res
         for j in 0..16 {
             let mut pl = acc_place(family, wave64, acc, i, j);
             pl.shift += half16;
-            let c = read(wave, rc, pl, acc_bits(acc))?;
+            let c = match inst.src[2] {
+                Src::Vgpr(rc) => read(wave, rc, pl, acc_bits(acc))?,
+                other => inline_c(other, acc)?,
+            };
             out[i][j] = element(op, m, &a[i], &b[j], c, kdim);
         }
     }
@@ -394,6 +407,19 @@ pub(super) fn element(op: WmmaOp, m: &Mods, a: &[u32], b: &[u32], c: u32, kdim: 
         Acc::Bf16 if x.is_nan() => 0x7fc0,
         Acc::Bf16 => (round_sig(x, 8, -126) as f32).to_bits() >> 16,
         Acc::I32 => 0,
+    }
+}
+
+/// An inline-constant C as C's raw element (what `fits` let through).
+fn inline_c(src: Src, acc: Acc) -> Result<u32, IsaFault> {
+    match (src, acc) {
+        (Src::Int(0), _) => Ok(0),
+        (Src::Int(i), Acc::I32) => Ok(i32::from(i) as u32),
+        (Src::Float(bits), Acc::F32) => Ok(bits),
+        (Src::Float(bits), Acc::F16) => Ok(u32::from(f32_to_f16(f32::from_bits(bits)))),
+        _ => Err(operand(
+            "this inline constant as WMMA's C has no established meaning",
+        )),
     }
 }
 

@@ -335,11 +335,17 @@ fn refusals_and_exec() {
     assert!(!prep("gfx1201", &encode(70, 1, 0, 0, false)));
     // NEG[2] on an integer form has no meaning: refused.
     assert!(!prep("gfx1100", &encode(68, 4, 0, 0, false)));
-    // gfx12 v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[16:19], 1.0 (an
-    // inline C, from llvm-mc-19): refused.
+    // gfx12 inline constants as C (llvm-mc-19): `v_wmma_bf16_16x16x16_bf16
+    // v[0:3], v[8:11], v[16:19], 1.0` and `v_wmma_f32_16x16x16_f16 v[0:7],
+    // v[8:11], v[16:19], 1` are refused; 0, 1.0 on f32/f16 and integers
+    // on i32 run (`inline_constant_c`).
     assert!(!prep(
         "gfx1201",
-        &[0x00, 0x40, 0x40, 0xcc, 0x08, 0x21, 0xca, 0x1b]
+        &[0x00, 0x40, 0x43, 0xcc, 0x08, 0x21, 0xca, 0x1b]
+    ));
+    assert!(!prep(
+        "gfx1201",
+        &[0x00, 0x40, 0x40, 0xcc, 0x08, 0x21, 0x06, 0x1a]
     ));
     // The sparse forms: not implemented.
     let swmmac = 0xCC50_4000u32
@@ -373,5 +379,43 @@ fn wave64_encodings_from_llvm_mc_decode_and_are_prepared() {
         let prog = program::build(isa(target, true), 0, &bytes);
         assert_eq!(prog.insts[0].decoded.mnemonic(), "v_wmma_f32_16x16x16_f16");
         assert!(matches!(prog.insts[0].kind, Kind::Valu(_)), "{target}");
+    }
+}
+
+#[test]
+fn inline_constant_c() {
+    // llvm-mc-19 gfx1200: v_wmma_f32_16x16x16_f16 v[0:7], v[8:11],
+    // v[16:19], 1.0 / ... 0; v_wmma_f16_16x16x16_f16 v[0:3], v[8:11],
+    // v[16:19], 1.0; v_wmma_i32_16x16x16_iu8 v[0:7], v[8:9], v[16:17], 1.
+    // A = B = 0 (so D is C): every element of D is the constant.
+    let cases: [([u8; 8], u32); 4] = [
+        (
+            [0x00, 0x40, 0x40, 0xcc, 0x08, 0x21, 0xca, 0x1b],
+            1f32.to_bits(),
+        ),
+        ([0x00, 0x40, 0x40, 0xcc, 0x08, 0x21, 0x02, 0x1a], 0),
+        (
+            [0x00, 0x40, 0x42, 0xcc, 0x08, 0x21, 0xca, 0x1b],
+            0x3c00_3c00,
+        ),
+        ([0x00, 0x40, 0x44, 0xcc, 0x08, 0x21, 0x06, 0x1a], 1),
+    ];
+    for (code, want) in cases {
+        for wave64 in [false, true] {
+            let i = isa("gfx1201", wave64);
+            let mut w = Wave::new(i, 48);
+            for reg in 0..8 {
+                for l in 0..w.lanes {
+                    w.vgpr[reg][l] = 0xdead_beef;
+                }
+            }
+            super::tests::run(i, &code, &mut w);
+            let n = if code[2] == 0x42 { 4 } else { 8 } / if wave64 { 2 } else { 1 };
+            for reg in 0..n {
+                for l in 0..w.lanes {
+                    assert_eq!(w.vgpr[reg][l], want, "{code:02x?} v{reg} lane {l}");
+                }
+            }
+        }
     }
 }
