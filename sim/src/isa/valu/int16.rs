@@ -15,7 +15,7 @@ impl I16Op {
     pub fn sources(self) -> usize {
         use I16Op::*;
         match self {
-            Not => 1,
+            Mov | Not => 1,
             Min3U | Max3U | Med3U | Min3I | Max3I | Med3I | MadU | MadI => 3,
             AddU | SubU | AddI | SubI | Lshlrev | Lshrrev | Ashrrev | MulLo | MinU | MaxU
             | MinI | MaxI | And | Or | Xor => 2,
@@ -55,6 +55,7 @@ pub fn lane(op: I16Op, a: u32, b: u32, c: u32, clamp: bool) -> u32 {
     let (la, lb, lc) = (i64::from(ua), i64::from(ub), i64::from(uc));
     let (sa, sb, sc) = (i64::from(ia), i64::from(ib), i64::from(ic));
     match op {
+        Mov => a & 0xFFFF,
         Not => !a & 0xFFFF,
         AddU => sat_u(la + lb),
         SubU => sat_u(la - lb),

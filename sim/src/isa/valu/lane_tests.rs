@@ -83,3 +83,31 @@ fn movrel_past_the_allocated_vgprs_faults() {
         assert!(err.to_string().contains('v'), "{err}");
     }
 }
+
+#[test]
+fn mov_b16_names_halves_with_vgpr_bit_7() {
+    // llvm-mc-19 (gfx1100 and gfx1200): v_mov_b16_e32 v1.l, v2.l / v1.h,
+    // v2.l / v1.l, v2.h / v1.l, 0x1234.
+    let cases: [(&[u8], u32); 4] = [
+        (&[0x02, 0x39, 0x02, 0x7e], 0x0001_0002),
+        (&[0x02, 0x39, 0x02, 0x7f], 0x0002_0000),
+        (&[0x82, 0x39, 0x02, 0x7e], 0x0001_0002),
+        (
+            &[0xff, 0x38, 0x02, 0x7e, 0x34, 0x12, 0x00, 0x00],
+            0x0001_1234,
+        ),
+    ];
+    for target in ["gfx1100", "gfx1201"] {
+        for (i, (code, want)) in cases.iter().enumerate() {
+            let mut w = wave(isa(target, false));
+            set(&mut w, 1, |_| 0x0001_0000);
+            set(&mut w, 2, |_| 0x0002_0002);
+            w.set_exec(0b1);
+            run(w.isa, code, &mut w);
+            // Only the named half changes, only in active lanes.
+            let want = if i == 2 { 0x0001_0002 } else { *want };
+            assert_eq!(w.vgpr[1][0], want, "{target} case {i}");
+            assert_eq!(w.vgpr[1][1], 0x0001_0000, "{target} inactive lane");
+        }
+    }
+}

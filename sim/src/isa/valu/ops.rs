@@ -71,6 +71,8 @@ pub enum IOp {
 /// the round-trip test cannot check it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum I16Op {
+    /// v_mov_b16 (gfx11+ true16): the source half to the destination half.
+    Mov,
     Not,
     AddU,
     SubU,
@@ -395,6 +397,7 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_perm_b32" => Op::I(I::Perm),
 
         "v_not_b16" => Op::I16(I16Op::Not),
+        "v_mov_b16" => Op::I16(I16Op::Mov),
         "v_add_nc_u16" | "v_add_u16" => Op::I16(I16Op::AddU),
         "v_sub_nc_u16" | "v_sub_u16" => Op::I16(I16Op::SubU),
         "v_add_nc_i16" => Op::I16(I16Op::AddI),
