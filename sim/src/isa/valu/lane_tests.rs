@@ -111,3 +111,23 @@ fn mov_b16_names_halves_with_vgpr_bit_7() {
         }
     }
 }
+
+#[test]
+fn cndmask_b16_picks_by_the_lane_mask_and_keeps_the_high_half() {
+    // llvm-mc-19 (gfx1100 and gfx1200): v_cndmask_b16 v0, v1, v2, s4.
+    let code = [0x00, 0x00, 0x5d, 0xd6, 0x01, 0x05, 0x12, 0x00];
+    for target in ["gfx1100", "gfx1201"] {
+        let mut w = wave(isa(target, false));
+        set(&mut w, 0, |_| 0xAAAA_0000);
+        set(&mut w, 1, |_| 0x1111_0001);
+        set(&mut w, 2, |_| 0x2222_0002);
+        w.sgpr[4] = 0b0110;
+        w.set_exec(0b0111);
+        run(w.isa, &code, &mut w);
+        assert_eq!(
+            &w.vgpr[0][..4],
+            &[0xAAAA_0001, 0xAAAA_0002, 0xAAAA_0002, 0xAAAA_0000],
+            "{target}"
+        );
+    }
+}

@@ -73,6 +73,9 @@ pub enum IOp {
 pub enum I16Op {
     /// v_mov_b16 (gfx11+ true16): the source half to the destination half.
     Mov,
+    /// v_cndmask_b16 (gfx11+ VOP3): S1 where the lane mask S2 is set, else
+    /// S0.
+    Cndmask,
     Not,
     AddU,
     SubU,
@@ -398,6 +401,7 @@ pub fn lookup(name: &str) -> Option<Op> {
 
         "v_not_b16" => Op::I16(I16Op::Not),
         "v_mov_b16" => Op::I16(I16Op::Mov),
+        "v_cndmask_b16" => Op::I16(I16Op::Cndmask),
         "v_add_nc_u16" | "v_add_u16" => Op::I16(I16Op::AddU),
         "v_sub_nc_u16" | "v_sub_u16" => Op::I16(I16Op::SubU),
         "v_add_nc_i16" => Op::I16(I16Op::AddI),
