@@ -1,4 +1,5 @@
-//! v_swap_b32 and the M0-relative moves (v_movrels/movreld/movrelsd_b32),
+//! v_swap_b32, the M0-relative moves (v_movrels/movreld/movrelsd_b32),
+//! v_mov_b16, v_cndmask_b16 and v_minmax/v_maxmin_f32,
 //! on llvm-mc-19's encodings (the same bytes on gfx10.3, gfx11 and gfx12).
 
 use super::super::program;
@@ -129,5 +130,60 @@ fn cndmask_b16_picks_by_the_lane_mask_and_keeps_the_high_half() {
             &[0xAAAA_0001, 0xAAAA_0002, 0xAAAA_0002, 0xAAAA_0000],
             "{target}"
         );
+    }
+}
+
+/// v_minmax_f32 / v_maxmin_f32 (gfx11) and the _num_f32 forms (gfx12):
+/// min(max(S0, S1), S2) and max(min(S0, S1), S2), a NaN operand giving way
+/// to the other as in v_min/v_max, denormals kept (MODE keeps them here).
+#[test]
+fn minmax_and_maxmin_f32() {
+    // llvm-mc-19: gfx1100 v_minmax_f32 / v_maxmin_f32 v0, v1, v2, v3;
+    // gfx1200 v_minmax_num_f32 / v_maxmin_num_f32 v0, v1, v2, v3.
+    let forms: [(&str, [u8; 8], [u8; 8]); 2] = [
+        (
+            "gfx1100",
+            [0x00, 0x00, 0x5f, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x5e, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+        (
+            "gfx1201",
+            [0x00, 0x00, 0x68, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x69, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+    ];
+    let den = f32::from_bits(1);
+    // (S0, S1, S2, minmax, maxmin)
+    let cases: [(f32, f32, f32, f32, f32); 7] = [
+        (1.0, 5.0, 3.0, 3.0, 3.0),
+        (1.0, 5.0, 7.0, 5.0, 7.0),
+        (5.0, 1.0, -3.0, -3.0, 1.0),
+        (f32::NAN, 2.0, 3.0, 2.0, 3.0),
+        (1.0, 2.0, f32::NAN, 2.0, 1.0),
+        (f32::NEG_INFINITY, f32::INFINITY, 4.0, 4.0, 4.0),
+        (den, 0.5, 1.0, 0.5, 1.0),
+    ];
+    for (target, minmax, maxmin) in forms {
+        for (i, &(a, b, c, want_mm, want_xm)) in cases.iter().enumerate() {
+            for (code, want) in [(minmax, want_mm), (maxmin, want_xm)] {
+                let mut w = wave(isa(target, false));
+                set(&mut w, 1, |_| a.to_bits());
+                set(&mut w, 2, |_| b.to_bits());
+                set(&mut w, 3, |_| c.to_bits());
+                run(w.isa, &code, &mut w);
+                assert_eq!(
+                    f32::from_bits(w.vgpr[0][0]),
+                    want,
+                    "{target} case {i} {code:02x?}"
+                );
+            }
+        }
+        // A denormal result stays.
+        let mut w = wave(isa(target, false));
+        set(&mut w, 1, |_| den.to_bits());
+        set(&mut w, 2, |_| 0);
+        set(&mut w, 3, |_| 1f32.to_bits());
+        run(w.isa, &minmax, &mut w);
+        assert_eq!(w.vgpr[0][0], 1, "{target}");
     }
 }

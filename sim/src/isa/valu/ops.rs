@@ -122,6 +122,10 @@ pub enum FOp {
     Max,
     Min3,
     Max3,
+    /// v_minmax: min(max(S0, S1), S2).
+    Minmax,
+    /// v_maxmin: max(min(S0, S1), S2).
+    Maxmin,
     Med3,
     Ldexp,
     Rcp,
@@ -438,6 +442,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_max_f32" | "v_max_num_f32" => Op::F(F::Max),
         "v_min3_f32" | "v_min3_num_f32" => Op::F(F::Min3),
         "v_max3_f32" | "v_max3_num_f32" => Op::F(F::Max3),
+        "v_minmax_f32" | "v_minmax_num_f32" => Op::F(F::Minmax),
+        "v_maxmin_f32" | "v_maxmin_num_f32" => Op::F(F::Maxmin),
         "v_med3_f32" | "v_med3_num_f32" => Op::F(F::Med3),
         "v_ldexp_f32" => Op::F(F::Ldexp),
         "v_rcp_f32" | "v_s_rcp_f32" => Op::F(F::Rcp),
