@@ -56,6 +56,10 @@ pub enum CodeObjectVersion {
     V4,
     /// ABI version 3.
     V5,
+    /// ABI version 4: V5's layout and metadata, plus generic processors
+    /// (`gfx11-generic`, ...; EF_AMDGPU_GENERIC_VERSION in e_flags), which
+    /// relaunch does not know as targets and refuses by their name.
+    V6,
 }
 
 impl CodeObjectVersion {
@@ -63,15 +67,17 @@ impl CodeObjectVersion {
         match v {
             2 => Ok(CodeObjectVersion::V4),
             3 => Ok(CodeObjectVersion::V5),
+            4 => Ok(CodeObjectVersion::V6),
             other => Err(E::UnknownVersion(other)),
         }
     }
 
-    /// `4` or `5`.
+    /// `4`, `5` or `6`.
     pub fn number(self) -> u32 {
         match self {
             CodeObjectVersion::V4 => 4,
             CodeObjectVersion::V5 => 5,
+            CodeObjectVersion::V6 => 6,
         }
     }
 }

@@ -23,7 +23,7 @@ pub enum CodeObjectError {
     WrongMachine(u16),
     #[error("ELF OS/ABI {0} is not ELFOSABI_AMDGPU_HSA (64)")]
     WrongOsAbi(u8),
-    #[error("unknown code object version (ELF ABI version {0}); relaunch reads V4 (2) and V5 (3)")]
+    #[error("unknown code object version (ELF ABI version {0}); relaunch reads V4 (2), V5 (3) and V6 (4)")]
     UnknownVersion(u8),
     #[error("ELF {what} entry size is {found}, expected {expected}")]
     BadEntrySize {

@@ -1,6 +1,6 @@
 //! AMDGPU HSA code objects: ELF container, metadata note, kernel descriptors.
 //!
-//! Owns: reading code object V4/V5 ELF files and clang offload bundles into
+//! Owns: reading code object V4/V5/V6 ELF files and clang offload bundles into
 //! [`CodeObject`] / [`KernelInfo`] (the descriptor layout itself is a fact,
 //! `relaunch_facts::descriptor`; its [`KernelDescriptor`] is re-exported
 //! here because [`KernelInfo`] carries one), and the

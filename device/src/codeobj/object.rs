@@ -115,7 +115,7 @@ impl CodeObject {
         &self.target
     }
 
-    /// Code object version (V4 or V5).
+    /// Code object version (V4, V5 or V6).
     pub fn version(&self) -> CodeObjectVersion {
         self.version
     }

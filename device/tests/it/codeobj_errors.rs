@@ -63,13 +63,24 @@ fn header_damage() {
     assert_eq!(with(5, 2), E::WrongEndian(2));
     assert_eq!(with(18, 62), E::WrongMachine(62));
     assert_eq!(with(7, 0), E::WrongOsAbi(0));
-    let v6 = with(8, 4);
-    assert_eq!(v6, E::UnknownVersion(4));
+    // V6 (ABI version 4) is read; V7 is not.
+    let v7 = with(8, 5);
+    assert_eq!(v7, E::UnknownVersion(5));
     assert_eq!(
-        v6.to_string(),
-        "unknown code object version (ELF ABI version 4); relaunch reads V4 (2) and V5 (3)"
+        v7.to_string(),
+        "unknown code object version (ELF ABI version 5); relaunch reads V4 (2), V5 (3) and V6 (4)"
     );
     assert_eq!(with(8, 1), E::UnknownVersion(1));
+    // A V5 object marked V6 reads the same (V6 adds generic processors
+    // only; Debian's ROCm 6.4 libraries ship V6 objects).
+    let mut v6 = b.clone();
+    v6[8] = 4;
+    let object = CodeObject::parse(&v6).expect("V6");
+    assert_eq!(
+        object.version(),
+        relaunch_device::codeobj::CodeObjectVersion::V6
+    );
+    assert_eq!(object.version().number(), 6);
 }
 
 #[test]

@@ -371,7 +371,7 @@ pub static VOP1: &[Op] = &[
     op(25, "v_rndne_f64_e32", D::V(2), D::None, 0, ALL),
     op(26, "v_floor_f64_e32", D::V(2), D::None, 0, ALL),
     op(27, "v_pipeflush", D::None, D::None, 0, ALL),
-    op(28, "v_mov_b16_e32", D::None, D::None, 0, ALL),
+    op(28, "v_mov_b16_e32", D::V(1), D::None, 0, ALL),
     op(32, "v_fract_f32_e32", D::V(1), D::None, 0, ALL),
     op(33, "v_trunc_f32_e32", D::V(1), D::None, 0, ALL),
     op(34, "v_ceil_f32_e32", D::V(1), D::None, 0, ALL),

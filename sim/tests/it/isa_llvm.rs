@@ -160,6 +160,14 @@ fn templates() -> Vec<&'static str> {
         " v[4:5], v2, s[20:23], s4 offen",
         " v[4:6], v2, s[20:23], s4 offen",
         " v[4:7], v2, s[20:23], s4 offen",
+        // WMMA (wave32 register counts): A, B, C/D per form and family.
+        " v[0:7], v[8:15], v[16:23], v[0:7]",
+        " v[0:7], v[8:11], v[16:19], v[0:7]",
+        " v[0:7], v[8:9], v[16:17], v[0:7]",
+        " v[0:3], v[8:11], v[16:19], v[0:3]",
+        " v[0:7], v8, v16, v[0:7]",
+        // gfx11+ true16 moves.
+        " v1.l, v2.l",
     ]
 }
 

@@ -21,6 +21,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
         Op::Lane(op) => lane(wave, inst, op),
         Op::Cmp(c) => cmp::execute(wave, inst, p, c),
         Op::Dot(op) => dot::execute(wave, inst, p, op),
+        Op::Wmma(op) => super::wmma::execute(wave, inst, p, op),
         Op::Nop => Ok(()),
     }
 }
@@ -359,7 +360,64 @@ fn lane(wave: &mut Wave, inst: &Inst, op: LaneOp) -> Result<(), IsaFault> {
             wave.v_mut(r)?[l] = v;
             Ok(())
         }
+        LaneOp::Swap => {
+            let (Src::Vgpr(a), super::super::operand::Dst::Vgpr(d)) = (inst.src[0], inst.dst)
+            else {
+                return Err(not_vgpr(inst.src[0]));
+            };
+            let (va, vd) = (*wave.v(a)?, *wave.v(d)?);
+            let exec = wave.exec;
+            let active = move |l: usize| exec >> l & 1 != 0;
+            let out_d = wave.v_mut(d)?;
+            for l in (0..n).filter(|&l| active(l)) {
+                out_d[l] = va[l];
+            }
+            let out_a = wave.v_mut(a)?;
+            for l in (0..n).filter(|&l| active(l)) {
+                out_a[l] = vd[l];
+            }
+            Ok(())
+        }
+        LaneOp::Movrels => movrel(wave, inst, true, false),
+        LaneOp::Movreld => movrel(wave, inst, false, true),
+        LaneOp::Movrelsd => movrel(wave, inst, true, true),
     }
+}
+
+/// The M0-relative moves: M0 (unsigned) is added to the VGPR number of the
+/// source (movrels, movrelsd) and/or of the destination (movreld,
+/// movrelsd); an index past the VGPRs RSRC1 allocated faults (the
+/// interpreter's VGPR check) rather than reaching another wave's registers.
+fn movrel(wave: &mut Wave, inst: &Inst, from_rel: bool, to_rel: bool) -> Result<(), IsaFault> {
+    let super::super::operand::Dst::Vgpr(d) = inst.dst else {
+        return Err(not_vgpr(inst.src[0]));
+    };
+    let index = |base: u16, m0: u32| -> Result<u16, IsaFault> {
+        u16::try_from(u32::from(base) + m0).map_err(|_| IsaFault::Operand {
+            mnemonic: String::new(),
+            why: format!("v{base} + M0 ({m0}) is past every VGPR"),
+        })
+    };
+    let m0 = wave.m0;
+    let value: [u32; MAX_LANES] = if from_rel {
+        let Src::Vgpr(a) = inst.src[0] else {
+            return Err(not_vgpr(inst.src[0]));
+        };
+        *wave.v(index(a, m0)?)?
+    } else {
+        let mut v = [0u32; MAX_LANES];
+        for (l, x) in v.iter_mut().enumerate().take(wave.lanes) {
+            *x = wave.lane(inst.src[0], l)?;
+        }
+        v
+    };
+    let target = if to_rel { index(d, m0)? } else { d };
+    let (exec, n) = (wave.exec, wave.lanes);
+    let out = wave.v_mut(target)?;
+    for l in (0..n).filter(|&l| exec >> l & 1 != 0) {
+        out[l] = value[l];
+    }
+    Ok(())
 }
 
 #[cold]

@@ -68,7 +68,8 @@ pub fn f32_sources(op: FOp) -> usize {
     match op {
         Rcp | RcpIflag | Rsq | Sqrt | Exp | Log | Sin | Cos | Floor | Ceil | Trunc | Rndne
         | Fract | FrexpMant | FrexpExp => 1,
-        Fma | Fmamk | Fmaak | Min3 | Max3 | Med3 | DivScale | DivFmas | DivFixup => 3,
+        Fma | Fmamk | Fmaak | Min3 | Max3 | Minmax | Maxmin | Med3 | DivScale | DivFmas
+        | DivFixup => 3,
         Add | Sub | Subrev | Mul | Fmac | Min | Max | Ldexp => 2,
     }
 }
@@ -144,6 +145,14 @@ macro_rules! each_fop {
             }
             FOp::Max3 => {
                 let $k = FOp::Max3;
+                $body
+            }
+            FOp::Minmax => {
+                let $k = FOp::Minmax;
+                $body
+            }
+            FOp::Maxmin => {
+                let $k = FOp::Maxmin;
                 $body
             }
             FOp::Med3 => {
@@ -265,6 +274,8 @@ pub fn f32_lane(op: FOp, a: f32, b: f32, c: f32, acc: f32, vcc: bool) -> f32 {
         Max => a.max(b),
         Min3 => a.min(b).min(c),
         Max3 => a.max(b).max(c),
+        Minmax => a.max(b).min(c),
+        Maxmin => a.min(b).max(c),
         Med3 => {
             if a.is_nan() || b.is_nan() || c.is_nan() {
                 a.min(b).min(c)

@@ -43,13 +43,15 @@ pub fn f16_lane(op: FOp, a: u32, b: u32, c: u32, acc: u32) -> u32 {
         Fmac => u32::from(float::fma_f16(a as u16, b as u16, acc as u16)),
         Fmamk => u32::from(float::fma_f16(a as u16, c as u16, b as u16)),
         Fmaak => u32::from(float::fma_f16(a as u16, b as u16, c as u16)),
-        Min | Max | Min3 | Max3 | Med3 => {
+        Min | Max | Min3 | Max3 | Minmax | Maxmin | Med3 => {
             let (x, y, z) = (h(a), h(b), h(c));
             let v = match op {
                 Min => x.min(y),
                 Max => x.max(y),
                 Min3 => x.min(y).min(z),
                 Max3 => x.max(y).max(z),
+                Minmax => x.max(y).min(z),
+                Maxmin => x.min(y).max(z),
                 _ => x.max(y).min(x.min(y).max(z)),
             };
             // Keep the operand's own bits (signed zeros, NaN payloads).

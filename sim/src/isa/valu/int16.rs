@@ -15,10 +15,11 @@ impl I16Op {
     pub fn sources(self) -> usize {
         use I16Op::*;
         match self {
-            Not => 1,
+            Mov | Not => 1,
             Min3U | Max3U | Med3U | Min3I | Max3I | Med3I | MadU | MadI => 3,
-            AddU | SubU | AddI | SubI | Lshlrev | Lshrrev | Ashrrev | MulLo | MinU | MaxU
-            | MinI | MaxI | And | Or | Xor => 2,
+            // Cndmask's third source is the lane mask, read whole.
+            Cndmask | AddU | SubU | AddI | SubI | Lshlrev | Lshrrev | Ashrrev | MulLo | MinU
+            | MaxU | MinI | MaxI | And | Or | Xor => 2,
         }
     }
 
@@ -55,6 +56,9 @@ pub fn lane(op: I16Op, a: u32, b: u32, c: u32, clamp: bool) -> u32 {
     let (la, lb, lc) = (i64::from(ua), i64::from(ub), i64::from(uc));
     let (sa, sb, sc) = (i64::from(ia), i64::from(ib), i64::from(ic));
     match op {
+        Mov => a & 0xFFFF,
+        // The mask is applied by `execute`; here S0 (the mask-clear pick).
+        Cndmask => a & 0xFFFF,
         Not => !a & 0xFFFF,
         AddU => sat_u(la + lb),
         SubU => sat_u(la - lb),
@@ -90,8 +94,16 @@ pub(super) fn execute(wave: &mut Wave, inst: &Inst, p: &Prep, op: I16Op) -> Resu
         src::read(wave, p, inst.src[i], i, true, &mut s[i], &mut wmask)?;
     }
     let mut d = [0u32; MAX_LANES];
+    let pick = match op {
+        I16Op::Cndmask => wave.read_mask(inst.src[2])?,
+        _ => 0,
+    };
     for l in 0..wave.lanes {
-        d[l] = lane(op, s[0][l], s[1][l], s[2][l], p.mods.clamp);
+        d[l] = if pick >> l & 1 != 0 {
+            s[1][l] & 0xFFFF
+        } else {
+            lane(op, s[0][l], s[1][l], s[2][l], p.mods.clamp)
+        };
     }
     let (dst, hi) = src::dst16(wave.isa.family, p, inst.dst);
     src::store16(wave, dst, hi, &d, wmask)

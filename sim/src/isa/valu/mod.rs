@@ -24,6 +24,8 @@ pub mod float;
 mod fp;
 mod half;
 mod int16;
+#[cfg(test)]
+mod lane_tests;
 mod mix;
 pub mod ops;
 pub mod round;
@@ -32,6 +34,11 @@ mod src;
 #[cfg(test)]
 mod tests;
 mod vopd;
+mod wmma;
+#[cfg(test)]
+mod wmma_ref;
+#[cfg(test)]
+mod wmma_tests;
 
 use relaunch_isa::{Family, Format, Instruction, Isa, Modifier};
 
@@ -197,6 +204,11 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
         }
         Enc::Vop1 | Enc::Vop2 | Enc::Vopc | Enc::Vopd => {}
     }
+    if let Op::Wmma(w) = op {
+        if !wmma::fits(isa.family, w, enc, &mods, dpp, d1) {
+            return None;
+        }
+    }
     if !modifiers_fit(isa, op, enc, &mods, dpp) {
         return None;
     }
@@ -216,6 +228,10 @@ pub fn prepare(isa: Isa, inst: &Instruction, words: &[u32; 4]) -> Option<Prep> {
 /// Whether the operation gives the modifiers a meaning the interpreter
 /// models; anything else is left unimplemented rather than guessed.
 fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
+    if let Op::Wmma(_) = op {
+        // Checked with the operand fields in `prepare`.
+        return true;
+    }
     if let Op::Dot(d) = op {
         return dot::modifiers_fit(d, enc, m, dpp);
     }
@@ -304,7 +320,9 @@ fn sdwa_fits(op: Op) -> bool {
     match op {
         Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
         Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
-        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) => false,
+        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) | Op::Wmma(_) => {
+            false
+        }
     }
 }
 
@@ -408,7 +426,8 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
             for row in relaunch_isa::opcodes(family, format) {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations and dots.
-                    if format == Format::Vop3p && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_))
+                    if format == Format::Vop3p
+                        && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_) | Op::Wmma(_))
                     {
                         continue;
                     }

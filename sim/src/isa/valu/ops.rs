@@ -71,6 +71,11 @@ pub enum IOp {
 /// the round-trip test cannot check it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum I16Op {
+    /// v_mov_b16 (gfx11+ true16): the source half to the destination half.
+    Mov,
+    /// v_cndmask_b16 (gfx11+ VOP3): S1 where the lane mask S2 is set, else
+    /// S0.
+    Cndmask,
     Not,
     AddU,
     SubU,
@@ -117,6 +122,10 @@ pub enum FOp {
     Max,
     Min3,
     Max3,
+    /// v_minmax: min(max(S0, S1), S2).
+    Minmax,
+    /// v_maxmin: max(min(S0, S1), S2).
+    Maxmin,
     Med3,
     Ldexp,
     Rcp,
@@ -252,12 +261,21 @@ pub enum DotOp {
     AccI32I8,
 }
 
-/// Cross-lane reads and writes to and from SGPRs.
+/// Cross-lane reads and writes to and from SGPRs, and the operations that
+/// name VGPRs at run time or write two (executed in `exec::lane`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneOp {
     Readlane,
     Readfirstlane,
     Writelane,
+    /// v_swap_b32: vdst and the src0 VGPR exchange values.
+    Swap,
+    /// v_movrels_b32: vdst = VGPR[src0 + M0].
+    Movrels,
+    /// v_movreld_b32: VGPR[vdst + M0] = src0.
+    Movreld,
+    /// v_movrelsd_b32: VGPR[vdst + M0] = VGPR[src0 + M0].
+    Movrelsd,
 }
 
 /// The operand type of a comparison.
@@ -306,6 +324,8 @@ pub enum Op {
     Lane(LaneOp),
     Cmp(Cmp),
     Dot(DotOp),
+    /// v_wmma_* (see `wmma`).
+    Wmma(super::wmma::WmmaOp),
     Nop,
 }
 
@@ -384,6 +404,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_perm_b32" => Op::I(I::Perm),
 
         "v_not_b16" => Op::I16(I16Op::Not),
+        "v_mov_b16" => Op::I16(I16Op::Mov),
+        "v_cndmask_b16" => Op::I16(I16Op::Cndmask),
         "v_add_nc_u16" | "v_add_u16" => Op::I16(I16Op::AddU),
         "v_sub_nc_u16" | "v_sub_u16" => Op::I16(I16Op::SubU),
         "v_add_nc_i16" => Op::I16(I16Op::AddI),
@@ -420,6 +442,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_max_f32" | "v_max_num_f32" => Op::F(F::Max),
         "v_min3_f32" | "v_min3_num_f32" => Op::F(F::Min3),
         "v_max3_f32" | "v_max3_num_f32" => Op::F(F::Max3),
+        "v_minmax_f32" | "v_minmax_num_f32" => Op::F(F::Minmax),
+        "v_maxmin_f32" | "v_maxmin_num_f32" => Op::F(F::Maxmin),
         "v_med3_f32" | "v_med3_num_f32" => Op::F(F::Med3),
         "v_ldexp_f32" => Op::F(F::Ldexp),
         "v_rcp_f32" | "v_s_rcp_f32" => Op::F(F::Rcp),
@@ -553,6 +577,11 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_readlane_b32" => Op::Lane(LaneOp::Readlane),
         "v_readfirstlane_b32" => Op::Lane(LaneOp::Readfirstlane),
         "v_writelane_b32" => Op::Lane(LaneOp::Writelane),
+        "v_swap_b32" => Op::Lane(LaneOp::Swap),
+        "v_movrels_b32" => Op::Lane(LaneOp::Movrels),
+        "v_movreld_b32" => Op::Lane(LaneOp::Movreld),
+        "v_movrelsd_b32" => Op::Lane(LaneOp::Movrelsd),
+        n if n.starts_with("v_wmma_") => Op::Wmma(super::wmma::WmmaOp::lookup(n)?),
         _ => return None,
     })
 }

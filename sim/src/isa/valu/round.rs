@@ -49,9 +49,8 @@ pub fn f32_refusal(op: FOp) -> Option<&'static str> {
     match op {
         Add | Sub | Subrev | Mul | Fma | Fmac | Fmamk | Fmaak | Ldexp => None,
         // Exact results: rounding never applies.
-        Min | Max | Min3 | Max3 | Med3 | Floor | Ceil | Trunc | Rndne | FrexpMant | FrexpExp => {
-            None
-        }
+        Min | Max | Min3 | Max3 | Minmax | Maxmin | Med3 | Floor | Ceil | Trunc | Rndne
+        | FrexpMant | FrexpExp => None,
         Rcp | RcpIflag | Rsq | Sqrt | Exp | Log | Sin | Cos => {
             Some("the hardware's transcendental results under directed rounding are not documented")
         }
