@@ -15,7 +15,7 @@ use relaunch_device::TargetError;
 use relaunch_encoders::kernarg_pack::KernargError;
 use relaunch_encoders::EncodeError;
 use relaunch_lanes::{CompileError, PatchError, RecordError};
-use relaunch_sched::scheduler::{LaneFailure, LowerLaneError};
+use relaunch_lanes::{LaneFailure, LowerLaneError};
 use relaunch_sched::SchedError;
 
 /// Error classes, stable across the C and Python front ends.
