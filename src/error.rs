@@ -196,7 +196,7 @@ impl Error {
             Error::Graph(_) => ErrorClass::Record,
             // An IB the installed runtime cannot hold at all is a device
             // limit, not a refusal of the program.
-            Error::Install(e) if e.any_hsa_cause(&HsaError::is_unsupported) => ErrorClass::Device,
+            Error::Install(e) if e.any_cause(&|c| c.is_unsupported()) => ErrorClass::Device,
             Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
             Error::Encode(e) if e.refuses_kernel() => ErrorClass::Compile,
             Error::PlanPatch(_)

@@ -37,6 +37,9 @@ impl LaneProgram<IbBuilder> {
     }
 }
 
+/// One lane to install: its index, its program and the actor it goes to.
+type Job<P> = (usize, (P, usize));
+
 /// Which actor runs each lane: longest-processing-time first onto the least
 /// loaded of `queues` actors (ties go to the lower index), so the heaviest
 /// lanes spread out. Deterministic for the same input.
@@ -122,7 +125,7 @@ impl<B: QueueBackend> Scheduler<B> {
             assigned
         };
         let charged: Vec<(usize, u64)> = assigned.iter().copied().zip(work).collect();
-        let install = |(lane, (program, queue)): (usize, (B::Program, usize))| {
+        let install = |(lane, (program, queue)): Job<B::Program>| {
             let actor = &self.actors[queue];
             actor.install(program).map_err(|source| SchedError::Lane {
                 lane,
@@ -131,7 +134,7 @@ impl<B: QueueBackend> Scheduler<B> {
                 source: Box::new(source),
             })
         };
-        let jobs: Vec<(usize, (B::Program, usize))> = lanes
+        let jobs: Vec<Job<B::Program>> = lanes
             .into_iter()
             .map(|l| l.program.into())
             .zip(assigned)
@@ -148,7 +151,7 @@ impl<B: QueueBackend> Scheduler<B> {
         };
         let results: Vec<Result<IbHandle<B>, SchedError>> = if queues_used.len() > 1 && !cfg!(loom)
         {
-            let mut per_queue: Vec<Vec<(usize, (B::Program, usize))>> =
+            let mut per_queue: Vec<Vec<Job<B::Program>>> =
                 queues_used.iter().map(|_| Vec::new()).collect();
             for job in jobs {
                 let at = queues_used.binary_search(&job.1 .1).unwrap_or(0);

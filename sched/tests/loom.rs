@@ -220,3 +220,153 @@ fn loom_installs_racing_shutdown() {
         assert!(mem.violations().is_empty(), "{:?}", mem.violations());
     });
 }
+
+/// The HSA backend's completion-signal ring (`relaunch_sched::hsa::ring`),
+/// driven as the backend drives it, with loom atomics for the signals: a
+/// submitting thread takes a signal under the ring's lock (armed ahead, or
+/// free to arm now), records it, publishes the packet and re-arms finished
+/// signals; a GPU thread runs packets in order, writes the replay's result
+/// and then decrements its signal (release); a waiter polls `done` under
+/// the lock as `HsaWatch::poll` does. Checked: the GPU never finds a
+/// signal that is not at exactly 1 (no signal is armed by two pending
+/// replays, or re-armed while its replay runs), and `done(seq)` implies
+/// the replay's result is visible (acquire on the signal).
+mod signal_ring {
+    use std::collections::VecDeque;
+
+    use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+    use loom::sync::Mutex;
+    use relaunch_sched::hsa::ring::{RingSignal, SignalRing, SIGNALS};
+    use relaunch_sched::sync::{thread, Arc};
+
+    struct ModelSignal(AtomicI64);
+
+    impl RingSignal for ModelSignal {
+        fn load(&self) -> i64 {
+            self.0.load(Ordering::Acquire)
+        }
+
+        fn silent_store_relaxed(&self, value: i64) {
+            self.0.store(value, Ordering::Relaxed);
+        }
+    }
+
+    struct Rig {
+        ring: Mutex<SignalRing<()>>,
+        signals: Vec<ModelSignal>,
+        /// Packets published and not yet run: (replay, signal).
+        packets: Mutex<VecDeque<(u64, usize)>>,
+        /// The last replay whose result the GPU wrote.
+        results: AtomicU64,
+    }
+
+    /// A rig whose signals in `armed` start armed (1), the rest free (0).
+    fn rig(armed: u64) -> Arc<Rig> {
+        let signals = (0..SIGNALS)
+            .map(|i| ModelSignal(AtomicI64::new(i64::from(armed >> i & 1 == 1))))
+            .collect();
+        Arc::new(Rig {
+            ring: Mutex::new(SignalRing::new((), 0).with_armed(armed)),
+            signals,
+            packets: Mutex::new(VecDeque::new()),
+            results: AtomicU64::new(0),
+        })
+    }
+
+    /// Submits replays 1..=n as `HsaBackend::submit` does.
+    fn submit(rig: &Rig, n: u64) {
+        for seq in 1..=n {
+            loop {
+                let mut ring = rig.ring.lock().unwrap();
+                let Some((sig, armed)) = ring.take_signal(&rig.signals) else {
+                    drop(ring);
+                    thread::yield_now();
+                    continue;
+                };
+                if !armed {
+                    rig.signals[sig].silent_store_relaxed(1);
+                }
+                rig.packets.lock().unwrap().push_back((seq, sig));
+                ring.record(seq, sig);
+                ring.rearm_finished(&rig.signals, 2);
+                break;
+            }
+        }
+    }
+
+    /// Runs `n` packets in order, as the GPU does.
+    fn gpu(rig: &Rig, n: u64) {
+        let mut ran = 0;
+        while ran < n {
+            let Some((seq, sig)) = rig.packets.lock().unwrap().pop_front() else {
+                thread::yield_now();
+                continue;
+            };
+            rig.results.store(seq, Ordering::Relaxed);
+            let before = rig.signals[sig].0.fetch_sub(1, Ordering::Release);
+            assert_eq!(
+                before, 1,
+                "replay {seq} found its signal {sig} at {before}: armed twice or re-armed while running"
+            );
+            ran += 1;
+        }
+    }
+
+    /// Waits for replay `seq` as `HsaWatch::wait` does (poll under the lock).
+    fn wait(rig: &Rig, seq: u64) {
+        loop {
+            let mut ring = rig.ring.lock().unwrap();
+            if seq <= ring.issued() && ring.done(&rig.signals, seq) {
+                ring.note_done(seq);
+                assert!(
+                    rig.results.load(Ordering::Relaxed) >= seq,
+                    "replay {seq} reported done before its result was visible"
+                );
+                return;
+            }
+            drop(ring);
+            thread::yield_now();
+        }
+    }
+
+    /// No signal armed ahead: replay 2 reuses replay 1's signal when the
+    /// waiter saw it finish, else takes a free one.
+    #[test]
+    fn loom_signal_ring_reuses_only_finished_signals() {
+        loom::model(|| {
+            let rig = rig(0);
+            let host = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || submit(&rig, 2))
+            };
+            let device = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || gpu(&rig, 2))
+            };
+            wait(&rig, 1);
+            wait(&rig, 2);
+            host.join().unwrap();
+            device.join().unwrap();
+        });
+    }
+
+    /// Two signals armed ahead: after replay 2's doorbell the signal of a
+    /// finished replay 1 is re-armed, and replay 3 may take it.
+    #[test]
+    fn loom_signal_ring_rearms_only_finished_signals() {
+        loom::model(|| {
+            let rig = rig(0b110);
+            let host = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || submit(&rig, 3))
+            };
+            let device = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || gpu(&rig, 3))
+            };
+            wait(&rig, 1);
+            host.join().unwrap();
+            device.join().unwrap();
+        });
+    }
+}

@@ -24,7 +24,7 @@ use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime};
 use relaunch_device::Family;
 use relaunch_encoders::{EncodeOptions, KernelCode};
 use relaunch_lanes::encode_lanes;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::ActorOptions;
 use relaunch_testsupport::rig::{counter_ib, ONE_ITEM};

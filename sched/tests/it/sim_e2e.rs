@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{read_u32, Kind, SimGpu, KINDS};
 use relaunch_device::hsa::Allocation;
 use relaunch_lanes::encode_lanes;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaProgram, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaProgram, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{queue_count, ActorOptions, QueuePolicy, SchedError};
 use relaunch_sim::{hsa, FaultPlan};
