@@ -1,4 +1,5 @@
-//! loom models of the actor protocols, one per protocol, each with at most
+//! loom models of the actor protocols and of the HSA backend's
+//! completion-signal ring (`signal_ring`), one per protocol, each with at most
 //! four threads (the caller(s), the actor thread(s), the test queue's
 //! packet processor). Run by `scripts/test-loom` with `LOOM_MAX_PREEMPTIONS=2`:
 //! bounding preemptions to 2 keeps every model to seconds on 2 cores while
@@ -235,7 +236,7 @@ mod signal_ring {
     use std::collections::VecDeque;
 
     use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-    use loom::sync::Mutex;
+    use loom::sync::{Condvar, Mutex};
     use relaunch_sched::hsa::ring::{RingSignal, SignalRing, SIGNALS};
     use relaunch_sched::sync::{thread, Arc};
 
@@ -253,9 +254,15 @@ mod signal_ring {
 
     struct Rig {
         ring: Mutex<SignalRing<()>>,
+        /// Notified when a replay is recorded (issued).
+        issued: Condvar,
         signals: Vec<ModelSignal>,
         /// Packets published and not yet run: (replay, signal).
         packets: Mutex<VecDeque<(u64, usize)>>,
+        published: Condvar,
+        /// Replays the GPU ran (signal decremented), and its condvar.
+        ran: Mutex<u64>,
+        progress: Condvar,
         /// The last replay whose result the GPU wrote.
         results: AtomicU64,
     }
@@ -267,28 +274,39 @@ mod signal_ring {
             .collect();
         Arc::new(Rig {
             ring: Mutex::new(SignalRing::new((), 0).with_armed(armed)),
+            issued: Condvar::new(),
             signals,
             packets: Mutex::new(VecDeque::new()),
+            published: Condvar::new(),
+            ran: Mutex::new(0),
+            progress: Condvar::new(),
             results: AtomicU64::new(0),
         })
     }
 
-    /// Submits replays 1..=n as `HsaBackend::submit` does.
+    /// Submits replays 1..=n as `HsaBackend::submit` does (no free signal:
+    /// wait for the GPU to finish one, as `wait_for_room` does).
     fn submit(rig: &Rig, n: u64) {
         for seq in 1..=n {
             loop {
+                let seen = *rig.ran.lock().unwrap();
                 let mut ring = rig.ring.lock().unwrap();
                 let Some((sig, armed)) = ring.take_signal(&rig.signals) else {
                     drop(ring);
-                    thread::yield_now();
+                    let mut ran = rig.ran.lock().unwrap();
+                    while *ran == seen {
+                        ran = rig.progress.wait(ran).unwrap();
+                    }
                     continue;
                 };
                 if !armed {
                     rig.signals[sig].silent_store_relaxed(1);
                 }
                 rig.packets.lock().unwrap().push_back((seq, sig));
+                rig.published.notify_one();
                 ring.record(seq, sig);
                 ring.rearm_finished(&rig.signals, 2);
+                rig.issued.notify_all();
                 break;
             }
         }
@@ -296,11 +314,15 @@ mod signal_ring {
 
     /// Runs `n` packets in order, as the GPU does.
     fn gpu(rig: &Rig, n: u64) {
-        let mut ran = 0;
-        while ran < n {
-            let Some((seq, sig)) = rig.packets.lock().unwrap().pop_front() else {
-                thread::yield_now();
-                continue;
+        for _ in 0..n {
+            let (seq, sig) = {
+                let mut packets = rig.packets.lock().unwrap();
+                loop {
+                    match packets.pop_front() {
+                        Some(p) => break p,
+                        None => packets = rig.published.wait(packets).unwrap(),
+                    }
+                }
             };
             rig.results.store(seq, Ordering::Relaxed);
             let before = rig.signals[sig].0.fetch_sub(1, Ordering::Release);
@@ -308,25 +330,37 @@ mod signal_ring {
                 before, 1,
                 "replay {seq} found its signal {sig} at {before}: armed twice or re-armed while running"
             );
-            ran += 1;
+            *rig.ran.lock().unwrap() += 1;
+            rig.progress.notify_all();
         }
     }
 
-    /// Waits for replay `seq` as `HsaWatch::wait` does (poll under the lock).
+    /// Polls replay `seq` as `HsaWatch::poll` does (under the ring's lock):
+    /// once at any time after it was issued (done must imply its result
+    /// is visible), and once after the GPU ran it (then it must be done).
     fn wait(rig: &Rig, seq: u64) {
-        loop {
+        let poll = |must: bool| {
             let mut ring = rig.ring.lock().unwrap();
-            if seq <= ring.issued() && ring.done(&rig.signals, seq) {
+            while ring.issued() < seq {
+                ring = rig.issued.wait(ring).unwrap();
+            }
+            let done = ring.done(&rig.signals, seq);
+            assert!(done || !must, "replay {seq} ran but is not reported done");
+            if done {
                 ring.note_done(seq);
                 assert!(
                     rig.results.load(Ordering::Relaxed) >= seq,
                     "replay {seq} reported done before its result was visible"
                 );
-                return;
             }
-            drop(ring);
-            thread::yield_now();
+        };
+        poll(false);
+        let mut ran = rig.ran.lock().unwrap();
+        while *ran < seq {
+            ran = rig.progress.wait(ran).unwrap();
         }
+        drop(ran);
+        poll(true);
     }
 
     /// No signal armed ahead: replay 2 reuses replay 1's signal when the
@@ -365,6 +399,7 @@ mod signal_ring {
                 thread::spawn(move || gpu(&rig, 3))
             };
             wait(&rig, 1);
+            wait(&rig, 3);
             host.join().unwrap();
             device.join().unwrap();
         });
