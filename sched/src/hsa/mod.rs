@@ -1,13 +1,12 @@
-//! The real queue backend over `relaunch_device::hsa`: one AQL queue per
-//! actor, a pool of long-lived completion signals, and installed lanes
-//! (`install`: PM4 segments in executable host memory, or public-AQL
-//! kernel-dispatch packet templates; either with a kernarg block).
-//!
 //! The HSA backend, on top of the generic core (`backend`, `actor`,
-//! `scheduler`): the only module of the crate that names HSA types.
-//! Completion (signals, which replay armed which, waiting) is `watch`,
-//! kernarg memory `kernargs`, installing a program `install`, the
-//! backend's error `error`.
+//! `scheduler`) and the only module of the crate that names HSA types:
+//! the real queue backend over `relaunch_device::hsa`, one AQL queue per
+//! actor, a pool of long-lived completion signals (`ring`: which replay
+//! armed which; `watch`: polling and waiting), and installed lanes
+//! (`install`: PM4 segments in executable host memory, or public-AQL
+//! kernel-dispatch packet templates; either with a kernarg block,
+//! `kernargs`). Its error is `HsaBackendError` (`error`). Its locks come
+//! through the crate's loom facade.
 //!
 //! A queue fault kills the queue (HSA says: drop it, make a new one). The
 //! next submit does that: the dead generation's outcomes are kept in
