@@ -15,7 +15,7 @@ use relaunch_device::TargetError;
 use relaunch_encoders::kernarg_pack::KernargError;
 use relaunch_encoders::EncodeError;
 use relaunch_lanes::{CompileError, PatchError, RecordError};
-use relaunch_sched::scheduler::{LaneFailure, LowerLaneError};
+use relaunch_lanes::{LaneFailure, LowerLaneError};
 use relaunch_sched::SchedError;
 
 /// Error classes, stable across the C and Python front ends.
@@ -197,7 +197,7 @@ impl Error {
             Error::Graph(_) => ErrorClass::Record,
             // An IB the installed runtime cannot hold at all is a device
             // limit, not a refusal of the program.
-            Error::Install(e) if e.any_hsa_cause(&HsaError::is_unsupported) => ErrorClass::Device,
+            Error::Install(e) if e.any_cause(&|c| c.is_unsupported()) => ErrorClass::Device,
             Error::Compile(_) | Error::Lowering(_) | Error::Install(_) => ErrorClass::Compile,
             Error::Encode(e) if e.refuses_kernel() => ErrorClass::Compile,
             Error::PlanPatch(_)

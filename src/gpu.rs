@@ -15,7 +15,7 @@ use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime};
 use relaunch_device::identity::{self, AgentFacts, HostContext, IdentityError, Resolved};
 use relaunch_device::{Family, GfxTarget};
 use relaunch_facts::TargetFacts;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
 use relaunch_sched::{ActorOptions, QueuePolicy};
 

@@ -14,8 +14,8 @@ use relaunch_lanes::{
     Access, BufferId, GraphOptions, KernelNode, KernelRef, MockRecorder, NodeId, Order, Plan,
     ResolvedKernel,
 };
-use relaunch_sched::hsa_backend::HsaBackend;
-use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::hsa::HsaBackend;
+use relaunch_sched::hsa::HsaWatch;
 use relaunch_sched::scheduler::{MultiCompletion, MultiIb};
 use relaunch_sched::Completion;
 

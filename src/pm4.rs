@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use relaunch_encoders::{BoundaryKind, EncodeOptions, IbBuilder, KernelCode, Launch};
-use relaunch_sched::hsa_backend::{HsaBackend, HsaWatch};
+use relaunch_sched::hsa::{HsaBackend, HsaWatch};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb};
 use relaunch_sched::{Completion, IbHandle, QueuePolicy};
 

@@ -26,7 +26,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use relaunch_sched::hsa_backend::HsaWatch;
+use relaunch_sched::hsa::HsaWatch;
 use relaunch_sched::Completion;
 
 use crate::gpu::Gpu;

@@ -7,9 +7,10 @@
 
 use relaunch_encoders::verdict::kernel_verdict;
 use relaunch_encoders::{AqlBuilder, EncodeError, IbBuilder, StreamWords};
+use relaunch_lanes::{encode_lanes, LaneFailure, LowerLaneError};
 use relaunch_lanes::{AqlSink, EncoderSink, KernelRef, KernelResolver, Plan};
-use relaunch_sched::hsa_backend::HsaProgram;
-use relaunch_sched::scheduler::{encode_lanes, LaneFailure, LaneProgram, LowerLaneError};
+use relaunch_sched::hsa::HsaProgram;
+use relaunch_sched::scheduler::LaneProgram;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;

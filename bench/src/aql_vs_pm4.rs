@@ -18,7 +18,7 @@ use relaunch_encoders::{AqlBuilder, EncodeOptions, IbBuilder};
 use relaunch_lanes::{
     Access, AqlSink, EncoderSink, Graph, GraphOptions, KernelNode, KernelRef, ResolvedKernel,
 };
-use relaunch_sched::hsa_backend::{HsaBackend, HsaProgram};
+use relaunch_sched::hsa::{HsaBackend, HsaProgram};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb};
 
 use crate::report::Report;

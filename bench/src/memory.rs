@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use relaunch_sched::hsa_backend::HsaBackend;
+use relaunch_sched::hsa::HsaBackend;
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sim::hsa;
 

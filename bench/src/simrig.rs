@@ -8,7 +8,7 @@ use std::ops::Deref;
 
 use relaunch_device::hsa::Allocation;
 use relaunch_encoders::IbBuilder;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
 use relaunch_sched::ActorOptions;
 use relaunch_testsupport::rig::{self, HsaRig, PlacedIb};

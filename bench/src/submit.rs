@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use relaunch_device::hsa::{AqlPacket, AqlQueue, Signal};
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{ActorOptions, IbHandle};
 use relaunch_sim::{hsa, SimQueue};

@@ -4,7 +4,8 @@
 //! `store` and shared with plans), the hazard check
 //! (`hazard`), the partition into lanes and their replay order
 //! (`schedule`), minimal boundaries (`boundary`), the plan and its lowering
-//! interface (`plan`), lowering into the PM4 encoder or public-AQL packets (`lower`), the fingerprint (`fingerprint`), mock launch
+//! interface (`plan`), lowering into the PM4 encoder or public-AQL packets (`lower`), lowering
+//! every lane of a plan in parallel (`encode`: rayon), the fingerprint (`fingerprint`), mock launch
 //! (`mock`), DOT output (`dot`) and the reference decode-step graph
 //! (`reference`). Refuses: unordered hazards, cycles, malformed regions.
 //! Must not depend on the HSA runtime, the scheduler or the simulator; it
@@ -33,6 +34,7 @@
 
 pub mod boundary;
 mod dot;
+pub mod encode;
 pub mod error;
 pub mod fingerprint;
 pub mod graph;
@@ -52,6 +54,7 @@ mod sweep;
 mod sweep_props;
 
 pub use boundary::{Boundary, BoundaryReason};
+pub use encode::{encode_lanes, lower_plan, LaneFailure, LowerLaneError};
 pub use error::{CompileError, Hazard, HazardKind, LowerError, PatchError, RecordError};
 pub use graph::{
     Access, BufferId, BufferInfo, Graph, GraphOptions, KernelNode, KernelRef, Mode, NodeId,

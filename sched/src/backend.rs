@@ -1,14 +1,16 @@
 //! The queue vocabulary every backend implements: install a program as a
 //! retained IB, submit it (publish the packet and ring), patch kernargs,
 //! uninstall; plus a shared [`CompletionWatch`] that waits for tickets
-//! without holding the actor. The real backend is `hsa_backend` (over
-//! `relaunch_device::hsa`); `testing` is an in-memory one that really
-//! executes counter IBs, small enough for loom.
+//! without holding the actor. Each backend names its own error type
+//! ([`QueueBackend::Error`], a [`BackendFailure`]): the core asks it what
+//! it needs to know (a timeout? a lost device, and where?) and never what
+//! concrete type it is. The real backend is `crate::hsa` (over
+//! `relaunch_device::hsa`); `relaunch_testsupport::counter` is an
+//! in-memory one that really executes counter IBs, small enough for loom.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::error::BackendError;
 use crate::loom::Arc;
 
 /// Names one replay's completion: the backend's queue generation (bumped
@@ -71,21 +73,54 @@ impl IbLayout {
     }
 }
 
+/// What the core needs to know about a backend's error, whatever its type:
+/// the actors and completions class failures with these, and front ends
+/// read them through `SchedError`.
+pub trait BackendFailure: std::error::Error + Send + Sync + 'static {
+    /// A wait for a replay (or for room to submit one) ran out of time;
+    /// the replay may still finish (`Completion::wait_or_abandon` then
+    /// gives it up).
+    fn is_timeout(&self) -> bool;
+    /// The faulting address when the device is lost (a memory fault was
+    /// reported for it: every later replay fails at once).
+    fn lost_address(&self) -> Option<u64> {
+        None
+    }
+    /// The device is lost (see [`Self::lost_address`]).
+    fn is_device_lost(&self) -> bool {
+        self.lost_address().is_some()
+    }
+    /// The device or its runtime refused the request as unsupported (not a
+    /// fault of the request or of the queue).
+    fn is_unsupported(&self) -> bool {
+        false
+    }
+}
+
+/// The error bound of a backend's error type: what `BackendFailure` asks,
+/// cheap to clone (one queue fault is reported to every waiter of the
+/// replays it ended) and able to carry the core's own [`WatchError`]s.
+pub trait BackendErrorType: BackendFailure + Clone + From<WatchError> {}
+
+impl<E: BackendFailure + Clone + From<WatchError>> BackendErrorType for E {}
+
 /// Observes completions of one backend's queue from any thread.
 pub trait CompletionWatch: Send + Sync + 'static {
+    /// The backend's error (the same type as its `QueueBackend::Error`).
+    type Error: BackendErrorType;
     /// `Ok(true)` once the replay finished; `Err` once it is known to have
     /// failed (its queue faulted: nothing will run it any more).
-    fn is_complete(&self, ticket: Ticket) -> Result<bool, BackendError>;
+    fn is_complete(&self, ticket: Ticket) -> Result<bool, Self::Error>;
     /// Blocks until the replay finishes or fails, or `timeout` passes (an
     /// error saying what was waited for and what was seen).
-    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError>;
+    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), Self::Error>;
     /// Gives up on a replay that did not finish in time: its queue is
     /// stopped (work in flight discarded, nothing more changes memory) and
     /// replaced by the next submit; the replay and every one queued behind
     /// it then report that they were abandoned. `Ok(false)` when the replay
     /// had settled (finished or failed) by then. Backends that cannot stop
     /// their queue say so.
-    fn abandon(&self, ticket: Ticket) -> Result<bool, BackendError> {
+    fn abandon(&self, ticket: Ticket) -> Result<bool, Self::Error> {
         Err(WatchError::CannotAbandon {
             epoch: ticket.epoch,
             seq: ticket.seq,
@@ -115,14 +150,17 @@ pub trait QueueBackend: Send + 'static {
     type Program: Send + 'static;
     /// A retained IB: its PM4 and kernarg memory, its prebuilt packets.
     type Installed: Send + 'static;
-    type Watch: CompletionWatch;
+    /// Its failures: what the actor reports as a `SchedError::Backend`
+    /// cause.
+    type Error: BackendErrorType;
+    type Watch: CompletionWatch<Error = Self::Error>;
     /// Direct writes to an installed IB's kernargs (kept by its handle).
     type Writer: KernargWriter;
 
     /// The completion observer (the same one for the backend's life).
     fn watch(&self) -> Arc<Self::Watch>;
     /// Encodes/copies `program` into memory the queue can run.
-    fn install(&mut self, program: Self::Program) -> Result<Self::Installed, BackendError>;
+    fn install(&mut self, program: Self::Program) -> Result<Self::Installed, Self::Error>;
     /// Patch-validation facts about `ib`.
     fn layout(&self, ib: &Self::Installed) -> IbLayout;
     /// The label `ib` was built with, which errors name it by (`None`:
@@ -136,7 +174,7 @@ pub trait QueueBackend: Send + 'static {
     /// Publishes `ib`'s packets and rings the doorbell. A queue that faulted
     /// earlier is replaced first (new epoch), so one fault does not end the
     /// actor.
-    fn submit(&mut self, ib: &Self::Installed) -> Result<Ticket, BackendError> {
+    fn submit(&mut self, ib: &Self::Installed) -> Result<Ticket, Self::Error> {
         let published = self.publish(ib)?;
         self.ring(&published);
         Ok(published.ticket)
@@ -145,7 +183,7 @@ pub trait QueueBackend: Send + 'static {
     /// release) without ringing. The queue may start them before the ring
     /// (a packet processor may poll), never later than it. If publishing
     /// fails part-way, what was published is rung before the error returns.
-    fn publish(&mut self, ib: &Self::Installed) -> Result<Published, BackendError>;
+    fn publish(&mut self, ib: &Self::Installed) -> Result<Published, Self::Error>;
     /// The second half: rings the doorbell for a `publish` of this backend.
     fn ring(&mut self, published: &Published);
     /// Writes kernarg bytes; the actor calls it only when no replay of `ib`
@@ -156,9 +194,9 @@ pub trait QueueBackend: Send + 'static {
         dispatch: usize,
         offset: usize,
         bytes: &[u8],
-    ) -> Result<(), BackendError>;
+    ) -> Result<(), Self::Error>;
     /// Frees `ib`; called only when no replay of it is running.
-    fn uninstall(&mut self, ib: Self::Installed) -> Result<(), BackendError>;
+    fn uninstall(&mut self, ib: Self::Installed) -> Result<(), Self::Error>;
 }
 
 /// Why a watch could not say how a ticket ended.
@@ -186,7 +224,11 @@ pub enum WatchError {
 
 /// The error for a replay of a queue generation that died after
 /// `completed` replays: the next one carried the fault, later ones never ran.
-pub fn failed_or_abandoned(ticket: Ticket, completed: u64, cause: &BackendError) -> BackendError {
+pub fn failed_or_abandoned<E: Clone + std::fmt::Display + From<WatchError>>(
+    ticket: Ticket,
+    completed: u64,
+    cause: &E,
+) -> E {
     if ticket.seq <= completed.saturating_add(1) {
         return cause.clone();
     }
@@ -204,13 +246,21 @@ pub const RETIRED_EPOCHS_KEPT: usize = 16;
 
 /// Outcomes of queue generations replaced after a fault: replays up to
 /// `completed` finished, later ones failed with `cause`. Bounded.
-#[derive(Debug, Default)]
-pub struct RetiredEpochs {
-    entries: VecDeque<(u32, u64, BackendError)>,
+#[derive(Debug)]
+pub struct RetiredEpochs<E> {
+    entries: VecDeque<(u32, u64, E)>,
 }
 
-impl RetiredEpochs {
-    pub fn retire(&mut self, epoch: u32, completed: u64, cause: BackendError) {
+impl<E> Default for RetiredEpochs<E> {
+    fn default() -> Self {
+        RetiredEpochs {
+            entries: VecDeque::new(),
+        }
+    }
+}
+
+impl<E: Clone + std::fmt::Display + From<WatchError>> RetiredEpochs<E> {
+    pub fn retire(&mut self, epoch: u32, completed: u64, cause: E) {
         if self.entries.len() == RETIRED_EPOCHS_KEPT {
             self.entries.pop_front();
         }
@@ -218,7 +268,7 @@ impl RetiredEpochs {
     }
 
     /// The outcome of `ticket` if its epoch was retired.
-    pub fn outcome(&self, ticket: Ticket) -> Result<(), BackendError> {
+    pub fn outcome(&self, ticket: Ticket) -> Result<(), E> {
         match self.entries.iter().find(|e| e.0 == ticket.epoch) {
             Some((_, completed, _)) if ticket.seq <= *completed => Ok(()),
             Some((_, completed, cause)) => Err(failed_or_abandoned(ticket, *completed, cause)),
@@ -267,12 +317,12 @@ mod tests {
 
     #[test]
     fn retired_epochs_keep_outcomes_and_forget_old_ones() {
-        let mut log = RetiredEpochs::default();
-        let cause = BackendError::from(WatchError::Forgotten {
+        let mut log = RetiredEpochs::<WatchError>::default();
+        let cause = WatchError::Forgotten {
             epoch: 9,
             seq: 9,
             kept: 0,
-        });
+        };
         log.retire(0, 3, cause.clone());
         assert!(log.outcome(Ticket { epoch: 0, seq: 3 }).is_ok());
         let err = log.outcome(Ticket { epoch: 0, seq: 4 }).unwrap_err();
@@ -285,9 +335,6 @@ mod tests {
             log.retire(epoch, 0, cause.clone());
         }
         let err = log.outcome(Ticket { epoch: 0, seq: 1 }).unwrap_err();
-        assert!(matches!(
-            err.downcast_ref::<WatchError>(),
-            Some(WatchError::Forgotten { epoch: 0, .. })
-        ));
+        assert!(matches!(err, WatchError::Forgotten { epoch: 0, .. }));
     }
 }

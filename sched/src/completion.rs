@@ -187,10 +187,7 @@ impl<W: CompletionWatch> Completion<W> {
     pub fn wait_or_abandon(&self, timeout: Duration) -> Result<(), SchedError> {
         let waited = self.wait(timeout);
         let timed_out = match &waited {
-            Err(SchedError::Backend { cause, .. }) => matches!(
-                cause.downcast_ref::<crate::hsa_backend::HsaBackendError>(),
-                Some(crate::hsa_backend::HsaBackendError::Timeout { .. })
-            ),
+            Err(SchedError::Backend { cause, .. }) => cause.is_timeout(),
             Err(SchedError::Timeout { .. }) => true,
             _ => false,
         };
@@ -212,11 +209,11 @@ impl<W: CompletionWatch> Completion<W> {
         }
     }
 
-    fn failed(&self, cause: crate::error::BackendError) -> SchedError {
+    fn failed(&self, cause: W::Error) -> SchedError {
         SchedError::Backend {
             actor: self.actor,
             during: "replay",
-            cause,
+            cause: cause.into(),
         }
     }
 }

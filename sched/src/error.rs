@@ -1,43 +1,63 @@
 //! `SchedError`: every way the actors and the scheduler fail, each message
-//! saying what was wrong and what to do. Backend causes travel as
-//! [`BackendError`], a cheap-to-clone wrapper, because one queue fault is
-//! reported to every waiter of the replays it ended.
+//! saying what was wrong and what to do. A backend's own error (its
+//! `QueueBackend::Error`) travels as a [`BackendCause`], a cheap-to-clone
+//! handle that answers the [`BackendFailure`] questions, because one queue
+//! fault is reported to every waiter of the replays it ended. Nothing here
+//! knows a backend's concrete error type.
 
 use std::fmt;
 // Not a protocol primitive: only shares an immutable error value.
 use std::sync::Arc;
 
+use crate::backend::BackendFailure;
+
 /// A queue backend's error, shared between everyone it concerns.
 #[derive(Clone)]
-pub struct BackendError(Arc<dyn std::error::Error + Send + Sync + 'static>);
+pub struct BackendCause(Arc<dyn BackendFailure>);
 
-impl BackendError {
-    /// The original error, e.g. to downcast to `HsaError`.
-    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+impl BackendCause {
+    /// The backend's error, asked through [`BackendFailure`].
+    pub fn get(&self) -> &dyn BackendFailure {
         &*self.0
     }
 
-    /// The original error if it is an `E`.
-    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
-        self.0.downcast_ref::<E>()
+    /// See [`BackendFailure::is_timeout`].
+    pub fn is_timeout(&self) -> bool {
+        self.0.is_timeout()
+    }
+
+    /// See [`BackendFailure::is_device_lost`].
+    pub fn is_device_lost(&self) -> bool {
+        self.0.is_device_lost()
+    }
+
+    /// See [`BackendFailure::lost_address`].
+    pub fn lost_address(&self) -> Option<u64> {
+        self.0.lost_address()
     }
 }
 
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for BackendError {
+impl<E: BackendFailure> From<E> for BackendCause {
     fn from(err: E) -> Self {
-        BackendError(Arc::new(err))
+        BackendCause(Arc::new(err))
     }
 }
 
-impl fmt::Display for BackendError {
+impl fmt::Display for BackendCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.0, f)
     }
 }
 
-impl fmt::Debug for BackendError {
+impl fmt::Debug for BackendCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for BackendCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
 
@@ -80,7 +100,7 @@ pub enum SchedError {
     Backend {
         actor: usize,
         during: &'static str,
-        cause: BackendError,
+        cause: BackendCause,
     },
     /// A kernarg patch was refused before anything was written.
     #[error("kernarg patch of dispatch {dispatch} refused: {problem}")]
@@ -144,18 +164,16 @@ fn join(errors: &[SchedError]) -> String {
 
 impl SchedError {
     /// True when the cause (of any lane) is a lost GPU: a memory fault was
-    /// reported for the device (`HsaError::DeviceLost`).
+    /// reported for the device (HSA: `HsaError::DeviceLost`).
     pub fn is_device_lost(&self) -> bool {
-        self.any_hsa_cause(&|e| e.lost_address().is_some())
+        self.any_cause(&|c| c.is_device_lost())
     }
 
     /// The faulting address when a backend cause (of any lane) is a lost
     /// device.
     pub fn lost_address(&self) -> Option<u64> {
         match self {
-            SchedError::Backend { cause, .. } => cause
-                .downcast_ref::<relaunch_device::hsa::HsaError>()
-                .and_then(relaunch_device::hsa::HsaError::lost_address),
+            SchedError::Backend { cause, .. } => cause.lost_address(),
             SchedError::Lane { source, .. } => source.lost_address(),
             SchedError::Lanes { failures } => failures.iter().find_map(SchedError::lost_address),
             _ => None,
@@ -163,15 +181,14 @@ impl SchedError {
     }
 
     /// True when the backend cause of this error (of any lane, for a
-    /// multi-lane error) is an `HsaError` for which `pred` holds: how front
-    /// ends class an error by what the runtime said.
-    pub fn any_hsa_cause(&self, pred: &dyn Fn(&relaunch_device::hsa::HsaError) -> bool) -> bool {
+    /// multi-lane error) is one for which `pred` holds: how front ends
+    /// class an error by what the backend said (e.g.
+    /// `|c| c.is_unsupported()`).
+    pub fn any_cause(&self, pred: &dyn Fn(&dyn BackendFailure) -> bool) -> bool {
         match self {
-            SchedError::Backend { cause, .. } => cause
-                .downcast_ref::<relaunch_device::hsa::HsaError>()
-                .is_some_and(pred),
-            SchedError::Lane { source, .. } => source.any_hsa_cause(pred),
-            SchedError::Lanes { failures } => failures.iter().any(|f| f.any_hsa_cause(pred)),
+            SchedError::Backend { cause, .. } => pred(cause.get()),
+            SchedError::Lane { source, .. } => source.any_cause(pred),
+            SchedError::Lanes { failures } => failures.iter().any(|f| f.any_cause(pred)),
             _ => false,
         }
     }

@@ -5,12 +5,17 @@
 //! this process). Off unless a directory is set.
 
 use std::path::{Path, PathBuf};
+// A process-wide setting, not a protocol primitive: std's directly.
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use parking_lot::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 static DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 static INSTALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The directory setting (a panic while it was held changes nothing).
+fn dir_setting() -> MutexGuard<'static, Option<PathBuf>> {
+    DIR.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Dump every IB installed from now on into `dir` (created if needed);
 /// `None` stops dumping.
@@ -18,14 +23,14 @@ pub fn dump_ibs_to(dir: Option<&Path>) -> std::io::Result<()> {
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir)?;
     }
-    *DIR.lock() = dir.map(Path::to_path_buf);
+    *dir_setting() = dir.map(Path::to_path_buf);
     Ok(())
 }
 
 /// Writes `segments` if dumping is on; a write failure is logged (a dump
 /// must not fail the install).
 pub(crate) fn dump(label: Option<&str>, segments: &[&[u32]]) {
-    let Some(dir) = DIR.lock().clone() else {
+    let Some(dir) = dir_setting().clone() else {
         return;
     };
     let n = INSTALLS.fetch_add(1, Ordering::Relaxed);

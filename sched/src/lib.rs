@@ -3,8 +3,10 @@
 //! Owns: the queue actor (one hardware queue, its completion signal and
 //! the retained IBs installed on it, with operations kept in the order they
 //! were sent: `actor`), completions (`completion`), the backend vocabulary
-//! (`backend`) and its HSA implementation (`hsa_backend`, its completions
-//! in `hsa_watch`), the synchronisation primitives protocol code uses
+//! (`backend`: `QueueBackend`, its error bound `BackendFailure`), and on
+//! top of that generic core the HSA backend (`hsa`: the queue, its
+//! completion-signal ring and watch, kernargs, install; the only module
+//! that names HSA types), the synchronisation primitives protocol code uses
 //! (`sync`: std, or loom under `--cfg loom`), the queue-width policy (`policy`) and the scheduler that
 //! maps lanes onto actors, fans a replay out and gathers it (`scheduler`). Refuses: patches outside a
 //! dispatch's kernarg block, operations on stopped actors or foreign IBs.
@@ -17,9 +19,7 @@ pub mod backend;
 pub mod completion;
 pub mod error;
 mod handle;
-pub mod hsa_backend;
-mod hsa_kernargs;
-mod hsa_watch;
+pub mod hsa;
 pub mod ib_dump;
 mod loom;
 pub mod policy;
@@ -35,8 +35,11 @@ pub mod sync {
 }
 
 pub use actor::{Actor, ActorOptions};
-pub use backend::{CompletionWatch, IbLayout, KernargWriter, QueueBackend, Ticket, WatchError};
+pub use backend::{
+    BackendErrorType, BackendFailure, CompletionWatch, IbLayout, KernargWriter, QueueBackend,
+    Ticket, WatchError,
+};
 pub use completion::Completion;
-pub use error::{BackendError, IbName, SchedError};
+pub use error::{BackendCause, IbName, SchedError};
 pub use handle::IbHandle;
 pub use policy::{queue_count, queue_count_of, QueuePolicy};

@@ -86,3 +86,32 @@ pub fn wait_timeout<'a, T>(
         Err(poisoned) => poisoned.into_inner().0,
     }
 }
+
+/// Runs `f` with `guard`'s mutex unlocked, then locks it again into
+/// `guard` (parking_lot's `MutexGuard::unlocked`, which std's and loom's
+/// guards lack): a submit waiting for ring room lets pollers in meanwhile.
+pub(crate) fn unlocked<'a, T>(
+    mutex: &'a Mutex<T>,
+    guard: &mut MutexGuard<'a, T>,
+    f: impl FnOnce(),
+) {
+    /// Aborts if `f` or the re-lock unwinds: `*guard` is moved out then,
+    /// and dropping it again would unlock twice.
+    struct AbortOnUnwind;
+    impl Drop for AbortOnUnwind {
+        fn drop(&mut self) {
+            std::process::abort();
+        }
+    }
+    let bomb = AbortOnUnwind;
+    // SAFETY: the guard is read out and dropped (unlocking the mutex), and
+    // a new guard of the same mutex is written back before `*guard` is
+    // used again; should anything in between unwind, `bomb` aborts the
+    // process before the moved-out guard could be dropped a second time.
+    unsafe {
+        drop(std::ptr::read(guard));
+        f();
+        std::ptr::write(guard, lock(mutex));
+    }
+    std::mem::forget(bomb);
+}

@@ -2,18 +2,15 @@
 //! mapping (balanced by estimated work), installing a plan's lanes as IBs
 //! on their actors, fanning a replay out and gathering the completions.
 //!
-//! Lowering a plan's lanes into programs (PM4 via `IbBuilder`) needs the
-//! module registry, which the facade owns; so the scheduler takes lanes
-//! already recorded as programs, and [`encode_lanes`] runs the facade's
-//! per-lane encoder in parallel (rayon) when there are several lanes.
-//! Installing runs in parallel too: each actor finishes and copies its
+//! Lowering is not done here: the facade lowers a plan's lanes through
+//! `relaunch_lanes::encode` (in parallel) and hands the programs in, so the
+//! scheduler takes lanes already recorded as programs. Installing runs in
+//! parallel: each actor finishes and copies its
 //! own lanes' IBs.
 
 use std::time::Duration;
 
-use rayon::prelude::*;
-use relaunch_encoders::{EncodeError, IbBuilder};
-use relaunch_lanes::{EncoderSink, KernelResolver, LowerError, Plan, SinkError};
+use relaunch_encoders::IbBuilder;
 
 use crate::actor::{Actor, ActorOptions, Claimed};
 use crate::backend::{Published, QueueBackend};
@@ -40,72 +37,8 @@ impl LaneProgram<IbBuilder> {
     }
 }
 
-/// A lane that failed to encode, with the encoder's error.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("lane {lane} failed to encode: {error}")]
-pub struct LaneFailure<E: std::fmt::Display> {
-    pub lane: usize,
-    pub error: E,
-}
-
-/// Runs `encode(lane)` for every lane, in parallel when there are several,
-/// returning results in lane order or the lowest failing lane's error.
-pub fn encode_lanes<T, E, F>(lanes: usize, encode: F) -> Result<Vec<T>, LaneFailure<E>>
-where
-    T: Send,
-    E: Send + std::fmt::Display,
-    F: Fn(usize) -> Result<T, E> + Sync,
-{
-    let run = |lane| encode(lane).map_err(|error| LaneFailure { lane, error });
-    if lanes <= 1 {
-        return (0..lanes).map(run).collect();
-    }
-    // rayon's collect into Result keeps the order and stops on an error;
-    // which error wins is unspecified, so take the lowest lane's.
-    let results: Vec<Result<T, LaneFailure<E>>> = (0..lanes).into_par_iter().map(run).collect();
-    let mut out = Vec::with_capacity(lanes);
-    for r in results {
-        out.push(r?);
-    }
-    Ok(out)
-}
-
-/// Why one lane could not be lowered: its builder could not be made (a
-/// stream-ordered builder refusing its words), or lowering the lane into
-/// it failed (the sink's error, e.g. a kernel that did not resolve).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LowerLaneError<E: std::fmt::Display> {
-    #[error("{0}")]
-    Builder(EncodeError),
-    #[error("{0}")]
-    Lower(LowerError<SinkError<E>>),
-}
-
-/// The one lowering of a plan into IBs: every lane into the `IbBuilder`
-/// that `builder(lane)` makes (labelled `lane<N>`), in parallel when there
-/// are several, with `resolver(lane)` mapping its nodes' kernels. Work is
-/// estimated as the lane's dwords.
-pub fn lower_plan<R, F, B>(
-    plan: &Plan,
-    builder: B,
-    resolver: F,
-) -> Result<Vec<LaneProgram<IbBuilder>>, LaneFailure<LowerLaneError<R::Error>>>
-where
-    R: KernelResolver,
-    R::Error: Send,
-    F: Fn(usize) -> R + Sync,
-    B: Fn(usize) -> Result<IbBuilder, EncodeError> + Sync,
-{
-    encode_lanes(plan.lane_count(), |lane| {
-        let builder = builder(lane).map_err(LowerLaneError::Builder)?;
-        let mut sink = EncoderSink::new(builder, resolver(lane));
-        plan.lower_lane(lane, &mut sink)
-            .map_err(LowerLaneError::Lower)?;
-        let mut program = sink.into_builder();
-        program.set_label(format!("lane{lane}"));
-        Ok(LaneProgram::of(program))
-    })
-}
+/// One lane to install: its index, its program and the actor it goes to.
+type Job<P> = (usize, (P, usize));
 
 /// Which actor runs each lane: longest-processing-time first onto the least
 /// loaded of `queues` actors (ties go to the lower index), so the heaviest
@@ -192,7 +125,7 @@ impl<B: QueueBackend> Scheduler<B> {
             assigned
         };
         let charged: Vec<(usize, u64)> = assigned.iter().copied().zip(work).collect();
-        let install = |(lane, (program, queue)): (usize, (B::Program, usize))| {
+        let install = |(lane, (program, queue)): Job<B::Program>| {
             let actor = &self.actors[queue];
             actor.install(program).map_err(|source| SchedError::Lane {
                 lane,
@@ -201,15 +134,48 @@ impl<B: QueueBackend> Scheduler<B> {
                 source: Box::new(source),
             })
         };
-        let jobs: Vec<(usize, (B::Program, usize))> = lanes
+        let jobs: Vec<Job<B::Program>> = lanes
             .into_iter()
             .map(|l| l.program.into())
             .zip(assigned)
             .enumerate()
             .collect();
-        // rayon's pool threads are not loom threads: sequential under loom.
-        let results: Vec<Result<IbHandle<B>, SchedError>> = if jobs.len() > 1 && !cfg!(loom) {
-            jobs.into_par_iter().map(install).collect()
+        // One scoped thread per actor used, each installing its own lanes
+        // in lane order (std's threads are not loom threads: sequential
+        // under loom).
+        let queues_used = {
+            let mut used: Vec<usize> = jobs.iter().map(|j| j.1 .1).collect();
+            used.sort_unstable();
+            used.dedup();
+            used
+        };
+        let results: Vec<Result<IbHandle<B>, SchedError>> = if queues_used.len() > 1 && !cfg!(loom)
+        {
+            let mut per_queue: Vec<Vec<Job<B::Program>>> =
+                queues_used.iter().map(|_| Vec::new()).collect();
+            for job in jobs {
+                let at = queues_used.binary_search(&job.1 .1).unwrap_or(0);
+                per_queue[at].push(job);
+            }
+            let mut done: Vec<(usize, Result<IbHandle<B>, SchedError>)> = std::thread::scope(|s| {
+                let install = &install;
+                let workers: Vec<_> = per_queue
+                    .into_iter()
+                    .map(|jobs| {
+                        s.spawn(move || {
+                            jobs.into_iter()
+                                .map(|job| (job.0, install(job)))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            done.sort_by_key(|d| d.0);
+            done.into_iter().map(|d| d.1).collect()
         } else {
             jobs.into_iter().map(install).collect()
         };
@@ -482,22 +448,5 @@ mod tests {
         assert_eq!(assign_lanes(&[3, 3], 0), vec![0, 0]);
         assert_eq!(assign_lanes_onto(&[5], &[8, 2]), vec![1]);
         assert_eq!(assign_lanes_onto(&[5, 5], &[8, 2]), vec![1, 1]);
-    }
-
-    #[test]
-    fn encode_lanes_keeps_order_and_names_the_lowest_failure() {
-        let out = encode_lanes(5, |l| Ok::<_, String>(l * 10)).unwrap();
-        assert_eq!(out, vec![0, 10, 20, 30, 40]);
-        let err = encode_lanes(6, |l| {
-            if l % 2 == 1 {
-                Err(format!("bad {l}"))
-            } else {
-                Ok(l)
-            }
-        })
-        .unwrap_err();
-        assert_eq!(err.lane, 1);
-        assert_eq!(err.to_string(), "lane 1 failed to encode: bad 1");
-        assert_eq!(encode_lanes(1, |_| Err::<u8, _>("x")).unwrap_err().lane, 0);
     }
 }

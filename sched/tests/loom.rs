@@ -1,4 +1,5 @@
-//! loom models of the actor protocols, one per protocol, each with at most
+//! loom models of the actor protocols and of the HSA backend's
+//! completion-signal ring (`signal_ring`), one per protocol, each with at most
 //! four threads (the caller(s), the actor thread(s), the test queue's
 //! packet processor). Run by `scripts/test-loom` with `LOOM_MAX_PREEMPTIONS=2`:
 //! bounding preemptions to 2 keeps every model to seconds on 2 cores while
@@ -219,4 +220,188 @@ fn loom_installs_racing_shutdown() {
         drop(actor);
         assert!(mem.violations().is_empty(), "{:?}", mem.violations());
     });
+}
+
+/// The HSA backend's completion-signal ring (`relaunch_sched::hsa::ring`),
+/// driven as the backend drives it, with loom atomics for the signals: a
+/// submitting thread takes a signal under the ring's lock (armed ahead, or
+/// free to arm now), records it, publishes the packet and re-arms finished
+/// signals; a GPU thread runs packets in order, writes the replay's result
+/// and then decrements its signal (release); a waiter polls `done` under
+/// the lock as `HsaWatch::poll` does. Checked: the GPU never finds a
+/// signal that is not at exactly 1 (no signal is armed by two pending
+/// replays, or re-armed while its replay runs), and `done(seq)` implies
+/// the replay's result is visible (acquire on the signal).
+mod signal_ring {
+    use std::collections::VecDeque;
+
+    use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+    use loom::sync::{Condvar, Mutex};
+    use relaunch_sched::hsa::ring::{RingSignal, SignalRing, SIGNALS};
+    use relaunch_sched::sync::{thread, Arc};
+
+    struct ModelSignal(AtomicI64);
+
+    impl RingSignal for ModelSignal {
+        fn load(&self) -> i64 {
+            self.0.load(Ordering::Acquire)
+        }
+
+        fn silent_store_relaxed(&self, value: i64) {
+            self.0.store(value, Ordering::Relaxed);
+        }
+    }
+
+    struct Rig {
+        ring: Mutex<SignalRing<()>>,
+        /// Notified when a replay is recorded (issued).
+        issued: Condvar,
+        signals: Vec<ModelSignal>,
+        /// Packets published and not yet run: (replay, signal).
+        packets: Mutex<VecDeque<(u64, usize)>>,
+        published: Condvar,
+        /// Replays the GPU ran (signal decremented), and its condvar.
+        ran: Mutex<u64>,
+        progress: Condvar,
+        /// The last replay whose result the GPU wrote.
+        results: AtomicU64,
+    }
+
+    /// A rig whose signals in `armed` start armed (1), the rest free (0).
+    fn rig(armed: u64) -> Arc<Rig> {
+        let signals = (0..SIGNALS)
+            .map(|i| ModelSignal(AtomicI64::new(i64::from(armed >> i & 1 == 1))))
+            .collect();
+        Arc::new(Rig {
+            ring: Mutex::new(SignalRing::new((), 0).with_armed(armed)),
+            issued: Condvar::new(),
+            signals,
+            packets: Mutex::new(VecDeque::new()),
+            published: Condvar::new(),
+            ran: Mutex::new(0),
+            progress: Condvar::new(),
+            results: AtomicU64::new(0),
+        })
+    }
+
+    /// Submits replays 1..=n as `HsaBackend::submit` does (no free signal:
+    /// wait for the GPU to finish one, as `wait_for_room` does).
+    fn submit(rig: &Rig, n: u64) {
+        for seq in 1..=n {
+            loop {
+                let seen = *rig.ran.lock().unwrap();
+                let mut ring = rig.ring.lock().unwrap();
+                let Some((sig, armed)) = ring.take_signal(&rig.signals) else {
+                    drop(ring);
+                    let mut ran = rig.ran.lock().unwrap();
+                    while *ran == seen {
+                        ran = rig.progress.wait(ran).unwrap();
+                    }
+                    continue;
+                };
+                if !armed {
+                    rig.signals[sig].silent_store_relaxed(1);
+                }
+                rig.packets.lock().unwrap().push_back((seq, sig));
+                rig.published.notify_one();
+                ring.record(seq, sig);
+                ring.rearm_finished(&rig.signals, 2);
+                rig.issued.notify_all();
+                break;
+            }
+        }
+    }
+
+    /// Runs `n` packets in order, as the GPU does.
+    fn gpu(rig: &Rig, n: u64) {
+        for _ in 0..n {
+            let (seq, sig) = {
+                let mut packets = rig.packets.lock().unwrap();
+                loop {
+                    match packets.pop_front() {
+                        Some(p) => break p,
+                        None => packets = rig.published.wait(packets).unwrap(),
+                    }
+                }
+            };
+            rig.results.store(seq, Ordering::Relaxed);
+            let before = rig.signals[sig].0.fetch_sub(1, Ordering::Release);
+            assert_eq!(
+                before, 1,
+                "replay {seq} found its signal {sig} at {before}: armed twice or re-armed while running"
+            );
+            *rig.ran.lock().unwrap() += 1;
+            rig.progress.notify_all();
+        }
+    }
+
+    /// Polls replay `seq` as `HsaWatch::poll` does (under the ring's lock):
+    /// once at any time after it was issued (done must imply its result
+    /// is visible), and once after the GPU ran it (then it must be done).
+    fn wait(rig: &Rig, seq: u64) {
+        let poll = |must: bool| {
+            let mut ring = rig.ring.lock().unwrap();
+            while ring.issued() < seq {
+                ring = rig.issued.wait(ring).unwrap();
+            }
+            let done = ring.done(&rig.signals, seq);
+            assert!(done || !must, "replay {seq} ran but is not reported done");
+            if done {
+                ring.note_done(seq);
+                assert!(
+                    rig.results.load(Ordering::Relaxed) >= seq,
+                    "replay {seq} reported done before its result was visible"
+                );
+            }
+        };
+        poll(false);
+        let mut ran = rig.ran.lock().unwrap();
+        while *ran < seq {
+            ran = rig.progress.wait(ran).unwrap();
+        }
+        drop(ran);
+        poll(true);
+    }
+
+    /// No signal armed ahead: replay 2 reuses replay 1's signal when the
+    /// waiter saw it finish, else takes a free one.
+    #[test]
+    fn loom_signal_ring_reuses_only_finished_signals() {
+        loom::model(|| {
+            let rig = rig(0);
+            let host = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || submit(&rig, 2))
+            };
+            let device = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || gpu(&rig, 2))
+            };
+            wait(&rig, 1);
+            wait(&rig, 2);
+            host.join().unwrap();
+            device.join().unwrap();
+        });
+    }
+
+    /// Two signals armed ahead: after replay 2's doorbell the signal of a
+    /// finished replay 1 is re-armed, and replay 3 may take it.
+    #[test]
+    fn loom_signal_ring_rearms_only_finished_signals() {
+        loom::model(|| {
+            let rig = rig(0b110);
+            let host = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || submit(&rig, 3))
+            };
+            let device = {
+                let rig = Arc::clone(&rig);
+                thread::spawn(move || gpu(&rig, 3))
+            };
+            wait(&rig, 1);
+            wait(&rig, 3);
+            host.join().unwrap();
+            device.join().unwrap();
+        });
+    }
 }

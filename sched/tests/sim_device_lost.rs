@@ -17,8 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use relaunch_device::hsa::Allocation;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaProgram, HsaQueueOptions};
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
+use relaunch_lanes::encode_lanes;
+use relaunch_sched::hsa::{HsaBackend, HsaProgram, HsaQueueOptions};
+use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::ActorOptions;
 use relaunch_sim::{SimConfig, SimPci};
 use relaunch_testsupport::rig::{read_u32, HsaRig};

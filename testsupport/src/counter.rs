@@ -15,7 +15,6 @@ use relaunch_sched::backend::{
     WatchError,
 };
 use relaunch_sched::sync::{self as loom, Arc, Condvar, Mutex};
-use relaunch_sched::BackendError;
 
 /// One dispatch: add the little-endian u64 `kernarg` to `counters[counter]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,12 +65,21 @@ pub enum CounterError {
     Closed,
     #[error("could not start the test queue's packet-processor thread: {0}")]
     Spawn(String),
+    /// How a replay ended, as the core's watch bookkeeping says.
+    #[error(transparent)]
+    Watch(#[from] WatchError),
     #[error("kernarg write of {len} bytes at offset {offset} outside dispatch {dispatch}'s 8-byte block")]
     OutOfBlock {
         dispatch: usize,
         offset: usize,
         len: usize,
     },
+}
+
+impl relaunch_sched::BackendFailure for CounterError {
+    fn is_timeout(&self) -> bool {
+        matches!(self, CounterError::Timeout { .. })
+    }
 }
 
 /// Device memory shared by every queue of one test device.
@@ -132,10 +140,10 @@ struct QueueState {
     epoch: u32,
     issued: u64,
     completed: u64,
-    fault: Option<BackendError>,
+    fault: Option<CounterError>,
     inject: u32,
     closed: bool,
-    retired: RetiredEpochs,
+    retired: RetiredEpochs<CounterError>,
 }
 
 /// The queue state shared by the backend, its packet processor and waiters.
@@ -147,7 +155,7 @@ pub struct CounterWatch {
 }
 
 impl CounterWatch {
-    fn outcome(&self, q: &QueueState, ticket: Ticket) -> Result<bool, BackendError> {
+    fn outcome(&self, q: &QueueState, ticket: Ticket) -> Result<bool, CounterError> {
         if ticket.epoch < q.epoch {
             return q.retired.outcome(ticket).map(|()| true);
         }
@@ -171,12 +179,14 @@ impl CounterWatch {
 }
 
 impl CompletionWatch for CounterWatch {
-    fn is_complete(&self, ticket: Ticket) -> Result<bool, BackendError> {
+    type Error = CounterError;
+
+    fn is_complete(&self, ticket: Ticket) -> Result<bool, CounterError> {
         let q = loom::lock(&self.state);
         self.outcome(&q, ticket)
     }
 
-    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), BackendError> {
+    fn wait(&self, ticket: Ticket, timeout: Duration) -> Result<(), CounterError> {
         let start = Instant::now();
         let mut q = loom::lock(&self.state);
         loop {
@@ -191,8 +201,7 @@ impl CompletionWatch for CounterWatch {
                     completed: q.completed,
                     issued: q.issued,
                     waited_ms: start.elapsed().as_millis(),
-                }
-                .into());
+                });
             }
             q = loom::wait_timeout(&self.changed, q, left);
         }
@@ -228,12 +237,9 @@ impl CounterGpu {
             s.in_flight -= 1;
             s.kernargs.iter().map(|k| u64::from_le_bytes(*k)).collect()
         };
-        let mut fault: Option<BackendError> = injected.then(|| {
-            CounterError::Injected {
-                epoch: ticket.epoch,
-                seq: ticket.seq,
-            }
-            .into()
+        let mut fault: Option<CounterError> = injected.then_some(CounterError::Injected {
+            epoch: ticket.epoch,
+            seq: ticket.seq,
         });
         if fault.is_none() {
             let mut mem = loom::lock(&w.memory.counters);
@@ -242,15 +248,12 @@ impl CounterGpu {
                 match mem.get_mut(counter) {
                     Some(slot) => *slot = slot.wrapping_add(value),
                     None => {
-                        fault = Some(
-                            CounterError::OutOfBounds {
-                                dispatch,
-                                counter,
-                                len,
-                                epoch: ticket.epoch,
-                            }
-                            .into(),
-                        );
+                        fault = Some(CounterError::OutOfBounds {
+                            dispatch,
+                            counter,
+                            len,
+                            epoch: ticket.epoch,
+                        });
                         break;
                     }
                 }
@@ -375,6 +378,7 @@ impl Drop for CounterBackend {
 }
 
 impl QueueBackend for CounterBackend {
+    type Error = CounterError;
     type Program = CounterProgram;
     type Installed = CounterIb;
     type Watch = CounterWatch;
@@ -384,7 +388,7 @@ impl QueueBackend for CounterBackend {
         Arc::clone(&self.watch)
     }
 
-    fn install(&mut self, program: CounterProgram) -> Result<CounterIb, BackendError> {
+    fn install(&mut self, program: CounterProgram) -> Result<CounterIb, CounterError> {
         Ok(CounterIb {
             counters: program.dispatches.iter().map(|d| d.counter).collect(),
             state: Arc::new(Mutex::new(IbState {
@@ -405,7 +409,7 @@ impl QueueBackend for CounterBackend {
 
     /// Queues the replay for the processor; it may take it before the
     /// ring (a processor woken for other reasons sees it), like a CP polling.
-    fn publish(&mut self, ib: &CounterIb) -> Result<Published, BackendError> {
+    fn publish(&mut self, ib: &CounterIb) -> Result<Published, CounterError> {
         let w = &*self.watch;
         let mut q = loom::lock(&w.state);
         if let Some(cause) = q.fault.take() {
@@ -418,7 +422,7 @@ impl QueueBackend for CounterBackend {
         }
         while q.pending.len() >= RING_PACKETS {
             if q.closed {
-                return Err(CounterError::Closed.into());
+                return Err(CounterError::Closed);
             }
             q = loom::wait(&w.changed, q);
         }
@@ -453,18 +457,17 @@ impl QueueBackend for CounterBackend {
         dispatch: usize,
         offset: usize,
         bytes: &[u8],
-    ) -> Result<(), BackendError> {
+    ) -> Result<(), CounterError> {
         write_kernargs(&ib.state, &self.watch.memory, dispatch, offset, bytes).map_err(|()| {
             CounterError::OutOfBlock {
                 dispatch,
                 offset,
                 len: bytes.len(),
             }
-            .into()
         })
     }
 
-    fn uninstall(&mut self, ib: CounterIb) -> Result<(), BackendError> {
+    fn uninstall(&mut self, ib: CounterIb) -> Result<(), CounterError> {
         let s = loom::lock(&ib.state);
         if s.in_flight != 0 {
             self.watch.memory.violation(format!(

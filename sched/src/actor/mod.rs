@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use crate::backend::{CompletionWatch, IbLayout, Published, QueueBackend, Ticket};
 use crate::completion::ReplyTx;
-use crate::error::{BackendError, SchedError};
+use crate::error::SchedError;
 use crate::loom::{self, Arc, AtomicU8, Condvar, MutPtr, Mutex, MutexGuard, Ordering, UnsafeCell};
 use crate::slab::Slab;
 use crate::track::IbTrack;
@@ -189,7 +189,7 @@ impl<B: QueueBackend> Core<B> {
             .map_err(|cause| SchedError::Backend {
                 actor,
                 during: "install",
-                cause,
+                cause: cause.into(),
             })?;
         let layout = self.backend.layout(&ib);
         let writer = self.backend.writer(&ib);
@@ -227,7 +227,7 @@ impl<B: QueueBackend> Core<B> {
         &mut self,
         actor: usize,
         ib: u64,
-        start: impl FnOnce(&mut B, &B::Installed) -> Result<T, BackendError>,
+        start: impl FnOnce(&mut B, &B::Installed) -> Result<T, B::Error>,
         ticket: impl FnOnce(&T) -> Ticket,
     ) -> Result<T, SchedError> {
         let Core { backend, ibs, .. } = self;
@@ -240,7 +240,7 @@ impl<B: QueueBackend> Core<B> {
         let started = start(backend, &entry.ib).map_err(|cause| SchedError::Backend {
             actor,
             during: "replay submit",
-            cause,
+            cause: cause.into(),
         })?;
         entry.track.submitted(ticket(&started));
         Ok(started)
@@ -307,7 +307,7 @@ impl<B: QueueBackend> Shared<B> {
             .map_err(|cause| SchedError::Backend {
                 actor,
                 during: "kernarg patch",
-                cause,
+                cause: cause.into(),
             });
         if let (Err(err), true) = (&result, wait) {
             // Nobody waits for a queued patch: the next replay reports it.
@@ -358,7 +358,7 @@ impl<B: QueueBackend> Shared<B> {
                 .map_err(|cause| SchedError::Backend {
                     actor,
                     during: "uninstall",
-                    cause,
+                    cause: cause.into(),
                 }),
         )
     }

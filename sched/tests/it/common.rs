@@ -39,7 +39,7 @@ pub fn counter_lane(
     target: u64,
     n: usize,
     kind: Kind,
-) -> Result<relaunch_sched::hsa_backend::HsaProgram, String> {
+) -> Result<relaunch_sched::hsa::HsaProgram, String> {
     match kind {
         Kind::Pm4 => sim.counter_ib(target, n).map(Into::into),
         Kind::Aql => sim.counter_aql(target, n).map(Into::into),

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use common::{read_u32, Kind, SimGpu, KINDS};
 use relaunch_device::hsa::Allocation;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaProgram, HsaQueueOptions};
-use relaunch_sched::scheduler::{encode_lanes, LaneProgram, MultiIb, Scheduler};
+use relaunch_lanes::encode_lanes;
+use relaunch_sched::hsa::{HsaBackend, HsaProgram, HsaQueueOptions};
+use relaunch_sched::scheduler::{LaneProgram, MultiIb, Scheduler};
 use relaunch_sched::{queue_count, ActorOptions, QueuePolicy, SchedError};
 use relaunch_sim::{hsa, FaultPlan};
 
@@ -182,8 +183,8 @@ fn a_fault_in_one_lane_is_named_and_the_next_replay_succeeds_with(kind: Kind) {
 #[test]
 fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
     use relaunch_encoders::EncodeOptions;
+    use relaunch_lanes::lower_plan;
     use relaunch_lanes::{Access, Graph, GraphOptions, KernelNode, KernelRef, ResolvedKernel};
-    use relaunch_sched::scheduler::lower_plan;
 
     let _serial = common::serial();
     let sim = common::gfx1100();
@@ -228,7 +229,10 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
             other => Err(format!("no kernel {}", other.display_name())),
         }
     })
-    .unwrap();
+    .unwrap()
+    .into_iter()
+    .map(LaneProgram::of)
+    .collect();
     let queues = queue_count(&sim.gpu.name, QueuePolicy::Auto, plan.lane_count());
     let sched = Scheduler::open_hsa(
         rt,

@@ -11,7 +11,7 @@ use std::thread;
 use std::time::Duration;
 
 use common::read_u32;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::{LaneProgram, Scheduler};
 use relaunch_sched::ActorOptions;
 

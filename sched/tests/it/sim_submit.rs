@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::read_u32;
 use relaunch_device::hsa::HsaError;
 use relaunch_encoders::EncodeOptions;
-use relaunch_sched::hsa_backend::{HsaBackend, HsaQueueOptions, SIGNALS};
+use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions, SIGNALS};
 use relaunch_sched::scheduler::{LaneProgram, Scheduler};
 use relaunch_sched::ActorOptions;
 use relaunch_sim::{hsa, FaultPlan};

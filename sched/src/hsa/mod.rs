@@ -1,9 +1,12 @@
-//! The real queue backend over `relaunch_device::hsa`: one AQL queue per
-//! actor, a pool of long-lived completion signals, and installed lanes
+//! The HSA backend, on top of the generic core (`backend`, `actor`,
+//! `scheduler`) and the only module of the crate that names HSA types:
+//! the real queue backend over `relaunch_device::hsa`, one AQL queue per
+//! actor, a pool of long-lived completion signals (`ring`: which replay
+//! armed which; `watch`: polling and waiting), and installed lanes
 //! (`install`: PM4 segments in executable host memory, or public-AQL
-//! kernel-dispatch packet templates; either with a kernarg block).
-//!
-//! Completion (signals, which replay armed which, waiting) is `hsa_watch`.
+//! kernel-dispatch packet templates; either with a kernarg block,
+//! `kernargs`). Its error is `HsaBackendError` (`error`). Its locks come
+//! through the crate's loom facade.
 //!
 //! A queue fault kills the queue (HSA says: drop it, make a new one). The
 //! next submit does that: the dead generation's outcomes are kept in
@@ -12,7 +15,6 @@
 
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use relaunch_device::hsa::{
     AgentInfo, AllocFlags, Allocation, AqlQueue, HsaError, PoolInfo, Runtime,
     AQL_COMPLETION_SIGNAL_WORD,
@@ -21,22 +23,22 @@ use relaunch_encoders::PatchError;
 
 use crate::actor::ActorOptions;
 use crate::backend::{IbLayout, Published, QueueBackend, RetiredEpochs, Ticket};
-use crate::error::{BackendError, SchedError};
-pub use crate::hsa_kernargs::KernargBlock;
-pub use crate::hsa_watch::HsaWatch;
-use crate::hsa_watch::Live;
-use crate::loom::Arc;
+use crate::error::SchedError;
+use crate::loom::{lock, unlocked, Arc, Mutex, MutexGuard};
 use crate::scheduler::Scheduler;
+pub use error::HsaBackendError;
+pub use kernargs::KernargBlock;
+pub use watch::HsaWatch;
+use watch::Live;
 
+mod error;
 mod install;
+mod kernargs;
+pub mod ring;
+mod watch;
 pub use install::HsaProgram;
+pub use ring::SIGNALS;
 
-/// Completion signals per queue (replays in flight at once before a submit
-/// waits for the oldest).
-pub const SIGNALS: usize = 64;
-// `Live::armed` is one u64 bitmask over the signals (and `sig_of` keeps
-// signal indexes as u8).
-const _: () = assert!(SIGNALS == 64);
 /// Signals re-armed after one doorbell (bounded work per submit).
 const REARM_PER_SUBMIT: usize = 2;
 /// Alignment of each PM4 segment in IB memory.
@@ -58,17 +60,6 @@ impl Default for HsaQueueOptions {
             submit_timeout: Duration::from_secs(10),
         }
     }
-}
-
-/// Failures specific to this backend (HSA and encoder errors pass through).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HsaBackendError {
-    #[error("timed out after {waited_ms} ms waiting for {what}")]
-    Timeout { what: String, waited_ms: u128 },
-    #[error("the IB has {segments} segments but the queue ring holds {ring} packets; use a larger ring or fewer, larger segments")]
-    RingTooSmall { segments: usize, ring: u32 },
-    #[error("kernarg layout needs {bytes} bytes aligned to {align}: too large for this host")]
-    KernargTooLarge { bytes: u64, align: u32 },
 }
 
 /// One prebuilt vendor packet as the 16 dwords the ring takes, line-aligned
@@ -171,7 +162,7 @@ impl HsaBackend {
 
     /// The HSA queue id of the current generation (fault injection, logs).
     pub fn queue_id(&self) -> u64 {
-        self.watch.live.lock().queue.id()
+        lock(&self.watch.live).queue.id()
     }
 
     /// A second producer on the current queue (`AqlQueue::producer`): for a
@@ -179,7 +170,7 @@ impl HsaBackend {
     /// the submit benchmark's direct baseline on the same queue. A queue
     /// replaced after a fault is not followed: the producer keeps the old one.
     pub fn producer(&self) -> AqlQueue {
-        self.watch.live.lock().queue.producer()
+        lock(&self.watch.live).queue.producer()
     }
 
     /// Host memory the GPU may read, `len` bytes, with the block at an
@@ -189,7 +180,7 @@ impl HsaBackend {
         len: usize,
         align: usize,
         executable: bool,
-    ) -> Result<(Allocation, usize), BackendError> {
+    ) -> Result<(Allocation, usize), HsaBackendError> {
         let mem =
             self.cold
                 .runtime
@@ -201,12 +192,12 @@ impl HsaBackend {
 
     /// One step of waiting for earlier replays to make room (ring slots or
     /// a completion signal), with the lock released meanwhile.
-    fn wait_for_room(
-        &self,
-        live: &mut parking_lot::MutexGuard<'_, Live>,
+    fn wait_for_room<'a>(
+        &'a self,
+        live: &mut MutexGuard<'a, Live>,
         start: &mut Option<Instant>,
         seq: u64,
-    ) -> Result<(), BackendError> {
+    ) -> Result<(), HsaBackendError> {
         live.queue
             .check_error("while waiting for room to submit a replay")?;
         // Started on the first wait: reading the clock costs the hot path.
@@ -219,10 +210,9 @@ impl HsaBackend {
                     self.ring
                 ),
                 waited_ms: start.elapsed().as_millis(),
-            }
-            .into());
+            });
         }
-        parking_lot::MutexGuard::unlocked(live, std::thread::yield_now);
+        unlocked(&self.watch.live, live, crate::loom::thread::yield_now);
         Ok(())
     }
 
@@ -233,11 +223,11 @@ impl HsaBackend {
     /// inline: after a wait its code and data are cold, and every line it
     /// does not touch is latency saved. Anything else takes `publish_slow`.
     #[inline(always)]
-    fn publish_locked(
-        &self,
-        live: &mut parking_lot::MutexGuard<'_, Live>,
+    fn publish_locked<'a>(
+        &'a self,
+        live: &mut MutexGuard<'a, Live>,
         ib: &HsaIb,
-    ) -> Result<(Published, usize), BackendError> {
+    ) -> Result<(Published, usize), HsaBackendError> {
         let seq = live.issued + 1;
         let record_free = seq.saturating_sub(SIGNALS as u64) <= live.known_done;
         if let ([PacketSlot(words)], true) = (&ib.packets[..], record_free) {
@@ -270,11 +260,11 @@ impl HsaBackend {
     /// record slot, a signal or ring room, IBs of several packets.
     #[cold]
     #[inline(never)]
-    fn publish_slow(
-        &self,
-        live: &mut parking_lot::MutexGuard<'_, Live>,
+    fn publish_slow<'a>(
+        &'a self,
+        live: &mut MutexGuard<'a, Live>,
         ib: &HsaIb,
-    ) -> Result<(Published, usize), BackendError> {
+    ) -> Result<(Published, usize), HsaBackendError> {
         let mut start = None;
         self.replace_if_faulted(live)?;
         let seq = live.issued + 1;
@@ -373,17 +363,8 @@ impl HsaBackend {
         Ok((published, sig))
     }
 
-    /// Records that replay `seq` armed signal `sig` (under the same lock as
-    /// its publish; `submit` does it after the doorbell, off the latency).
-    fn record(live: &mut Live, seq: u64, sig: usize) {
-        live.issued = seq;
-        live.sig_of[(seq % SIGNALS as u64) as usize] = sig as u8;
-        live.last_sig = sig as u8;
-        live.armed_by[sig] = seq;
-    }
-
     /// Replaces a faulted queue (new generation), keeping what finished.
-    fn replace_if_faulted(&self, live: &mut Live) -> Result<(), BackendError> {
+    fn replace_if_faulted(&self, live: &mut Live) -> Result<(), HsaBackendError> {
         let Err(fault) = live.queue.check_error("during an earlier replay") else {
             return Ok(());
         };
@@ -393,10 +374,7 @@ impl HsaBackend {
             return Err(fault.into());
         }
         let completed = live.completed(&self.watch.signals);
-        self.watch
-            .retired
-            .lock()
-            .retire(live.epoch, completed, fault.clone().into());
+        lock(&self.watch.retired).retire(live.epoch, completed, fault.clone().into());
         let queue = self.cold.runtime.create_queue(&self.cold.gpu, self.ring)?;
         for s in &self.watch.signals {
             s.store_relaxed(1);
@@ -411,6 +389,7 @@ impl HsaBackend {
 impl QueueBackend for HsaBackend {
     type Program = HsaProgram;
     type Installed = HsaIb;
+    type Error = HsaBackendError;
     type Watch = HsaWatch;
     type Writer = KernargBlock;
 
@@ -418,7 +397,7 @@ impl QueueBackend for HsaBackend {
         Arc::clone(&self.watch)
     }
 
-    fn install(&mut self, program: HsaProgram) -> Result<HsaIb, BackendError> {
+    fn install(&mut self, program: HsaProgram) -> Result<HsaIb, HsaBackendError> {
         match program {
             HsaProgram::Pm4(builder) => self.install_pm4(*builder),
             HsaProgram::Aql(builder) => self.install_aql(builder),
@@ -449,28 +428,28 @@ impl QueueBackend for HsaBackend {
         ib.kernargs.clone()
     }
 
-    fn submit(&mut self, ib: &HsaIb) -> Result<Ticket, BackendError> {
+    fn submit(&mut self, ib: &HsaIb) -> Result<Ticket, HsaBackendError> {
         // Publish and ring under one lock of the queue state.
-        let mut live = self.watch.live.lock();
+        let mut live = lock(&self.watch.live);
         let (published, sig) = self.publish_locked(&mut live, ib)?;
         if let Some(id) = published.doorbell {
             live.queue.ring(id);
         }
-        Self::record(&mut live, published.ticket.seq, sig);
+        live.record(published.ticket.seq, sig);
         // After the doorbell: off the submit latency.
         live.rearm_finished(&self.watch.signals, REARM_PER_SUBMIT);
         Ok(published.ticket)
     }
 
-    fn publish(&mut self, ib: &HsaIb) -> Result<Published, BackendError> {
-        let mut live = self.watch.live.lock();
+    fn publish(&mut self, ib: &HsaIb) -> Result<Published, HsaBackendError> {
+        let mut live = lock(&self.watch.live);
         let (published, sig) = self.publish_locked(&mut live, ib)?;
-        Self::record(&mut live, published.ticket.seq, sig);
+        live.record(published.ticket.seq, sig);
         Ok(published)
     }
 
     fn ring(&mut self, published: &Published) {
-        let mut live = self.watch.live.lock();
+        let mut live = lock(&self.watch.live);
         // A queue replaced since (new epoch) never saw these packets.
         if let (Some(id), true) = (published.doorbell, published.ticket.epoch == live.epoch) {
             live.queue.ring(id);
@@ -484,7 +463,7 @@ impl QueueBackend for HsaBackend {
         dispatch: usize,
         offset: usize,
         bytes: &[u8],
-    ) -> Result<(), BackendError> {
+    ) -> Result<(), HsaBackendError> {
         // Straight into the memory the queue reads (no host image is kept).
         // SAFETY: the actor calls `patch` only when no replay of `ib` runs,
         // and the handle's direct writes are off while this patch is
@@ -511,7 +490,7 @@ impl QueueBackend for HsaBackend {
         .into())
     }
 
-    fn uninstall(&mut self, ib: HsaIb) -> Result<(), BackendError> {
+    fn uninstall(&mut self, ib: HsaIb) -> Result<(), HsaBackendError> {
         drop(ib);
         Ok(())
     }
@@ -532,7 +511,7 @@ impl Scheduler<HsaBackend> {
                 HsaBackend::new(runtime, gpu, queue_opts).map_err(|err| SchedError::Backend {
                     actor,
                     during: "queue creation",
-                    cause: err.into(),
+                    cause: HsaBackendError::from(err).into(),
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -9,9 +9,8 @@ use relaunch_encoders::{
 };
 use relaunch_hsa_sys as sys;
 
+use super::kernargs::{KernargBlock, Site};
 use super::{HsaBackend, HsaBackendError, HsaIb, PacketSlot, SEGMENT_ALIGN};
-use crate::error::BackendError;
-use crate::hsa_kernargs::{KernargBlock, Site};
 
 /// What an HSA queue installs: a lane encoded as a PM4 IB, or lowered to
 /// public-AQL kernel-dispatch packets.
@@ -69,7 +68,7 @@ impl HsaBackend {
     fn kernarg_block(
         &self,
         layout: KernargLayout,
-    ) -> Result<(Option<(Allocation, usize)>, u64), BackendError> {
+    ) -> Result<(Option<(Allocation, usize)>, u64), HsaBackendError> {
         if layout.bytes == 0 {
             return Ok((None, 0));
         }
@@ -90,7 +89,7 @@ impl HsaBackend {
         &self,
         builder: &IbBuilder,
         need: ScratchNeed,
-    ) -> Result<(Allocation, ScratchRing), BackendError> {
+    ) -> Result<(Allocation, ScratchRing), HsaBackendError> {
         let gpu = &self.cold.gpu;
         let family = builder.family();
         let unknown = |what: &str| EncodeError::Scratch {
@@ -128,7 +127,7 @@ impl HsaBackend {
         Ok((mem, ring))
     }
 
-    pub(super) fn install_pm4(&mut self, builder: IbBuilder) -> Result<HsaIb, BackendError> {
+    pub(super) fn install_pm4(&mut self, builder: IbBuilder) -> Result<HsaIb, HsaBackendError> {
         let layout = builder.kernarg_layout();
         let label = builder.label().map(str::to_string);
         let scratch = match builder.scratch_need() {
@@ -169,8 +168,7 @@ impl HsaBackend {
             return Err(HsaBackendError::RingTooSmall {
                 segments: encoded.segments.len(),
                 ring: self.ring,
-            }
-            .into());
+            });
         }
         let (mut code, offset) = self.host_block(total, SEGMENT_ALIGN, true)?;
         let mut packets = Vec::with_capacity(encoded.segments.len());
@@ -210,15 +208,14 @@ impl HsaBackend {
     /// A public-AQL lane: its kernarg image in one block, its packets kept
     /// as prebuilt templates (kernarg addresses filled) that a submit
     /// writes into the ring as one batch.
-    pub(super) fn install_aql(&mut self, builder: AqlBuilder) -> Result<HsaIb, BackendError> {
+    pub(super) fn install_aql(&mut self, builder: AqlBuilder) -> Result<HsaIb, HsaBackendError> {
         let layout = builder.kernarg_layout();
         let label = builder.label().map(str::to_string);
         if builder.packet_count() > self.ring as usize {
             return Err(HsaBackendError::RingTooSmall {
                 segments: builder.packet_count(),
                 ring: self.ring,
-            }
-            .into());
+            });
         }
         let (mut kernargs, base) = self.kernarg_block(layout)?;
         let encoded = builder.finish(base)?;
