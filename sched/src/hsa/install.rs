@@ -138,19 +138,12 @@ impl HsaBackend {
         let encoded = builder.finish_with_scratch(base, scratch.as_ref().map(|(_, r)| r))?;
         let segments: Vec<&[u32]> = encoded.segments.iter().map(|s| &s.dwords[..]).collect();
         crate::ib_dump::dump(label.as_deref(), &segments);
-        let mut kernargs = kernargs;
-        if let Some((mem, offset)) = kernargs.as_mut() {
-            mem.write(*offset, &encoded.kernarg_image)?;
-        }
         let sites = encoded
             .sites
             .iter()
-            .map(|s| Site {
-                offset: s.kernarg_offset,
-                len: s.kernarg_len,
-            })
-            .collect();
-        let kernargs = KernargBlock::new(kernargs, sites, !encoded.kernargs_shared)?;
+            .map(|s| (s.kernarg_offset, s.kernarg_len));
+        let own = !encoded.kernargs_shared;
+        let kernargs = placed(kernargs, &encoded.kernarg_image, sites, own)?;
         let starts: Vec<usize> = encoded
             .segments
             .iter()
@@ -217,20 +210,13 @@ impl HsaBackend {
                 ring: self.ring,
             });
         }
-        let (mut kernargs, base) = self.kernarg_block(layout)?;
+        let (kernargs, base) = self.kernarg_block(layout)?;
         let encoded = builder.finish(base)?;
-        if let Some((mem, offset)) = kernargs.as_mut() {
-            mem.write(*offset, &encoded.kernarg_image)?;
-        }
         let sites = encoded
             .sites
             .iter()
-            .map(|s| Site {
-                offset: s.kernarg_offset,
-                len: s.kernarg_len,
-            })
-            .collect();
-        let kernargs = KernargBlock::new(kernargs, sites, true)?;
+            .map(|s| (s.kernarg_offset, s.kernarg_len));
+        let kernargs = placed(kernargs, &encoded.kernarg_image, sites, true)?;
         let packets: Vec<PacketSlot> = encoded.packets.into_iter().map(PacketSlot).collect();
         tracing::debug!(
             label = label.as_deref().unwrap_or("-"),
@@ -247,4 +233,20 @@ impl HsaBackend {
             label: label.map(std::sync::Arc::from),
         })
     }
+}
+
+/// The kernarg image written into its block, and the block with the patch
+/// sites of its dispatches (`(offset, len)` in the image) the IB keeps: what
+/// the PM4 and the AQL installs share.
+fn placed(
+    mut block: Option<(Allocation, usize)>,
+    image: &[u8],
+    sites: impl Iterator<Item = (u32, u32)>,
+    patchable: bool,
+) -> Result<KernargBlock, HsaBackendError> {
+    if let Some((mem, offset)) = block.as_mut() {
+        mem.write(*offset, image)?;
+    }
+    let sites = sites.map(|(offset, len)| Site { offset, len }).collect();
+    Ok(KernargBlock::new(block, sites, patchable)?)
 }
