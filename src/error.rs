@@ -284,7 +284,7 @@ impl Error {
         match self.innermost() {
             Error::RefusedKernel { kernel, reason, .. } => Some((kernel, reason.clone())),
             Error::Encode(EncodeError::Refused { symbol, reasons }) => {
-                Some((symbol, refusal_list(reasons)))
+                Some((symbol, relaunch_encoders::error::join(reasons)))
             }
             _ => None,
         }
@@ -316,12 +316,6 @@ impl Error {
     pub(crate) fn handle(message: impl Into<String>) -> Self {
         Error::new(ErrorClass::Handle, message)
     }
-}
-
-/// The reasons of a refusal, joined for `Error::refused_kernel`.
-pub(crate) fn refusal_list(refusals: &[relaunch_encoders::verdict::Refusal]) -> String {
-    let list: Vec<String> = refusals.iter().map(|r| r.to_string()).collect();
-    list.join("; ")
 }
 
 /// The text of a caught panic's payload: how the C ABI and Python report a

@@ -193,7 +193,7 @@ impl Module {
             // compilation rejects the kernel".
             return Err(Error::kernel_refused(
                 &kernel.info.name,
-                crate::error::refusal_list(&verdict.refusals),
+                relaunch_encoders::error::join(&verdict.refusals),
                 format!(
                     "kernel {} cannot run on the direct PM4 path: {verdict}",
                     kernel.info.name

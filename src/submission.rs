@@ -119,7 +119,7 @@ pub(crate) fn choose<'a>(
                 let list: Vec<String> = both.iter().map(|r| r.to_string()).collect();
                 return Err(Error::kernel_refused(
                     &info.name,
-                    crate::error::refusal_list(&verdict.refusals),
+                    relaunch_encoders::error::join(&verdict.refusals),
                     format!(
                         "kernel {} (node {}) cannot run on either path: the PM4 path {verdict}, \
                          and the public-AQL path cannot honour {} either ({})",
@@ -133,7 +133,7 @@ pub(crate) fn choose<'a>(
             if submission == Submission::Pm4 {
                 return Err(Error::kernel_refused(
                     &info.name,
-                    crate::error::refusal_list(&verdict.refusals),
+                    relaunch_encoders::error::join(&verdict.refusals),
                     format!(
                         "kernel {} (node {}) cannot run on the direct PM4 path: {verdict}; \
                          instantiate with Submission::Auto or Submission::Aql to run it as a \

@@ -174,7 +174,9 @@ impl EncodeError {
     }
 }
 
-fn join(reasons: &[Refusal]) -> String {
+/// Refusal reasons as one line, comma-separated (messages and the facade's
+/// typed `RefusedKernel` reason).
+pub fn join(reasons: &[Refusal]) -> String {
     let v: Vec<String> = reasons.iter().map(|r| r.to_string()).collect();
     v.join(", ")
 }

@@ -172,12 +172,7 @@ impl SchedError {
     /// The faulting address when a backend cause (of any lane) is a lost
     /// device.
     pub fn lost_address(&self) -> Option<u64> {
-        match self {
-            SchedError::Backend { cause, .. } => cause.lost_address(),
-            SchedError::Lane { source, .. } => source.lost_address(),
-            SchedError::Lanes { failures } => failures.iter().find_map(SchedError::lost_address),
-            _ => None,
-        }
+        self.find_cause(&|c| c.lost_address())
     }
 
     /// True when the backend cause of this error (of any lane, for a
@@ -185,11 +180,18 @@ impl SchedError {
     /// class an error by what the backend said (e.g.
     /// `|c| c.is_unsupported()`).
     pub fn any_cause(&self, pred: &dyn Fn(&dyn BackendFailure) -> bool) -> bool {
+        self.find_cause(&|c| pred(c).then_some(())).is_some()
+    }
+
+    /// The first answer `f` gives for a backend cause of this error (of
+    /// any lane, in lane order): the one walk `any_cause` and
+    /// `lost_address` share.
+    fn find_cause<T>(&self, f: &dyn Fn(&dyn BackendFailure) -> Option<T>) -> Option<T> {
         match self {
-            SchedError::Backend { cause, .. } => pred(cause.get()),
-            SchedError::Lane { source, .. } => source.any_cause(pred),
-            SchedError::Lanes { failures } => failures.iter().any(|f| f.any_cause(pred)),
-            _ => false,
+            SchedError::Backend { cause, .. } => f(cause.get()),
+            SchedError::Lane { source, .. } => source.find_cause(f),
+            SchedError::Lanes { failures } => failures.iter().find_map(|e| e.find_cause(f)),
+            _ => None,
         }
     }
 
