@@ -499,6 +499,7 @@ impl GraphExec {
                     descriptor: k.info.descriptor,
                     kd_address: k.kd_address,
                     kernarg_align: k.info.kernarg_align,
+                    unread: k.info.unread,
                 })
             }
         }

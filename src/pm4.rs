@@ -104,6 +104,7 @@ impl Pm4Builder {
             family: self.gpu.family(),
             descriptor: kernel.info.descriptor,
             kd_address: kernel.kd_address,
+            unread: kernel.info.unread,
         };
         let launch = Launch {
             grid,

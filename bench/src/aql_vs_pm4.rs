@@ -155,6 +155,7 @@ fn install(
             descriptor,
             kd_address,
             kernarg_align: 8,
+            unread: Default::default(),
         })
     };
     let facts = rig.device.facts();

@@ -58,6 +58,7 @@ pub fn synthetic_kernels() -> impl FnMut(&KernelRef) -> Result<ResolvedKernel, S
             descriptor: counter_like(0x6000_0000 | (next as u32 & 0xF), 0x100),
             kd_address: 0x7F00_0000_0000 + next * 0x1000,
             kernarg_align: 8,
+            unread: Default::default(),
         }))
     }
 }
@@ -109,12 +110,14 @@ fn counter_kernels() -> Vec<KernelCode<'static>> {
             family: FAMILY,
             descriptor: counter_like(0x60AF_0000, -0x40),
             kd_address: 0x7F00_0000_1040,
+            unread: Default::default(),
         },
         KernelCode {
             symbol: "counter_b",
             family: FAMILY,
             descriptor: counter_like(0x60AF_0041, -0x40),
             kd_address: 0x7F00_0000_2040,
+            unread: Default::default(),
         },
     ]
 }
@@ -342,6 +345,7 @@ impl<R: FnMut(&KernelRef) -> Result<ResolvedKernel, String>> LaneSink for Captur
                     family: FAMILY,
                     descriptor: r.descriptor,
                     kd_address: r.kd_address,
+                    unread: Default::default(),
                 });
                 self.resolved.insert(name.clone(), self.kernels.len() - 1);
                 self.kernels.len() - 1

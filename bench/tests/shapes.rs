@@ -68,6 +68,7 @@ fn learning_cases() -> Vec<(Workload, u64, bool)> {
             family: FAMILY,
             descriptor: counter_like(0x60AF_0000 | i as u32, -0x40),
             kd_address: 0x7F00_0001_0040 + 0x1000 * i as u64,
+            unread: Default::default(),
         })
         .collect();
     let step = |kernel: usize, boundary: Option<BoundaryKind>, kernarg_len: usize| Step {

@@ -1,7 +1,7 @@
 //! What one dispatch programs: the kernel's fixed state (checked once per
 //! kernel) and the per-launch values (checked every dispatch).
 
-use relaunch_device::codeobj::KernelDescriptor;
+use relaunch_device::codeobj::{KernelDescriptor, UnreadInputs};
 use relaunch_facts::sgprs::{user_sgpr_padding, DeliveredSgprs};
 use relaunch_facts::{Family, Limits};
 
@@ -10,7 +10,7 @@ use crate::regs::{
     INIT_COMPUTE_SHADER_EN, INIT_CS_W32_EN, INIT_FORCE_START_AT_000, INIT_ORDER_MODE,
     LDS_GRANULE_BYTES, RSRC2_LDS_SIZE,
 };
-use crate::verdict::descriptor_refusals;
+use crate::verdict::descriptor_refusals_given;
 /// Most work-items one grid may have (HSA's GRID_MAX_SIZE on RDNA1-4; each
 /// dimension is a 32-bit count, GRID_MAX_DIM). Every product of grid or
 /// workgroup counts downstream (the hardware's, the simulator's) then fits
@@ -39,6 +39,9 @@ pub struct KernelCode<'a> {
     pub descriptor: KernelDescriptor,
     /// GPU virtual address of the `.kd` symbol.
     pub kd_address: u64,
+    /// Inputs the code provably never reads (the reader's
+    /// `KernelInfo::unread`): accepted with zeros in their place.
+    pub unread: UnreadInputs,
 }
 
 /// One launch: grid and block in work-items, dynamic group (LDS) bytes.
@@ -66,7 +69,11 @@ pub(crate) struct Prepared {
     /// The kernel reads its dispatch packet: the builder writes one per
     /// dispatch and delivers its address after the private segment buffer.
     pub dispatch_ptr: bool,
+    /// Two zero dwords for the queue pointer (unread, proven) before the
+    /// kernarg pointer, and two for the dispatch id after it.
+    pub queue_ptr: bool,
     pub kernarg_ptr: bool,
+    pub dispatch_id: bool,
     /// Flat scratch init (the backing's base) after the kernarg pointer.
     pub flat_scratch_init: bool,
     /// The private segment size SGPR after it, with its value (bytes per
@@ -111,7 +118,7 @@ impl Prepared {
             });
         }
         let kd = &code.descriptor;
-        let reasons = descriptor_refusals(kd, family, &limits);
+        let reasons = descriptor_refusals_given(kd, family, &limits, code.unread);
         if !reasons.is_empty() {
             return Err(EncodeError::Refused {
                 symbol: code.symbol.to_string(),
@@ -150,7 +157,9 @@ impl Prepared {
             initiator,
             private_segment_dwords: sgprs.private_segment_dwords,
             dispatch_ptr: sgprs.dispatch_ptr,
+            queue_ptr: sgprs.queue_ptr,
             kernarg_ptr: sgprs.kernarg_ptr,
+            dispatch_id: sgprs.dispatch_id,
             flat_scratch_init: sgprs.flat_scratch_init,
             private_segment_size: sgprs
                 .private_segment_size
@@ -174,7 +183,9 @@ impl Prepared {
     pub fn user_sgprs(&self) -> usize {
         self.private_segment_dwords as usize
             + if self.dispatch_ptr { 2 } else { 0 }
+            + if self.queue_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
+            + if self.dispatch_id { 2 } else { 0 }
             + if self.flat_scratch_init { 2 } else { 0 }
             + usize::from(self.private_segment_size.is_some())
             + self.padding_dwords as usize

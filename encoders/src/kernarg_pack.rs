@@ -187,6 +187,7 @@ mod tests {
             uses_dynamic_stack: false,
             max_flat_workgroup_size: None,
             registers: Default::default(),
+            unread: Default::default(),
         }
     }
 

@@ -8,7 +8,9 @@
 
 use std::fmt;
 
-use relaunch_device::codeobj::{ArgFill, KernelArg, KernelDescriptor, KernelInfo, ValueKind};
+use relaunch_device::codeobj::{
+    AqlFill, ArgFill, KernelArg, KernelDescriptor, KernelInfo, UnreadInputs, ValueKind,
+};
 use relaunch_facts::family::MAX_USER_SGPRS;
 use relaunch_facts::sgprs::{enabled_user_sgprs, user_sgpr_padding};
 use relaunch_facts::{Family, Limits};
@@ -121,7 +123,8 @@ impl fmt::Display for Refusal {
 /// PM4 path then writes a `hsa_kernel_dispatch_packet_t` image per dispatch
 /// beside its kernarg block and delivers its address in the dispatch-pointer
 /// user SGPRs, as the CP does for an AQL dispatch. The queue pointer and the
-/// dispatch id have no such stand-in and stay refused.
+/// dispatch id have no such stand-in: they are refused unless the code
+/// provably never reads them ([`UnreadInputs`]), when zeros stand there.
 pub fn synthesizes_dispatch_packet(kd: &KernelDescriptor) -> bool {
     kd.wants_dispatch_ptr()
 }
@@ -130,13 +133,29 @@ pub fn synthesizes_dispatch_packet(kd: &KernelDescriptor) -> bool {
 /// `family` with `limits`. Metadata-level refusals (hidden arguments,
 /// target, code entry) are added by [`kernel_verdict`].
 pub fn descriptor_refusals(kd: &KernelDescriptor, family: Family, limits: &Limits) -> Vec<Refusal> {
-    refusals_on(kd, Some(family), limits)
+    refusals_on(kd, Some(family), limits, UnreadInputs::NONE)
+}
+
+/// [`descriptor_refusals`] for a kernel whose code provably never reads
+/// `unread` (the reader's proof): those inputs are not refused.
+pub fn descriptor_refusals_given(
+    kd: &KernelDescriptor,
+    family: Family,
+    limits: &Limits,
+    unread: UnreadInputs,
+) -> Vec<Refusal> {
+    refusals_on(kd, Some(family), limits, unread)
 }
 
 /// The descriptor's refusals; `family` is `None` for an unsupported target,
 /// whose SGPR layout is unknown: then only the reasons that hold on any
 /// target are given.
-fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -> Vec<Refusal> {
+fn refusals_on(
+    kd: &KernelDescriptor,
+    family: Option<Family>,
+    limits: &Limits,
+    unread: UnreadInputs,
+) -> Vec<Refusal> {
     let mut out = Vec::new();
     // Scratch is given (`crate::scratch`) up to a per-work-item cap.
     if kd.private_segment_fixed_size > crate::scratch::MAX_PRIVATE_SEGMENT_BYTES {
@@ -156,10 +175,10 @@ fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -
     if kd.uses_dynamic_stack() {
         out.push(Refusal::DynamicStack);
     }
-    if kd.wants_queue_ptr() {
+    if kd.wants_queue_ptr() && !unread.queue_ptr {
         out.push(Refusal::QueuePtr);
     }
-    if kd.wants_dispatch_id() {
+    if kd.wants_dispatch_id() && !unread.dispatch_id {
         out.push(Refusal::DispatchId);
     }
     // Delivered where waves build FLAT_SCRATCH themselves (gfx10); with
@@ -205,8 +224,21 @@ fn refusals_on(kd: &KernelDescriptor, family: Option<Family>, limits: &Limits) -
 /// the library cannot fill honestly and explicit arguments of kinds it cannot
 /// supply (see `args.rs` for which are which and why).
 pub fn argument_refusals(args: &[KernelArg]) -> Vec<Refusal> {
+    argument_refusals_given(args, UnreadInputs::NONE)
+}
+
+/// [`argument_refusals`] for a kernel whose code provably never reads
+/// `unread`. Besides, the hidden arguments HIP passes null on every launch
+/// without device enqueue or a multi-device cooperative group
+/// ([`AqlFill::Null`]) get that null on the PM4 path too.
+pub fn argument_refusals_given(args: &[KernelArg], unread: UnreadInputs) -> Vec<Refusal> {
+    let filled = |a: &KernelArg| match a.value_kind.aql_fill() {
+        Some(AqlFill::Null) => true,
+        Some(AqlFill::HostcallBuffer) => unread.hostcall_buffer,
+        None => false,
+    };
     args.iter()
-        .filter(|a| a.fill() == ArgFill::Unfillable)
+        .filter(|a| a.fill() == ArgFill::Unfillable && !filled(a))
         .map(|a| {
             let value_kind = a.value_kind.to_string();
             if a.value_kind.is_hidden() {
@@ -232,9 +264,9 @@ pub fn argument_refusals(args: &[KernelArg]) -> Vec<Refusal> {
 pub fn kernel_verdict(info: &KernelInfo) -> Verdict {
     let kd = &info.descriptor;
     let mut refusals = match info.target.facts() {
-        Ok(row) => refusals_on(kd, Some(row.family), &row.limits),
+        Ok(row) => refusals_on(kd, Some(row.family), &row.limits, info.unread),
         Err(_) => {
-            let mut r = refusals_on(kd, None, &Limits::ANY_TARGET);
+            let mut r = refusals_on(kd, None, &Limits::ANY_TARGET, info.unread);
             r.insert(
                 0,
                 Refusal::UnsupportedTarget {
@@ -244,7 +276,7 @@ pub fn kernel_verdict(info: &KernelInfo) -> Verdict {
             r
         }
     };
-    refusals.extend(argument_refusals(&info.args));
+    refusals.extend(argument_refusals_given(&info.args, info.unread));
     if info.uses_dynamic_stack && !kd.uses_dynamic_stack() {
         // The metadata knows more than the descriptor bit: still refuse.
         refusals.push(Refusal::DynamicStack);
@@ -366,6 +398,7 @@ mod tests {
             uses_dynamic_stack: kd.uses_dynamic_stack(),
             max_flat_workgroup_size: None,
             registers: Default::default(),
+            unread: Default::default(),
         }
     }
 

@@ -10,16 +10,22 @@ use crate::family::{UserSgprRules, MAX_USER_SGPRS};
 /// order: the private segment buffer (four dwords, when asked, on families
 /// that have one: the scratch V# for a kernel with scratch, else zeros),
 /// the address of the synthesized dispatch packet (two dwords, when
-/// asked), the kernarg pointer (two dwords, when asked), flat scratch init
-/// (two dwords: the scratch backing's base) and the private segment size
-/// (one dword), when asked. The queue pointer and dispatch id, which sit
-/// between them, are never delivered (the verdict refuses them).
+/// asked), the queue pointer (two zero dwords), the kernarg pointer (two
+/// dwords, when asked), the dispatch id (two zero dwords), flat scratch
+/// init (two dwords: the scratch backing's base) and the private segment
+/// size (one dword), when asked. The queue pointer and dispatch id have no
+/// value on the PM4 path: the verdict accepts them only for code that
+/// provably never reads them, so their zeros are never seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeliveredSgprs {
     /// 4 when the private segment buffer is delivered, else 0.
     pub private_segment_dwords: u8,
     pub dispatch_ptr: bool,
+    /// Two zero dwords where the queue pointer goes.
+    pub queue_ptr: bool,
     pub kernarg_ptr: bool,
+    /// Two zero dwords where the dispatch id goes.
+    pub dispatch_id: bool,
     pub flat_scratch_init: bool,
     pub private_segment_size: bool,
 }
@@ -30,7 +36,9 @@ impl DeliveredSgprs {
         DeliveredSgprs {
             private_segment_dwords: if psb { 4 } else { 0 },
             dispatch_ptr: kd.wants_dispatch_ptr(),
+            queue_ptr: kd.wants_queue_ptr(),
             kernarg_ptr: kd.wants_kernarg_segment_ptr(),
+            dispatch_id: kd.wants_dispatch_id(),
             flat_scratch_init: kd.wants_flat_scratch_init(),
             private_segment_size: kd.wants_private_segment_size(),
         }
@@ -42,7 +50,9 @@ impl DeliveredSgprs {
             Some(
                 self.private_segment_dwords as u32
                     + if self.dispatch_ptr { 2 } else { 0 }
-                    + if self.kernarg_ptr { 2 } else { 0 },
+                    + if self.queue_ptr { 2 } else { 0 }
+                    + if self.kernarg_ptr { 2 } else { 0 }
+                    + if self.dispatch_id { 2 } else { 0 },
             )
         } else {
             None
@@ -53,7 +63,9 @@ impl DeliveredSgprs {
     pub const fn count(self) -> u32 {
         self.private_segment_dwords as u32
             + if self.dispatch_ptr { 2 } else { 0 }
+            + if self.queue_ptr { 2 } else { 0 }
             + if self.kernarg_ptr { 2 } else { 0 }
+            + if self.dispatch_id { 2 } else { 0 }
             + if self.flat_scratch_init { 2 } else { 0 }
             + if self.private_segment_size { 1 } else { 0 }
     }
@@ -67,7 +79,8 @@ pub fn delivered_user_sgprs(kd: &KernelDescriptor, rules: UserSgprRules) -> u32 
 /// User SGPRs every enabled `kernel_code_properties` bit takes, refused
 /// or not: private segment buffer 4, dispatch ptr 2, queue ptr 2, kernarg
 /// ptr 2, dispatch id 2, flat scratch init 2, private segment size 1.
-/// Equals [`delivered_user_sgprs`] whenever no refused SGPR is asked for.
+/// Equals [`delivered_user_sgprs`] except where a family has no private
+/// segment buffer to deliver.
 pub fn enabled_user_sgprs(kd: &KernelDescriptor) -> u32 {
     [
         (kd.wants_private_segment_buffer(), 4),

@@ -4,7 +4,7 @@
 //! descriptor and code address) is the caller's knowledge, supplied through
 //! `KernelResolver`; the graph only names kernels.
 
-use relaunch_device::codeobj::KernelDescriptor;
+use relaunch_device::codeobj::{KernelDescriptor, UnreadInputs};
 use relaunch_device::Family;
 use relaunch_encoders::{AqlBuilder, BoundaryKind, EncodeError, IbBuilder, KernelCode, Launch};
 
@@ -20,6 +20,8 @@ pub struct ResolvedKernel {
     pub kd_address: u64,
     /// Kernarg alignment from the kernel's metadata.
     pub kernarg_align: u32,
+    /// Inputs its code provably never reads (`KernelInfo::unread`).
+    pub unread: UnreadInputs,
 }
 
 /// Maps a node's kernel reference to a loaded kernel.
@@ -94,6 +96,7 @@ fn resolve_launch<'a, R: KernelResolver>(
         family,
         descriptor: kernel.descriptor,
         kd_address: kernel.kd_address,
+        unread: kernel.unread,
     };
     let launch = Launch {
         grid: node.grid,

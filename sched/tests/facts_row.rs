@@ -93,6 +93,7 @@ fn run_on(row: TargetFacts) -> Result<(), String> {
         family: entry.family,
         descriptor: entry.descriptor,
         kd_address: entry.kd_addr,
+        unread: Default::default(),
     };
     let target = dev.memory.allocate(4, MemKind::Device).unwrap();
     let info = object.kernel("counter").unwrap();
@@ -136,6 +137,7 @@ fn the_encoder_reads_the_rows_limits() {
         descriptor: info.descriptor,
         kd_address: 0x7F00_0000_1000u64
             .wrapping_add_signed(-info.descriptor.kernel_code_entry_byte_offset),
+        unread: Default::default(),
     };
     let kernargs = vec![0; info.kernarg_size as usize];
     let mut ok = IbBuilder::for_target(real(), EncodeOptions::default());

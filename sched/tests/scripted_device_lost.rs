@@ -62,6 +62,7 @@ fn four_lanes(rt: &Runtime, gpu: &AgentInfo) -> Lanes {
         family: Family::Gfx12,
         descriptor,
         kd_address: KERNEL_OBJECT,
+        unread: Default::default(),
     };
     let base = counters.addr();
     let builders = encode_lanes(LANES, |lane| {

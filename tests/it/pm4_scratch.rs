@@ -6,7 +6,10 @@
 //! sim:gfx1100 and sim:gfx1201 (COMPUTE_DISPATCH_SCRATCH_BASE, architected
 //! flat scratch); results exact against a host reference, over two
 //! launches. The machine code runs on the simulator's interpreter, whose
-//! scratch comes only from what the IB programmed.
+//! scratch comes only from what the IB programmed. Both builds: with
+//! LLVM's implicit-input inference (`hip_o0`) and plain `clang++-19 -O0`
+//! (`hip_o0_plain`), whose queue pointer, dispatch id and hostcall buffer
+//! the reader proves unread.
 
 use relaunch::{Access, Geometry, Gpu, Graph, GraphOptions, LaneKind, Mode, NodeSpec};
 use relaunch::{Pm4Verdict, Submission};
@@ -37,6 +40,35 @@ fn an_o0_hip_kernel_runs_from_scratch_on_pm4_on_every_family() {
         let Some(co) = asm::hip_o0("spill_o0.hip", target) else {
             return;
         };
+        run_on(target, &co);
+    }
+}
+
+/// The same kernels as plain `clang++-19 -O0` leaves them: the queue
+/// pointer, the dispatch id and the hostcall buffer enabled though the
+/// code never reads them. The reader proves that, so the PM4 path delivers
+/// zeros there instead of refusing the kernels.
+#[test]
+fn a_plain_o0_build_runs_on_pm4_with_its_unread_inputs_proven() {
+    for target in ["gfx1030", "gfx1100", "gfx1201"] {
+        let Some(co) = asm::hip_o0_plain("spill_o0.hip", target) else {
+            return;
+        };
+        let gpu = Gpu::open(&format!("sim:{target}")).unwrap();
+        let module = gpu.load_module(&co).unwrap();
+        for k in ["spill_small", "spill_large"] {
+            let info = module.kernel_info(k).unwrap();
+            let kd = &info.descriptor;
+            assert!(
+                kd.wants_queue_ptr() && kd.wants_dispatch_id(),
+                "{target} {k}"
+            );
+            let unread = info.unread;
+            assert!(
+                unread.queue_ptr && unread.dispatch_id && unread.hostcall_buffer,
+                "{target} {k}: {unread:?}"
+            );
+        }
         run_on(target, &co);
     }
 }
@@ -131,6 +163,28 @@ fn run_on(target: &str, co: &[u8]) {
             let what = format!("{target} launch {launch} item {i}");
             assert_eq!(o2[iu], reference(8, i, o1[iu]), "{what}: small of large");
             assert_eq!(o3[iu], reference(40, i, o0[iu]), "{what}: large of small");
+        }
+    }
+}
+
+/// A plain -O0 kernel that does read the queue pointer stays refused by
+/// the PM4 verdict, naming the input (it runs as public AQL, where the
+/// packet processor delivers it).
+#[test]
+fn a_plain_o0_kernel_reading_an_input_is_refused_naming_it() {
+    for target in ["gfx1030", "gfx1100", "gfx1201"] {
+        let Some(co) = asm::hip_o0_plain("inputs_o0.hip", target) else {
+            return;
+        };
+        let gpu = Gpu::open(&format!("sim:{target}")).unwrap();
+        let module = gpu.load_module(&co).unwrap();
+        for (k, input) in [("reads_queue_ptr", "queue ptr")] {
+            let verdict = module.kernel_info(k).unwrap().pm4_verdict();
+            let text = verdict.to_string();
+            assert!(!verdict.accepted(), "{target} {k}: {text}");
+            assert!(text.contains(input), "{target} {k}: {text}");
+            let err = module.kernel(k).err().unwrap().to_string();
+            assert!(err.contains(input), "{target} {k}: {err}");
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Automatic per-lane selection (issue 31.1): a graph mixing a kernel the
-//! PM4 path refuses (it asks for the dispatch id in SGPRs, which a direct
-//! PM4 dispatch cannot deliver; llvm-mc builds it) with PM4 kernels on
+//! PM4 path refuses (it reads the dispatch id from its SGPRs, which a
+//! direct PM4 dispatch cannot deliver; llvm-mc builds it) with PM4 kernels on
 //! `sim:gfx1100`. The PM4 lane stays PM4, the refused kernel's lane runs
 //! as public AQL with the reason kept, results are exact across a
 //! kernarg patch; `Submission::Pm4` refuses the graph naming the kernel.
@@ -15,7 +15,8 @@ const N: u32 = 64;
 
 /// `count_id`: one global pointer argument; every work-item atomically
 /// adds 1 at it. Its descriptor enables the dispatch id SGPR pair (s[2:3],
-/// after the kernarg pointer), so the PM4 verdict refuses it.
+/// after the kernarg pointer) and its code reads it (into v2, unused), so
+/// the PM4 verdict refuses it.
 fn count_id_kernel(cpu: &str) -> Vec<u8> {
     let sp = asm::spelling(cpu);
     let (load, wait, atomic) = (sp.s_load_b64, sp.wait_scalar, sp.global_atomic_add_u32);
@@ -29,6 +30,7 @@ count_id:
   {load} s[4:5], s[0:1], 0x0
   v_mov_b32 v0, 0
   v_mov_b32 v1, 1
+  v_mov_b32 v2, s2
   {wait}
   {atomic} v0, v1, s[4:5]
   s_endpgm

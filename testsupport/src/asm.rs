@@ -499,6 +499,49 @@ pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// `tests/kernels/hip/<name>` built for `arch` exactly as `clang++-19 -O0`
+/// builds it: no attributor, so the queue pointer, the dispatch id and the
+/// hostcall buffer stay enabled whatever the code reads (what the reader's
+/// `unread` proof is for). Device-only, no HIP headers, code object v4, an
+/// offload bundle as clang writes it. None when clang++-19 is missing,
+/// which [`crate::missing`] makes a failure under CI.
+pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19 and lld-19";
+    if !crate::require_tool("clang++-19", HINT) {
+        return None;
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip").join(name);
+    let out = std::env::temp_dir().join(format!(
+        "relaunch-hip-o0-plain-{}-{}.co",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let run = Command::new("clang++-19")
+        .args(["-x", "hip", "-nogpulib", "-nogpuinc"])
+        .arg(format!("--offload-arch={arch}"))
+        .args(["-mcode-object-version=4", "-O0", "--cuda-device-only"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang++-19");
+    if !run.status.success() {
+        crate::missing(
+            &format!(
+                "a clang++-19 that builds {} for {arch} ({})",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            ),
+            HINT,
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&out).expect("read the built code object");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
+
 /// `tests/kernels/hip/<name>` built now by clang++-19 for `arch` as code
 /// object v4 against the ROCm device libraries, as an engine's hipcc build
 /// would (an offload bundle, as clang writes it). None when clang++-19, the

@@ -261,6 +261,7 @@ impl HsaRig {
             family: self.device.family(),
             descriptor: self.descriptor,
             kd_address: self.sym.kernel_object,
+            unread: Default::default(),
         }
     }
 

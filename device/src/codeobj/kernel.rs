@@ -41,6 +41,33 @@ pub struct KernelInfo {
     pub max_flat_workgroup_size: Option<u32>,
     /// Register counts and spills from the metadata.
     pub registers: RegisterUse,
+    /// Inputs it asks for that its code provably never reads (the reader
+    /// runs that proof: `certify::inputs`).
+    pub unread: UnreadInputs,
+}
+
+/// Runtime inputs a kernel's descriptor or metadata asks for that its
+/// machine code provably never reads, so the direct PM4 path, which has no
+/// value for them, may deliver zeros there. Compilers leave such inputs
+/// enabled (clang at -O0: the queue pointer, the dispatch id and the
+/// hostcall buffer of every HIP kernel). All false unless proven.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct UnreadInputs {
+    /// The queue pointer SGPRs.
+    pub queue_ptr: bool,
+    /// The dispatch id SGPRs.
+    pub dispatch_id: bool,
+    /// The `hidden_hostcall_buffer` kernarg bytes.
+    pub hostcall_buffer: bool,
+}
+
+impl UnreadInputs {
+    /// Nothing proven unread.
+    pub const NONE: UnreadInputs = UnreadInputs {
+        queue_ptr: false,
+        dispatch_id: false,
+        hostcall_buffer: false,
+    };
 }
 
 impl KernelInfo {
@@ -158,5 +185,6 @@ pub(crate) fn build(
         uses_dynamic_stack: md.uses_dynamic_stack || descriptor.uses_dynamic_stack(),
         max_flat_workgroup_size: md.max_flat_workgroup_size,
         registers: md.registers,
+        unread: UnreadInputs::NONE,
     })
 }

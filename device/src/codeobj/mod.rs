@@ -30,6 +30,6 @@ pub use args::{AqlFill, ArgFill, Axis, KernelArg, ValueKind};
 pub use certify::{Certificate, ReadCache};
 pub use elf::{CodeObjectVersion, LoadSegment};
 pub use error::CodeObjectError;
-pub use kernel::KernelInfo;
+pub use kernel::{KernelInfo, UnreadInputs};
 pub use object::CodeObject;
 pub use relaunch_facts::descriptor::KernelDescriptor;

@@ -53,11 +53,12 @@ impl CodeObject {
             }
         }
         let symbols = elf.descriptor_symbols()?;
-        let kernels = md
+        let mut kernels = md
             .kernels
             .into_iter()
             .map(|k| kernel::build(&elf, &symbols, &target, k))
             .collect::<Result<Vec<_>, E>>()?;
+        super::certify::mark_unread_inputs(&elf, &mut kernels);
         tracing::debug!(
             target = %target,
             version = elf.version.number(),

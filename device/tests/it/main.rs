@@ -12,6 +12,7 @@ mod bundle_files;
 mod bundle_tree;
 mod certify;
 mod certify_budget;
+mod certify_inputs;
 mod certify_read_only;
 mod codeobj_errors;
 mod codeobj_fixtures;

@@ -104,6 +104,8 @@ impl Template {
             family,
             descriptor,
             kd_address,
+            // Acceptance only: the bytes follow from the descriptor.
+            unread: _,
         } = *code;
         let KernelDescriptor {
             group_segment_fixed_size: g,
@@ -277,7 +279,7 @@ impl Templates {
             p.rsrc3 as u64,
         ]);
         // USER_DATA: [private segment buffer], [dispatch packet pointer],
-        // kernarg pointer, [flat scratch init], [private segment size],
+        // [queue pointer zeros], kernarg pointer, [dispatch id zeros], [flat scratch init], [private segment size],
         // then the padding zeros RSRC2 declares. Both pointers are tagged:
         // low dwords offsets from the base until `finish`, high dwords
         // filled there; the scratch V# (zeros for a kernel without
@@ -293,16 +295,20 @@ impl Templates {
             image[USER_AT..USER_AT + 4].copy_from_slice(&srd);
         }
         let mut at = USER_AT + p.private_segment_dwords as usize;
-        let mut pointer = |wanted: bool| {
+        let pointer = |image: &mut [u64; IMAGE_LEN], at: &mut usize, wanted: bool| {
             wanted.then(|| {
-                image[at] = TAG_KERNARG_LO;
-                image[at + 1] = TAG_KERNARG_HI;
-                at += 2;
-                at - 2
+                image[*at] = TAG_KERNARG_LO;
+                image[*at + 1] = TAG_KERNARG_HI;
+                *at += 2;
+                *at - 2
             })
         };
-        let packet_lo = pointer(p.dispatch_ptr);
-        let lo = pointer(p.kernarg_ptr);
+        let packet_lo = pointer(&mut image, &mut at, p.dispatch_ptr);
+        // Zeros for the queue pointer and the dispatch id, which the
+        // verdict lets through only for code that never reads them.
+        at += if p.queue_ptr { 2 } else { 0 };
+        let lo = pointer(&mut image, &mut at, p.kernarg_ptr);
+        at += if p.dispatch_id { 2 } else { 0 };
         if p.flat_scratch_init {
             image[at] = scratch(Word::InitLo);
             image[at + 1] = scratch(Word::InitHi);

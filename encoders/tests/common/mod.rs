@@ -45,6 +45,7 @@ pub fn code<'a>(
         family,
         descriptor: kd,
         kd_address,
+        unread: Default::default(),
     }
 }
 

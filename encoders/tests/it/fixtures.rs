@@ -51,6 +51,7 @@ fn code(k: &KernelInfo) -> KernelCode<'_> {
         family: k.target.family().unwrap(),
         descriptor: k.descriptor,
         kd_address: LOAD_BASE + k.kd_vaddr,
+        unread: Default::default(),
     }
 }
 

@@ -23,6 +23,7 @@ fn resolver(kernel: &KernelRef) -> Result<ResolvedKernel, String> {
         },
         kd_address,
         kernarg_align: 8,
+        unread: Default::default(),
     })
 }
 

@@ -225,6 +225,7 @@ fn a_graph_lowered_in_parallel_replays_exactly_on_two_queues() {
                 descriptor,
                 kd_address,
                 kernarg_align: 8,
+                unread: Default::default(),
             }),
             other => Err(format!("no kernel {}", other.display_name())),
         }

@@ -191,8 +191,9 @@ pub(crate) fn dispatch_state(
     pgm(off::COMPUTE_PGM_RSRC3, rsrc3, kd.compute_pgm_rsrc3)?;
 
     // User SGPRs: [the private segment buffer], [the dispatch packet's
-    // address], the kernarg pointer, [flat scratch init], [the private
-    // segment size], each as the IB wrote it (AMDGPUUsage's order; the
+    // address], [the queue pointer], the kernarg pointer, [the dispatch
+    // id], [flat scratch init], [the private segment size], each as the
+    // IB wrote it (AMDGPUUsage's order; the
     // scratch ones only matter to a dispatch with SCRATCH_EN: `scratch`).
     let sgprs = DeliveredSgprs::of(&kd, facts.user_sgprs);
     let count = sgprs.count();
@@ -207,6 +208,9 @@ pub(crate) fn dispatch_state(
     } else {
         None
     };
+    // The queue pointer's USER_DATA pair: the IB's value goes to the
+    // wave as written (the hardware gives it no meaning).
+    next += if sgprs.queue_ptr { 2 } else { 0 };
     let (kernarg_ptr, kernarg_size) = if sgprs.kernarg_ptr {
         let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
         let size = kd.kernarg_size as usize;

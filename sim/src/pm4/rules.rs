@@ -164,16 +164,6 @@ pub(crate) fn pgm_differences(family: Family, register: u16, found: u32, code: u
 /// is modelled: the IB's registers give the ring (`scratch`).
 pub(crate) fn unmodelled(kd: &KernelDescriptor, family: Family) -> Vec<String> {
     let mut out = Vec::new();
-    if (kd.wants_flat_scratch_init() || kd.wants_private_segment_size()) && kd.wants_dispatch_id() {
-        out.push(
-            "the dispatch id SGPRs before flat scratch init / the private segment size (not \
-             delivered by PM4)"
-                .into(),
-        );
-    }
-    if kd.wants_queue_ptr() {
-        out.push("the queue pointer SGPRs (no AQL queue stands behind a PM4 dispatch)".into());
-    }
     if kd.kernarg_preload != 0 {
         out.push(format!(
             "kernarg preload ({:#06x}): SGPRs preloaded with kernel arguments are not modelled",
@@ -192,9 +182,27 @@ pub(crate) fn unmodelled(kd: &KernelDescriptor, family: Family) -> Vec<String> {
             "RSRC2.USER_SGPR {count}: only {MAX_USER_SGPRS} USER_DATA registers can be loaded"
         ));
     } else if count < enabled {
+        let names = [
+            (
+                kd.wants_private_segment_buffer(),
+                "the private segment buffer",
+            ),
+            (kd.wants_dispatch_ptr(), "the dispatch pointer"),
+            (kd.wants_queue_ptr(), "the queue pointer"),
+            (kd.wants_kernarg_segment_ptr(), "the kernarg pointer"),
+            (kd.wants_dispatch_id(), "the dispatch id"),
+            (kd.wants_flat_scratch_init(), "flat scratch init"),
+            (kd.wants_private_segment_size(), "the private segment size"),
+        ];
+        let listed: Vec<&str> = names
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, n)| *n)
+            .collect();
         out.push(format!(
-            "RSRC2.USER_SGPR {count} is fewer than the {enabled} its enabled user SGPRs take: \
-             the code would read them past the loaded ones"
+            "RSRC2.USER_SGPR {count} is fewer than the {enabled} its enabled user SGPRs take \
+             ({}): the code would read them past the loaded ones",
+            listed.join(", ")
         ));
     }
     out

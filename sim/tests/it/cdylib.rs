@@ -56,6 +56,7 @@ fn dlopened_simulated_runtime_replays_an_ib() {
         family: Family::Gfx12,
         descriptor: info.descriptor,
         kd_address: sym.kernel_object,
+        unread: Default::default(),
     };
     let ib = counter_ib(
         &code,

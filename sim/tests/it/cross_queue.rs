@@ -53,6 +53,7 @@ fn lane(rig: &Rig, symbol: &str, target: u64) -> (Lane, PlacedIb) {
         family: k.family,
         descriptor: k.descriptor,
         kd_address: k.kd_addr,
+        unread: Default::default(),
     };
     let mut b = rig.builder();
     let launch = linear(1, 1);

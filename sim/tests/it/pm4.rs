@@ -157,6 +157,7 @@ fn dispatch_without_a_twin_and_forbidden_registers_are_errors() {
         family: rig.dev.family(),
         descriptor: other.kernels[0].descriptor,
         kd_address: other.kernels[0].kd_addr,
+        unread: Default::default(),
     };
     let launch = linear(32, 32);
     // The installed kernel shares counter's descriptor and kernarg layout.

@@ -4,8 +4,9 @@
 // size, `uses_dynamic_stack`). Two private sizes, two kernels:
 //   out[i] = mix(a[j % N], a[(j + 7) % N]), a[k] = 3i + k^2, j = idx[i].
 // Built by relaunch_testsupport::asm::hip_o0 (clang++-19 -O0, then LLVM's
-// own implicit-argument inference, then llc-19 -O0; see there why) with
-// -nogpuinc: no HIP headers, whose -O0 bodies pull in device-library
+// own implicit-argument inference, then llc-19 -O0) and by hip_o0_plain
+// (clang++-19 -O0 alone: the inputs it leaves enabled are proven unread
+// by relaunch's reader), both with -nogpuinc: no HIP headers, whose -O0 bodies pull in device-library
 // printf; clang's builtins give the ids.
 #define __device__ __attribute__((device))
 #define __global__ __attribute__((global))

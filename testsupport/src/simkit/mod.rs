@@ -109,6 +109,7 @@ impl Rig {
             family: k.family,
             descriptor: k.descriptor,
             kd_address: k.kd_addr,
+            unread: Default::default(),
         }
     }
 

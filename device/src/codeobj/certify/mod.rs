@@ -34,6 +34,7 @@
 //! seconds and costs only its own boundaries.
 
 mod facts;
+pub mod inputs;
 mod reads;
 mod walk;
 
@@ -139,6 +140,90 @@ pub fn dispatch_sgpr(kernel: &KernelInfo) -> Option<u8> {
     let d = &kernel.descriptor;
     let before = [(d.wants_private_segment_buffer(), 4)];
     user_pair(kernel, d.wants_dispatch_ptr(), &before)
+}
+
+/// A kernel's code: (entry, size, bytes), from the symbol that names its
+/// function, which must start at the descriptor's entry.
+fn kernel_text<'e>(elf: &'e Elf<'_>, kernel: &KernelInfo) -> Result<(u64, u64, &'e [u8]), String> {
+    let function = kernel.symbol.strip_suffix(".kd").unwrap_or(&kernel.symbol);
+    let symbols = elf
+        .defined_symbols(|n| n == function)
+        .map_err(|e| format!("symbol table unreadable: {e}"))?;
+    let Some(&(value, size)) = symbols.get(function) else {
+        return Err(format!(
+            "no symbol `{function}` gives the kernel's code extent"
+        ));
+    };
+    let entry = kernel.code_entry_offset;
+    if value != entry || size == 0 {
+        return Err(format!(
+            "symbol `{function}` (0x{value:x}, {size} bytes) does not start at the \
+             descriptor's entry 0x{entry:x}"
+        ));
+    }
+    let text = elf
+        .bytes_at_vaddr(entry, size)
+        .ok_or_else(|| format!("code 0x{entry:x}+{size} is outside the loaded segments"))?;
+    Ok((entry, size, text))
+}
+
+/// Marks, per kernel asking for an input the direct PM4 path has no value
+/// for (the queue pointer, the dispatch id, the hostcall buffer), whether
+/// its code provably never reads it ([`inputs`]); one [`OBJECT_BUDGET`]
+/// for the object, and nothing is marked for a kernel the proof fails on.
+pub(crate) fn mark_unread_inputs(elf: &Elf<'_>, kernels: &mut [KernelInfo]) {
+    use super::args::ValueKind;
+    let mut budget = Budget::new(OBJECT_BUDGET);
+    for k in kernels {
+        let d = &k.descriptor;
+        let hostcall = k
+            .args
+            .iter()
+            .find(|a| a.value_kind == ValueKind::HiddenHostcallBuffer)
+            .map(|a| a.offset..a.offset.saturating_add(a.size));
+        if !d.wants_queue_ptr() && !d.wants_dispatch_id() && hostcall.is_none() {
+            continue;
+        }
+        let Some(isa) = isa_of(k) else { continue };
+        let watched = inputs::Watched {
+            queue_ptr: queue_sgpr(k),
+            dispatch_id: dispatch_id_sgpr(k),
+            kernarg: kernarg_sgpr(k),
+        };
+        let proof = kernel_text(elf, k)
+            .and_then(|(_, _, text)| inputs::walk(isa, text, watched, &mut budget));
+        match proof {
+            Ok(reads) => {
+                k.unread.queue_ptr = d.wants_queue_ptr() && !reads.queue_ptr;
+                k.unread.dispatch_id = d.wants_dispatch_id() && !reads.dispatch_id;
+                k.unread.hostcall_buffer = hostcall.is_some_and(|r| !reads.may_read_kernarg(r));
+            }
+            Err(why) => tracing::debug!(kernel = %k.name, %why, "inputs unproven"),
+        }
+    }
+}
+
+/// The queue pointer's first SGPR (after the private segment buffer and
+/// the dispatch pointer, when enabled).
+pub fn queue_sgpr(kernel: &KernelInfo) -> Option<u8> {
+    let d = &kernel.descriptor;
+    let before = [
+        (d.wants_private_segment_buffer(), 4),
+        (d.wants_dispatch_ptr(), 2),
+    ];
+    user_pair(kernel, d.wants_queue_ptr(), &before)
+}
+
+/// The dispatch id's first SGPR (after the kernarg pointer, when enabled).
+pub fn dispatch_id_sgpr(kernel: &KernelInfo) -> Option<u8> {
+    let d = &kernel.descriptor;
+    let before = [
+        (d.wants_private_segment_buffer(), 4),
+        (d.wants_dispatch_ptr(), 2),
+        (d.wants_queue_ptr(), 2),
+        (d.wants_kernarg_segment_ptr(), 2),
+    ];
+    user_pair(kernel, d.wants_dispatch_id(), &before)
 }
 
 /// The first SGPR of an enabled pair preceded by `before` (enabled, size).
@@ -255,32 +340,9 @@ fn certify_in(
             format!("no decoder for {}", kernel.target.processor()),
         );
     };
-    let function = kernel.symbol.strip_suffix(".kd").unwrap_or(&kernel.symbol);
-    let symbols = match elf.defined_symbols(|n| n == function) {
-        Ok(s) => s,
-        Err(e) => return unknown(kernel, format!("symbol table unreadable: {e}")),
-    };
-    let Some(&(value, size)) = symbols.get(function) else {
-        return unknown(
-            kernel,
-            format!("no symbol `{function}` gives the kernel's code extent"),
-        );
-    };
-    let entry = kernel.code_entry_offset;
-    if value != entry || size == 0 {
-        return unknown(
-            kernel,
-            format!(
-                "symbol `{function}` (0x{value:x}, {size} bytes) does not start at the \
-                 descriptor's entry 0x{entry:x}"
-            ),
-        );
-    }
-    let Some(text) = elf.bytes_at_vaddr(entry, size) else {
-        return unknown(
-            kernel,
-            format!("code 0x{entry:x}+{size} is outside the loaded segments"),
-        );
+    let (entry, size, text) = match kernel_text(elf, kernel) {
+        Ok(t) => t,
+        Err(why) => return unknown(kernel, why),
     };
     let pointers = Pointers {
         kernarg: kernarg_sgpr(kernel),

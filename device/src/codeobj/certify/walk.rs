@@ -17,7 +17,7 @@ use super::{Budget, Reason};
 pub(super) const VISITS_BEFORE_WIDENING: u32 = 8;
 
 /// How an instruction continues.
-enum Flow {
+pub(super) enum Flow {
     Next,
     Jump(i64),
     Branch(i64),
@@ -25,7 +25,7 @@ enum Flow {
     Unfollowable,
 }
 
-fn flow(i: &Instruction) -> Flow {
+pub(super) fn flow(i: &Instruction) -> Flow {
     let simm = match i.field(Role::Simm) {
         Some(Operand::Imm(v)) => v,
         _ => 0,
