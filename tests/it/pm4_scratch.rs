@@ -178,13 +178,12 @@ fn a_plain_o0_kernel_reading_an_input_is_refused_naming_it() {
         };
         let gpu = Gpu::open(&format!("sim:{target}")).unwrap();
         let module = gpu.load_module(&co).unwrap();
-        for (k, input) in [("reads_queue_ptr", "queue ptr")] {
-            let verdict = module.kernel_info(k).unwrap().pm4_verdict();
-            let text = verdict.to_string();
-            assert!(!verdict.accepted(), "{target} {k}: {text}");
-            assert!(text.contains(input), "{target} {k}: {text}");
-            let err = module.kernel(k).err().unwrap().to_string();
-            assert!(err.contains(input), "{target} {k}: {err}");
-        }
+        let (k, input) = ("reads_queue_ptr", "queue ptr");
+        let verdict = module.kernel_info(k).unwrap().pm4_verdict();
+        let text = verdict.to_string();
+        assert!(!verdict.accepted(), "{target} {k}: {text}");
+        assert!(text.contains(input), "{target} {k}: {text}");
+        let err = module.kernel(k).err().unwrap().to_string();
+        assert!(err.contains(input), "{target} {k}: {err}");
     }
 }
