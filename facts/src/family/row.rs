@@ -41,6 +41,10 @@ pub struct DispatchRules {
     /// neither (LLVM 19 refuses `.amdhsa_dx10_clamp`/`.amdhsa_ieee_mode`).
     pub rsrc1_clamp_ieee: bool,
     pub workgroup_ids: WorkgroupIds,
+    /// The work-item ids come packed in v0 (x 9:0, y 19:10, z 29:20;
+    /// AMDGPUUsage, LLVM's `hasPackedTID`): gfx11 and gfx12; gfx10 loads
+    /// one VGPR per dimension.
+    pub packed_work_item_ids: bool,
 }
 
 /// What decides whether a wave traps to the handler.
@@ -84,6 +88,9 @@ pub struct IsaRules {
     /// (`GCNSubtarget::supportsWaveWideBPermute`: gfx12); on gfx10/gfx11
     /// each half permutes within its 32 lanes.
     pub wave_wide_bpermute: bool,
+    /// The s_sendmsg id of MSG_DEALLOC_VGPRS (3, gfx11 and gfx12: the
+    /// wave's VGPRs are released early); gfx10 has no such message.
+    pub dealloc_vgprs_msg: Option<u32>,
 }
 
 /// The scalar register file codes of `m0` and `null` (gfx11 swapped them:
@@ -233,17 +240,23 @@ pub struct RuntimeFacts {
     pub rocr_release: &'static str,
 }
 
+const DEALLOC_SINCE_GFX11: Option<u32> = Some(3);
+
 const fn inst(hi: u8, lo: u8) -> InstBits {
     InstBits::new(hi, lo)
 }
 
-const DISPATCH_GFX10_11: DispatchRules = DispatchRules {
-    wave32_bit: INIT_CS_W32_EN,
-    lds_granule: LDS_GRANULE_BYTES,
-    trap: TrapRule::Rsrc2Bit(RSRC2_TRAP_PRESENT),
-    rsrc1_clamp_ieee: true,
-    workgroup_ids: WorkgroupIds::SystemSgprs,
-};
+/// gfx10/gfx11 dispatch rules; only the work-item id packing differs.
+const fn dispatch_gfx10_11(packed_work_item_ids: bool) -> DispatchRules {
+    DispatchRules {
+        wave32_bit: INIT_CS_W32_EN,
+        lds_granule: LDS_GRANULE_BYTES,
+        trap: TrapRule::Rsrc2Bit(RSRC2_TRAP_PRESENT),
+        rsrc1_clamp_ieee: true,
+        workgroup_ids: WorkgroupIds::SystemSgprs,
+        packed_work_item_ids,
+    }
+}
 
 /// gfx10/gfx11 MUBUF: OFFSET 11:0, OFFEN 12 and IDXEN 13 on gfx10 (54
 /// and 55 on gfx11), VADDR 39:32, VDATA 47:40, SRSRC 52:48 (x4 SGPRs).
@@ -272,13 +285,14 @@ const GFX10: FamilyFacts = FamilyFacts {
         flat_scratch_hwregs: Some((20, 21)),
         waves_per_engine: false,
     },
-    dispatch: DISPATCH_GFX10_11,
+    dispatch: dispatch_gfx10_11(false),
     isa: IsaRules {
         sgprs: SgprCodes { m0: 124, null: 125 },
         sdwa: true,
         vop3_dpp: false,
         vgpr_high_halves: false,
         wave_wide_bpermute: false,
+        dealloc_vgprs_msg: None,
     },
     memory: MemoryFields {
         smem_op: inst(25, 18),
@@ -323,13 +337,14 @@ const GFX11: FamilyFacts = FamilyFacts {
         flat_scratch_hwregs: Some((20, 21)),
         waves_per_engine: true,
     },
-    dispatch: DISPATCH_GFX10_11,
+    dispatch: dispatch_gfx10_11(true),
     isa: IsaRules {
         sgprs: SgprCodes { m0: 125, null: 124 },
         sdwa: false,
         vop3_dpp: true,
         vgpr_high_halves: true,
         wave_wide_bpermute: false,
+        dealloc_vgprs_msg: DEALLOC_SINCE_GFX11,
     },
     memory: MemoryFields {
         smem_op: inst(25, 18),
@@ -382,6 +397,7 @@ const GFX12: FamilyFacts = FamilyFacts {
         trap: TrapRule::RuntimeState,
         rsrc1_clamp_ieee: false,
         workgroup_ids: WorkgroupIds::Ttmp,
+        packed_work_item_ids: true,
     },
     isa: IsaRules {
         sgprs: SgprCodes { m0: 125, null: 124 },
@@ -389,6 +405,7 @@ const GFX12: FamilyFacts = FamilyFacts {
         vop3_dpp: true,
         vgpr_high_halves: true,
         wave_wide_bpermute: true,
+        dealloc_vgprs_msg: DEALLOC_SINCE_GFX11,
     },
     memory: MemoryFields {
         smem_op: inst(18, 13),
