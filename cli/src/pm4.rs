@@ -68,14 +68,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 fn parse_family(name: &str) -> Result<Family, Failure> {
-    match name {
-        "gfx10" => Ok(Family::Gfx10),
-        "gfx11" => Ok(Family::Gfx11),
-        "gfx12" => Ok(Family::Gfx12),
-        other => Err(Failure::input(format!(
-            "pm4 dump: unknown family {other:?}; use gfx10, gfx11 or gfx12"
-        ))),
-    }
+    Family::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+        let (last, rest) = names.split_last().expect("at least one family");
+        let choices = match rest {
+            [] => last.to_string(),
+            _ => format!("{} or {last}", rest.join(", ")),
+        };
+        Failure::input(format!("pm4 dump: unknown family {name:?}; use {choices}"))
+    })
 }
 
 fn read_dwords(path: &std::path::Path) -> Result<Vec<u32>, Failure> {

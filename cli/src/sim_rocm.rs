@@ -40,12 +40,9 @@ const ROCR: &str = "libhsa-runtime64.so.1";
 
 /// Which ROCr knows a target this one does not (for the refusal).
 fn known_by(target: &str) -> &'static str {
-    match relaunch_facts::TargetFacts::lookup(target).map(|r| r.family) {
-        Some(relaunch_facts::Family::Gfx10) => "ROCr 5.x or later",
-        Some(relaunch_facts::Family::Gfx11) => "ROCr 6.1 (Debian trixie) or later",
-        Some(relaunch_facts::Family::Gfx12) => "ROCr 6.4 (Debian sid)",
-        None => "no ROCr relaunch knows of",
-    }
+    relaunch_facts::TargetFacts::lookup(target).map_or("no ROCr relaunch knows of", |r| {
+        r.family.facts().runtime.rocr_release
+    })
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {

@@ -47,29 +47,11 @@ pub const GCR_RMW_VMEM: u32 = gcr::GLV_INV.place(1) | gcr::GL1_INV.place(1);
 /// GCR_CNTL of the IB prologue: the same invalidations as `GCR_RMW`, so
 /// kernargs and inputs the host wrote since the last replay are seen.
 pub const GCR_PROLOGUE: u32 = GCR_RMW;
-/// GCR_CNTL of the IB epilogue on gfx10/gfx11: write back GL2 so results
-/// reach memory before the completion signal, with the metadata cache
-/// written back and invalidated together (0x8030): the Linux driver's own
-/// compute fences do exactly this, since GLM_WB without GLM_INV is not a
-/// supported combination ("GLM_INV must be set with GLM_WB").
-pub const GCR_EPILOGUE: u32 = gcr::GLM_WB.place(1) | gcr::GLM_INV.place(1) | gcr::GL2_WB.place(1);
-/// GCR_CNTL of the IB epilogue on gfx12: GL2 write-back only (0x8000). Source:
-/// Linux amdgpu `gfx_v12_0.c`, `gfx_v12_0_ring_emit_fence`, whose end-of-job
-/// RELEASE_MEM writes back with GCR_SEQ | GL2_WB only; the patch that made it
-/// so (Marek Olšák, amd-gfx) drops the INV bits ("should be executed via
-/// ACQUIRE_MEM before INDIRECT_BUFFER") and the GLM bits ("the hw ignores
-/// them"). GL2_WB is bit 15 of the ACQUIRE_MEM GCR_CNTL dword on gfx12 as on
-/// gfx10/11 (`PACKET3_ACQUIRE_MEM_GCR_CNTL_GL2_WB` in the shared `nvd.h`,
-/// used by `gfx_v12_0_emit_mem_sync`). SEQ is not set: that function's
-/// ACQUIRE_MEM sets none either, and one write-back has nothing to order.
-pub const GCR_EPILOGUE_GFX12: u32 = gcr::GL2_WB.place(1);
-
-/// The epilogue's GCR_CNTL for `family`.
+/// The epilogue's GCR_CNTL for `family`: its cache model's release (GL2
+/// written back before the completion signal; what else is written back
+/// with it is the family row's fact, `relaunch_facts::CacheModel`).
 pub const fn gcr_epilogue(family: Family) -> u32 {
-    match family {
-        Family::Gfx10 | Family::Gfx11 => GCR_EPILOGUE,
-        Family::Gfx12 => GCR_EPILOGUE_GFX12,
-    }
+    family.facts().cache.release_gcr
 }
 
 /// Dwords the prologue takes (one ACQUIRE_MEM).
@@ -116,8 +98,6 @@ const WAIT_WORDS: [u32; 2] =
     emit::event_write_words(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH);
 const RMW_WORDS: [u32; 10] = flush_then_acquire(GCR_RMW);
 const RMW_VMEM_WORDS: [u32; 10] = flush_then_acquire(GCR_RMW_VMEM);
-const EPILOGUE_WORDS: [u32; 10] = flush_then_acquire(GCR_EPILOGUE);
-const EPILOGUE_WORDS_GFX12: [u32; 10] = flush_then_acquire(GCR_EPILOGUE_GFX12);
 
 /// Append the IB prologue (start of every segment).
 #[inline]
@@ -128,10 +108,7 @@ pub fn emit_prologue(w: &mut DwordWriter) {
 /// Append the IB epilogue of `family` (end of the last segment).
 #[inline]
 pub fn emit_epilogue(w: &mut DwordWriter, family: Family) {
-    match family {
-        Family::Gfx10 | Family::Gfx11 => w.put(&EPILOGUE_WORDS),
-        Family::Gfx12 => w.put(&EPILOGUE_WORDS_GFX12),
-    }
+    w.put(&flush_then_acquire(gcr_epilogue(family)));
 }
 
 impl fmt::Display for BoundaryKind {

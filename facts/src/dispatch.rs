@@ -76,9 +76,7 @@ pub fn initiator_fields(family: Family) -> &'static [Field] {
 
 /// The bit that makes a dispatch's waves wave32, per family.
 pub const fn wave32_bit(family: Family) -> Field {
-    match family {
-        Family::Gfx10 | Family::Gfx11 | Family::Gfx12 => regs::INIT_CS_W32_EN,
-    }
+    family.facts().dispatch.wave32_bit
 }
 
 /// What a COMPUTE_RESOURCE_LIMITS field does.
@@ -162,9 +160,7 @@ pub fn pgm_effect(register: &str, name: &str) -> PgmEffect {
 
 /// Bytes per RSRC2.LDS_SIZE granule for compute, per family.
 pub const fn lds_granule_bytes(family: Family) -> u32 {
-    match family {
-        Family::Gfx10 | Family::Gfx11 | Family::Gfx12 => regs::LDS_GRANULE_BYTES,
-    }
+    family.facts().dispatch.lds_granule
 }
 
 /// LDS bytes a dispatch gets from its RSRC2.

@@ -3,7 +3,9 @@
 //! Owns: the supported targets and one facts row per target ([`rows`]:
 //! family, wave sizes, limits, cache model, automatic queue width, ELF
 //! machine id), target-name parsing ([`target`]), the families and their
-//! shared facts ([`family`]: user-SGPR layout), which user SGPRs a kernel
+//! shared facts ([`family`]: one `FamilyFacts` row each: user-SGPR layout,
+//! scratch, dispatch rules, SGPR codes, memory field positions, V# fields,
+//! cache model, runtime behaviour), which user SGPRs a kernel
 //! is given ([`sgprs`]), the PM4 register tables with their fields
 //! ([`regs`], [`field`]), what the hardware does with a dispatch's state
 //! ([`dispatch`]: initiator bits, resource limits, RSRC fields, LDS
@@ -39,7 +41,7 @@ pub mod sgprs;
 pub mod target;
 
 pub use descriptor::KernelDescriptor;
-pub use family::Family;
+pub use family::{CacheModel, Family, FamilyFacts};
 pub use field::Field;
-pub use rows::{CacheModel, Limits, TargetFacts, WaveSizes};
+pub use rows::{Limits, TargetFacts, WaveSizes};
 pub use target::{FeatureSetting, GfxTarget, TargetError};

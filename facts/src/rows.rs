@@ -3,7 +3,7 @@
 //! model, automatic queue width, ELF machine id, opcode subtarget) is read
 //! from here; family-wide facts come from [`Family`].
 
-use crate::family::{Family, UserSgprRules};
+use crate::family::{CacheModel, Family, UserSgprRules};
 use crate::isa::Subtarget;
 
 /// Per-workgroup limits of a target.
@@ -91,16 +91,6 @@ impl WaveSizes {
     }
 }
 
-/// The cache hierarchy a target's boundaries and the simulator's coherence
-/// checks are written for (`docs/pm4.md`, "Boundaries").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CacheModel {
-    /// Per-CU K$ (scalar) and V$ (vector), GL1 per shader array, GL2 per
-    /// GPU; ACQUIRE_MEM's GCR_CNTL invalidates each, RELEASE_MEM writes
-    /// GL2 back. Every RDNA1-4 target relaunch supports.
-    Gcr,
-}
-
 /// Everything relaunch knows about one GPU target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TargetFacts {
@@ -112,6 +102,7 @@ pub struct TargetFacts {
     pub wave_sizes: WaveSizes,
     pub user_sgprs: UserSgprRules,
     pub limits: Limits,
+    /// The family's cache model (`FamilyFacts::cache`).
     pub cache: CacheModel,
     /// Hardware queues a multi-lane IB uses under the automatic policy.
     /// gfx1100 boards measured best with two (more contend for the same
@@ -136,6 +127,27 @@ impl TargetFacts {
     pub fn all() -> &'static [TargetFacts] {
         &ROWS
     }
+
+    /// The supported targets as messages list them: runs of one opcode
+    /// subtarget as `first-last` (`gfx1010-gfx1013, gfx1030-gfx1036, ...`),
+    /// derived from the rows.
+    pub fn supported_list() -> String {
+        let mut runs: Vec<(&str, &str, Subtarget)> = Vec::new();
+        for r in &ROWS {
+            match runs.last_mut() {
+                Some((_, last, sub)) if *sub == r.subtarget => *last = r.processor,
+                _ => runs.push((r.processor, r.processor, r.subtarget)),
+            }
+        }
+        let each: Vec<String> = runs
+            .iter()
+            .map(|(first, last, _)| match first == last {
+                true => first.to_string(),
+                false => format!("{first}-{last}"),
+            })
+            .collect();
+        each.join(", ")
+    }
 }
 
 const fn row(
@@ -152,7 +164,7 @@ const fn row(
         wave_sizes: WaveSizes::BOTH,
         user_sgprs: family.user_sgprs(),
         limits: Limits::RDNA,
-        cache: CacheModel::Gcr,
+        cache: family.facts().cache,
         auto_queue_width,
         elf_mach,
         generic_target: match subtarget {
@@ -232,5 +244,19 @@ mod tests {
         for f in Family::ALL {
             assert_eq!(Limits::of_family(f), Limits::RDNA, "{f}");
         }
+    }
+
+    #[test]
+    fn supported_list_is_derived_from_the_rows() {
+        assert_eq!(
+            TargetFacts::supported_list(),
+            "gfx1010-gfx1013, gfx1030-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, gfx1200-gfx1201"
+        );
+        for r in TargetFacts::all() {
+            assert_eq!(r.cache, r.family.facts().cache, "{}", r.processor);
+            assert!(r.family.targets().any(|t| t.processor == r.processor));
+        }
+        let counts: Vec<usize> = Family::ALL.iter().map(|f| f.targets().count()).collect();
+        assert_eq!(counts, [11, 8, 2]);
     }
 }

@@ -61,11 +61,8 @@ pub const SRD_INDEX_STRIDE_SHIFT: u32 = 21;
 /// PM4 dispatch gets the V# exactly as written, so its writer sets
 /// INDEX_STRIDE itself ([`srd_for_wave`]).
 pub fn scratch_srd(family: Family, base: u64, bytes: u32) -> [u32; 4] {
-    let swizzle = match family {
-        Family::Gfx10 => 1 << 31,
-        // SWIZZLE_ENABLE is two bits (31:30) from gfx11: 1 = 4-byte elements.
-        Family::Gfx11 | Family::Gfx12 => 1 << 30,
-    };
+    let r = family.facts().resource;
+    let swizzle = r.swizzle.place(r.swizzle_four_byte);
     let add_tid = 1 << 23;
     let oob_raw = 2 << 28;
     [

@@ -120,11 +120,7 @@ pub mod gcr {
 /// The SDMA engine generation of a family's GPUs (SDMA 5.x on RDNA1/2,
 /// 6.0 on RDNA3, 7.0 on RDNA4).
 pub const fn engine_version(family: Family) -> u32 {
-    match family {
-        Family::Gfx10 => 5,
-        Family::Gfx11 => 6,
-        Family::Gfx12 => 7,
-    }
+    family.facts().sdma_engine
 }
 
 /// What a byte-count field holds relative to the bytes moved: SDMA 4 and

@@ -32,9 +32,8 @@ pub enum TargetError {
     #[error("target name {given:?} is not in canonical spelling; write {canonical}")]
     NotCanonical { given: String, canonical: String },
     #[error(
-        "target {0} is not an RDNA GPU relaunch can encode PM4 for \
-         (supported: gfx1010-gfx1013, gfx1030-gfx1036, gfx1100-gfx1103, gfx1150-gfx1153, \
-         gfx1200-gfx1201)"
+        "target {0} is not an RDNA GPU relaunch can encode PM4 for (supported: {list})",
+        list = TargetFacts::supported_list()
     )]
     Unsupported(String),
 }

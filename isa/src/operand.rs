@@ -78,12 +78,10 @@ pub struct Field {
     pub value: Operand,
 }
 
-/// The SGPR-file index of `null` and `m0` per family (gfx11 swapped them).
+/// The SGPR-file index of `null` on the family (its facts row: gfx11
+/// swapped `null` and `m0`).
 pub(crate) fn null_code(f: Family) -> u16 {
-    match f {
-        Family::Gfx10 => 125,
-        Family::Gfx11 | Family::Gfx12 => 124,
-    }
+    u16::from(f.facts().isa.sgprs.null)
 }
 
 const FLOATS: [u32; 9] = [
@@ -101,10 +99,7 @@ const FLOATS: [u32; 9] = [
 /// Decode a 9-bit source field (8-bit scalar fields use the same codes) of
 /// width `count` registers. `literal` is the instruction's literal, if any.
 pub fn source(f: Family, code: u16, count: u8, literal: Option<u32>) -> Operand {
-    let m0 = match f {
-        Family::Gfx10 => 124,
-        Family::Gfx11 | Family::Gfx12 => 125,
-    };
+    let m0 = u16::from(f.facts().isa.sgprs.m0);
     match code {
         0..=105 => Operand::Sgpr {
             first: code as u8,

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use relaunch_device::codeobj::{CodeObject, KernelDescriptor};
-use relaunch_facts::{CacheModel, TargetFacts};
+use relaunch_facts::family::CacheHierarchy;
+use relaunch_facts::TargetFacts;
 use relaunch_facts::{Family, GfxTarget};
 
 use crate::memory::{DeviceMemory, MemKind, MemoryError, VmFault};
@@ -219,8 +220,8 @@ impl SimDevice {
         facts: TargetFacts,
     ) -> Result<Arc<Self>, SimError> {
         // The coherence checks (`ordering/`) model exactly this hierarchy.
-        match facts.cache {
-            CacheModel::Gcr => {}
+        match facts.cache.hierarchy {
+            CacheHierarchy::Gcr => {}
         }
         let family = facts.family;
         Ok(Arc::new(SimDevice {

@@ -35,11 +35,8 @@ pub use sys::RELAUNCH_SIM_AGENT_INFO_TRAP_HANDLER as SIM_AGENT_INFO_TRAP_HANDLER
 /// Does ROCr install a trap handler on a GPU of `family`, given whether
 /// the kernel driver supports exception debugging?
 pub const fn rocr_installs_trap_handler(family: Family, exception_debugging: bool) -> bool {
-    match family {
-        // The legacy handler when the driver has no exception debugging.
-        Family::Gfx10 => true,
-        Family::Gfx11 | Family::Gfx12 => exception_debugging,
-    }
+    // Without exception debugging, the legacy handler where the family has one.
+    exception_debugging || family.facts().runtime.legacy_trap_handler
 }
 
 /// True when every GPU node of the KFD topology under `nodes` reports

@@ -2,7 +2,7 @@
 //! encoder sets are named constants; the per-register arrays list every field
 //! of the registers relaunch decodes in detail.
 
-use crate::family::Family;
+use crate::family::{Family, TrapRule};
 use crate::field::Field;
 
 const fn f(name: &'static str, lo: u8, hi: u8) -> Field {
@@ -146,9 +146,9 @@ pub const RSRC2_TRAP_PRESENT: Field = b("TRAP_PRESENT", 6);
 /// sets it itself to give replayed kernels the handler they have under
 /// HIP. gfx12 has no such bit.
 pub const fn rsrc2_trap_bits(family: Family, trap_handler: bool) -> u32 {
-    match family {
-        Family::Gfx10 | Family::Gfx11 => RSRC2_TRAP_PRESENT.place(trap_handler as u32),
-        Family::Gfx12 => 0,
+    match family.facts().dispatch.trap {
+        TrapRule::Rsrc2Bit(bit) => bit.place(trap_handler as u32),
+        TrapRule::RuntimeState => 0,
     }
 }
 

@@ -117,9 +117,9 @@ impl Builder<'_> {
                     self.dst(Role::Sdst, op.sdst, bits(d0, 14, 8) as u16, false);
                 }
                 let s0 = bits(d1, 8, 0) as u16;
-                let dpp = match (s0, f) {
-                    (0xFA | 0xE9 | 0xEA, Family::Gfx11 | Family::Gfx12) => true,
-                    (0xFA | 0xE9 | 0xEA | 0xF9, _) => return None,
+                let dpp = match s0 {
+                    0xFA | 0xE9 | 0xEA if f.facts().isa.vop3_dpp => true,
+                    0xFA | 0xE9 | 0xEA | 0xF9 => return None,
                     _ => false,
                 };
                 if dpp {

@@ -1,7 +1,7 @@
 //! Memory formats: SMEM, FLAT/GLOBAL/SCRATCH, MUBUF/MTBUF/VBUFFER, MIMG.
 
 use super::tables::Tables;
-use super::{bits, sext, vgpr, Builder};
+use super::{bits, vgpr, Builder};
 use crate::format::Format;
 use crate::operand::{self, null_code, Operand, Role};
 use crate::table::{self, Dst, Op};
@@ -10,10 +10,8 @@ use crate::Family;
 impl Builder<'_> {
     pub(super) fn smem(&mut self, t: &Tables, d0: u32, d1: u32) -> Option<&'static Op> {
         let f = self.isa.family;
-        let code = match f {
-            Family::Gfx10 | Family::Gfx11 => bits(d0, 25, 18),
-            Family::Gfx12 => bits(d0, 18, 13),
-        };
+        let fields = f.facts().memory;
+        let code = fields.smem_op.get(&[d0, d1]);
         let op = table::find(t.smem, code as u16, self.isa.sub())?;
         self.dst(Role::Dst, op.dst, bits(d0, 12, 6) as u16, false);
         if op.dst == Dst::None && op.name.contains("store") {
@@ -25,10 +23,7 @@ impl Builder<'_> {
             Role::Base,
             operand::sdst(f, (bits(d0, 5, 0) * 2) as u16, base_count),
         );
-        let offset = match f {
-            Family::Gfx10 | Family::Gfx11 => sext(bits(d1, 20, 0), 21),
-            Family::Gfx12 => sext(bits(d1, 23, 0), 24),
-        };
+        let offset = fields.smem_offset.get_signed(&[d0, d1]);
         self.push(Role::Offset, Operand::Imm(offset));
         let soff = bits(d1, 31, 25) as u16;
         if soff != null_code(f) {
@@ -44,39 +39,22 @@ impl Builder<'_> {
             Format::Scratch => 1,
             _ => 2,
         };
-        let (code, vdst, addr, data, saddr, offset) = match f {
-            Family::Gfx10 => (
-                bits(w[0], 24, 18),
-                bits(w[1], 31, 24),
-                bits(w[1], 7, 0),
-                bits(w[1], 15, 8),
-                bits(w[1], 22, 16),
-                sext(bits(w[0], 11, 0), 12),
-            ),
-            Family::Gfx11 => (
-                bits(w[0], 24, 18),
-                bits(w[1], 31, 24),
-                bits(w[1], 7, 0),
-                bits(w[1], 15, 8),
-                bits(w[1], 22, 16),
-                sext(bits(w[0], 12, 0), 13),
-            ),
-            Family::Gfx12 => (
-                bits(w[0], 21, 14),
-                bits(w[1], 7, 0),
-                bits(w[2], 7, 0),
-                bits(w[1], 30, 23),
-                bits(w[0], 6, 0),
-                sext(bits(w[2], 31, 8), 24),
-            ),
-        };
+        let fl = f.facts().memory.flat;
+        let (code, vdst, addr, data, saddr, offset) = (
+            fl.op.get(w),
+            fl.vdst.get(w),
+            fl.addr.get(w),
+            fl.data.get(w),
+            fl.saddr.get(w),
+            fl.offset.get_signed(w),
+        );
         let op = table::find(t.flat[seg], code as u16, self.isa.sub())?;
         // An atomic names its destination only when it returns the old
         // value (GLC on gfx10/gfx11, TH bit 0 on gfx12); its data holds
         // the value and, for a compare-swap, the compare value after it.
         let atomic = atomic_width(op.name);
         match atomic {
-            Some(width) if atomic_returns(f, w) => self.push(
+            Some(width) if fl.returns.get(w) != 0 => self.push(
                 Role::Dst,
                 Operand::Vgpr {
                     first: vdst as u16,
@@ -200,16 +178,6 @@ fn atomic_width(name: &str) -> Option<u8> {
     } else {
         1
     })
-}
-
-/// Whether a FLAT/GLOBAL atomic returns the value before it: GLC (bit 16
-/// on gfx10, bit 14 on gfx11), TH bit 0 (bit 52 of VFLAT) on gfx12.
-fn atomic_returns(f: Family, w: &[u32; 4]) -> bool {
-    match f {
-        Family::Gfx10 => bits(w[0], 16, 16) != 0,
-        Family::Gfx11 => bits(w[0], 14, 14) != 0,
-        Family::Gfx12 => bits(w[1], 20, 20) != 0,
-    }
 }
 
 fn store_width(name: &str) -> u8 {

@@ -3,7 +3,7 @@
 use crate::format::Format;
 use crate::operand::{self, Field, Operand, Role};
 use crate::table::{Dst, Op, INDIRECT, W32, W64};
-use crate::{Decoded, Family, Isa};
+use crate::{Decoded, Isa};
 
 mod alu;
 mod memory;
@@ -222,11 +222,11 @@ impl Builder<'_> {
     fn vop_src0(&mut self, code: u16) -> bool {
         let f = self.isa.family;
         let word = u32_at(self.code, self.base / 4).unwrap_or(0);
-        let m = match (code, f) {
-            (0xFA, _) => Some(Modifier::Dpp16(word)),
-            (0xE9 | 0xEA, _) => Some(Modifier::Dpp8(word)),
-            (0xF9, Family::Gfx10) => Some(Modifier::Sdwa(word)),
-            (0xF9, Family::Gfx11 | Family::Gfx12) => return false,
+        let m = match code {
+            0xFA => Some(Modifier::Dpp16(word)),
+            0xE9 | 0xEA => Some(Modifier::Dpp8(word)),
+            0xF9 if f.facts().isa.sdwa => Some(Modifier::Sdwa(word)),
+            0xF9 => return false,
             _ => None,
         };
         if let Some(m) = m {

@@ -2,8 +2,6 @@
 //! address, stride, NUM_RECORDS, the out-of-bounds rule and the swizzle
 //! fields (SWIZZLE_ENABLE, INDEX_STRIDE, ADD_TID_ENABLE).
 
-use relaunch_isa::Family;
-
 use super::fault::IsaFault;
 use super::operand::Src;
 use super::wave::Wave;
@@ -51,10 +49,7 @@ impl Resource {
             wave.sgpr[n + 2],
             wave.sgpr[n + 3],
         ];
-        let swizzle_mode = match wave.isa.family {
-            Family::Gfx10 => d[1] >> 31,
-            Family::Gfx11 | Family::Gfx12 => d[1] >> 30,
-        };
+        let swizzle_mode = wave.isa.family.facts().resource.swizzle.get(d[1]);
         Ok(Resource {
             base: u64::from(d[0]) | (u64::from(d[1] & 0xFFFF) << 32),
             stride: (d[1] >> 16) & 0x3FFF,

@@ -3,6 +3,7 @@
 //! waits. Memory is performed synchronously, so every wait counter is
 //! already satisfied: the waits are decoded and checked, then go on.
 
+use relaunch_facts::family::TrapRule;
 use relaunch_isa::Family;
 
 use super::fault::{Flow, IsaFault};
@@ -240,9 +241,9 @@ pub(crate) fn execute(
 /// set), so the runtime's state decides. How the firmware turns that into
 /// a wave's TRAP_EN is not public; this is the reading of the driver.
 pub(crate) fn trap_enabled(family: Family, rsrc2: u32, trap_handler: bool) -> bool {
-    match family {
-        Family::Gfx10 | Family::Gfx11 => relaunch_facts::regs::RSRC2_TRAP_PRESENT.get(rsrc2) != 0,
-        Family::Gfx12 => trap_handler,
+    match family.facts().dispatch.trap {
+        TrapRule::Rsrc2Bit(bit) => bit.get(rsrc2) != 0,
+        TrapRule::RuntimeState => trap_handler,
     }
 }
 
@@ -305,10 +306,7 @@ fn sendmsg(
     interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
 ) -> Result<Flow, IsaFault> {
     let id = simm16(inst) & 0xFF;
-    let dealloc = match wave.isa.family {
-        Family::Gfx10 => false,
-        Family::Gfx11 | Family::Gfx12 => id == 3,
-    };
+    let dealloc = wave.isa.family.facts().isa.dealloc_vgprs_msg == Some(id);
     if id == MSG_INTERRUPT {
         if let Some(raise) = interrupt {
             raise(wave.m0);

@@ -90,11 +90,9 @@ pub fn vgpr_count(rsrc1: u32, wave64: bool) -> usize {
 /// exist on gfx10 and gfx11 only.
 pub fn initial_mode(rsrc1: u32, family: Family) -> u32 {
     let float = (rsrc1 >> 12) & 0xFF;
-    match family {
-        Family::Gfx10 | Family::Gfx11 => {
-            float | (((rsrc1 >> 21) & 1) << 8) | (((rsrc1 >> 23) & 1) << 9)
-        }
-        Family::Gfx12 => float,
+    match family.facts().dispatch.rsrc1_clamp_ieee {
+        true => float | (((rsrc1 >> 21) & 1) << 8) | (((rsrc1 >> 23) & 1) << 9),
+        false => float,
     }
 }
 
@@ -156,10 +154,7 @@ pub fn run_program(
     let nwaves = threads.div_ceil(lanes);
     let vgprs = vgpr_count(launch.rsrc1, isa.wave64);
     let tid_dims = ((r2 >> rsrc2::TIDIG_COMP_CNT_SHIFT) & 3) as usize + 1;
-    let packed = match isa.family {
-        Family::Gfx10 => false,
-        Family::Gfx11 | Family::Gfx12 => true,
-    };
+    let packed = isa.family.facts().dispatch.packed_work_item_ids;
     if !packed && tid_dims > vgprs {
         return Err(setup_fault(
             kernel,
@@ -337,15 +332,10 @@ pub fn aql_user_sgprs(
     at: AqlSource,
     scratch: Option<&ScratchSetup>,
 ) -> Result<Vec<u32>, String> {
-    use relaunch_facts::Family;
     let count = kd.user_sgpr_count() as usize;
     let mut out = Vec::with_capacity(count);
     // gfx12 has no private segment buffer SGPRs.
-    let psb = kd.wants_private_segment_buffer()
-        && match family {
-            Family::Gfx12 => false,
-            Family::Gfx10 | Family::Gfx11 => true,
-        };
+    let psb = kd.wants_private_segment_buffer() && family.user_sgprs().private_segment_buffer;
     if psb {
         match scratch {
             Some(s) => out.extend(s.delivered_srd(!kd.wave32())),

@@ -349,12 +349,11 @@ pub(crate) fn execute(
 /// whether the index is in the other half. `None`: ds_permute_b32 in wave64,
 /// whose forward routing across halves no public source states (refused).
 fn permute_span(wave: &Wave, op: DOp) -> Option<usize> {
-    use relaunch_isa::Family;
     match (wave.lanes, op) {
         (32, _) => Some(32),
-        (_, DOp::Bpermute) => Some(match wave.isa.family {
-            Family::Gfx10 | Family::Gfx11 => 32,
-            Family::Gfx12 => 64,
+        (_, DOp::Bpermute) => Some(match wave.isa.family.facts().isa.wave_wide_bpermute {
+            false => 32,
+            true => 64,
         }),
         _ => None,
     }

@@ -360,11 +360,8 @@ pub const PRIVATE_APERTURE: u64 = 0xFFFF_8001_0000_0000;
 /// The source operand a scalar register field code (0..=127, as SDST and
 /// SOPK's register field use) names on `family`.
 pub fn scalar_code(family: relaunch_isa::Family, code: u8) -> Src {
-    use relaunch_isa::Family;
-    let (m0, null) = match family {
-        Family::Gfx10 => (124, 125),
-        Family::Gfx11 | Family::Gfx12 => (125, 124),
-    };
+    let codes = family.facts().isa.sgprs;
+    let (m0, null) = (codes.m0, codes.null);
     match code {
         0..=123 => Src::Sgpr(code),
         c if c == m0 => Src::M0,

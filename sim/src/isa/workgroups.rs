@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
-use relaunch_facts::family::FlatScratch;
-use relaunch_isa::{Family, Isa};
+use relaunch_facts::family::{FlatScratch, WorkgroupIds};
+use relaunch_isa::Isa;
 
 use super::dispatch::{rsrc2, wave_offset_sgpr, IsaError, Launch};
 use super::exec;
@@ -99,9 +99,9 @@ impl GroupStart<'_> {
                 let n = slot_of(worker, w as u32, self.nwaves as u32, s.slots);
                 (n, s.slot_base(n))
             });
-            match self.isa.family {
+            match self.isa.family.facts().dispatch.workgroup_ids {
                 // System SGPRs after the user ones, as RSRC2 enables them.
-                Family::Gfx10 | Family::Gfx11 => {
+                WorkgroupIds::SystemSgprs => {
                     let mut s = self.user;
                     for (d, bit) in [rsrc2::TGID_X_EN, rsrc2::TGID_Y_EN, rsrc2::TGID_Z_EN]
                         .into_iter()
@@ -122,7 +122,7 @@ impl GroupStart<'_> {
                 }
                 // Architected SGPRs: the workgroup ids are always in TTMP9
                 // (x) and TTMP7 (y in 15:0, z in 31:16).
-                Family::Gfx12 => {
+                WorkgroupIds::Ttmp => {
                     wave.sgpr[TTMP0 + 9] = wg[0];
                     wave.sgpr[TTMP0 + 7] = (wg[1] & 0xFFFF) | (wg[2] << 16);
                 }

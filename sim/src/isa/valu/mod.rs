@@ -303,10 +303,7 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     }
     // DPP on gfx10 exists only in the 32-bit encodings; gfx11 added VOP3
     // forms with DPP.
-    let dpp_in_vop3 = match isa.family {
-        Family::Gfx10 => false,
-        Family::Gfx11 | Family::Gfx12 => true,
-    };
+    let dpp_in_vop3 = isa.family.facts().isa.vop3_dpp;
     if dpp != Dpp::None && !dpp_in_vop3 && !matches!(enc, Enc::Vop1 | Enc::Vop2 | Enc::Vopc) {
         return false;
     }
@@ -437,7 +434,7 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
         }
         // gfx10's SDWA forms of the 32-bit encodings (`X_sdwa` for a
         // VOP1/VOP2/VOPC `X_e32` row).
-        if family == Family::Gfx10 {
+        if family.facts().isa.sdwa {
             for format in [Format::Vop1, Format::Vop2, Format::Vopc] {
                 for row in relaunch_isa::opcodes(family, format) {
                     let Some(base) = row.name.strip_suffix("_e32") else {

@@ -198,8 +198,10 @@ fn split16(f: Family, p: &Prep, src: Src, i: usize, half16: bool) -> (Src, bool)
     }
     match p.enc {
         Enc::Vop3 => (src, p.mods.opsel >> i & 1 != 0),
-        Enc::Vop1 | Enc::Vop2 | Enc::Vopc => match (f, src) {
-            (Family::Gfx11 | Family::Gfx12, Src::Vgpr(r)) if r >= 128 => (Src::Vgpr(r - 128), true),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc => match src {
+            Src::Vgpr(r) if r >= 128 && f.facts().isa.vgpr_high_halves => {
+                (Src::Vgpr(r - 128), true)
+            }
             _ => (src, false),
         },
         Enc::Vop3p | Enc::Vopd => (src, false),
@@ -210,8 +212,10 @@ fn split16(f: Family, p: &Prep, src: Src, i: usize, half16: bool) -> (Src, bool)
 pub fn dst16(f: Family, p: &Prep, dst: Dst) -> (Dst, bool) {
     match p.enc {
         Enc::Vop3 => (dst, p.mods.opsel & 8 != 0),
-        Enc::Vop1 | Enc::Vop2 | Enc::Vopc => match (f, dst) {
-            (Family::Gfx11 | Family::Gfx12, Dst::Vgpr(r)) if r >= 128 => (Dst::Vgpr(r - 128), true),
+        Enc::Vop1 | Enc::Vop2 | Enc::Vopc => match dst {
+            Dst::Vgpr(r) if r >= 128 && f.facts().isa.vgpr_high_halves => {
+                (Dst::Vgpr(r - 128), true)
+            }
             _ => (dst, false),
         },
         Enc::Vop3p | Enc::Vopd => (dst, false),

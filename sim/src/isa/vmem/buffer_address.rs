@@ -2,7 +2,7 @@
 //! V#, and raw per-lane addresses with the NUM_RECORDS bound; a swizzled
 //! V# goes to the interleave (`private::buffer_swizzled`).
 
-use relaunch_isa::{Family, Role};
+use relaunch_isa::Role;
 
 use super::super::buffer::Resource;
 use super::super::fault::IsaFault;
@@ -22,29 +22,14 @@ pub(super) fn buffer_addresses(
     out: &mut [Option<u64>; MAX_LANES],
 ) -> Result<Option<Interleave>, IsaFault> {
     let w = &inst.words;
-    let (imm, offen, idxen, vaddr, rsrc_first) = match wave.isa.family {
-        Family::Gfx10 => (
-            w[0] & 0xFFF,
-            w[0] >> 12 & 1 != 0,
-            w[0] >> 13 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx11 => (
-            w[0] & 0xFFF,
-            w[1] >> 22 & 1 != 0,
-            w[1] >> 23 & 1 != 0,
-            (w[1] & 0xFF) as u16,
-            ((w[1] >> 16) & 0x1F) * 4,
-        ),
-        Family::Gfx12 => (
-            w[2] >> 8,
-            w[1] >> 30 & 1 != 0,
-            w[1] >> 31 != 0,
-            (w[2] & 0xFF) as u16,
-            (w[1] >> 9) & 0x1FF,
-        ),
-    };
+    let b = wave.isa.family.facts().memory.buffer;
+    let (imm, offen, idxen, vaddr, rsrc_first) = (
+        b.offset.get(w),
+        b.offen.get(w) != 0,
+        b.idxen.get(w) != 0,
+        b.vaddr.get(w) as u16,
+        b.rsrc.get(w) * b.rsrc_scale,
+    );
     let rsrc = Resource::read(wave, Src::Sgpr(rsrc_first as u8))?;
     let soff = match inst.decoded.field(Role::Soffset) {
         Some(o) => wave.scalar(Src::from_operand(o))?,

@@ -108,18 +108,15 @@ pub(crate) fn prepare(
         (Seg::Global | Seg::Scratch, Some(o)) => Some(Src::from_operand(o)),
         _ => None,
     };
-    let vaddr_used = match family {
-        Family::Gfx10 => saddr.is_none(),
-        Family::Gfx11 => words[1] >> 23 & 1 != 0,
-        Family::Gfx12 => words[1] >> 17 & 1 != 0,
+    let fields = family.facts().memory;
+    let vaddr_used = match fields.flat.vaddr_enable {
+        None => saddr.is_none(),
+        Some(sve) => sve.get(words) != 0,
     };
     let data = match (seg, d.field(Role::Data)) {
         // The decoder names a buffer store's VDATA nowhere (its tables
         // give stores no destination): read the field.
-        (Seg::Buffer, _) => match family {
-            Family::Gfx10 | Family::Gfx11 => (words[1] >> 8 & 0xFF) as u16,
-            Family::Gfx12 => (words[1] & 0xFF) as u16,
-        },
+        (Seg::Buffer, _) => fields.buffer.vdata.get(words) as u16,
         (_, Some(Operand::Vgpr { first, .. })) => first,
         _ => 0,
     };
@@ -132,29 +129,9 @@ pub(crate) fn prepare(
         saddr,
         vaddr_used,
         data,
-        rtn: returns(family, words),
-        vdst: vdst_field(family, words),
+        rtn: fields.flat.returns.get(words) != 0,
+        vdst: fields.flat.vdst.get(words) as u16,
     })
-}
-
-/// Whether an atomic returns the old value (GLC on gfx10/gfx11, TH bit 0
-/// on gfx12).
-/// The VDST field of a FLAT/GLOBAL/SCRATCH instruction (as llvm-mc-19
-/// encodes `global_atomic_*` with a return: bits 63:56 on gfx10/gfx11,
-/// bits 39:32 of VFLAT/VGLOBAL on gfx12).
-fn vdst_field(family: Family, w: &[u32; 4]) -> u16 {
-    match family {
-        Family::Gfx10 | Family::Gfx11 => (w[1] >> 24 & 0xFF) as u16,
-        Family::Gfx12 => (w[1] & 0xFF) as u16,
-    }
-}
-
-fn returns(family: Family, w: &[u32; 4]) -> bool {
-    match family {
-        Family::Gfx10 => w[0] >> 16 & 1 != 0,
-        Family::Gfx11 => w[0] >> 14 & 1 != 0,
-        Family::Gfx12 => w[1] >> 20 & 1 != 0,
-    }
 }
 
 /// Per-lane byte addresses of a global/flat instruction.

@@ -9,8 +9,6 @@
 //! the dispatch's access trace: concurrently running waves always hold
 //! distinct slots, so they never race, whatever the slot numbering.
 
-use relaunch_isa::Family;
-
 use super::super::buffer::Resource;
 use super::super::fault::{Flow, IsaFault};
 use super::super::operand::PRIVATE_APERTURE;
@@ -104,10 +102,7 @@ pub(super) fn buffer_swizzled(
         mnemonic: format!("{} with a swizzled V#: {what}", inst.decoded.mnemonic()),
         family: wave.isa.family,
     };
-    let four_byte = match wave.isa.family {
-        Family::Gfx10 => true,
-        Family::Gfx11 | Family::Gfx12 => rsrc.swizzle_mode == 1,
-    };
+    let four_byte = rsrc.swizzle_mode == wave.isa.family.facts().resource.swizzle_four_byte;
     if !four_byte {
         return Err(refuse(format!(
             "SWIZZLE_ENABLE {} (only 4-byte elements are modelled)",

@@ -1,9 +1,19 @@
 //! The GPU families relaunch encodes for, and the facts that are the same
-//! for every target of one family. Every decision that differs by family is
-//! an exhaustive `match` here or at its user, so a new family makes the
-//! compiler list every place that must decide.
+//! for every target of one family: one [`FamilyFacts`] row each (`row`).
+//! A value or rule that differs by family is a field of the row; code that
+//! is genuinely different per family is an exhaustive `match` at its user,
+//! so a new family is a row plus what the compiler then lists.
 
 use std::fmt;
+
+use crate::rows::TargetFacts;
+
+mod row;
+
+pub use row::{
+    BufferFields, CacheHierarchy, CacheModel, DispatchRules, FamilyFacts, FlatFields, InstBits,
+    IsaRules, MemoryFields, ResourceRules, RuntimeFacts, SgprCodes, TrapRule, WorkgroupIds,
+};
 
 /// An RDNA generation: one PM4 register table, one machine-code table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,25 +32,22 @@ impl Family {
 
     /// Lower-case family name as used in messages and dumps.
     pub const fn name(self) -> &'static str {
-        match self {
-            Family::Gfx10 => "gfx10",
-            Family::Gfx11 => "gfx11",
-            Family::Gfx12 => "gfx12",
-        }
+        self.facts().name
+    }
+
+    /// The family called `name` (`gfx11`), by the rows' names.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// How the hardware lays out the user SGPRs of a compute dispatch.
     pub const fn user_sgprs(self) -> UserSgprRules {
-        match self {
-            // AMDGPUUsage: the 4-SGPR private segment buffer descriptor
-            // exists up to gfx11; gfx12 has architected flat scratch only.
-            Family::Gfx10 | Family::Gfx11 => UserSgprRules {
-                private_segment_buffer: true,
-            },
-            Family::Gfx12 => UserSgprRules {
-                private_segment_buffer: false,
-            },
-        }
+        self.facts().user_sgprs
+    }
+
+    /// The family's supported targets, in table order.
+    pub fn targets(self) -> impl Iterator<Item = &'static TargetFacts> {
+        TargetFacts::all().iter().filter(move |r| r.family == self)
     }
 }
 
@@ -114,28 +121,6 @@ pub struct ScratchRules {
 impl Family {
     /// The family's scratch facts (see [`ScratchRules`]).
     pub const fn scratch(self) -> ScratchRules {
-        match self {
-            Family::Gfx10 => ScratchRules {
-                flat_scratch: FlatScratch::Init,
-                wavesize_granule: 1024,
-                dispatch_scratch_base: false,
-                flat_scratch_hwregs: Some((20, 21)),
-                waves_per_engine: false,
-            },
-            Family::Gfx11 => ScratchRules {
-                flat_scratch: FlatScratch::Architected,
-                wavesize_granule: 256,
-                dispatch_scratch_base: true,
-                flat_scratch_hwregs: Some((20, 21)),
-                waves_per_engine: true,
-            },
-            Family::Gfx12 => ScratchRules {
-                flat_scratch: FlatScratch::Architected,
-                wavesize_granule: 256,
-                dispatch_scratch_base: true,
-                flat_scratch_hwregs: None,
-                waves_per_engine: true,
-            },
-        }
+        self.facts().scratch
     }
 }
