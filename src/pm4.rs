@@ -243,9 +243,7 @@ impl Gpu {
             return Err(Refusal::NoDispatches { lane: None }.into());
         }
         let scheduler = self.scheduler(1)?;
-        let actor = scheduler
-            .actor(0)
-            .ok_or(Refusal::NoQueue)?;
+        let actor = scheduler.actor(0).ok_or(Refusal::NoQueue)?;
         let dispatches = builder.dispatch_count();
         let mut program = builder.builder;
         program.set_label("lane0");

@@ -60,7 +60,11 @@ pub enum Refusal {
         "node {node}: {given} kernarg bytes given; its kernarg block is {size} bytes and is \
          replaced whole (patch part of it with the offset form)"
     )]
-    KernargBlockSize { node: u32, given: usize, size: usize },
+    KernargBlockSize {
+        node: u32,
+        given: usize,
+        size: usize,
+    },
     /// A node naming a kernel only (authoring), asked to run.
     #[error(
         "kernel {name:?} is named only (authoring); record the node with a module to launch it"
@@ -158,9 +162,7 @@ pub enum Refusal {
     #[error("module has no kernel {symbol:?}; it has: {}", .known.join(", "))]
     UnknownKernel { symbol: String, known: Vec<String> },
     /// A HIP function asked of a module loaded through ROCr.
-    #[error(
-        "kernel {symbol} belongs to a module loaded on a GPU through ROCr, not through HIP"
-    )]
+    #[error("kernel {symbol} belongs to a module loaded on a GPU through ROCr, not through HIP")]
     NotAHipModule { symbol: String },
     /// A PM4 or AQL dispatch of a kernel loaded through HIP.
     #[error(
@@ -485,4 +487,90 @@ fn no_arch_directory(
         "; pack one with: relaunch bundle pack --arch {processor} ..."
     ));
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// Each variant keeps the class its string refusal had, so the C
+    /// `RL_ERR_*` code and the Python exception did not change.
+    #[test]
+    fn the_class_follows_the_variant_through_context() {
+        let cases = [
+            (Refusal::NoDispatches { lane: None }, ErrorClass::Compile),
+            (Refusal::ForeignBuilder, ErrorClass::Handle),
+            (Refusal::ZeroAllocation, ErrorClass::Record),
+            (Refusal::NegativeOrdinal { ordinal: -1 }, ErrorClass::Device),
+            (
+                Refusal::InsideTwin {
+                    call: "Pm4Ib replay".into(),
+                },
+                ErrorClass::Replay,
+            ),
+            (
+                Refusal::ManifestField {
+                    field: "arch".into(),
+                    why: "is missing".into(),
+                },
+                ErrorClass::Certification,
+            ),
+            (
+                Refusal::NoRuntimeAgent {
+                    device: "gfx1201".into(),
+                },
+                ErrorClass::Internal,
+            ),
+        ];
+        for (refusal, class) in cases {
+            let err = Error::from(refusal).context("outer");
+            assert_eq!(err.class(), class, "{err}");
+            assert!(err.refusal().is_some(), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn messages_read_as_the_strings_they_replace() {
+        let lane = Refusal::NoSuchDispatch {
+            lane: Some(2),
+            dispatch: 5,
+            count: 3,
+        };
+        assert_eq!(
+            lane.to_string(),
+            "dispatch 5 does not exist; lane 2 has 3 dispatches"
+        );
+        let mark = Refusal::TimestampUnwritten {
+            lane: Some(1),
+            mark: TimestampMark::DispatchEnd(4),
+        };
+        assert!(
+            mark.to_string()
+                .starts_with("lane 1: the replay completed but the GPU did not write its end of dispatch 4 timestamp"),
+            "{mark}"
+        );
+        let field = Refusal::ManifestField {
+            field: "arch".into(),
+            why: "is not a string".into(),
+        };
+        assert_eq!(
+            field.to_string(),
+            "certification manifest refused: `arch` is not a string"
+        );
+    }
+
+    /// Without the simulator a `sim:` selector is refused naming the
+    /// feature (this runs in a `--no-default-features` build).
+    #[cfg(not(feature = "sim"))]
+    #[test]
+    fn a_sim_selector_without_the_simulator_names_the_feature() {
+        let err = crate::Gpu::open("sim:gfx1201").unwrap_err();
+        assert_eq!(err.class(), ErrorClass::Device);
+        match err.refusal() {
+            Some(Refusal::SimulatorNotBuilt { selector }) => assert_eq!(selector, "sim:gfx1201"),
+            other => panic!("not SimulatorNotBuilt: {other:?} ({err})"),
+        }
+        assert!(err.message().contains("cargo feature `sim`"), "{err}");
+    }
 }

@@ -135,8 +135,8 @@ impl HipDevice {
             functions: Vec::with_capacity(code.kernels().len()),
         };
         for kernel in code.kernels() {
-            let name = CString::new(kernel.name.as_str())
-                .map_err(|_| Refusal::NulInKernelName {
+            let name =
+                CString::new(kernel.name.as_str()).map_err(|_| Refusal::NulInKernelName {
                     name: kernel.name.clone(),
                 })?;
             let mut function: Handle = std::ptr::null_mut();

@@ -77,17 +77,25 @@ fn an_unknown_kernel_names_the_symbol_and_the_kernels_there_are() {
 }
 
 #[test]
-fn a_code_object_for_another_processor_keeps_its_context_and_its_data() {
+fn kernargs_of_neither_size_name_both_sizes() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
-    let err = gpu.load_module(&fixture("gfx1100", "counter")).unwrap_err();
+    let module = gpu.load_module(&fixture("gfx1201", "counter")).unwrap();
+    let mut b = gpu.builder();
+    let err = b
+        .dispatch(&module, "counter", [32, 1, 1], [32, 1, 1], 0, &[0; 3])
+        .unwrap_err();
     assert_eq!(err.class(), ErrorClass::Record);
-    assert!(
-        err.message().starts_with("loading module: code object is for "),
-        "{err}"
-    );
     match refusal(&err) {
-        Refusal::CodeObjectTarget { processor, .. } => assert_eq!(processor, "gfx1201"),
-        other => panic!("not CodeObjectTarget: {other:?}"),
+        Refusal::KernargSize {
+            kernel,
+            given,
+            full,
+            explicit,
+        } => {
+            assert_eq!((kernel.as_str(), *given, *explicit), ("counter", 3, 8));
+            assert!(full >= explicit, "{err}");
+        }
+        other => panic!("not KernargSize: {other:?}"),
     }
 }
 
@@ -123,10 +131,7 @@ fn a_patch_of_a_dispatch_past_the_end_carries_the_index_and_the_count() {
     let err = ib.dispatch_times().unwrap_err();
     assert_eq!(err.class(), ErrorClass::Replay);
     assert!(
-        matches!(
-            refusal(&err),
-            Refusal::NoDispatchTimes { profiling: None }
-        ),
+        matches!(refusal(&err), Refusal::NoDispatchTimes { profiling: None }),
         "{err:?}"
     );
 }
