@@ -1,6 +1,7 @@
 //! The facade's one error type: an enum of the typed errors of the crates
 //! underneath (kept typed, so a caller can look inside a `CompileError`'s
-//! hazard list), the facade's own refusals, and context around either.
+//! hazard list), the facade's own refusals (typed: [`Refusal`]), and
+//! context around either.
 //! [`Error::class`] derives the class the C ABI maps to an `RL_ERR_*` code
 //! and Python to an exception; the message says what was wrong and what
 //! to do.
