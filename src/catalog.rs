@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use relaunch_device::bundle::tree::name_list;
 use relaunch_device::bundle::{fallback, ArchDir};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::module::Module;
+use crate::refusal::Refusal;
 
 struct Inner {
     gpu: Gpu,
@@ -72,7 +72,7 @@ impl Catalog {
                 Error::from(e).context(format!("catalog {} (arch {processor})", root.display()))
             );
         }
-        Err(Error::record(missing_arch(&root, &processor)))
+        Err(missing_arch(root, processor).into())
     }
 
     /// A catalog over an architecture directory read some other way (a
@@ -85,12 +85,13 @@ impl Catalog {
             .iter()
             .any(|a| a == dir.arch())
         {
-            return Err(Error::record(format!(
-                "catalog {}: directory {} is for {}, this device is {processor}",
-                root.display(),
-                dir.dir().display(),
-                dir.arch()
-            )));
+            return Err(Refusal::ArchDirectoryMismatch {
+                root,
+                dir: dir.dir().to_path_buf(),
+                arch: dir.arch().to_string(),
+                processor: processor.to_string(),
+            }
+            .into());
         }
         Ok(Catalog {
             inner: Arc::new(Inner {
@@ -168,28 +169,19 @@ impl Catalog {
 }
 
 /// The message for a tree without the device's arch.
-fn missing_arch(root: &Path, processor: &str) -> String {
-    // The root may be any directory: list a few of its names, not all.
-    let have = ArchDir::arches(root)
-        .map(|a| name_list(a.iter().map(String::as_str)))
-        .unwrap_or_else(|e| format!("unreadable: {e}"));
-    let mut msg = format!(
-        "catalog {}: no {processor} directory (this device is {processor}; relaunch loads only \
-         the exact processor's code, no sibling fallback); the tree has: [{have}]",
-        root.display()
-    );
-    if let Some(generic) = fallback::generic_of(processor) {
-        if root.join(generic).is_dir() {
-            msg.push_str(&format!(
-                "; {generic} is present but not used: relaunch does not load generic-target \
-                 code objects yet"
-            ));
-        }
+fn missing_arch(root: PathBuf, processor: String) -> Refusal {
+    // The message lists a few of the root's names, not all (it may be
+    // any directory).
+    let tree = ArchDir::arches(&root).map_err(|e| e.to_string());
+    let unused_generic = fallback::generic_of(&processor)
+        .filter(|generic| root.join(generic).is_dir())
+        .map(str::to_string);
+    Refusal::NoArchDirectory {
+        root,
+        processor,
+        tree,
+        unused_generic,
     }
-    msg.push_str(&format!(
-        "; pack one with: relaunch bundle pack --arch {processor} ..."
-    ));
-    msg
 }
 
 impl Gpu {

@@ -1,6 +1,7 @@
 //! The facade's one error type: an enum of the typed errors of the crates
 //! underneath (kept typed, so a caller can look inside a `CompileError`'s
-//! hazard list), the facade's own refusals, and context around either.
+//! hazard list), the facade's own refusals (typed: [`Refusal`]), and
+//! context around either.
 //! [`Error::class`] derives the class the C ABI maps to an `RL_ERR_*` code
 //! and Python to an exception; the message says what was wrong and what
 //! to do.
@@ -17,6 +18,8 @@ use relaunch_encoders::EncodeError;
 use relaunch_lanes::{CompileError, PatchError, RecordError};
 use relaunch_lanes::{LaneFailure, LowerLaneError};
 use relaunch_sched::SchedError;
+
+use crate::refusal::Refusal;
 
 /// Error classes, stable across the C and Python front ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -154,10 +157,14 @@ pub enum Error {
         reason: String,
         message: String,
     },
-    /// A refusal of the facade itself or of a front end (a NULL argument,
-    /// a foreign handle, a builder with no dispatches, ...).
+    /// A refusal of the facade itself, typed: what was refused and its
+    /// data ([`Error::refusal`]).
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A refusal that is only its text: a front end's own (a NULL
+    /// argument, text that is not UTF-8, a malformed C handle).
     #[error("{message}")]
-    Refused { class: ErrorClass, message: String },
+    Message { class: ErrorClass, message: String },
     /// Another error with what to do about it after its message.
     #[error("{source}; {hint}")]
     Hint {
@@ -181,9 +188,10 @@ impl From<LaneLoweringError> for Error {
 }
 
 impl Error {
-    /// A refusal of class `class` saying `message`.
+    /// A refusal of class `class` that is only its text, `message` (the
+    /// facade's own refusals are typed: [`Refusal`]).
     pub fn new(class: ErrorClass, message: impl Into<String>) -> Self {
-        Error::Refused {
+        Error::Message {
             class,
             message: message.into(),
         }
@@ -221,7 +229,8 @@ impl Error {
             Error::Hip(crate::hip_streams::HipError::Library { .. }) => ErrorClass::Device,
             Error::Hip(_) => ErrorClass::Replay,
             Error::RefusedKernel { .. } => ErrorClass::Compile,
-            Error::Refused { class, .. } => *class,
+            Error::Refused(refusal) => refusal.class(),
+            Error::Message { class, .. } => *class,
             Error::Context { source, .. } | Error::Hint { source, .. } => source.class(),
         }
     }
@@ -278,6 +287,15 @@ impl Error {
         }
     }
 
+    /// What the facade refused, with its data (`None` for an error of a
+    /// crate underneath or a refusal that is only text).
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match self.innermost() {
+            Error::Refused(refusal) => Some(refusal),
+            _ => None,
+        }
+    }
+
     /// The kernel a submission path refused and why (`None` for any other
     /// error).
     pub fn refused_kernel(&self) -> Option<(&str, String)> {
@@ -302,19 +320,6 @@ impl Error {
             reason: reason.into(),
             message: message.into(),
         }
-    }
-
-    pub(crate) fn device(message: impl Into<String>) -> Self {
-        Error::new(ErrorClass::Device, message)
-    }
-    pub(crate) fn record(message: impl Into<String>) -> Self {
-        Error::new(ErrorClass::Record, message)
-    }
-    pub(crate) fn compile(message: impl Into<String>) -> Self {
-        Error::new(ErrorClass::Compile, message)
-    }
-    pub(crate) fn handle(message: impl Into<String>) -> Self {
-        Error::new(ErrorClass::Handle, message)
     }
 }
 

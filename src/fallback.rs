@@ -14,6 +14,7 @@ use relaunch_device::hsa::Runtime;
 use relaunch_hsa_sys::{LoadedHsa, HSA_LIB_ENV};
 
 use crate::error::{Error, Result};
+use crate::refusal::Refusal;
 
 /// The kernel driver's device node.
 const KFD: &str = "/dev/kfd";
@@ -39,11 +40,11 @@ pub(crate) fn system_runtime() -> Result<Option<Runtime>> {
                 return Ok(None);
             }
             KfdState::Denied(reason) => {
-                return Err(Error::device(format!(
-                    "ROCm is installed but {KFD} cannot be opened ({reason}): add the user to \
-                     the render group (sudo usermod -aG render,video $USER, then log in again), \
-                     or pass --device sim:<target> to use the simulator"
-                )))
+                return Err(Refusal::KfdDenied {
+                    path: KFD.into(),
+                    reason,
+                }
+                .into())
             }
             KfdState::Usable => {}
         }

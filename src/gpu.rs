@@ -19,7 +19,8 @@ use relaunch_sched::hsa::{HsaBackend, HsaQueueOptions};
 use relaunch_sched::scheduler::Scheduler;
 use relaunch_sched::{ActorOptions, QueuePolicy};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
+use crate::refusal::Refusal;
 
 /// Environment variable naming the default device selector.
 pub const DEVICE_ENV: &str = "RELAUNCH_DEVICE";
@@ -112,11 +113,7 @@ impl Gpu {
         }
         let Some(runtime) = crate::fallback::system_runtime()? else {
             if !crate::simulated::available() {
-                return Err(Error::device(format!(
-                    "no ROCm runtime on this machine (no HSA library, or no /dev/kfd), and this \
-                     relaunch was built without its simulator (cargo feature `sim`), so there \
-                     is no {FALLBACK_SELECTOR} to fall back to"
-                )));
+                return Err(Refusal::NoRuntimeNoSimulator.into());
             }
             return Gpu::open(FALLBACK_SELECTOR);
         };
@@ -136,9 +133,7 @@ impl Gpu {
     /// Opens the volatile index form (`rl_gpu_new`).
     pub fn open_index(ordinal: i32) -> Result<Gpu> {
         if ordinal < 0 {
-            return Err(Error::device(format!(
-                "device ordinal {ordinal} is negative; use 0 for the first GPU or a selector"
-            )));
+            return Err(Refusal::NegativeOrdinal { ordinal }.into());
         }
         Gpu::open(&format!("index:{ordinal}"))
     }
@@ -172,11 +167,8 @@ impl Gpu {
                     .gpus()
                     .nth(found.rocr_index)
                     .cloned()
-                    .ok_or_else(|| {
-                        Error::new(
-                            ErrorClass::Internal,
-                            format!("resolved device {} has no runtime agent", found.describe()),
-                        )
+                    .ok_or_else(|| Refusal::NoRuntimeAgent {
+                        device: found.describe(),
                     })?;
                 let simulated = runtime.is_simulated();
                 Gpu::from_agent(runtime, agent, found.describe(), simulated)
@@ -320,7 +312,7 @@ impl Gpu {
     /// memory (readable and writable from the host); else device-local.
     pub fn alloc(&self, bytes: usize, host_visible: bool) -> Result<DeviceBuffer> {
         if bytes == 0 {
-            return Err(Error::record("allocation of 0 bytes; ask for at least 1"));
+            return Err(Refusal::ZeroAllocation.into());
         }
         let rt = &self.inner.runtime;
         let pool = if host_visible {

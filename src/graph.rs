@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::module::Module;
 use crate::pm4::REPLAY_TIMEOUT;
+use crate::refusal::Refusal;
 use crate::submission::{LaneKind, LaneSubmission, Submission};
 use crate::QueuePolicy;
 
@@ -85,9 +86,7 @@ impl Graph {
     /// launches, but cannot run on a device.
     pub fn kernel_named(&mut self, node: KernelNode) -> Result<NodeId> {
         if matches!(node.kernel, KernelRef::Module { .. }) {
-            return Err(Error::record(
-                "kernel_named takes a named kernel; use kernel() for module kernels",
-            ));
+            return Err(Refusal::NotANamedKernel.into());
         }
         Ok(self.graph.kernel(node)?)
     }
@@ -310,24 +309,20 @@ impl GraphExec {
     /// Must be called before the first launch.
     pub fn order_by_stream_words(&self, words: Vec<StreamWords>) -> Result<()> {
         if self.launched.lock().is_some() {
-            return Err(Error::handle(
-                "the graph's IBs are already installed; order it by stream words before its first launch",
-            ));
+            return Err(Refusal::AlreadyInstalled.into());
         }
         let lanes = self.lane_count();
         if let Some((lane, why)) = self.lanes.iter().enumerate().find_map(|(i, l)| {
             (l.kind == LaneKind::Aql).then(|| (i, l.reason.clone().unwrap_or_default()))
         }) {
-            return Err(Error::compile(format!(
-                "lane {lane} runs as public AQL ({why}); stream-ordered replay gates PM4 IBs \
-                 only, so this graph cannot be ordered by stream words"
-            )));
+            return Err(Refusal::StreamOrderOfAqlLane { lane, reason: why }.into());
         }
         if words.len() != lanes {
-            return Err(Error::handle(format!(
-                "{} stream gates for a graph of {lanes} lanes (one per lane)",
-                words.len()
-            )));
+            return Err(Refusal::StreamGateCount {
+                gates: words.len(),
+                lanes,
+            }
+            .into());
         }
         *self.stream.lock() = Some(words);
         Ok(())
@@ -367,11 +362,11 @@ impl GraphExec {
         }
         let l = launched.as_ref().expect("installed above");
         if !Arc::ptr_eq(&l.gpu.inner, &gpu.inner) {
-            return Err(Error::handle(format!(
-                "this graph's IBs are installed on {}; launch it there or instantiate again for {}",
-                l.gpu.describe(),
-                gpu.describe()
-            )));
+            return Err(Refusal::InstalledElsewhere {
+                installed_on: l.gpu.describe().to_string(),
+                asked: gpu.describe().to_string(),
+            }
+            .into());
         }
         let completion = l.multi.replay().map_err(Error::Replay)?;
         *self.last.lock() = completion.lanes().cloned().collect();
@@ -401,20 +396,19 @@ impl GraphExec {
             let on = match (module.gpu(), module.hip_device()) {
                 (Some(on), _) => on,
                 (None, Some(hip)) => {
-                    return Err(Error::handle(format!(
-                        "this graph's modules were loaded through HIP ({}): replay it with \
-                         GraphExec::launch_hip",
-                        hip.describe()
-                    )))
+                    return Err(Refusal::LaunchOfHipModules {
+                        device: hip.describe(),
+                    }
+                    .into())
                 }
                 (None, None) => unreachable!("a module is loaded through ROCr or HIP"),
             };
             if !Arc::ptr_eq(&on.inner, &gpu.inner) {
-                return Err(Error::handle(format!(
-                    "a module of this graph was loaded on {}, not on {}",
-                    on.describe(),
-                    gpu.describe()
-                )));
+                return Err(Refusal::ModuleOnOtherDevice {
+                    loaded_on: on.describe().to_string(),
+                    asked: gpu.describe().to_string(),
+                }
+                .into());
             }
         }
         // Runtime-owned hidden arguments of public-AQL lanes, written into
@@ -484,16 +478,16 @@ impl GraphExec {
 
     fn resolve(&self, kernel: &KernelRef) -> Result<ResolvedKernel> {
         match kernel {
-            KernelRef::Named(name) => Err(Error::compile(format!(
-                "kernel {name:?} is named only (authoring); record the node with a module to launch it"
-            ))),
-            KernelRef::Transfer(_) => Err(Error::compile(
-                "a transfer node runs no kernel (it is lowered as DMA_DATA)",
-            )),
+            KernelRef::Named(name) => Err(Refusal::NamedOnly { name: name.clone() }.into()),
+            KernelRef::Transfer(_) => Err(Refusal::TransferRunsNoKernel.into()),
             KernelRef::Module { module, symbol } => {
-                let m = self.modules.get(module).ok_or_else(|| {
-                    Error::compile(format!("module {module} of kernel {symbol} is not known"))
-                })?;
+                let m = self
+                    .modules
+                    .get(module)
+                    .ok_or_else(|| Refusal::UnknownModule {
+                        module: *module,
+                        symbol: symbol.clone(),
+                    })?;
                 let k = m.loaded_kernel(symbol)?;
                 Ok(ResolvedKernel {
                     descriptor: k.info.descriptor,
@@ -511,16 +505,16 @@ impl GraphExec {
     pub fn replace_node_kernargs(&self, node: NodeId, bytes: &[u8]) -> Result<()> {
         let (size, completed) = {
             let plan = self.plan.lock();
-            let planned = plan.node(node).ok_or_else(|| {
-                Error::handle(format!("node {} is not in this graph", node.raw()))
-            })?;
+            let planned = plan
+                .node(node)
+                .ok_or(Refusal::NoSuchNode { node: node.raw() })?;
             let size = planned.kernarg.len();
             let completed = match planned.kernel {
                 KernelRef::Module { module, symbol } if bytes.len() < size => {
                     let info = self
                         .modules
                         .get(module)
-                        .ok_or_else(|| Error::handle("the node's module is not in this graph"))?
+                        .ok_or(Refusal::NodeModuleMissing { node: node.raw() })?
                         .graph_kernel(symbol)?;
                     let geometry = crate::Geometry {
                         grid: planned.grid,
@@ -535,12 +529,12 @@ impl GraphExec {
         };
         let bytes = completed.as_deref().unwrap_or(bytes);
         if bytes.len() != size {
-            return Err(Error::record(format!(
-                "node {}: {} kernarg bytes given; its kernarg block is {size} bytes and is \
-                 replaced whole (patch part of it with the offset form)",
-                node.raw(),
-                bytes.len()
-            )));
+            return Err(Refusal::KernargBlockSize {
+                node: node.raw(),
+                given: bytes.len(),
+                size,
+            }
+            .into());
         }
         self.set_node_kernargs(node, 0, bytes)
     }
@@ -553,7 +547,7 @@ impl GraphExec {
         let mut plan = self.plan.lock();
         let at = plan
             .locate(node)
-            .ok_or_else(|| Error::handle(format!("node {} is not in this graph", node.raw())))?;
+            .ok_or(Refusal::NoSuchNode { node: node.raw() })?;
         plan.set_node_kernargs(node, byte_offset, bytes)?;
         // A patch over a runtime-owned slot (a whole-block replace) keeps
         // the runtime's value there; install writes them before the first.

@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use relaunch_device::codeobj::KernelInfo;
 use relaunch_encoders::kernarg_pack::{pack, Geometry};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::refusal::Refusal;
 
 /// Bytes before the first hidden argument (the whole segment when the
 /// kernel has none): the explicit block an engine packs itself.
@@ -39,11 +40,11 @@ pub fn complete<'a>(
     if kernarg.len() == explicit {
         return Ok(Cow::Owned(pack(info, kernarg, geometry)?));
     }
-    Err(Error::record(format!(
-        "kernel {}: {} kernarg bytes given; pass the whole {full}-byte segment (hidden \
-         arguments included, see pack_kernargs) or exactly the {explicit} bytes of explicit \
-         arguments (relaunch then fills the hidden ones from the launch geometry)",
-        info.name,
-        kernarg.len()
-    )))
+    Err(Refusal::KernargSize {
+        kernel: info.name.clone(),
+        given: kernarg.len(),
+        full,
+        explicit,
+    }
+    .into())
 }

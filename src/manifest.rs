@@ -16,7 +16,8 @@ use relaunch_device::codeobj::CodeObject;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
+use crate::refusal::Refusal;
 
 /// The schema version relaunch writes.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -118,10 +119,11 @@ pub fn write(bytes: &[u8], code: &CodeObject, certs: &[Certificate]) -> Value {
 }
 
 fn refuse(field: &str, why: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorClass::Certification,
-        format!("certification manifest refused: `{field}` {why}"),
-    )
+    Refusal::ManifestField {
+        field: field.to_string(),
+        why: why.to_string(),
+    }
+    .into()
 }
 
 fn field<'a>(m: &'a Map<String, Value>, name: &str) -> Result<&'a Value> {

@@ -10,6 +10,7 @@ use relaunch_device::hsa::Executable;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::refusal::Refusal;
 
 /// One kernel ready to encode: its descriptor and where it was loaded.
 #[derive(Debug, Clone)]
@@ -84,13 +85,12 @@ impl Gpu {
         let code = CodeObject::from_bundle_or_elf(bytes, Some(&target))
             .map_err(|e| Error::from(e).context("loading module"))?;
         if code.target().processor() != self.target().processor() {
-            return Err(Error::record(format!(
-                "loading module: code object is for {}, this device is {}; build it for {} \
-                 (or pass a bundle containing that target)",
-                code.target(),
-                self.target(),
-                self.target().processor()
-            )));
+            return Err(Error::from(Refusal::CodeObjectTarget {
+                code: code.target().to_string(),
+                device: self.target().to_string(),
+                processor: self.target().processor().to_string(),
+            })
+            .context("loading module"));
         }
         let certs = if options.certify {
             certify::certify(&code)
@@ -207,22 +207,17 @@ impl Module {
     /// whose kernel the PM4 path refuses runs as public AQL, see
     /// [`crate::Submission`]).
     pub fn loaded_kernel(&self, symbol: &str) -> Result<LoadedKernel> {
-        let info = self.kernel_info(symbol).ok_or_else(|| {
-            let names: Vec<&str> = self.kernels().iter().map(|k| k.name.as_str()).collect();
-            Error::record(format!(
-                "module has no kernel {symbol:?}; it has: {}",
-                names.join(", ")
-            ))
-        })?;
+        let info = self
+            .kernel_info(symbol)
+            .ok_or_else(|| self.unknown_kernel(symbol))?;
         let executable = match &self.inner.loaded {
             Loaded::Hsa { executable, .. } => executable,
             Loaded::Hip(m) => {
-                return Err(Error::compile(format!(
-                    "kernel {} was loaded through HIP ({}): it runs on HIP streams only \
-                     (GraphExec::launch_hip), not as PM4 or AQL dispatches",
-                    info.name,
-                    m.device().describe()
-                )))
+                return Err(Refusal::HipOnlyKernel {
+                    kernel: info.name.clone(),
+                    device: m.device().describe(),
+                }
+                .into())
             }
         };
         let symbol = executable
@@ -252,22 +247,26 @@ impl Module {
     /// HIP's function for `symbol` of a HIP module.
     pub(crate) fn hip_function(&self, symbol: &str) -> Result<*mut std::ffi::c_void> {
         let Loaded::Hip(m) = &self.inner.loaded else {
-            return Err(Error::handle(format!(
-                "kernel {symbol} belongs to a module loaded on a GPU through ROCr, not through HIP"
-            )));
+            return Err(Refusal::NotAHipModule {
+                symbol: symbol.to_string(),
+            }
+            .into());
         };
         let name = symbol.strip_suffix(".kd").unwrap_or(symbol);
         self.kernels()
             .iter()
             .position(|k| k.name == name)
             .and_then(|i| m.function(i))
-            .ok_or_else(|| {
-                let names: Vec<&str> = self.kernels().iter().map(|k| k.name.as_str()).collect();
-                Error::record(format!(
-                    "module has no kernel {symbol:?}; it has: {}",
-                    names.join(", ")
-                ))
-            })
+            .ok_or_else(|| self.unknown_kernel(symbol).into())
+    }
+
+    /// The refusal of a symbol this module does not hold, listing those it
+    /// does (front ends asking for a kernel by name refuse with it too).
+    pub fn unknown_kernel(&self, symbol: &str) -> Refusal {
+        Refusal::UnknownKernel {
+            symbol: symbol.to_string(),
+            known: self.kernels().iter().map(|k| k.name.clone()).collect(),
+        }
     }
 
     /// The kernarg segment of `symbol` for one launch: `explicit` arguments
@@ -280,7 +279,7 @@ impl Module {
     ) -> Result<Vec<u8>> {
         let info = self
             .kernel_info(symbol)
-            .ok_or_else(|| Error::record(format!("module has no kernel {symbol:?}")))?;
+            .ok_or_else(|| self.unknown_kernel(symbol))?;
         Ok(crate::pack_kernargs(info, explicit, geometry)?)
     }
 

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{Gpu, HsaScheduler};
 use crate::keepalive::KeptAlive;
 use crate::module::Module;
+use crate::refusal::Refusal;
 
 /// How long a synchronous replay waits before reporting a timeout.
 pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -24,14 +25,10 @@ pub const REPLAY_TIMEOUT: Duration = Duration::from_secs(60);
 pub fn refuse_inside_twin(what: &str) -> Result<()> {
     // Without the simulator there are no twins.
     if inside_twin() {
-        return Err(Error::new(
-            crate::error::ErrorClass::Replay,
-            format!(
-                "{what} called from inside a kernel twin: the twin runs on the queue thread the \
-                 call would wait for (it would deadlock); replay or patch after the replay \
-                 running the twin has finished"
-            ),
-        ));
+        return Err(Refusal::InsideTwin {
+            call: what.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -92,11 +89,12 @@ impl Pm4Builder {
             .gpu()
             .is_some_and(|gpu| std::sync::Arc::ptr_eq(&gpu.inner, &self.gpu.inner));
         if !on_this {
-            return Err(Error::handle(if module.is_hip() {
-                "the module was loaded through HIP: its kernels run on HIP streams only, not in a PM4 IB"
+            return Err(if module.is_hip() {
+                Refusal::HipModuleInPm4
             } else {
-                "the module was loaded on another GPU than this builder's"
-            }));
+                Refusal::ModuleOnOtherGpu
+            }
+            .into());
         }
         let kernel = module.kernel(symbol)?;
         let code = KernelCode {
@@ -243,12 +241,10 @@ impl Gpu {
     ) -> Result<Pm4Ib> {
         check_owner(self, &builder)?;
         if builder.dispatch_count() == 0 {
-            return Err(Error::compile("the builder has no dispatches"));
+            return Err(Refusal::NoDispatches { lane: None }.into());
         }
         let scheduler = self.scheduler(1)?;
-        let actor = scheduler
-            .actor(0)
-            .ok_or_else(|| Error::device("scheduler has no queue"))?;
+        let actor = scheduler.actor(0).ok_or(Refusal::NoQueue)?;
         let dispatches = builder.dispatch_count();
         let mut program = builder.builder;
         program.set_label("lane0");
@@ -305,7 +301,7 @@ impl Gpu {
         profiling: Option<crate::Profiling>,
     ) -> Result<Pm4MultiIb> {
         if builders.is_empty() {
-            return Err(Error::compile("finalize_multi needs at least one builder"));
+            return Err(Refusal::NoBuilders.into());
         }
         let mut modules = Vec::new();
         let mut lanes = Vec::with_capacity(builders.len());
@@ -314,7 +310,7 @@ impl Gpu {
         for (lane, b) in builders.into_iter().enumerate() {
             check_owner(self, &b).map_err(|e| e.context(format!("lane {lane}")))?;
             if b.dispatch_count() == 0 {
-                return Err(Error::compile(format!("lane {lane} has no dispatches")));
+                return Err(Refusal::NoDispatches { lane: Some(lane) }.into());
             }
             counts.push(b.dispatch_count());
             let work = b.work();
@@ -353,7 +349,7 @@ fn check_owner(gpu: &Gpu, builder: &Pm4Builder) -> Result<()> {
     if std::sync::Arc::ptr_eq(&gpu.inner, &builder.gpu.inner) {
         Ok(())
     } else {
-        Err(Error::handle("the builder belongs to another GPU"))
+        Err(Refusal::ForeignBuilder.into())
     }
 }
 
@@ -384,10 +380,12 @@ impl Pm4Ib {
         // An index past the count names no dispatch: a handle error, as
         // the seed's C ABI classes it (a range past a block is a record one).
         if index >= self.dispatches {
-            return Err(Error::handle(format!(
-                "dispatch {index} does not exist; the IB has {} dispatches",
-                self.dispatches
-            )));
+            return Err(Refusal::NoSuchDispatch {
+                lane: None,
+                dispatch: index,
+                count: self.dispatches,
+            }
+            .into());
         }
         self.handle
             .patch(index, byte_offset, bytes)
@@ -473,15 +471,19 @@ impl Pm4MultiIb {
         refuse_inside_twin("Pm4MultiIb set_kernargs")?;
         match self.dispatches.get(lane) {
             None => {
-                return Err(Error::handle(format!(
-                    "lane {lane} does not exist; the multi-IB has {} lanes",
-                    self.dispatches.len()
-                )))
+                return Err(Refusal::NoSuchLane {
+                    lane,
+                    lanes: self.dispatches.len(),
+                }
+                .into())
             }
             Some(&count) if dispatch >= count => {
-                return Err(Error::handle(format!(
-                    "dispatch {dispatch} does not exist; lane {lane} has {count} dispatches"
-                )))
+                return Err(Refusal::NoSuchDispatch {
+                    lane: Some(lane),
+                    dispatch,
+                    count,
+                }
+                .into())
             }
             Some(_) => {}
         }
@@ -531,10 +533,11 @@ impl Pm4MultiIb {
     /// from the earliest lane's start).
     pub fn dispatch_times(&self, lane: usize) -> Result<Vec<crate::DispatchTime>> {
         if lane >= self.dispatches.len() {
-            return Err(Error::handle(format!(
-                "lane {lane} does not exist; the multi-IB has {} lanes",
-                self.dispatches.len()
-            )));
+            return Err(Refusal::NoSuchLane {
+                lane,
+                lanes: self.dispatches.len(),
+            }
+            .into());
         }
         crate::profile::dispatch_times(self.profile.as_ref(), lane)
     }

@@ -16,8 +16,9 @@ use relaunch_encoders::profile::{dispatch_slots, IB_END_SLOT, IB_START_SLOT};
 use relaunch_encoders::timestamp::{ticks_to_us, TIMESTAMP_BYTES};
 use relaunch_encoders::Profile;
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
 use crate::gpu::{DeviceBuffer, Gpu};
+use crate::refusal::{Refusal, TimestampMark};
 
 /// Which timestamps a profiled IB writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,11 +77,7 @@ impl Slots {
     pub(crate) fn new(gpu: &Gpu, profiling: Profiling, dispatches: &[usize]) -> Result<Slots> {
         let hz = gpu.inner.runtime.timestamp_frequency();
         if hz == 0 {
-            return Err(Error::new(
-                ErrorClass::Device,
-                "the runtime reports a timestamp frequency of 0, so GPU timestamps cannot be \
-                 converted to time; profiled replay needs HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY",
-            ));
+            return Err(Refusal::NoTimestampFrequency.into());
         }
         let mut lanes = Vec::with_capacity(dispatches.len());
         let mut total = 0usize;
@@ -153,15 +150,12 @@ impl Slots {
                 .chain(marks.iter().flat_map(|&(s, e)| [s, e]))
                 .chain(std::iter::once(end));
             if order.clone().zip(order.skip(1)).any(|(a, b)| b < a) || end <= start {
-                return Err(Error::new(
-                    ErrorClass::Replay,
-                    format!(
-                        "{}the GPU timestamps are out of order (start {start}, end {end} ticks); \
-                         the IB's timestamp memory was written by something else during the \
-                         replay",
-                        lane_prefix(multi.then_some(lane))
-                    ),
-                ));
+                return Err(Refusal::TimestampsOutOfOrder {
+                    lane: multi.then_some(lane),
+                    start,
+                    end,
+                }
+                .into());
             }
             spans.push((start, end, marks));
         }
@@ -243,50 +237,25 @@ fn profile_shape(profiling: Profiling) -> Profile {
     }
 }
 
-fn lane_prefix(lane: Option<usize>) -> String {
-    lane.map_or_else(String::new, |l| format!("lane {l}: "))
-}
-
 fn unwritten(lane: Option<usize>, slot: usize) -> Error {
-    let what = match slot {
-        IB_START_SLOT => "IB start".to_string(),
-        IB_END_SLOT => "IB end".to_string(),
-        s if s % 2 == 0 => format!("start of dispatch {}", (s - 2) / 2),
-        s => format!("end of dispatch {}", (s - 3) / 2),
+    let mark = match slot {
+        IB_START_SLOT => TimestampMark::IbStart,
+        IB_END_SLOT => TimestampMark::IbEnd,
+        s if s % 2 == 0 => TimestampMark::DispatchStart((s - 2) / 2),
+        s => TimestampMark::DispatchEnd((s - 3) / 2),
     };
-    Error::new(
-        ErrorClass::Replay,
-        format!(
-            "{}the replay completed but the GPU did not write its {what} timestamp; \
-             no time is reported rather than a wrong one",
-            lane_prefix(lane)
-        ),
-    )
+    Refusal::TimestampUnwritten { lane, mark }.into()
 }
 
 /// The error for a profiled replay of an IB finalized without profiling.
 pub(crate) fn not_profiled(what: &str) -> Error {
-    Error::new(
-        ErrorClass::Replay,
-        format!(
-            "{what}: this IB was finalized without profiling, so it writes no timestamps; \
-             finalize it with finalize_profiled (C: rl_pm4_finalize_profiled); nothing was \
-             replayed"
-        ),
-    )
+    Refusal::NotProfiled {
+        call: what.to_string(),
+    }
+    .into()
 }
 
 /// The error for per-dispatch times nobody measured (yet).
 fn no_dispatch_times(profiling: Option<Profiling>) -> Error {
-    let why = match profiling {
-        None | Some(Profiling::Span) => {
-            "this IB was not finalized with per-dispatch profiling (Profiling::Dispatches; C: \
-             rl_pm4_finalize_profiled_dispatches)"
-        }
-        Some(Profiling::Dispatches) => {
-            "no profiled replay has completed yet; call replay_profiled (C: \
-             rl_pm4_replay_profiled) first"
-        }
-    };
-    Error::new(ErrorClass::Replay, format!("no per-dispatch times: {why}"))
+    Refusal::NoDispatchTimes { profiling }.into()
 }

@@ -12,6 +12,7 @@ mod with_sim {
 
     use crate::error::{Error, Result};
     use crate::gpu::{runtime_agent_facts, Gpu};
+    use crate::refusal::Refusal;
 
     impl Gpu {
         /// `open_sim` under `ctx`'s manifest: refused by target before the
@@ -34,9 +35,7 @@ mod with_sim {
                 .gpus()
                 .find(|a| a.name == name)
                 .cloned()
-                .ok_or_else(|| {
-                    Error::device(format!("sim:{name}: the simulator lists no such agent"))
-                })?;
+                .ok_or_else(|| Refusal::SimAgentMissing { name: name.clone() })?;
             let facts = runtime_agent_facts(&runtime)
                 .into_iter()
                 .zip(runtime.gpus())
@@ -60,10 +59,10 @@ impl crate::gpu::Gpu {
         _ctx: &relaunch_device::identity::HostContext,
         selector: &str,
     ) -> crate::error::Result<crate::gpu::Gpu> {
-        Err(crate::error::Error::device(format!(
-            "{selector}: this relaunch was built without its simulator (cargo feature `sim`, \
-             on by default); enable the feature to use simulated devices"
-        )))
+        Err(crate::refusal::Refusal::SimulatorNotBuilt {
+            selector: selector.to_string(),
+        }
+        .into())
     }
 }
 

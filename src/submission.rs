@@ -14,6 +14,7 @@ use relaunch_sched::scheduler::LaneProgram;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::refusal::Refusal;
 
 /// What the public-AQL path lacks, for refusals: it serves HIP's hostcall
 /// printf (`hidden_hostcall_buffer`) but not OpenCL's printf buffer.
@@ -92,11 +93,7 @@ pub(crate) fn choose<'a>(
     kernel: impl Fn(&KernelRef) -> Option<&'a relaunch_device::codeobj::KernelInfo>,
 ) -> Result<Vec<LaneSubmission>> {
     if submission == Submission::Hip {
-        return Err(Error::compile(
-            "Submission::Hip needs the graph's modules loaded through HIP \
-             (HipDevice::load_module); these were loaded on a GPU through ROCr, which runs them \
-             as PM4 or public AQL",
-        ));
+        return Err(Refusal::HipSubmissionOfRocrModules.into());
     }
     let mut out = Vec::with_capacity(plan.lane_count());
     for (lane, nodes) in plan.lanes().enumerate() {
@@ -156,11 +153,12 @@ pub(crate) fn choose<'a>(
             (_, refused) => refused,
         };
         if let (Some(reason), Some(node)) = (&reason, transfer) {
-            return Err(Error::compile(format!(
-                "lane {lane} must run as public AQL ({reason}), but its node {node} is a \
-                 copy/fill, which runs as CP DMA_DATA on the PM4 path only; keep transfers \
-                 apart from such kernels (or use Submission::Pm4 without them)"
-            )));
+            return Err(Refusal::TransferInAqlLane {
+                lane,
+                reason: reason.clone(),
+                node,
+            }
+            .into());
         }
         let kind = if reason.is_some() {
             LaneKind::Aql
@@ -187,10 +185,7 @@ pub(crate) fn hip_modules<'a>(modules: impl Iterator<Item = &'a crate::Module>) 
         }
     }
     if hip > 0 && hsa > 0 {
-        return Err(Error::compile(format!(
-            "the graph mixes {hip} module(s) loaded through HIP with {hsa} loaded on a GPU \
-             through ROCr; load every module the same way"
-        )));
+        return Err(Refusal::MixedModules { hip, rocr: hsa }.into());
     }
     Ok(hip > 0)
 }
@@ -199,11 +194,7 @@ pub(crate) fn hip_modules<'a>(modules: impl Iterator<Item = &'a crate::Module>) 
 /// `Pm4`/`Aql` (they need ROCr modules) and for a node HIP cannot launch.
 pub(crate) fn choose_hip(plan: &Plan, submission: Submission) -> Result<Vec<LaneSubmission>> {
     if let Submission::Pm4 | Submission::Aql = submission {
-        return Err(Error::compile(format!(
-            "Submission::{submission:?} needs modules loaded on a GPU through ROCr \
-             (Gpu::load_module); this graph's modules were loaded through HIP, so its lanes run \
-             on HIP streams (Submission::Hip or Auto)"
-        )));
+        return Err(Refusal::RocrSubmissionOfHipModules { submission }.into());
     }
     for lane in plan.lanes() {
         for node in &lane {

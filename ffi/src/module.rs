@@ -144,24 +144,10 @@ pub unsafe extern "C" fn rl_module_kernarg_size(
         let obj = module_obj(module)?;
         // SAFETY: forwarded caller contract.
         let symbol = unsafe { text(symbol, "symbol") }?;
-        let names = || {
-            let names: Vec<&str> = obj
-                .module
-                .kernels()
-                .iter()
-                .map(|k| k.name.as_str())
-                .collect();
-            names.join(", ")
-        };
         obj.module
             .kernarg_size(symbol)
             .map(i64::from)
-            .ok_or_else(|| {
-                record(format!(
-                    "module has no kernel {symbol:?}; it has: {}",
-                    names()
-                ))
-            })
+            .ok_or_else(|| obj.module.unknown_kernel(symbol).into())
     })
 }
 

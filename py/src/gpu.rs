@@ -345,12 +345,9 @@ pub struct Module {
 impl Module {
     /// Kernarg segment size of `symbol` (with or without `.kd`).
     fn kernarg_size(&self, symbol: &str) -> PyResult<u32> {
-        self.module.kernarg_size(symbol).ok_or_else(|| {
-            crate::errors::RecordError::new_err(format!(
-                "module has no kernel {symbol:?}; it has: {}",
-                self.kernel_names().join(", ")
-            ))
-        })
+        self.module
+            .kernarg_size(symbol)
+            .ok_or_else(|| crate::errors::to_py(self.module.unknown_kernel(symbol).into()))
     }
 
     /// Names of the kernels in the module.

@@ -18,6 +18,7 @@ use super::{HipDevice, HipError};
 use crate::error::{Error, Result};
 use crate::graph::GraphExec;
 use crate::module::Module;
+use crate::refusal::Refusal;
 use crate::submission::LaneKind;
 
 /// The streams and events of one graph exec on one HIP device.
@@ -227,10 +228,7 @@ pub(crate) fn blocks(grid: [u32; 3], block: [u32; 3]) -> Result<[u32; 3]> {
     let mut out = [0; 3];
     for d in 0..3 {
         if block[d] == 0 || grid[d] % block[d] != 0 {
-            return Err(Error::compile(format!(
-                "grid {grid:?} is not a whole number of {block:?} workgroups; HIP launches whole \
-                 workgroups only, so this node cannot run on HIP streams"
-            )));
+            return Err(Refusal::PartialWorkgroups { grid, block }.into());
         }
         out[d] = grid[d] / block[d];
     }
@@ -251,31 +249,27 @@ impl GraphExec {
             .enumerate()
             .find(|(_, l)| l.kind != LaneKind::Hip)
         {
-            return Err(Error::handle(format!(
-                "lane {lane} of this graph runs as {}: launch_hip replays graphs of HIP modules \
-                 (HipDevice::load_module); launch this one with GraphExec::launch",
-                l.kind
-            )));
+            return Err(Refusal::NotHipLane { lane, kind: l.kind }.into());
         }
         let mut hip = self.hip.lock();
         if hip.is_none() {
             for module in self.modules.values() {
                 let on = module.hip_device().is_some_and(|d| d.same_as(device));
                 if !on {
-                    return Err(Error::handle(format!(
-                        "a module of this graph was not loaded on {}",
-                        device.describe()
-                    )));
+                    return Err(Refusal::ModuleNotOnHipDevice {
+                        device: device.describe(),
+                    }
+                    .into());
                 }
             }
             *hip = Some(HipLanes::create(device, self.lanes.len())?);
         }
         let lanes = hip.as_mut().expect("created above");
         if !lanes.device.same_as(device) {
-            return Err(Error::handle(format!(
-                "this graph's streams are on {}; launch it there or instantiate again",
-                lanes.device.describe()
-            )));
+            return Err(Refusal::StreamsElsewhere {
+                device: lanes.device.describe(),
+            }
+            .into());
         }
         {
             let plan = self.plan.lock();
@@ -293,12 +287,13 @@ impl GraphExec {
             KernelRef::Module { module, symbol } => self
                 .modules
                 .get(module)
-                .ok_or_else(|| Error::compile(format!("module {module} of kernel {symbol} is not known")))?
+                .ok_or_else(|| Refusal::UnknownModule {
+                    module: *module,
+                    symbol: symbol.clone(),
+                })?
                 .hip_function(symbol),
-            KernelRef::Named(name) => Err(Error::compile(format!(
-                "kernel {name:?} is named only (authoring); record the node with a module to launch it"
-            ))),
-            KernelRef::Transfer(_) => Err(Error::compile("a transfer node runs no kernel")),
+            KernelRef::Named(name) => Err(Refusal::NamedOnly { name: name.clone() }.into()),
+            KernelRef::Transfer(_) => Err(Refusal::TransferRunsNoKernel.into()),
         }
     }
 }

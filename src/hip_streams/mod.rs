@@ -21,6 +21,7 @@ use relaunch_device::codeobj::CodeObject;
 
 use crate::error::{Error, Result};
 use crate::module::{Loaded, Module, ModuleInner};
+use crate::refusal::Refusal;
 use library::{Handle, HipLibrary, HIP_MEMCPY_DEFAULT};
 
 pub use library::REAL_HIP_ENV;
@@ -75,10 +76,12 @@ impl HipDevice {
         lib.check("hipGetDeviceCount", status)
             .map_err(|e| Error::Hip(e).context("opening a HIP device"))?;
         if ordinal < 0 || ordinal >= count {
-            return Err(Error::device(format!(
-                "HIP device {ordinal} does not exist: HIP ({}) sees {count} device(s)",
-                lib.name
-            )));
+            return Err(Refusal::NoHipDevice {
+                ordinal,
+                library: lib.name.clone(),
+                count,
+            }
+            .into());
         }
         Ok(HipDevice {
             inner: Arc::new(DeviceInner { lib, ordinal }),
@@ -132,8 +135,10 @@ impl HipDevice {
             functions: Vec::with_capacity(code.kernels().len()),
         };
         for kernel in code.kernels() {
-            let name = CString::new(kernel.name.as_str())
-                .map_err(|_| Error::record(format!("kernel name {:?} holds a NUL", kernel.name)))?;
+            let name =
+                CString::new(kernel.name.as_str()).map_err(|_| Refusal::NulInKernelName {
+                    name: kernel.name.clone(),
+                })?;
             let mut function: Handle = std::ptr::null_mut();
             // SAFETY: a live module handle, a NUL-terminated name, a valid
             // out pointer.
@@ -238,10 +243,12 @@ impl HipBuffer {
     fn span(&self, offset: usize, bytes: usize) -> Result<*mut u8> {
         match offset.checked_add(bytes) {
             Some(end) if end <= self.len => Ok((self.ptr + offset) as *mut u8),
-            _ => Err(Error::record(format!(
-                "{bytes} bytes at offset {offset} do not fit a {}-byte HIP buffer",
-                self.len
-            ))),
+            _ => Err(Refusal::HipBufferRange {
+                offset,
+                bytes,
+                len: self.len,
+            }
+            .into()),
         }
     }
 

@@ -38,7 +38,8 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use relaunch_device::hsa::{AgentInfo, AllocFlags, Allocation, Runtime, Signal};
 
-use crate::error::{Error, ErrorClass, Result};
+use crate::error::{Error, Result};
+use crate::refusal::Refusal;
 use buffer::Buffer;
 pub use printf::Stream;
 
@@ -183,10 +184,10 @@ impl Hostcall {
         let doorbell = runtime.create_signal(0).map_err(context)?;
         let base = memory.host_ptr(0, bytes).map_err(context)?;
         if base as usize % 64 != 0 {
-            return Err(Error::device(format!(
-                "the hostcall buffer at {base:p} is not 64-byte aligned; the runtime's pool \
-                 allocator should never return that"
-            )));
+            return Err(Refusal::HostcallBufferMisaligned {
+                address: base as usize,
+            }
+            .into());
         }
         // SAFETY: `bytes` writable, 64-aligned bytes just allocated and not
         // shared yet; `Shared` keeps them alive for the listener.
@@ -205,7 +206,7 @@ impl Hostcall {
         let thread = std::thread::Builder::new()
             .name("relaunch-hostcall".into())
             .spawn(move || listen(&listener, buf))
-            .map_err(|e| Error::device(format!("starting the hostcall listener thread: {e}")))?;
+            .map_err(Refusal::HostcallThread)?;
         tracing::debug!(address = base as u64, packets, "hostcall service started");
         Ok(Hostcall {
             shared,
@@ -237,13 +238,7 @@ impl Hostcall {
         if problems.is_empty() {
             return Ok(());
         }
-        Err(Error::new(
-            ErrorClass::Replay,
-            format!(
-                "the kernels' hostcall requests could not all be served: {}",
-                problems.join("; ")
-            ),
-        ))
+        Err(Refusal::HostcallUnserved { problems }.into())
     }
 }
 

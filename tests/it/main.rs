@@ -19,3 +19,4 @@ mod keepalive;
 mod pm4_scratch;
 mod printf_aql;
 mod public_aql;
+mod refusals;

@@ -152,10 +152,11 @@ pub fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Option<T> {
     }
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Some(v),
-        Err(_) => {
+        Err(panic) => {
             DISABLED.store(true, Ordering::Release);
             tracing::error!(
                 call = what,
+                panic = %relaunch::panic_message(panic.as_ref()),
                 "the relaunch shadow panicked; every later HIP call falls through to the real HIP"
             );
             None
