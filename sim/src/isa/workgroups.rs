@@ -3,7 +3,7 @@
 //! one worker per core; and the initial state of a workgroup's waves.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use relaunch_facts::family::FlatScratch;
 use relaunch_isa::{Family, Isa};
@@ -32,6 +32,23 @@ pub(super) fn workers(groups: u64, private: Option<ScratchSetup>, nwaves: usize)
         .min(by_slots)
         .min(groups.min(usize::MAX as u64) as usize)
         .max(1)
+}
+
+/// The threads that help run dispatches' workgroups: one per core less
+/// the dispatching thread (which works too), made once for the process
+/// and shared by every queue.
+pub(super) fn pool() -> Result<&'static rayon::ThreadPool, String> {
+    static POOL: OnceLock<Result<rayon::ThreadPool, String>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .thread_name(|i| format!("sim-isa-{i}"))
+            .build()
+            .map_err(|e| format!("the interpreter's worker threads could not start: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
 }
 
 /// Workers per dispatch at most (0: one per core). `RELAUNCH_SIM_WORKERS`

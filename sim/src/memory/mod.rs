@@ -147,6 +147,24 @@ pub fn bind_inactivation(flag: Arc<AtomicBool>) {
     INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
 }
 
+/// [`bind_inactivation`] for as long as the value lives, then what the
+/// thread had before: how a shared pool thread works for one queue's
+/// dispatch.
+pub(crate) struct BindInactivation(Option<Arc<AtomicBool>>);
+
+impl BindInactivation {
+    pub(crate) fn new(flag: Arc<AtomicBool>) -> Self {
+        BindInactivation(INACTIVATION.with(|f| f.borrow_mut().replace(flag)))
+    }
+}
+
+impl Drop for BindInactivation {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        INACTIVATION.with(|f| *f.borrow_mut() = before);
+    }
+}
+
 /// The flag [`bind_inactivation`] bound to this thread (`None` off a
 /// queue's processor thread). The interpreter polls it: a kernel looping
 /// without touching memory never meets a refused access.
