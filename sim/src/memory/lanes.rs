@@ -83,8 +83,7 @@ impl DeviceMemory {
             let end = addr.checked_add(elem as u64);
             let inside = matches!((hit, end), (Some((b, e)), Some(x)) if addr >= b && x <= e);
             if !inside {
-                let info = self.locate(&blocks, addr, elem, access)?;
-                hit = Some((info.base, info.base + info.len as u64));
+                hit = Some(self.locate_hinted(&blocks, addr, elem, access)?);
             }
             f(l, addr);
         }

@@ -275,6 +275,7 @@ impl fmt::Debug for DeviceMemory {
 impl DeviceMemory {
     /// Memory that refuses to hold more than `limit` bytes at once.
     pub fn new(limit: usize) -> Self {
+        hint::new_map();
         DeviceMemory {
             blocks: RwLock::new(BTreeMap::new()),
             freed: Mutex::new(VecDeque::new()),
@@ -327,7 +328,7 @@ impl DeviceMemory {
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| unreserve(MemoryError::HostAllocFailed(len)))?;
         let base = ptr.as_ptr() as u64;
-        self.blocks.write().insert(
+        self.blocks_write().insert(
             base,
             Block {
                 ptr,
@@ -351,7 +352,7 @@ impl DeviceMemory {
     /// Free the allocation whose base address is `addr`.
     pub fn free(&self, addr: u64) -> Result<AllocationInfo, MemoryError> {
         let block = {
-            let mut blocks = self.blocks.write();
+            let mut blocks = self.blocks_write();
             match blocks.get(&addr) {
                 Some(b) if b.layout.is_some() => blocks.remove(&addr),
                 _ => None,
@@ -383,7 +384,7 @@ impl DeviceMemory {
 
     /// Let the GPU access the allocation containing `addr`; false when none does.
     pub fn allow_gpu_access(&self, addr: u64) -> bool {
-        let mut blocks = self.blocks.write();
+        let mut blocks = self.blocks_write();
         match blocks.range_mut(..=addr).next_back() {
             Some((&base, block)) if addr < base + block.len as u64 => {
                 block.opts.gpu_visible = true;
@@ -465,7 +466,7 @@ impl DeviceMemory {
     /// Copy device bytes at `addr` into `dst`.
     pub fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), VmFault> {
         let blocks = self.blocks.read();
-        self.locate(&blocks, addr, dst.len(), Access::Read)?;
+        self.locate_hinted(&blocks, addr, dst.len(), Access::Read)?;
         // SAFETY: [addr, addr+len) lies inside a live allocation, which cannot
         // be freed while we hold the read lock; dst is a distinct host buffer.
         unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
@@ -475,7 +476,7 @@ impl DeviceMemory {
     /// Copy `src` into device memory at `addr`.
     pub fn write(&self, addr: u64, src: &[u8]) -> Result<(), VmFault> {
         let blocks = self.blocks.read();
-        self.locate(&blocks, addr, src.len(), Access::Write)?;
+        self.locate_hinted(&blocks, addr, src.len(), Access::Write)?;
         // SAFETY: the destination range is inside a live allocation held
         // alive by the read lock; src is a distinct host buffer.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
@@ -628,6 +629,7 @@ impl Drop for DeviceMemory {
 
 mod adopted;
 mod atomic64;
+mod hint;
 mod lanes;
 #[cfg(test)]
 mod tests;
