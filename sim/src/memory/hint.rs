@@ -16,18 +16,24 @@ use std::collections::BTreeMap;
 /// new device, whose address may be a dropped one's).
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// One thread's last hit: which memory, at which generation, the block.
+/// One thread's last hits: which memory, at which generation, and the
+/// last few blocks (a kernel streams through a few buffers in turn).
 #[derive(Clone, Copy)]
-struct Hint {
+struct Hints {
     mem: usize,
     generation: u64,
-    base: u64,
-    end: u64,
+    blocks: [(u64, u64); WAYS],
+    /// The entry the next miss replaces.
+    next: usize,
 }
 
+const WAYS: usize = 4;
+/// An entry no access lies in.
+const EMPTY: (u64, u64) = (u64::MAX, 0);
+
 thread_local! {
-    static HINT: Cell<Hint> = const {
-        Cell::new(Hint { mem: 0, generation: u64::MAX, base: 0, end: 0 })
+    static HINTS: Cell<Hints> = const {
+        Cell::new(Hints { mem: 0, generation: u64::MAX, blocks: [EMPTY; WAYS], next: 0 })
     };
 }
 
@@ -59,23 +65,29 @@ impl DeviceMemory {
     ) -> Result<(u64, u64), VmFault> {
         let me = self as *const DeviceMemory as usize;
         let generation = GENERATION.load(Ordering::Relaxed);
-        let h = HINT.with(Cell::get);
-        let inside = addr
-            .checked_add(len as u64)
-            .is_some_and(|e| addr >= h.base && e <= h.end);
-        if h.mem == me && h.generation == generation && inside && !super::thread_inactivated() {
-            return Ok((h.base, h.end));
+        let mut h = HINTS.with(Cell::get);
+        if h.mem == me && h.generation == generation && !super::thread_inactivated() {
+            if let Some(e) = addr.checked_add(len as u64) {
+                for &(base, end) in &h.blocks {
+                    if addr >= base && e <= end {
+                        return Ok((base, end));
+                    }
+                }
+            }
         }
         let info = self.locate(blocks, addr, len, access)?;
         let (base, end) = (info.base, info.base + info.len as u64);
-        HINT.with(|c| {
-            c.set(Hint {
+        if h.mem != me || h.generation != generation {
+            h = Hints {
                 mem: me,
                 generation,
-                base,
-                end,
-            })
-        });
+                blocks: [EMPTY; WAYS],
+                next: 0,
+            };
+        }
+        h.blocks[h.next] = (base, end);
+        h.next = (h.next + 1) % WAYS;
+        HINTS.with(|c| c.set(h));
         Ok((base, end))
     }
 }
