@@ -64,6 +64,19 @@ impl DeviceMemory {
         })
     }
 
+    /// `out.len()` dwords from `addr` straight into `out` (the
+    /// interpreter's scalar loads into SGPRs), under one lock.
+    pub fn read_u32s(&self, addr: u64, out: &mut [u32]) -> Result<(), VmFault> {
+        let blocks = self.blocks.read();
+        self.locate_hinted(&blocks, addr, 4 * out.len(), Access::Read)?;
+        for (i, o) in out.iter_mut().enumerate() {
+            // SAFETY: [addr, addr + 4 * out.len()) was located inside a
+            // live allocation held alive by the read lock; may be unaligned.
+            *o = unsafe { std::ptr::read_unaligned((addr + 4 * i as u64) as *const u32) };
+        }
+        Ok(())
+    }
+
     #[inline]
     fn lanes(
         &self,

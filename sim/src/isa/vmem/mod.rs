@@ -528,6 +528,38 @@ fn record_lanes(
     // a few addresses (a row per head, say) a few. Each run is one exact
     // range; more than `RUNS` of them go lane by lane.
     const RUNS: usize = 4;
+    let full = super::wave::full_mask(lanes);
+    if live & full == full {
+        // Every lane: where each lane neither repeats the previous lane's
+        // address nor continues it, a run breaks (one compare per lane,
+        // vectorised); addresses rising by 0 or `len` cover exactly
+        // [first, last + len).
+        let a = &addrs[..lanes];
+        let mut breaks = 0u64;
+        for l in 1..a.len() {
+            let (p, c) = (a[l - 1], a[l]);
+            breaks |= u64::from(c != p && c != p.wrapping_add(len)) << l;
+        }
+        if breaks.count_ones() as usize >= RUNS {
+            ctx.trace.record_lanes(kind, a, live, len);
+            return;
+        }
+        let mut start = 0;
+        loop {
+            let stop = if breaks == 0 {
+                a.len()
+            } else {
+                breaks.trailing_zeros() as usize
+            };
+            let end = a[stop - 1].wrapping_add(len);
+            ctx.trace.record(kind, a[start], end.wrapping_sub(a[start]));
+            if breaks == 0 {
+                return;
+            }
+            start = stop;
+            breaks &= breaks - 1;
+        }
+    }
     let mut runs = [(0u64, 0u64); RUNS];
     let mut n = 0;
     let first = addrs[live.trailing_zeros() as usize];
