@@ -280,7 +280,10 @@ fn parallel(
             .read_vec(mv_out, 4 * rows as usize)
             .map_err(|e| e.to_string())?;
         for at in [resid, silu_out] {
-            out.extend(mem.read_vec(at, 4 * n as usize).map_err(|e| e.to_string())?);
+            out.extend(
+                mem.read_vec(at, 4 * n as usize)
+                    .map_err(|e| e.to_string())?,
+            );
         }
         Ok((secs, out))
     };
