@@ -19,7 +19,7 @@ use super::cache;
 use super::fault::IsaFault;
 use super::program::Program;
 use super::scratch::{self, ScratchSetup};
-use super::workgroups::{pool, workers, GroupStart, Worker};
+use super::workgroups::{with_pool, workers, GroupStart, Worker};
 use crate::device::KernelEntry;
 use crate::memory::DeviceMemory;
 use crate::twins::{DispatchContext, KernelFault};
@@ -214,29 +214,30 @@ pub fn run_program(
     let done: Vec<Worker> = if workers <= 1 {
         vec![work(0)]
     } else {
-        // Worker 0 is this thread, so a dispatch goes on even while the
-        // pool is busy with other queues' dispatches; the pool's threads
-        // join in as they come free (a late one finds no workgroup left).
+        // Worker 0 is this thread; this thread's pool supplies the others
+        // (a helper that starts late finds no workgroup left).
         let helpers = parking_lot::Mutex::new(Vec::with_capacity(workers - 1));
         let mut all = Vec::with_capacity(workers);
-        let pool = pool().map_err(|e| {
+        with_pool(|pool| {
+            pool.in_place_scope(|scope| {
+                for k in 1..workers {
+                    let (work, helpers, inactive) = (&work, &helpers, inactive.clone());
+                    scope.spawn(move |_| {
+                        // The flag is per thread: bind this dispatch's
+                        // inactivation while working for it.
+                        let _bound = inactive.map(crate::memory::BindInactivation::new);
+                        let w = work(k);
+                        helpers.lock().push(w);
+                    });
+                }
+                all.push(work(0));
+            })
+        })
+        .map_err(|e| {
             KernelFault::Interpreter(format!(
                 "kernel {kernel}: {e} (RELAUNCH_SIM_WORKERS=1 runs workgroups on the queue's thread)"
             ))
         })?;
-        pool.in_place_scope(|scope| {
-            for k in 1..workers {
-                let (work, helpers, inactive) = (&work, &helpers, inactive.clone());
-                scope.spawn(move |_| {
-                    // A pool thread serves every queue: bind this
-                    // dispatch's inactivation only while it works for it.
-                    let _bound = inactive.map(crate::memory::BindInactivation::new);
-                    let w = work(k);
-                    helpers.lock().push(w);
-                });
-            }
-            all.push(work(0));
-        });
         all.extend(helpers.into_inner());
         all
     };
