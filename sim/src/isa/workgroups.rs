@@ -233,7 +233,12 @@ impl<'a> Worker<'a> {
         inactive: Option<&AtomicBool>,
         interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
     ) {
+        // The allocation map stays read-locked while this worker runs
+        // (let go between workgroups and every `exec::CHECK_EVERY`
+        // instructions for a waiting allocation or free).
+        let pin = mem.pin();
         loop {
+            pin.yield_to_writers();
             let g = next.fetch_add(1, Ordering::Relaxed);
             if g >= groups || g > lowest_failed.load(Ordering::Relaxed) {
                 return;
@@ -242,7 +247,7 @@ impl<'a> Worker<'a> {
             self.lds.fill(0);
             self.start.init(&mut self.waves, wg, self.index);
             let mut c = Ctx {
-                mem,
+                mem: &pin,
                 trace: &mut self.tbuf,
                 scratch: &mut self.staging,
                 lds: &mut self.lds,

@@ -255,6 +255,9 @@ unsafe impl Send for Block {}
 // SAFETY: as above; shared access goes through atomics or the map lock.
 unsafe impl Sync for Block {}
 
+/// The allocation map: base address to block.
+type Map = BTreeMap<u64, Block>;
+
 /// The simulated device's memory: an ordered map of live allocations.
 pub struct DeviceMemory {
     blocks: RwLock<BTreeMap<u64, Block>>,
@@ -465,8 +468,11 @@ impl DeviceMemory {
 
     /// Copy device bytes at `addr` into `dst`.
     pub fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), VmFault> {
-        let blocks = self.blocks.read();
-        self.locate_hinted(&blocks, addr, dst.len(), Access::Read)?;
+        self.read_in(&self.blocks.read(), addr, dst)
+    }
+
+    fn read_in(&self, blocks: &Map, addr: u64, dst: &mut [u8]) -> Result<(), VmFault> {
+        self.locate_hinted(blocks, addr, dst.len(), Access::Read)?;
         // SAFETY: [addr, addr+len) lies inside a live allocation, which cannot
         // be freed while we hold the read lock; dst is a distinct host buffer.
         unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
@@ -630,6 +636,8 @@ impl Drop for DeviceMemory {
 mod adopted;
 mod atomic64;
 mod hint;
+mod pinned;
+pub use pinned::Pinned;
 mod lanes;
 #[cfg(test)]
 mod tests;
