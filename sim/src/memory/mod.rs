@@ -14,12 +14,10 @@
 //! acquire) is what orders those accesses.
 
 use std::alloc::Layout;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
@@ -132,52 +130,6 @@ fn describe_cause(cause: &FaultCause, addr: u64) -> String {
                                       after a timeout): its work is discarded"
             .to_string(),
     }
-}
-
-thread_local! {
-    /// On a queue's processor thread: the queue's inactivation flag.
-    static INACTIVATION: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
-}
-
-/// Called by a queue's processor thread first: once `flag` is set (the
-/// queue was inactivated), every memory access this thread makes is
-/// refused, so work still running when its queue was given up (a twin that
-/// had not returned) changes nothing more.
-pub fn bind_inactivation(flag: Arc<AtomicBool>) {
-    INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
-}
-
-/// [`bind_inactivation`] for as long as the value lives, then what the
-/// thread had before: how a shared pool thread works for one queue's
-/// dispatch.
-pub(crate) struct BindInactivation(Option<Arc<AtomicBool>>);
-
-impl BindInactivation {
-    pub(crate) fn new(flag: Arc<AtomicBool>) -> Self {
-        BindInactivation(INACTIVATION.with(|f| f.borrow_mut().replace(flag)))
-    }
-}
-
-impl Drop for BindInactivation {
-    fn drop(&mut self) {
-        let before = self.0.take();
-        INACTIVATION.with(|f| *f.borrow_mut() = before);
-    }
-}
-
-/// The flag [`bind_inactivation`] bound to this thread (`None` off a
-/// queue's processor thread). The interpreter polls it: a kernel looping
-/// without touching memory never meets a refused access.
-pub(crate) fn bound_inactivation() -> Option<Arc<AtomicBool>> {
-    INACTIVATION.with(|f| f.borrow().clone())
-}
-
-fn thread_inactivated() -> bool {
-    INACTIVATION.with(|f| {
-        f.borrow()
-            .as_ref()
-            .is_some_and(|f| f.load(Ordering::Acquire))
-    })
 }
 
 /// Errors of allocation and free (not faults: the caller asked for something wrong).
@@ -636,6 +588,10 @@ impl Drop for DeviceMemory {
 mod adopted;
 mod atomic64;
 mod hint;
+mod inactivation;
+pub use inactivation::bind_inactivation;
+use inactivation::thread_inactivated;
+pub(crate) use inactivation::{bound_inactivation, BindInactivation};
 mod pinned;
 pub use pinned::Pinned;
 mod lanes;
