@@ -177,11 +177,20 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
 /// Rounds of the parallel comparison.
 const PARALLEL_ROUNDS: usize = 9;
 
-/// `sim_isa_parallel_speedup`: the decode kernels with many workgroups
-/// (sizes x16 where a kernel has a grid to spread: matvec 1024 rows,
-/// residual_add and silu_mul over 4096 elements), wall time on one worker
-/// over wall time on every core, interleaved round by round; the outputs
-/// of both must be equal.
+/// Elements of the parallel case's vectors (residual_add, silu_mul) and
+/// rows of its matvec: 256 workgroups of 64 for matvec, 1024 for the
+/// element-wise kernels.
+const PARALLEL_ROWS: u32 = 16384;
+const PARALLEL_ELEMS: u32 = 65536;
+
+/// `sim_isa_parallel_speedup`: three decode kernels at dispatch sizes a
+/// GPU spreads over its compute units (matvec of 16384 rows x 64 columns:
+/// 256 workgroups; residual_add and silu_mul over 65536 elements: 1024
+/// workgroups each), wall time on one worker over wall time on every core
+/// (the dispatching thread and the interpreter's pool), interleaved round
+/// by round, median of each; the outputs of both must be equal. What it
+/// measures is how well workgroups spread over cores, so each dispatch is
+/// large enough (milliseconds) that per-dispatch costs do not decide it.
 fn parallel(
     report: &mut Report,
     dev: &Arc<SimDevice>,
@@ -189,20 +198,33 @@ fn parallel(
     buf: &[u64; 6],
 ) -> Result<(), String> {
     let mem = &dev.memory;
+    let alloc = |floats: u32, seed: u32| -> Result<u64, String> {
+        let at = mem
+            .allocate(4 * floats as usize, MemKind::Device)
+            .map_err(|e| e.to_string())?;
+        let vals: Vec<u8> = (0..floats)
+            .flat_map(|k| (((k * 7 + seed) % 13) as f32 * 0.01 - 0.06).to_le_bytes())
+            .collect();
+        mem.write(at, &vals).map_err(|e| e.to_string())?;
+        Ok(at)
+    };
+    let (rows, n) = (PARALLEL_ROWS, PARALLEL_ELEMS);
+    let mv_out = alloc(rows, 0)?;
+    let weights = alloc(rows * 64, 1)?;
+    let resid = alloc(n, 2)?;
+    let delta = alloc(n, 3)?;
+    let gate_up = alloc(2 * n, 4)?;
+    let silu_out = alloc(n, 5)?;
     let f = |x: u64| x.to_le_bytes().to_vec();
     let u = |x: u32| x.to_le_bytes().to_vec();
     let cases: [(&str, u32, Vec<u8>); 3] = [
         (
             "matvec",
-            1024,
-            [f(buf[0]), f(buf[1]), f(buf[2]), u(1024), u(64)].concat(),
+            rows,
+            [f(mv_out), f(buf[1]), f(weights), u(rows), u(64)].concat(),
         ),
-        (
-            "residual_add",
-            4096,
-            [f(buf[0]), f(buf[1]), u(4096)].concat(),
-        ),
-        ("silu_mul", 4096, [f(buf[4]), f(buf[1]), u(4096)].concat()),
+        ("residual_add", n, [f(resid), f(delta), u(n)].concat()),
+        ("silu_mul", n, [f(silu_out), f(gate_up), u(n)].concat()),
     ];
     let mut runs = Vec::new();
     for (name, grid, args) in cases {
@@ -235,15 +257,11 @@ fn parallel(
         runs.push((Arc::clone(kernel), ka, grid, launch));
     }
     // Every round starts from the same inputs (residual_add updates its own).
-    let initial = buf
-        .iter()
-        .map(|&b| mem.read_vec(b, 1 << 18))
-        .collect::<Result<Vec<_>, _>>()
+    let initial = mem
+        .read_vec(resid, 4 * n as usize)
         .map_err(|e| e.to_string())?;
     let round = |workers: usize| -> Result<(f64, Vec<u8>), String> {
-        for (&b, bytes) in buf.iter().zip(&initial) {
-            mem.write(b, bytes).map_err(|e| e.to_string())?;
-        }
+        mem.write(resid, &initial).map_err(|e| e.to_string())?;
         relaunch_sim::isa::set_workers(workers);
         let start = Instant::now();
         for (kernel, ka, grid, launch) in &runs {
@@ -258,10 +276,15 @@ fn parallel(
             run(&mut ctx, mem, kernel, launch).map_err(|e| format!("{}: {e}", kernel.symbol))?;
         }
         let secs = start.elapsed().as_secs_f64();
-        // The outputs: matvec's and silu_mul's destinations, residual's.
-        let mut out = mem.read_vec(buf[2], 4096).map_err(|e| e.to_string())?;
-        out.extend(mem.read_vec(buf[0], 4 * 4096).map_err(|e| e.to_string())?);
-        out.extend(mem.read_vec(buf[4], 4 * 4096).map_err(|e| e.to_string())?);
+        let mut out = mem
+            .read_vec(mv_out, 4 * rows as usize)
+            .map_err(|e| e.to_string())?;
+        for at in [resid, silu_out] {
+            out.extend(
+                mem.read_vec(at, 4 * n as usize)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
         Ok((secs, out))
     };
     let (mut one, mut all) = (Vec::new(), Vec::new());

@@ -137,7 +137,7 @@ pub(crate) fn execute(
     wave: &mut Wave,
     inst: &Inst,
     op: COp,
-    interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
+    interrupt: Option<&dyn Fn(u32)>,
 ) -> Result<Flow, IsaFault> {
     let take = |cond: bool| {
         if cond {
@@ -300,11 +300,7 @@ const MSG_INTERRUPT: u32 = 1;
 /// MSG_DEALLOC_VGPRS (gfx11+, id 3) changes nothing here, the VGPRs are
 /// released when the wave ends. Other messages belong to graphics stages
 /// or traps.
-fn sendmsg(
-    wave: &Wave,
-    inst: &Inst,
-    interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
-) -> Result<Flow, IsaFault> {
+fn sendmsg(wave: &Wave, inst: &Inst, interrupt: Option<&dyn Fn(u32)>) -> Result<Flow, IsaFault> {
     let id = simm16(inst) & 0xFF;
     let dealloc = wave.isa.family.facts().isa.dealloc_vgprs_msg == Some(id);
     if id == MSG_INTERRUPT {

@@ -19,7 +19,7 @@ use super::cache;
 use super::fault::IsaFault;
 use super::program::Program;
 use super::scratch::{self, ScratchSetup};
-use super::workgroups::{workers, GroupStart, Worker};
+use super::workgroups::{with_pool, workers, GroupStart, Worker};
 use crate::device::KernelEntry;
 use crate::memory::DeviceMemory;
 use crate::twins::{DispatchContext, KernelFault};
@@ -209,28 +209,32 @@ pub fn run_program(
     let done: Vec<Worker> = if workers <= 1 {
         vec![work(0)]
     } else {
-        std::thread::scope(|scope| {
-            let others: Vec<_> = (1..workers)
-                .map(|k| {
-                    let inactive = inactive.clone();
-                    let work = &work;
-                    scope.spawn(move || {
-                        if let Some(flag) = inactive {
-                            crate::memory::bind_inactivation(flag);
-                        }
-                        work(k)
-                    })
-                })
-                .collect();
-            let mut all = vec![work(0)];
-            for h in others {
-                match h.join() {
-                    Ok(w) => all.push(w),
-                    Err(p) => std::panic::resume_unwind(p),
+        // Worker 0 is this thread; this thread's pool supplies the others
+        // (a helper that starts late finds no workgroup left).
+        let helpers = parking_lot::Mutex::new(Vec::with_capacity(workers - 1));
+        let mut all = Vec::with_capacity(workers);
+        with_pool(|pool| {
+            pool.in_place_scope(|scope| {
+                for k in 1..workers {
+                    let (work, helpers, inactive) = (&work, &helpers, inactive.clone());
+                    scope.spawn(move |_| {
+                        // The flag is per thread: bind this dispatch's
+                        // inactivation while working for it.
+                        let _bound = inactive.map(crate::memory::BindInactivation::new);
+                        let w = work(k);
+                        helpers.lock().push(w);
+                    });
                 }
-            }
-            all
+                all.push(work(0));
+            })
         })
+        .map_err(|e| {
+            KernelFault::Interpreter(format!(
+                "kernel {kernel}: {e} (RELAUNCH_SIM_WORKERS=1 runs workgroups on the queue's thread)"
+            ))
+        })?;
+        all.extend(helpers.into_inner());
+        all
     };
     let mut executed = 0;
     let mut failure: Option<(u64, KernelFault)> = None;

@@ -41,13 +41,22 @@ pub(crate) fn run_wave(
         let pc = wave.pc;
         let inst = &prog.insts[pc as usize];
         *executed += 1;
-        if *executed % CHECK_EVERY == 0 && ctx.discarded() {
-            return Err((pc, IsaFault::Discarded));
+        if *executed % CHECK_EVERY == 0 {
+            if ctx.discarded() {
+                return Err((pc, IsaFault::Discarded));
+            }
+            ctx.mem.yield_to_writers();
         }
         let r = match inst.kind {
             Kind::Salu(op) => scalar::execute(wave, inst, op),
             Kind::Valu(_) => valu::execute(wave, inst, ctx),
-            Kind::Ctrl(op) => control::execute(wave, inst, op, ctx.interrupt),
+            Kind::Ctrl(op) => {
+                // The queue's handler runs with the allocation map unlocked
+                // (it is host code, which may allocate).
+                let mem = ctx.mem;
+                let raise = ctx.interrupt.map(|f| move |m: u32| mem.unlocked(|| f(m)));
+                control::execute(wave, inst, op, raise.as_ref().map(|r| r as &dyn Fn(u32)))
+            }
             Kind::Smem(op) => smem::execute(wave, inst, op, ctx),
             Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
             Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),

@@ -48,7 +48,7 @@ pub use workgroups::set_workers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::memory::DeviceMemory;
+use crate::memory::Pinned;
 use tracebuf::TraceBuf;
 
 /// Every mnemonic the interpreter executes on `family`, as LLVM spells it:
@@ -69,7 +69,8 @@ pub fn executes(isa: relaunch_isa::Isa, bytes: &[u8]) -> Option<(String, bool)> 
 /// What an executing instruction may reach beyond its wave: device memory
 /// (checked), the dispatch's access trace and the workgroup's LDS.
 pub struct Ctx<'a> {
-    pub mem: &'a DeviceMemory,
+    /// Device memory, its allocation map held read-locked by the worker.
+    pub mem: &'a Pinned<'a>,
     /// Accesses so far, merged into the dispatch's trace at its end.
     pub trace: &'a mut TraceBuf,
     /// A reusable byte buffer of at least 64 lanes x 16 bytes (vector

@@ -156,8 +156,10 @@ fn unwritable(dst: Dst) -> IsaFault {
 }
 
 impl Wave {
-    /// A uniform 32-bit source value (not a VGPR).
-    #[inline]
+    /// A uniform 32-bit source value (not a VGPR). Always inlined: every
+    /// executor reads its sources through it, and a call per read (with
+    /// the fault returned through memory) cost more than the read.
+    #[inline(always)]
     pub fn scalar(&self, src: Src) -> Result<u32, IsaFault> {
         Ok(match src {
             Src::Sgpr(n) => self.sgpr[n as usize],

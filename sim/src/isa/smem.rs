@@ -103,7 +103,14 @@ pub(crate) fn execute(
                 .scalar64(base_src, false)?
                 .wrapping_add_signed(offset + soffset)
                 & !3;
-            let bytes = &mut buf[..4 * n as usize];
+            let n = usize::from(n);
+            if let Some(dst) = wave.sgpr[..super::wave::VCC_LO + 2].get_mut(first..first + n) {
+                // The common case: straight into the SGPRs.
+                ctx.mem.read_u32s(addr, dst)?;
+                ctx.trace.record(AccessKind::ScalarRead, addr, 4 * n as u64);
+                return Ok(Flow::Next);
+            }
+            let bytes = &mut buf[..4 * n];
             ctx.mem.read(addr, bytes)?;
             ctx.trace
                 .record(AccessKind::ScalarRead, addr, bytes.len() as u64);

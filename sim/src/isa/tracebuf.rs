@@ -118,28 +118,32 @@ impl TraceBuf {
         if n == 0 {
             return;
         }
+        let live = live & (u64::MAX >> (64 - n));
         // Common case first, in one branch-free pass per open range: every
-        // live lane continues the same one of its two ranges.
+        // live lane continues the same one of its two ranges (the lanes
+        // that do as a mask, which the compiler can vectorise).
         for w in 0..2 {
             let (starts, ends) = (&self.lane_start[w][k], &self.lane_end[w][k]);
-            let mut all = true;
+            let mut continues = 0u64;
             for l in 0..n {
-                let on = live >> l & 1 != 0;
-                all &= !on || (ends[l] == addrs[l] && ends[l] != starts[l]);
+                continues |= u64::from(ends[l] == addrs[l] && ends[l] != starts[l]) << l;
             }
-            if all {
+            if continues & live == live {
                 let ends = &mut self.lane_end[w][k];
                 for l in 0..n {
-                    if live >> l & 1 != 0 {
-                        ends[l] = addrs[l].saturating_add(len);
-                    }
+                    let on = live >> l & 1 != 0;
+                    ends[l] = if on {
+                        addrs[l].saturating_add(len)
+                    } else {
+                        ends[l]
+                    };
                 }
                 let mine = if w == 1 { live } else { 0 };
                 self.lane_newer[k] = (self.lane_newer[k] & !live) | mine;
                 return;
             }
         }
-        let mut bits = live & (u64::MAX >> (64 - n));
+        let mut bits = live;
         while bits != 0 {
             let l = bits.trailing_zeros() as usize;
             self.record_lane(kind, l, addrs[l], len);

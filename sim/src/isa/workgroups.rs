@@ -1,7 +1,10 @@
 //! Running a dispatch's workgroups: each on a worker (a compute unit) with
 //! waves, LDS and scratch slots of its own, in id order per worker, up to
-//! one worker per core; and the initial state of a workgroup's waves.
+//! one worker per core (the dispatching thread and the threads of a
+//! persistent pool, `pool`); and the initial state of a workgroup's
+//! waves.
 
+use std::cell::OnceCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
@@ -32,6 +35,30 @@ pub(super) fn workers(groups: u64, private: Option<ScratchSetup>, nwaves: usize)
         .min(by_slots)
         .min(groups.min(usize::MAX as u64) as usize)
         .max(1)
+}
+
+/// Run `f` with the threads that help this thread run its dispatches'
+/// workgroups: one per core less this one (at least one), made at its
+/// first parallel dispatch and kept while the thread lives. A pool per
+/// dispatching thread (a queue's processor, say), not one for the
+/// process: a dispatch then never waits for another queue's workgroups
+/// to free a helper (which a kernel spinning on another queue's result
+/// would never do).
+pub(super) fn with_pool<R>(f: impl FnOnce(&rayon::ThreadPool) -> R) -> Result<R, String> {
+    thread_local! {
+        static POOL: OnceCell<Result<rayon::ThreadPool, String>> = const { OnceCell::new() };
+    }
+    POOL.with(|cell| {
+        let pool = cell.get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(cores.saturating_sub(1).max(1))
+                .thread_name(|i| format!("sim-isa-{i}"))
+                .build()
+                .map_err(|e| format!("the interpreter's worker threads could not start: {e}"))
+        });
+        pool.as_ref().map(f).map_err(Clone::clone)
+    })
 }
 
 /// Workers per dispatch at most (0: one per core). `RELAUNCH_SIM_WORKERS`
@@ -206,7 +233,12 @@ impl<'a> Worker<'a> {
         inactive: Option<&AtomicBool>,
         interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
     ) {
+        // The allocation map stays read-locked while this worker runs
+        // (let go between workgroups and every `exec::CHECK_EVERY`
+        // instructions for a waiting allocation or free).
+        let pin = mem.pin();
         loop {
+            pin.yield_to_writers();
             let g = next.fetch_add(1, Ordering::Relaxed);
             if g >= groups || g > lowest_failed.load(Ordering::Relaxed) {
                 return;
@@ -215,7 +247,7 @@ impl<'a> Worker<'a> {
             self.lds.fill(0);
             self.start.init(&mut self.waves, wg, self.index);
             let mut c = Ctx {
-                mem,
+                mem: &pin,
                 trace: &mut self.tbuf,
                 scratch: &mut self.staging,
                 lds: &mut self.lds,

@@ -35,7 +35,7 @@ impl DeviceMemory {
     /// next); later GPU accesses there fault as a use after free.
     pub fn release(&self, addr: u64) -> Result<AllocationInfo, MemoryError> {
         let block = {
-            let mut blocks = self.blocks.write();
+            let mut blocks = self.blocks_write();
             match blocks.get(&addr) {
                 Some(b) if b.layout.is_none() => blocks.remove(&addr),
                 _ => None,
@@ -54,7 +54,7 @@ impl DeviceMemory {
     /// Change what the GPU may do with the range starting at `addr`
     /// (the driver mapping or unmapping it); false when none starts there.
     pub fn set_options(&self, addr: u64, opts: AllocOptions) -> bool {
-        match self.blocks.write().get_mut(&addr) {
+        match self.blocks_write().get_mut(&addr) {
             Some(block) => {
                 block.opts = opts;
                 true
@@ -77,7 +77,7 @@ impl DeviceMemory {
         add: &[(u64, usize, AllocOptions)],
         kind: MemKind,
     ) -> Result<(), MemoryError> {
-        let mut blocks = self.blocks.write();
+        let mut blocks = self.blocks_write();
         if let Some(&missing) = remove
             .iter()
             .find(|a| blocks.get(a).is_none_or(|b| b.layout.is_some()))

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::{Access, DeviceMemory, VmFault};
+use super::{Access, DeviceMemory, Map, VmFault};
 
 impl DeviceMemory {
     /// Per-lane reads of `elem` bytes at `addrs[l]` for every lane `l` set in
@@ -17,7 +17,18 @@ impl DeviceMemory {
         elem: usize,
         out: &mut [u8],
     ) -> Result<(), VmFault> {
-        self.lanes(addrs, mask, elem, Access::Read, |l, addr| {
+        self.gather_in(None, addrs, mask, elem, out)
+    }
+
+    pub(super) fn gather_in(
+        &self,
+        held: Option<&Map>,
+        addrs: &[u64],
+        mask: u64,
+        elem: usize,
+        out: &mut [u8],
+    ) -> Result<(), VmFault> {
+        self.lanes(held, addrs, mask, elem, Access::Read, |l, addr| {
             // SAFETY: [addr, addr+elem) was located inside a live allocation
             // held alive by the read lock; out is a distinct host buffer of
             // at least addrs.len() * elem bytes.
@@ -36,7 +47,18 @@ impl DeviceMemory {
         elem: usize,
         src: &[u8],
     ) -> Result<(), VmFault> {
-        self.lanes(addrs, mask, elem, Access::Write, |l, addr| {
+        self.scatter_in(None, addrs, mask, elem, src)
+    }
+
+    pub(super) fn scatter_in(
+        &self,
+        held: Option<&Map>,
+        addrs: &[u64],
+        mask: u64,
+        elem: usize,
+        src: &[u8],
+    ) -> Result<(), VmFault> {
+        self.lanes(held, addrs, mask, elem, Access::Write, |l, addr| {
             // SAFETY: the destination was located inside a live allocation
             // held alive by the read lock; src is a distinct host buffer.
             unsafe {
@@ -48,7 +70,17 @@ impl DeviceMemory {
     /// [`DeviceMemory::gather`] of one u32 per lane straight into `out`
     /// (lanes not in `mask` keep their value).
     pub fn gather_u32(&self, addrs: &[u64], mask: u64, out: &mut [u32]) -> Result<(), VmFault> {
-        self.lanes(addrs, mask, 4, Access::Read, |l, addr| {
+        self.gather_u32_in(None, addrs, mask, out)
+    }
+
+    pub(super) fn gather_u32_in(
+        &self,
+        held: Option<&Map>,
+        addrs: &[u64],
+        mask: u64,
+        out: &mut [u32],
+    ) -> Result<(), VmFault> {
+        self.lanes(held, addrs, mask, 4, Access::Read, |l, addr| {
             // SAFETY: [addr, addr+4) was located inside a live allocation
             // held alive by the read lock; the read may be unaligned.
             out[l] = unsafe { std::ptr::read_unaligned(addr as *const u32) }
@@ -57,23 +89,63 @@ impl DeviceMemory {
 
     /// [`DeviceMemory::scatter`] of one u32 per lane from `src`.
     pub fn scatter_u32(&self, addrs: &[u64], mask: u64, src: &[u32]) -> Result<(), VmFault> {
-        self.lanes(addrs, mask, 4, Access::Write, |l, addr| {
+        self.scatter_u32_in(None, addrs, mask, src)
+    }
+
+    pub(super) fn scatter_u32_in(
+        &self,
+        held: Option<&Map>,
+        addrs: &[u64],
+        mask: u64,
+        src: &[u32],
+    ) -> Result<(), VmFault> {
+        self.lanes(held, addrs, mask, 4, Access::Write, |l, addr| {
             // SAFETY: [addr, addr+4) was located inside a live allocation
             // held alive by the read lock; the write may be unaligned.
             unsafe { std::ptr::write_unaligned(addr as *mut u32, src[l]) }
         })
     }
 
+    /// `out.len()` dwords from `addr` straight into `out` (the
+    /// interpreter's scalar loads into SGPRs), under one lock.
+    pub fn read_u32s(&self, addr: u64, out: &mut [u32]) -> Result<(), VmFault> {
+        self.read_u32s_in(&self.blocks.read(), addr, out)
+    }
+
+    pub(super) fn read_u32s_in(
+        &self,
+        blocks: &Map,
+        addr: u64,
+        out: &mut [u32],
+    ) -> Result<(), VmFault> {
+        self.locate_hinted(blocks, addr, 4 * out.len(), Access::Read)?;
+        for (i, o) in out.iter_mut().enumerate() {
+            // SAFETY: [addr, addr + 4 * out.len()) was located inside a
+            // live allocation held alive by the read lock; may be unaligned.
+            *o = unsafe { std::ptr::read_unaligned((addr + 4 * i as u64) as *const u32) };
+        }
+        Ok(())
+    }
+
+    /// Whichever map the caller holds: its own read lock's, or a pin's.
     #[inline]
     fn lanes(
         &self,
+        held: Option<&Map>,
         addrs: &[u64],
         mask: u64,
         elem: usize,
         access: Access,
         mut f: impl FnMut(usize, u64),
     ) -> Result<(), VmFault> {
-        let blocks = self.blocks.read();
+        let guard;
+        let blocks = match held {
+            Some(b) => b,
+            None => {
+                guard = self.blocks.read();
+                &*guard
+            }
+        };
         // The last allocation found: lanes mostly hit the same one.
         let mut hit: Option<(u64, u64)> = None;
         for (l, &addr) in addrs.iter().enumerate() {
@@ -83,8 +155,7 @@ impl DeviceMemory {
             let end = addr.checked_add(elem as u64);
             let inside = matches!((hit, end), (Some((b, e)), Some(x)) if addr >= b && x <= e);
             if !inside {
-                let info = self.locate(&blocks, addr, elem, access)?;
-                hit = Some((info.base, info.base + info.len as u64));
+                hit = Some(self.locate_hinted(blocks, addr, elem, access)?);
             }
             f(l, addr);
         }
@@ -94,10 +165,18 @@ impl DeviceMemory {
     /// Device-scope atomic read-modify-write of a u32 (the interpreter's
     /// global atomics): `f` computes the new value from the old one, which
     /// is returned.
-    pub fn atomic_rmw_u32(&self, addr: u64, mut f: impl FnMut(u32) -> u32) -> Result<u32, VmFault> {
+    pub fn atomic_rmw_u32(&self, addr: u64, f: impl FnMut(u32) -> u32) -> Result<u32, VmFault> {
+        self.atomic_rmw_u32_in(&self.blocks.read(), addr, f)
+    }
+
+    pub(super) fn atomic_rmw_u32_in(
+        &self,
+        blocks: &Map,
+        addr: u64,
+        mut f: impl FnMut(u32) -> u32,
+    ) -> Result<u32, VmFault> {
         self.aligned(addr, 4, Access::Atomic)?;
-        let blocks = self.blocks.read();
-        self.locate(&blocks, addr, 4, Access::Atomic)?;
+        self.locate(blocks, addr, 4, Access::Atomic)?;
         // SAFETY: 4-byte aligned, inside a live allocation kept alive by the
         // read lock; all concurrent simulator access to it is atomic too.
         let atom = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
@@ -106,10 +185,18 @@ impl DeviceMemory {
     }
 
     /// [`DeviceMemory::atomic_rmw_u32`] for a u64.
-    pub fn atomic_rmw_u64(&self, addr: u64, mut f: impl FnMut(u64) -> u64) -> Result<u64, VmFault> {
+    pub fn atomic_rmw_u64(&self, addr: u64, f: impl FnMut(u64) -> u64) -> Result<u64, VmFault> {
+        self.atomic_rmw_u64_in(&self.blocks.read(), addr, f)
+    }
+
+    pub(super) fn atomic_rmw_u64_in(
+        &self,
+        blocks: &Map,
+        addr: u64,
+        mut f: impl FnMut(u64) -> u64,
+    ) -> Result<u64, VmFault> {
         self.aligned(addr, 8, Access::Atomic)?;
-        let blocks = self.blocks.read();
-        self.locate(&blocks, addr, 8, Access::Atomic)?;
+        self.locate(blocks, addr, 8, Access::Atomic)?;
         // SAFETY: 8-byte aligned, inside a live allocation kept alive by the
         // read lock; all concurrent simulator access to it is atomic too.
         let atom = unsafe { AtomicU64::from_ptr(addr as *mut u64) };

@@ -14,12 +14,10 @@
 //! acquire) is what orders those accesses.
 
 use std::alloc::Layout;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 
@@ -134,34 +132,6 @@ fn describe_cause(cause: &FaultCause, addr: u64) -> String {
     }
 }
 
-thread_local! {
-    /// On a queue's processor thread: the queue's inactivation flag.
-    static INACTIVATION: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
-}
-
-/// Called by a queue's processor thread first: once `flag` is set (the
-/// queue was inactivated), every memory access this thread makes is
-/// refused, so work still running when its queue was given up (a twin that
-/// had not returned) changes nothing more.
-pub fn bind_inactivation(flag: Arc<AtomicBool>) {
-    INACTIVATION.with(|f| *f.borrow_mut() = Some(flag));
-}
-
-/// The flag [`bind_inactivation`] bound to this thread (`None` off a
-/// queue's processor thread). The interpreter polls it: a kernel looping
-/// without touching memory never meets a refused access.
-pub(crate) fn bound_inactivation() -> Option<Arc<AtomicBool>> {
-    INACTIVATION.with(|f| f.borrow().clone())
-}
-
-fn thread_inactivated() -> bool {
-    INACTIVATION.with(|f| {
-        f.borrow()
-            .as_ref()
-            .is_some_and(|f| f.load(Ordering::Acquire))
-    })
-}
-
 /// Errors of allocation and free (not faults: the caller asked for something wrong).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemoryError {
@@ -237,6 +207,9 @@ unsafe impl Send for Block {}
 // SAFETY: as above; shared access goes through atomics or the map lock.
 unsafe impl Sync for Block {}
 
+/// The allocation map: base address to block.
+type Map = BTreeMap<u64, Block>;
+
 /// The simulated device's memory: an ordered map of live allocations.
 pub struct DeviceMemory {
     blocks: RwLock<BTreeMap<u64, Block>>,
@@ -257,6 +230,7 @@ impl fmt::Debug for DeviceMemory {
 impl DeviceMemory {
     /// Memory that refuses to hold more than `limit` bytes at once.
     pub fn new(limit: usize) -> Self {
+        hint::new_map();
         DeviceMemory {
             blocks: RwLock::new(BTreeMap::new()),
             freed: Mutex::new(VecDeque::new()),
@@ -309,7 +283,7 @@ impl DeviceMemory {
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| unreserve(MemoryError::HostAllocFailed(len)))?;
         let base = ptr.as_ptr() as u64;
-        self.blocks.write().insert(
+        self.blocks_write().insert(
             base,
             Block {
                 ptr,
@@ -333,7 +307,7 @@ impl DeviceMemory {
     /// Free the allocation whose base address is `addr`.
     pub fn free(&self, addr: u64) -> Result<AllocationInfo, MemoryError> {
         let block = {
-            let mut blocks = self.blocks.write();
+            let mut blocks = self.blocks_write();
             match blocks.get(&addr) {
                 Some(b) if b.layout.is_some() => blocks.remove(&addr),
                 _ => None,
@@ -365,7 +339,7 @@ impl DeviceMemory {
 
     /// Let the GPU access the allocation containing `addr`; false when none does.
     pub fn allow_gpu_access(&self, addr: u64) -> bool {
-        let mut blocks = self.blocks.write();
+        let mut blocks = self.blocks_write();
         match blocks.range_mut(..=addr).next_back() {
             Some((&base, block)) if addr < base + block.len as u64 => {
                 block.opts.gpu_visible = true;
@@ -446,8 +420,11 @@ impl DeviceMemory {
 
     /// Copy device bytes at `addr` into `dst`.
     pub fn read(&self, addr: u64, dst: &mut [u8]) -> Result<(), VmFault> {
-        let blocks = self.blocks.read();
-        self.locate(&blocks, addr, dst.len(), Access::Read)?;
+        self.read_in(&self.blocks.read(), addr, dst)
+    }
+
+    fn read_in(&self, blocks: &Map, addr: u64, dst: &mut [u8]) -> Result<(), VmFault> {
+        self.locate_hinted(blocks, addr, dst.len(), Access::Read)?;
         // SAFETY: [addr, addr+len) lies inside a live allocation, which cannot
         // be freed while we hold the read lock; dst is a distinct host buffer.
         unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
@@ -457,7 +434,7 @@ impl DeviceMemory {
     /// Copy `src` into device memory at `addr`.
     pub fn write(&self, addr: u64, src: &[u8]) -> Result<(), VmFault> {
         let blocks = self.blocks.read();
-        self.locate(&blocks, addr, src.len(), Access::Write)?;
+        self.locate_hinted(&blocks, addr, src.len(), Access::Write)?;
         // SAFETY: the destination range is inside a live allocation held
         // alive by the read lock; src is a distinct host buffer.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
@@ -610,6 +587,13 @@ impl Drop for DeviceMemory {
 
 mod adopted;
 mod atomic64;
+mod hint;
+mod inactivation;
+pub use inactivation::bind_inactivation;
+use inactivation::thread_inactivated;
+pub(crate) use inactivation::{bound_inactivation, BindInactivation};
+mod pinned;
+pub use pinned::Pinned;
 mod lanes;
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@ mod isa_kernels_dot;
 mod isa_kernels_reference;
 mod isa_llvm;
 mod isa_mode;
+mod pinned;
 mod pm4;
 mod pm4_dispatch_packet;
 mod pm4_rocr;

@@ -128,3 +128,104 @@ fn the_fault_is_the_lowest_failing_workgroups_on_any_number_of_workers() {
         assert_eq!(fault.addr, rig.y_end, "{workers} workers: {fault}");
     }
 }
+
+/// reduce_lds over `groups` workgroups of 64 on one device, once per
+/// entry of `workers` on that many workers: each run's per-group sums and
+/// trace.
+fn reduce_lds(groups: u32, workers: &[usize]) -> Vec<(Vec<u8>, AccessTrace)> {
+    let dev = SimDevice::new(SimConfig::new(TARGET)).unwrap();
+    let bytes = relaunch_testsupport::fixture(TARGET, "reduce_lds");
+    let image = dev.load_code_object(&bytes).unwrap();
+    let kernel = image
+        .kernels
+        .iter()
+        .find(|k| k.symbol == "reduce_lds")
+        .unwrap()
+        .clone();
+    let mem = &dev.memory;
+    let n = 64 * groups;
+    let input = mem.allocate(4 * n as usize, MemKind::Device).unwrap();
+    let ins: Vec<u8> = (0..n)
+        .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())
+        .collect();
+    mem.write(input, &ins).unwrap();
+    let out = mem.allocate(4 * groups as usize, MemKind::Device).unwrap();
+    let ka = mem.allocate(256, MemKind::Device).unwrap();
+    // The explicit arguments, then the hidden ones the kernel reads its
+    // workgroup size from (code object v5: block counts, then group sizes).
+    let mut args = [out.to_le_bytes(), input.to_le_bytes()].concat();
+    for c in [groups, 1, 1] {
+        args.extend(c.to_le_bytes());
+    }
+    for s in [64u16, 1, 1] {
+        args.extend(s.to_le_bytes());
+    }
+    mem.write(ka, &args).unwrap();
+    let kd = kernel.descriptor;
+    let at = AqlSource {
+        packet: 0,
+        queue: None,
+        id: 0,
+        private_segment_size: 0,
+    };
+    let launch = Launch {
+        processor: TARGET.to_string(),
+        rsrc1: kd.compute_pgm_rsrc1,
+        rsrc2: kd.compute_pgm_rsrc2,
+        wave64: !kd.wave32(),
+        user_sgprs: aql_user_sgprs(&kd, dev.family(), ka, at, None).unwrap(),
+        trap_handler: false,
+        scratch: None,
+        private_segment_bytes: 0,
+    };
+    workers
+        .iter()
+        .map(|&w| {
+            mem.write(out, &vec![0u8; 4 * groups as usize]).unwrap();
+            let mut ctx = DispatchContext::new(
+                ka,
+                kd.kernarg_size as usize,
+                [n, 1, 1],
+                [64, 1, 1],
+                kd.group_segment_fixed_size as usize,
+            );
+            ctx.user_sgprs = launch.user_sgprs.clone();
+            relaunch_sim::isa::set_workers(w);
+            let result = run(&mut ctx, mem, &kernel, &launch);
+            relaunch_sim::isa::set_workers(0);
+            result.unwrap();
+            (mem.read_vec(out, 4 * groups as usize).unwrap(), ctx.trace)
+        })
+        .collect()
+}
+
+#[test]
+fn workgroups_sharing_lds_and_barriers_give_the_same_sums_and_trace_on_any_number_of_workers() {
+    // Each worker has an LDS of its own, zeroed per workgroup, and its
+    // waves meet at barriers: 300 workgroups on 1, 2 and 3 workers.
+    let runs = reduce_lds(300, &[1, 2, 3]);
+    let (one, trace_one) = &runs[0];
+    for (workers, (several, trace_several)) in [2, 3].iter().zip(&runs[1..]) {
+        assert_eq!(one, several, "{workers} workers");
+        assert_eq!(trace_one, trace_several, "{workers} workers");
+    }
+    // Every group's inputs were read, and each sum is its group's.
+    assert_eq!(
+        trace_one
+            .vector_reads
+            .iter()
+            .map(|(s, e)| e - s)
+            .sum::<u64>(),
+        4 * 64 * 300
+    );
+    for g in [0u32, 1, 299] {
+        let want =
+            (64 * g..64 * (g + 1)).fold(0u32, |a, i| a.wrapping_add(i.wrapping_mul(2_654_435_761)));
+        let at = 4 * g as usize;
+        assert_eq!(
+            u32::from_le_bytes(one[at..at + 4].try_into().unwrap()),
+            want,
+            "group {g}"
+        );
+    }
+}

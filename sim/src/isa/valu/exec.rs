@@ -285,25 +285,33 @@ fn wide(wave: &mut Wave, inst: &Inst, p: &Prep, op: WOp) -> Result<(), IsaFault>
 }
 
 fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaFault> {
-    let mut s = [[0u32; MAX_LANES]; 3];
     let mut wmask = u64::MAX;
-    read32(wave, inst, p, 2, &mut s, &mut wmask)?;
     let cin = match op {
         CarryOp::AddCoCi | CarryOp::SubCoCi | CarryOp::SubrevCoCi => mask_source(wave, inst, p)?,
         CarryOp::AddCo | CarryOp::SubCo | CarryOp::SubrevCo => 0,
     };
-    let lanes = wave.lanes;
+    // Sources borrowed from the register file where they can be (no copy).
+    let w: &Wave = wave;
+    let [b0, b1] = &mut [None, None];
+    let s = [
+        src::view(w, p, inst.src[0], 0, 0, false, b0, &mut wmask)?,
+        src::view(w, p, inst.src[1], 1, 0, false, b1, &mut wmask)?,
+    ];
+    let lanes = w.lanes;
     let mut d = [0u32; MAX_LANES];
     let mut cout = 0u64;
     // One loop per direction (the match is outside), the carry bit
     // collected without a branch.
+    // Equal-length slices, so the lane loop has no bounds checks.
+    let (sa, sb) = (&s[0][..lanes], &s[1][..lanes]);
+    let dd = &mut d[..lanes];
     macro_rules! lanes {
         (|$a:ident, $b:ident, $c:ident| $e:expr) => {
-            for l in 0..lanes {
-                let ($a, $b) = (u64::from(s[0][l]), u64::from(s[1][l]));
+            for l in 0..dd.len() {
+                let ($a, $b) = (u64::from(sa[l]), u64::from(sb[l]));
                 let $c = cin >> l & 1;
                 let (v, out): (u32, bool) = $e;
-                d[l] = v;
+                dd[l] = v;
                 cout |= u64::from(out) << l;
             }
         };

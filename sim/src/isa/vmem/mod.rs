@@ -499,28 +499,67 @@ fn record_lanes(
     if live == 0 {
         return;
     }
+    // One pass over the active lanes in order, gathering runs: a lane
+    // inside the current run or right after it extends it, another starts
+    // the next. Uniform and coalesced accesses are one run; lanes sharing
+    // a few addresses (a row per head, say) a few. Each run is one exact
+    // range; more than `RUNS` of them go lane by lane.
+    const RUNS: usize = 4;
+    let full = super::wave::full_mask(lanes);
+    if live & full == full {
+        // Every lane: where each lane neither repeats the previous lane's
+        // address nor continues it, a run breaks (one compare per lane,
+        // vectorised); addresses rising by 0 or `len` cover exactly
+        // [first, last + len).
+        let a = &addrs[..lanes];
+        let mut breaks = 0u64;
+        for l in 1..a.len() {
+            let (p, c) = (a[l - 1], a[l]);
+            breaks |= u64::from(c != p && c != p.wrapping_add(len)) << l;
+        }
+        if breaks.count_ones() as usize >= RUNS {
+            ctx.trace.record_lanes(kind, a, live, len);
+            return;
+        }
+        let mut start = 0;
+        loop {
+            let stop = if breaks == 0 {
+                a.len()
+            } else {
+                breaks.trailing_zeros() as usize
+            };
+            let end = a[stop - 1].wrapping_add(len);
+            ctx.trace.record(kind, a[start], end.wrapping_sub(a[start]));
+            if breaks == 0 {
+                return;
+            }
+            start = stop;
+            breaks &= breaks - 1;
+        }
+    }
+    let mut runs = [(0u64, 0u64); RUNS];
+    let mut n = 0;
     let first = addrs[live.trailing_zeros() as usize];
-    // One pass: every active lane at the same address (uniform), or each
-    // active lane right after the previous active one (coalesced): both
-    // are one exact range.
-    let (mut uniform, mut contiguous) = (true, true);
-    let mut next = first;
+    let mut cur = (first, first.wrapping_add(len));
     // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
     let mut bits = live & super::wave::full_mask(lanes);
     while bits != 0 {
-        let l = bits.trailing_zeros() as usize;
-        uniform &= addrs[l] == first;
-        contiguous &= addrs[l] == next;
-        next = addrs[l].wrapping_add(len);
+        let a = addrs[bits.trailing_zeros() as usize];
+        let end = a.wrapping_add(len);
+        if a == cur.1 {
+            cur.1 = end;
+        } else if !(a >= cur.0 && end <= cur.1 && end >= a) {
+            if n == RUNS {
+                ctx.trace.record_lanes(kind, &addrs[..lanes], live, len);
+                return;
+            }
+            runs[n] = cur;
+            n += 1;
+            cur = (a, end);
+        }
         bits &= bits - 1;
     }
-    if uniform {
-        ctx.trace.record(kind, first, len);
-        return;
+    for &(s, e) in runs[..n].iter().chain([&cur]) {
+        ctx.trace.record(kind, s, e.wrapping_sub(s));
     }
-    if contiguous {
-        ctx.trace.record(kind, first, next.wrapping_sub(first));
-        return;
-    }
-    ctx.trace.record_lanes(kind, &addrs[..lanes], live, len);
 }

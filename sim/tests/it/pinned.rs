@@ -1,0 +1,83 @@
+//! A worker keeps the allocation map read-locked while it runs a kernel
+//! (one lock instead of one per access) and lets waiting writers through
+//! every few thousand instructions: a host thread allocating and freeing
+//! while a kernel spins is not held up until the kernel ends.
+
+use std::time::{Duration, Instant};
+
+use relaunch_hsa_sys::{
+    packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+};
+use relaunch_sim::device::SimConfig;
+use relaunch_sim::memory::MemKind;
+use relaunch_testsupport::asm;
+use relaunch_testsupport::simkit::Rig;
+
+const TARGET: &str = "gfx1100";
+/// How long the kernel gets to start, and the allocations to go through
+/// (a loaded 2-core host can be slow; a writer held until the kernel's
+/// end would wait forever).
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A dispatch of one 32-lane workgroup of the kernel at `kd`.
+fn dispatch_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
+    let fences = HSA_FENCE_SCOPE_SYSTEM;
+    let p = KernelDispatchPacket {
+        header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, fences, fences),
+        setup: 1,
+        workgroup_size_x: 32,
+        workgroup_size_y: 1,
+        workgroup_size_z: 1,
+        reserved0: 0,
+        grid_size_x: 32,
+        grid_size_y: 1,
+        grid_size_z: 1,
+        private_segment_size: 0,
+        group_segment_size: 0,
+        kernel_object: kd,
+        kernarg_address: kernarg,
+        reserved2: 0,
+        completion_signal: Signal { handle: signal },
+    };
+    // SAFETY: KernelDispatchPacket is a 64-byte repr(C) struct of integers.
+    unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) }
+}
+
+#[test]
+fn allocations_and_frees_go_through_while_a_kernel_spins() {
+    if !asm::tools() {
+        return;
+    }
+    let code = asm::spinning(TARGET);
+    let rig = Rig::from_bytes(SimConfig::new(TARGET), &code);
+    let lane = rig.lane();
+    let out = rig.alloc(4);
+    let kernarg = rig.alloc(8);
+    let mem = &rig.dev.memory;
+    mem.write_u64(kernarg, out).unwrap();
+    lane.signal.1.store(1);
+    lane.publish_raw(dispatch_packet(
+        rig.image.kernels[0].kd_addr,
+        kernarg,
+        lane.signal.0,
+    ));
+    let start = Instant::now();
+    while mem.read_u32(out).unwrap() != 1 {
+        assert!(start.elapsed() < LIMIT, "the kernel did not start");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let start = Instant::now();
+    for _ in 0..20 {
+        let a = mem.allocate(4096, MemKind::Device).unwrap();
+        mem.free(a).unwrap();
+    }
+    let took = start.elapsed();
+    // Still spinning: nothing completed it.
+    assert_eq!(lane.signal.1.load(), 1);
+    lane.queue.inactivate();
+    assert!(
+        took < LIMIT,
+        "20 allocations and frees took {took:?} beside a running kernel"
+    );
+}
