@@ -1,5 +1,5 @@
 //! v_swap_b32, the M0-relative moves (v_movrels/movreld/movrelsd_b32),
-//! v_mov_b16, v_cndmask_b16 and v_minmax/v_maxmin_f32,
+//! v_mov_b16, v_cndmask_b16, v_minmax/v_maxmin_f32 and their u32/i32 forms,
 //! on llvm-mc-19's encodings (the same bytes on gfx10.3, gfx11 and gfx12).
 
 use super::super::program;
@@ -185,5 +185,38 @@ fn minmax_and_maxmin_f32() {
         set(&mut w, 3, |_| 1f32.to_bits());
         run(w.isa, &minmax, &mut w);
         assert_eq!(w.vgpr[0][0], 1, "{target}");
+    }
+}
+
+#[test]
+fn integer_minmax_and_maxmin() {
+    // llvm-mc-19, the same bytes on gfx1100 and gfx1201:
+    // v_minmax_u32, v_maxmin_u32, v_minmax_i32, v_maxmin_i32 v0, v1, v2, v3.
+    let mm_u = [0x00, 0x00, 0x63, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let xm_u = [0x00, 0x00, 0x62, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let mm_i = [0x00, 0x00, 0x65, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let xm_i = [0x00, 0x00, 0x64, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    // (S0, S1, S2, minmax_u, maxmin_u, minmax_i, maxmin_i): -1 is the
+    // largest unsigned and the smallest here signed.
+    let cases: [(u32, u32, u32, [u32; 4]); 4] = [
+        (1, 5, 3, [3, 3, 3, 3]),
+        (1, 5, 7, [5, 7, 5, 7]),
+        (u32::MAX, 2, 3, [3, 3, 2, 3]),
+        (0x8000_0000, 0x7FFF_FFFF, 0, [0, 0x7FFF_FFFF, 0, 0]),
+    ];
+    for target in ["gfx1100", "gfx1201"] {
+        for (a, b, c, want) in cases {
+            for (code, want) in [mm_u, xm_u, mm_i, xm_i].iter().zip(want) {
+                let mut w = wave(isa(target, true));
+                set(&mut w, 1, |_| a);
+                set(&mut w, 2, |_| b);
+                set(&mut w, 3, |l| if l == 63 { 0 } else { c });
+                run(w.isa, code, &mut w);
+                assert_eq!(
+                    w.vgpr[0][0], want,
+                    "{target} {a:#x} {b:#x} {c:#x} {code:02x?}"
+                );
+            }
+        }
     }
 }

@@ -15,19 +15,23 @@
 //! signalling NaNs is not modelled).
 
 mod cmp;
-mod cvt;
+pub(crate) mod cvt;
 mod dot;
 mod exec;
 mod f64;
 mod f64_steps;
 pub mod float;
 mod fp;
+mod fp8;
+#[cfg(test)]
+mod fp8_tests;
 mod half;
 mod int16;
 #[cfg(test)]
 mod lane_tests;
 mod mix;
 pub mod ops;
+mod packed_int;
 pub mod round;
 mod sdwa;
 mod src;
@@ -238,6 +242,12 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if let Op::D(d) = op {
         return f64::modifiers_fit(d, m, dpp);
     }
+    if let Op::PkI(i) = op {
+        return packed_int::modifiers_fit(i, m);
+    }
+    if let Op::Fp8(f) = op {
+        return fp8::modifiers_fit(f, enc, m);
+    }
     let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Mix(_));
     let float_src = float
         || matches!(
@@ -320,9 +330,15 @@ fn sdwa_fits(op: Op) -> bool {
     match op {
         Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
         Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
-        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) | Op::Wmma(_) => {
-            false
-        }
+        Op::Pk(_)
+        | Op::PkI(_)
+        | Op::Fp8(_)
+        | Op::Mix(_)
+        | Op::D(_)
+        | Op::W(_)
+        | Op::Lane(_)
+        | Op::Dot(_)
+        | Op::Wmma(_) => false,
     }
 }
 
@@ -427,7 +443,10 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations and dots.
                     if format == Format::Vop3p
-                        && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_) | Op::Wmma(_))
+                        && !matches!(
+                            op,
+                            Op::Pk(_) | Op::PkI(_) | Op::Dot(_) | Op::Mix(_) | Op::Wmma(_)
+                        )
                     {
                         continue;
                     }

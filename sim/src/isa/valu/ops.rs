@@ -64,6 +64,12 @@ pub enum IOp {
     Med3I,
     Xad,
     Perm,
+    /// v_minmax_u32 / v_minmax_i32: min(max(S0, S1), S2).
+    MinmaxU,
+    MinmaxI,
+    /// v_maxmin_u32 / v_maxmin_i32: max(min(S0, S1), S2).
+    MaxminU,
+    MaxminI,
 }
 
 /// 16-bit integer operations (`int16`); `U`/`I` the signedness. (gfx11's
@@ -326,6 +332,10 @@ pub enum Op {
     Dot(DotOp),
     /// v_wmma_* (see `wmma`).
     Wmma(super::wmma::WmmaOp),
+    /// Packed 16-bit integer pairs (VOP3P, `packed_int`).
+    PkI(I16Op),
+    /// The gfx12 fp8/bf8 conversions (`fp8`).
+    Fp8(super::fp8::Fp8Op),
     Nop,
 }
 
@@ -402,6 +412,10 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_med3_i32" => Op::I(I::Med3I),
         "v_xad_u32" => Op::I(I::Xad),
         "v_perm_b32" => Op::I(I::Perm),
+        "v_minmax_u32" => Op::I(I::MinmaxU),
+        "v_minmax_i32" => Op::I(I::MinmaxI),
+        "v_maxmin_u32" => Op::I(I::MaxminU),
+        "v_maxmin_i32" => Op::I(I::MaxminI),
 
         "v_not_b16" => Op::I16(I16Op::Not),
         "v_mov_b16" => Op::I16(I16Op::Mov),
@@ -582,7 +596,7 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_movreld_b32" => Op::Lane(LaneOp::Movreld),
         "v_movrelsd_b32" => Op::Lane(LaneOp::Movrelsd),
         n if n.starts_with("v_wmma_") => Op::Wmma(super::wmma::WmmaOp::lookup(n)?),
-        _ => return None,
+        n => return super::packed_int::lookup(n).or_else(|| super::fp8::lookup(n)),
     })
 }
 
