@@ -220,3 +220,51 @@ fn integer_minmax_and_maxmin() {
         }
     }
 }
+
+#[test]
+fn signed_add_and_sub_wrap_or_saturate_with_clamp() {
+    // llvm-mc-19: v_add_nc_i32 / v_sub_nc_i32 v0, v1, v2 [clamp] per family.
+    let forms: [(&str, u8, u8); 3] = [
+        ("gfx1030", 0x7f, 0x76),
+        ("gfx1100", 0x26, 0x25),
+        ("gfx1201", 0x26, 0x25),
+    ];
+    let enc = |op: u8, clamp: bool| {
+        [
+            0x00,
+            if clamp { 0x80 } else { 0 },
+            op,
+            0xd7,
+            0x01,
+            0x05,
+            0x02,
+            0x00,
+        ]
+    };
+    let max = i32::MAX as u32;
+    let min = i32::MIN as u32;
+    // (S0, S1, add, add clamp, sub, sub clamp)
+    let cases: [(u32, u32, [u32; 4]); 4] = [
+        (5, (-7i32) as u32, [(-2i32) as u32, (-2i32) as u32, 12, 12]),
+        (max, 1, [min, max, max - 1, max - 1]),
+        (min, 1, [min + 1, min + 1, max, min]),
+        (min, max, [u32::MAX, u32::MAX, 1, min]),
+    ];
+    for (target, add, sub) in forms {
+        for (a, b, want) in cases {
+            let codes = [
+                enc(add, false),
+                enc(add, true),
+                enc(sub, false),
+                enc(sub, true),
+            ];
+            for (code, want) in codes.iter().zip(want) {
+                let mut w = wave(isa(target, false));
+                set(&mut w, 1, |_| a);
+                set(&mut w, 2, |_| b);
+                run(w.isa, code, &mut w);
+                assert_eq!(w.vgpr[0][0], want, "{target} {a:#x} {b:#x} {code:02x?}");
+            }
+        }
+    }
+}

@@ -282,10 +282,15 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if (m.abs | m.neg | m.neg_hi) != 0 && !float_src {
         return false;
     }
-    // Integer clamp saturates the 16-bit adds and mads and the u32
-    // add/sub; no integer operation has omod.
+    // Integer clamp saturates the 16-bit adds and mads and the u32 and
+    // i32 add/sub; no integer operation has omod.
     let saturates = matches!(op, Op::I16(i) if i.saturates())
-        || matches!(op, Op::I(ops::IOp::Add | ops::IOp::Sub | ops::IOp::Subrev));
+        || matches!(
+            op,
+            Op::I(
+                ops::IOp::Add | ops::IOp::Sub | ops::IOp::Subrev | ops::IOp::AddI | ops::IOp::SubI
+            )
+        );
     if m.omod != 0 && !float_out {
         return false;
     }

@@ -19,6 +19,9 @@ pub enum IOp {
     Add,
     Sub,
     Subrev,
+    /// v_add_nc_i32 / v_sub_nc_i32: clamp saturates as signed.
+    AddI,
+    SubI,
     And,
     Or,
     Xor,
@@ -367,6 +370,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_add_nc_u32" | "v_add_u32" => Op::I(I::Add),
         "v_sub_nc_u32" | "v_sub_u32" => Op::I(I::Sub),
         "v_subrev_nc_u32" | "v_subrev_u32" => Op::I(I::Subrev),
+        "v_add_nc_i32" => Op::I(I::AddI),
+        "v_sub_nc_i32" => Op::I(I::SubI),
         "v_and_b32" => Op::I(I::And),
         "v_or_b32" => Op::I(I::Or),
         "v_xor_b32" => Op::I(I::Xor),
