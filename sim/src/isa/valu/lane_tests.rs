@@ -268,3 +268,44 @@ fn signed_add_and_sub_wrap_or_saturate_with_clamp() {
         }
     }
 }
+
+#[test]
+fn minmax_and_maxmin_f16_keep_the_high_half() {
+    // llvm-mc-19: gfx1100 v_minmax_f16 / v_maxmin_f16 v0, v1, v2, v3;
+    // gfx1201 v_minmax_num_f16 / v_maxmin_num_f16 v0, v1, v2, v3.
+    let forms: [(&str, [u8; 8], [u8; 8]); 2] = [
+        (
+            "gfx1100",
+            [0x00, 0x00, 0x61, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x60, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+        (
+            "gfx1201",
+            [0x00, 0x00, 0x6a, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x6b, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+    ];
+    let h = |x: f32| u32::from(super::float::f32_to_f16(x));
+    let nan = 0x7E00;
+    // (S0, S1, S2, minmax, maxmin) as f16 bits; a NaN gives way.
+    let cases = [
+        (h(1.0), h(5.0), h(3.0), h(3.0), h(3.0)),
+        (h(5.0), h(1.0), h(-3.0), h(-3.0), h(1.0)),
+        (nan, h(2.0), h(3.0), h(2.0), h(3.0)),
+        (h(1.0), h(2.0), nan, h(2.0), h(1.0)),
+    ];
+    for (target, minmax, maxmin) in forms {
+        for (a, b, c, want_mm, want_xm) in cases {
+            for (code, want) in [(minmax, want_mm), (maxmin, want_xm)] {
+                let mut w = wave(isa(target, false));
+                set(&mut w, 0, |_| 0xABCD_0000);
+                // High halves hold other values the operation must not read.
+                set(&mut w, 1, |_| 0x4000_0000 | a);
+                set(&mut w, 2, |_| 0x4000_0000 | b);
+                set(&mut w, 3, |_| 0x4000_0000 | c);
+                run(w.isa, &code, &mut w);
+                assert_eq!(w.vgpr[0][0], 0xABCD_0000 | want, "{target} {code:02x?}");
+            }
+        }
+    }
+}

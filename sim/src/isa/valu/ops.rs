@@ -498,6 +498,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_min3_f16" | "v_min3_num_f16" => Op::H(F::Min3),
         "v_max3_f16" | "v_max3_num_f16" => Op::H(F::Max3),
         "v_med3_f16" | "v_med3_num_f16" => Op::H(F::Med3),
+        "v_minmax_f16" | "v_minmax_num_f16" => Op::H(F::Minmax),
+        "v_maxmin_f16" | "v_maxmin_num_f16" => Op::H(F::Maxmin),
         "v_rcp_f16" => Op::H(F::Rcp),
         "v_rsq_f16" => Op::H(F::Rsq),
         "v_sqrt_f16" => Op::H(F::Sqrt),
