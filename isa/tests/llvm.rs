@@ -335,6 +335,8 @@ fn generated(f: Family) -> Vec<String> {
                 "image_load v20, v40, s[40:47] dmask:0x1 dim:SQ_RSRC_IMG_1D",
                 "s_load_b32 s20, s[40:41], 0x10 th:TH_LOAD_NT scope:SCOPE_SYS",
                 "s_load_b32 s20, s[40:41], 0x7fffff",
+                "s_fmaak_f32 s10, s20, s21, 0x11223344",
+                "s_fmamk_f32 s10, s20, 0x11223344, s21",
                 "scratch_load_b32 v20, off, s7",
                 "flat_load_b32 v20, v[40:41]",
                 "tbuffer_load_format_x v20, v40, s[40:43], s7 format:[BUF_FMT_32_FLOAT] offen offset:16",

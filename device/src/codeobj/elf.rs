@@ -46,8 +46,18 @@ pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
 /// uses for AMDGPU, 64 KiB), and that the image may leave before each
 /// segment.
 pub const MAX_SEGMENT_PADDING: u64 = 64 << 10;
-/// More notes than any real code object has; stops a crafted note table early.
-const MAX_NOTES: usize = 1024;
+/// Notes any file may hold; a larger file may hold one more per
+/// `NOTE_BYTES` of its size. Linked Tensile libraries carry one metadata
+/// note per linked object (a 223 MB rocBLAS library has 4844), so a fixed
+/// cap refused them; a crafted note table still stops early, its list a
+/// small fraction of the file's size.
+const MIN_NOTE_LIMIT: usize = 1024;
+const NOTE_BYTES: usize = 1024;
+
+/// The note limit of a file of `len` bytes.
+pub fn note_limit(len: usize) -> usize {
+    MIN_NOTE_LIMIT + len / NOTE_BYTES
+}
 
 /// Code object versions relaunch reads (ELF `e_ident[EI_ABIVERSION]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -347,6 +357,7 @@ impl<'a> Elf<'a> {
     /// no PT_NOTE), in file order.
     pub fn notes(&self) -> Result<Vec<Note<'a>>, E> {
         let mut out = Vec::new();
+        let limit = note_limit(self.bytes.len());
         for &(offset, size) in &self.note_ranges {
             let mut data = range(self.bytes, offset, size, "note segment")?;
             let mut at = offset;
@@ -373,11 +384,11 @@ impl<'a> Elf<'a> {
                     desc: &data[desc_start as usize..desc_end as usize],
                     offset: at,
                 });
-                if out.len() > MAX_NOTES {
+                if out.len() > limit {
                     return Err(E::TooMany {
                         what: "notes",
                         count: out.len() as u64,
-                        limit: MAX_NOTES as u64,
+                        limit: limit as u64,
                     });
                 }
                 let step = next.min(len64(data));

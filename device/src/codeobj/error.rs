@@ -79,8 +79,18 @@ pub enum CodeObjectError {
     BadNote { offset: u64, reason: &'static str },
     #[error("no NT_AMDGPU_METADATA note (owner \"AMDGPU\", type 32): not a code object V4/V5")]
     MissingMetadata,
-    #[error("more than one NT_AMDGPU_METADATA note")]
-    DuplicateMetadata,
+    #[error("the metadata notes disagree on {what}: {first} and {second}")]
+    MetadataConflict {
+        what: &'static str,
+        first: String,
+        second: String,
+    },
+    #[error("kernel {kernel} is described differently by two metadata notes")]
+    ConflictingKernel { kernel: String },
+    #[error(
+        "no metadata note names amdhsa.target and ELF e_flags {e_flags:#x} name no known processor"
+    )]
+    MissingTarget { e_flags: u32 },
     #[error("metadata note is not valid MessagePack: {0}")]
     MetadataEncoding(String),
     #[error("metadata: {0}")]

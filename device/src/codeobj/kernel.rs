@@ -137,11 +137,15 @@ pub(crate) fn build(
         md.private_segment_fixed_size,
         descriptor.private_segment_fixed_size,
     )?;
-    disagree(
-        "kernarg_segment_size",
-        md.kernarg_segment_size,
-        descriptor.kernarg_size,
-    )?;
+    // KERNARG_SIZE 0 leaves the size unspecified (AMDGPUUsage); Tensile's
+    // hand-written kernels leave it so, and the metadata's size stands.
+    if descriptor.kernarg_size != 0 {
+        disagree(
+            "kernarg_segment_size",
+            md.kernarg_segment_size,
+            descriptor.kernarg_size,
+        )?;
+    }
     disagree(
         "wavefront_size",
         md.wavefront_size,

@@ -191,8 +191,29 @@ fn array<'v>(v: &'v Value, what: &str, limit: usize) -> Result<&'v [Value], E> {
     Ok(items)
 }
 
-/// Decode the note's description bytes.
+/// One note decoded where `amdhsa.target` may be missing (Tensile's
+/// linked notes leave it out; the ELF header names the target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteMetadata {
+    pub version: (u64, u64),
+    pub target: Option<String>,
+    pub kernels: Vec<KernelMetadata>,
+}
+
+/// Decode the note's description bytes; `amdhsa.target` is required.
 pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
+    let md = decode_note(desc)?;
+    Ok(Metadata {
+        version: md.version,
+        target: md
+            .target
+            .ok_or_else(|| err("metadata: missing amdhsa.target"))?,
+        kernels: md.kernels,
+    })
+}
+
+/// Decode the note's description bytes, `amdhsa.target` optional.
+pub fn decode_note(desc: &[u8]) -> Result<NoteMetadata, E> {
     if desc.len() > MAX_NOTE_BYTES {
         return Err(E::TooMany {
             what: "metadata note bytes",
@@ -226,7 +247,7 @@ pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
         }
         None => return Err(err("missing amdhsa.version")),
     };
-    let target = required_string(root, "amdhsa.target", "metadata")?;
+    let target = string(root, "amdhsa.target", "metadata")?;
     let kernels = match get(root, "amdhsa.kernels") {
         Some(v) => array(v, "amdhsa.kernels", MAX_KERNELS)?
             .iter()
@@ -235,7 +256,7 @@ pub fn decode(desc: &[u8]) -> Result<Metadata, E> {
             .collect::<Result<Vec<_>, E>>()?,
         None => Vec::new(),
     };
-    Ok(Metadata {
+    Ok(NoteMetadata {
         version,
         target,
         kernels,

@@ -24,6 +24,7 @@ pub mod error;
 pub mod extent;
 pub mod kernel;
 pub mod metadata;
+pub mod notes;
 pub mod object;
 
 pub use args::{AqlFill, ArgFill, Axis, KernelArg, ValueKind};

@@ -5,7 +5,7 @@ use super::bundle;
 use super::elf::{CodeObjectVersion, Elf, LoadSegment};
 use super::error::CodeObjectError as E;
 use super::kernel::{self, KernelInfo};
-use super::metadata::{self, NOTE_OWNER, NT_AMDGPU_METADATA};
+use super::notes;
 use relaunch_facts::GfxTarget;
 
 /// The processor named by an ELF e_flags value, when it is one the facts
@@ -30,16 +30,7 @@ impl CodeObject {
     /// Read an ELF code object (not a bundle).
     pub fn parse(bytes: &[u8]) -> Result<CodeObject, E> {
         let elf = Elf::parse(bytes)?;
-        let mut found = None;
-        for note in elf.notes()? {
-            if note.owner == NOTE_OWNER && note.kind == NT_AMDGPU_METADATA {
-                if found.is_some() {
-                    return Err(E::DuplicateMetadata);
-                }
-                found = Some(note.desc);
-            }
-        }
-        let md = metadata::decode(found.ok_or(E::MissingMetadata)?)?;
+        let md = notes::read(&elf)?;
         let target = GfxTarget::parse(&md.target).map_err(|e| E::MetadataTarget {
             target: md.target.clone(),
             reason: e.to_string(),

@@ -197,6 +197,22 @@ fn descriptor_damage() {
             ..
         }
     ));
+    // A descriptor KERNARG_SIZE of 0 leaves the size to the metadata (8);
+    // any other value must agree with it.
+    let mut c = b.clone();
+    assert_eq!(rd32(&c, 0x508), 8);
+    c[0x508..0x50c].copy_from_slice(&0u32.to_le_bytes());
+    assert_eq!(CodeObject::parse(&c).unwrap().kernels()[0].kernarg_size, 8);
+    c[0x508..0x50c].copy_from_slice(&16u32.to_le_bytes());
+    assert!(matches!(
+        err(&c),
+        E::DescriptorDisagrees {
+            field: "kernarg_segment_size",
+            metadata: 8,
+            descriptor: 16,
+            ..
+        }
+    ));
     // Code entry moved off its 256-byte boundary: readable (the encoders'
     // verdict refuses it, see its MisalignedCodeEntry test).
     let mut c = b.clone();

@@ -16,6 +16,7 @@ mod certify_inputs;
 mod certify_read_only;
 mod codeobj_errors;
 mod codeobj_fixtures;
+mod codeobj_notes;
 mod codeobj_readelf;
 mod codeobj_rebuild;
 mod fuzz_manifest;

@@ -29,6 +29,11 @@ impl Builder<'_> {
                 let n = scalar_width(op);
                 self.src(Role::Src0, bits(d0, 7, 0) as u16, n);
                 self.src(Role::Src1, bits(d0, 15, 8) as u16, n);
+                // s_fmaak/s_fmamk_f32 carry their constant as the literal.
+                if op.flags & LIT != 0 {
+                    let l = self.take_literal()?;
+                    self.push(Role::Src2, Operand::Literal(l));
+                }
                 op
             }
             Format::Sopk => {

@@ -42,6 +42,8 @@ fn templates() -> Vec<&'static str> {
         " s[20:21], s10",
         " s10, s20, 0x11223344",
         " s10, 0x11223344, s20",
+        " s10, s20, s21, 0x11223344",
+        " s10, s20, 0x11223344, s21",
         " s10, 0x10",
         " s10, hwreg(HW_REG_MODE)",
         " hwreg(HW_REG_MODE), s10",

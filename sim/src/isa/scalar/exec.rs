@@ -252,6 +252,7 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
             v as u32
         }
         Mulk => (sopk_reg(wave, inst)? as i32).wrapping_mul(simm(inst) as i32) as u32,
+        F(f) => return super::float::execute(wave, inst, f),
         Lshl64 | Lshr64 | Ashr64 | Logic64(_) | BfeU64 | BfeI64 | Bfm64 | Cselect64 | AddNcU64
         | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) => {
             return execute64(wave, inst, op)

@@ -7,6 +7,7 @@ use super::fault::IsaFault;
 use super::program::Inst;
 
 mod exec;
+mod float;
 pub(crate) use exec::execute;
 
 /// A scalar ALU operation.
@@ -99,6 +100,8 @@ pub(crate) enum SOp {
     Cmpk(Cmp, bool),
     Addk,
     Mulk,
+    /// The other gfx11.5+ float operations (`float`).
+    F(float::SFloat),
 }
 
 /// A bitwise operation; `Saveexec` and the b32/b64 forms share it.
@@ -301,7 +304,11 @@ pub(crate) fn prepare(name: &str) -> Option<SOp> {
         "s_cmovk_i32" => Cmovk,
         "s_addk_i32" | "s_addk_co_i32" => Addk,
         "s_mulk_i32" => Mulk,
-        _ => return prepare_pattern(name),
+        _ => {
+            return float::prepare(name)
+                .map(F)
+                .or_else(|| prepare_pattern(name))
+        }
     };
     Some(op)
 }

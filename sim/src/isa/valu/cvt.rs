@@ -10,7 +10,7 @@ use super::ops::{CvtOp, Op};
 use super::{exec, src, Prep};
 
 /// f32 to f16 rounding toward zero.
-fn f16_rtz(x: f32) -> u32 {
+pub(crate) fn f16_rtz(x: f32) -> u32 {
     let hv = float::f32_to_f16(x);
     if x.is_nan() {
         return u32::from(hv);

@@ -22,6 +22,8 @@ pub fn execute(wave: &mut Wave, inst: &Inst, p: &Prep) -> Result<(), IsaFault> {
         Op::Cmp(c) => cmp::execute(wave, inst, p, c),
         Op::Dot(op) => dot::execute(wave, inst, p, op),
         Op::Wmma(op) => super::wmma::execute(wave, inst, p, op),
+        Op::PkI(op) => super::packed_int::execute(wave, inst, p, op),
+        Op::Fp8(op) => super::fp8::execute(wave, inst, p, op),
         Op::Nop => Ok(()),
     }
 }
@@ -56,7 +58,7 @@ fn sources(op: IOp) -> usize {
         Mov | Not | Bfrev | Clz | Ctz | Cls => 1,
         Add3 | LshlAdd | AddLshl | LshlOr | AndOr | Or3 | Xor3 | Alignbit | Alignbyte | BfeU
         | BfeI | Bfi | MadU24 | MadI24 | Min3U | Max3U | Med3U | Min3I | Max3I | Med3I | Xad
-        | Perm => 3,
+        | Perm | MinmaxU | MinmaxI | MaxminU | MaxminI => 3,
         _ => 2,
     }
 }
@@ -156,8 +158,10 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         Add if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_add(b)),
         Sub if p.mods.clamp => map!(|a, b, _c, _l| a.saturating_sub(b)),
         Subrev if p.mods.clamp => map!(|a, b, _c, _l| b.saturating_sub(a)),
-        Add => map!(|a, b, _c, _l| a.wrapping_add(b)),
-        Sub => map!(|a, b, _c, _l| a.wrapping_sub(b)),
+        AddI if p.mods.clamp => map!(|a, b, _c, _l| (a as i32).saturating_add(b as i32) as u32),
+        SubI if p.mods.clamp => map!(|a, b, _c, _l| (a as i32).saturating_sub(b as i32) as u32),
+        Add | AddI => map!(|a, b, _c, _l| a.wrapping_add(b)),
+        Sub | SubI => map!(|a, b, _c, _l| a.wrapping_sub(b)),
         Subrev => map!(|a, b, _c, _l| b.wrapping_sub(a)),
         And => map!(|a, b, _c, _l| a & b),
         Or => map!(|a, b, _c, _l| a | b),
@@ -229,6 +233,10 @@ fn int(wave: &mut Wave, inst: &Inst, p: &Prep, op: IOp) -> Result<(), IsaFault> 
         Med3I => map!(|a, b, c, _l| med3(a as i32, b as i32, c as i32) as u32),
         Xad => map!(|a, b, c, _l| (a ^ b).wrapping_add(c)),
         Perm => map!(|a, b, c, _l| perm(a, b, c)),
+        MinmaxU => map!(|a, b, c, _l| a.max(b).min(c)),
+        MaxminU => map!(|a, b, c, _l| a.min(b).max(c)),
+        MinmaxI => map!(|a, b, c, _l| (a as i32).max(b as i32).min(c as i32) as u32),
+        MaxminI => map!(|a, b, c, _l| (a as i32).min(b as i32).max(c as i32) as u32),
     }
     src::store(wave, inst.dst, &d, wmask)
 }

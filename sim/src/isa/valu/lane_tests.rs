@@ -1,5 +1,5 @@
 //! v_swap_b32, the M0-relative moves (v_movrels/movreld/movrelsd_b32),
-//! v_mov_b16, v_cndmask_b16 and v_minmax/v_maxmin_f32,
+//! v_mov_b16, v_cndmask_b16, v_minmax/v_maxmin_f32 and their u32/i32 forms,
 //! on llvm-mc-19's encodings (the same bytes on gfx10.3, gfx11 and gfx12).
 
 use super::super::program;
@@ -185,5 +185,127 @@ fn minmax_and_maxmin_f32() {
         set(&mut w, 3, |_| 1f32.to_bits());
         run(w.isa, &minmax, &mut w);
         assert_eq!(w.vgpr[0][0], 1, "{target}");
+    }
+}
+
+#[test]
+fn integer_minmax_and_maxmin() {
+    // llvm-mc-19, the same bytes on gfx1100 and gfx1201:
+    // v_minmax_u32, v_maxmin_u32, v_minmax_i32, v_maxmin_i32 v0, v1, v2, v3.
+    let mm_u = [0x00, 0x00, 0x63, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let xm_u = [0x00, 0x00, 0x62, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let mm_i = [0x00, 0x00, 0x65, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    let xm_i = [0x00, 0x00, 0x64, 0xd6, 0x01, 0x05, 0x0e, 0x04];
+    // (S0, S1, S2, minmax_u, maxmin_u, minmax_i, maxmin_i): -1 is the
+    // largest unsigned and the smallest here signed.
+    let cases: [(u32, u32, u32, [u32; 4]); 4] = [
+        (1, 5, 3, [3, 3, 3, 3]),
+        (1, 5, 7, [5, 7, 5, 7]),
+        (u32::MAX, 2, 3, [3, 3, 2, 3]),
+        (0x8000_0000, 0x7FFF_FFFF, 0, [0, 0x7FFF_FFFF, 0, 0]),
+    ];
+    for target in ["gfx1100", "gfx1201"] {
+        for (a, b, c, want) in cases {
+            for (code, want) in [mm_u, xm_u, mm_i, xm_i].iter().zip(want) {
+                let mut w = wave(isa(target, true));
+                set(&mut w, 1, |_| a);
+                set(&mut w, 2, |_| b);
+                set(&mut w, 3, |l| if l == 63 { 0 } else { c });
+                run(w.isa, code, &mut w);
+                assert_eq!(
+                    w.vgpr[0][0], want,
+                    "{target} {a:#x} {b:#x} {c:#x} {code:02x?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn signed_add_and_sub_wrap_or_saturate_with_clamp() {
+    // llvm-mc-19: v_add_nc_i32 / v_sub_nc_i32 v0, v1, v2 [clamp] per family.
+    let forms: [(&str, u8, u8); 3] = [
+        ("gfx1030", 0x7f, 0x76),
+        ("gfx1100", 0x26, 0x25),
+        ("gfx1201", 0x26, 0x25),
+    ];
+    let enc = |op: u8, clamp: bool| {
+        [
+            0x00,
+            if clamp { 0x80 } else { 0 },
+            op,
+            0xd7,
+            0x01,
+            0x05,
+            0x02,
+            0x00,
+        ]
+    };
+    let max = i32::MAX as u32;
+    let min = i32::MIN as u32;
+    // (S0, S1, add, add clamp, sub, sub clamp)
+    let cases: [(u32, u32, [u32; 4]); 4] = [
+        (5, (-7i32) as u32, [(-2i32) as u32, (-2i32) as u32, 12, 12]),
+        (max, 1, [min, max, max - 1, max - 1]),
+        (min, 1, [min + 1, min + 1, max, min]),
+        (min, max, [u32::MAX, u32::MAX, 1, min]),
+    ];
+    for (target, add, sub) in forms {
+        for (a, b, want) in cases {
+            let codes = [
+                enc(add, false),
+                enc(add, true),
+                enc(sub, false),
+                enc(sub, true),
+            ];
+            for (code, want) in codes.iter().zip(want) {
+                let mut w = wave(isa(target, false));
+                set(&mut w, 1, |_| a);
+                set(&mut w, 2, |_| b);
+                run(w.isa, code, &mut w);
+                assert_eq!(w.vgpr[0][0], want, "{target} {a:#x} {b:#x} {code:02x?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn minmax_and_maxmin_f16_keep_the_high_half() {
+    // llvm-mc-19: gfx1100 v_minmax_f16 / v_maxmin_f16 v0, v1, v2, v3;
+    // gfx1201 v_minmax_num_f16 / v_maxmin_num_f16 v0, v1, v2, v3.
+    let forms: [(&str, [u8; 8], [u8; 8]); 2] = [
+        (
+            "gfx1100",
+            [0x00, 0x00, 0x61, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x60, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+        (
+            "gfx1201",
+            [0x00, 0x00, 0x6a, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+            [0x00, 0x00, 0x6b, 0xd6, 0x01, 0x05, 0x0e, 0x04],
+        ),
+    ];
+    let h = |x: f32| u32::from(super::float::f32_to_f16(x));
+    let nan = 0x7E00;
+    // (S0, S1, S2, minmax, maxmin) as f16 bits; a NaN gives way.
+    let cases = [
+        (h(1.0), h(5.0), h(3.0), h(3.0), h(3.0)),
+        (h(5.0), h(1.0), h(-3.0), h(-3.0), h(1.0)),
+        (nan, h(2.0), h(3.0), h(2.0), h(3.0)),
+        (h(1.0), h(2.0), nan, h(2.0), h(1.0)),
+    ];
+    for (target, minmax, maxmin) in forms {
+        for (a, b, c, want_mm, want_xm) in cases {
+            for (code, want) in [(minmax, want_mm), (maxmin, want_xm)] {
+                let mut w = wave(isa(target, false));
+                set(&mut w, 0, |_| 0xABCD_0000);
+                // High halves hold other values the operation must not read.
+                set(&mut w, 1, |_| 0x4000_0000 | a);
+                set(&mut w, 2, |_| 0x4000_0000 | b);
+                set(&mut w, 3, |_| 0x4000_0000 | c);
+                run(w.isa, &code, &mut w);
+                assert_eq!(w.vgpr[0][0], 0xABCD_0000 | want, "{target} {code:02x?}");
+            }
+        }
     }
 }

@@ -15,19 +15,23 @@
 //! signalling NaNs is not modelled).
 
 mod cmp;
-mod cvt;
+pub(crate) mod cvt;
 mod dot;
 mod exec;
 mod f64;
 mod f64_steps;
 pub mod float;
 mod fp;
+mod fp8;
+#[cfg(test)]
+mod fp8_tests;
 mod half;
 mod int16;
 #[cfg(test)]
 mod lane_tests;
 mod mix;
 pub mod ops;
+mod packed_int;
 pub mod round;
 mod sdwa;
 mod src;
@@ -238,6 +242,12 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if let Op::D(d) = op {
         return f64::modifiers_fit(d, m, dpp);
     }
+    if let Op::PkI(i) = op {
+        return packed_int::modifiers_fit(i, m);
+    }
+    if let Op::Fp8(f) = op {
+        return fp8::modifiers_fit(f, enc, m);
+    }
     let float = matches!(op, Op::F(_) | Op::H(_) | Op::Pk(_) | Op::Mix(_));
     let float_src = float
         || matches!(
@@ -272,10 +282,15 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if (m.abs | m.neg | m.neg_hi) != 0 && !float_src {
         return false;
     }
-    // Integer clamp saturates the 16-bit adds and mads and the u32
-    // add/sub; no integer operation has omod.
+    // Integer clamp saturates the 16-bit adds and mads and the u32 and
+    // i32 add/sub; no integer operation has omod.
     let saturates = matches!(op, Op::I16(i) if i.saturates())
-        || matches!(op, Op::I(ops::IOp::Add | ops::IOp::Sub | ops::IOp::Subrev));
+        || matches!(
+            op,
+            Op::I(
+                ops::IOp::Add | ops::IOp::Sub | ops::IOp::Subrev | ops::IOp::AddI | ops::IOp::SubI
+            )
+        );
     if m.omod != 0 && !float_out {
         return false;
     }
@@ -317,9 +332,15 @@ fn sdwa_fits(op: Op) -> bool {
     match op {
         Op::I(_) | Op::I16(_) | Op::F(_) | Op::H(_) | Op::Cvt(_) | Op::Carry(_) | Op::Nop => true,
         Op::Cmp(c) => !matches!(c.ty, ops::CmpTy::U64 | ops::CmpTy::I64 | ops::CmpTy::F64),
-        Op::Pk(_) | Op::Mix(_) | Op::D(_) | Op::W(_) | Op::Lane(_) | Op::Dot(_) | Op::Wmma(_) => {
-            false
-        }
+        Op::Pk(_)
+        | Op::PkI(_)
+        | Op::Fp8(_)
+        | Op::Mix(_)
+        | Op::D(_)
+        | Op::W(_)
+        | Op::Lane(_)
+        | Op::Dot(_)
+        | Op::Wmma(_) => false,
     }
 }
 
@@ -424,7 +445,10 @@ pub fn implemented(family: Family) -> &'static [&'static str] {
                 if let Some(op) = lookup(ops::base_name(row.name)) {
                     // VOP3P rows are only the packed operations and dots.
                     if format == Format::Vop3p
-                        && !matches!(op, Op::Pk(_) | Op::Dot(_) | Op::Mix(_) | Op::Wmma(_))
+                        && !matches!(
+                            op,
+                            Op::Pk(_) | Op::PkI(_) | Op::Dot(_) | Op::Mix(_) | Op::Wmma(_)
+                        )
                     {
                         continue;
                     }

@@ -19,6 +19,9 @@ pub enum IOp {
     Add,
     Sub,
     Subrev,
+    /// v_add_nc_i32 / v_sub_nc_i32: clamp saturates as signed.
+    AddI,
+    SubI,
     And,
     Or,
     Xor,
@@ -64,6 +67,12 @@ pub enum IOp {
     Med3I,
     Xad,
     Perm,
+    /// v_minmax_u32 / v_minmax_i32: min(max(S0, S1), S2).
+    MinmaxU,
+    MinmaxI,
+    /// v_maxmin_u32 / v_maxmin_i32: max(min(S0, S1), S2).
+    MaxminU,
+    MaxminI,
 }
 
 /// 16-bit integer operations (`int16`); `U`/`I` the signedness. (gfx11's
@@ -326,6 +335,10 @@ pub enum Op {
     Dot(DotOp),
     /// v_wmma_* (see `wmma`).
     Wmma(super::wmma::WmmaOp),
+    /// Packed 16-bit integer pairs (VOP3P, `packed_int`).
+    PkI(I16Op),
+    /// The gfx12 fp8/bf8 conversions (`fp8`).
+    Fp8(super::fp8::Fp8Op),
     Nop,
 }
 
@@ -357,6 +370,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_add_nc_u32" | "v_add_u32" => Op::I(I::Add),
         "v_sub_nc_u32" | "v_sub_u32" => Op::I(I::Sub),
         "v_subrev_nc_u32" | "v_subrev_u32" => Op::I(I::Subrev),
+        "v_add_nc_i32" => Op::I(I::AddI),
+        "v_sub_nc_i32" => Op::I(I::SubI),
         "v_and_b32" => Op::I(I::And),
         "v_or_b32" => Op::I(I::Or),
         "v_xor_b32" => Op::I(I::Xor),
@@ -402,6 +417,10 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_med3_i32" => Op::I(I::Med3I),
         "v_xad_u32" => Op::I(I::Xad),
         "v_perm_b32" => Op::I(I::Perm),
+        "v_minmax_u32" => Op::I(I::MinmaxU),
+        "v_minmax_i32" => Op::I(I::MinmaxI),
+        "v_maxmin_u32" => Op::I(I::MaxminU),
+        "v_maxmin_i32" => Op::I(I::MaxminI),
 
         "v_not_b16" => Op::I16(I16Op::Not),
         "v_mov_b16" => Op::I16(I16Op::Mov),
@@ -479,6 +498,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_min3_f16" | "v_min3_num_f16" => Op::H(F::Min3),
         "v_max3_f16" | "v_max3_num_f16" => Op::H(F::Max3),
         "v_med3_f16" | "v_med3_num_f16" => Op::H(F::Med3),
+        "v_minmax_f16" | "v_minmax_num_f16" => Op::H(F::Minmax),
+        "v_maxmin_f16" | "v_maxmin_num_f16" => Op::H(F::Maxmin),
         "v_rcp_f16" => Op::H(F::Rcp),
         "v_rsq_f16" => Op::H(F::Rsq),
         "v_sqrt_f16" => Op::H(F::Sqrt),
@@ -582,7 +603,7 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_movreld_b32" => Op::Lane(LaneOp::Movreld),
         "v_movrelsd_b32" => Op::Lane(LaneOp::Movrelsd),
         n if n.starts_with("v_wmma_") => Op::Wmma(super::wmma::WmmaOp::lookup(n)?),
-        _ => return None,
+        n => return super::packed_int::lookup(n).or_else(|| super::fp8::lookup(n)),
     })
 }
 
