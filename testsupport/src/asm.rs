@@ -510,17 +510,25 @@ pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
     if !crate::require_tool("clang++-19", HINT) {
         return None;
     }
+    let args = ["-nogpulib", "-nogpuinc", "-mcode-object-version=4", "-O0"];
+    clang_hip(name, arch, "o0-plain", &args, HINT)
+}
+
+/// `tests/kernels/hip/<name>` compiled device-only by clang++-19 for
+/// `arch` with `flags` into a temporary file (named with `tag`), read
+/// back; None after [`crate::missing`] when clang++-19 fails.
+fn clang_hip(name: &str, arch: &str, tag: &str, flags: &[&str], hint: &str) -> Option<Vec<u8>> {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let src = crate::workspace().join("tests/kernels/hip").join(name);
     let out = std::env::temp_dir().join(format!(
-        "relaunch-hip-o0-plain-{}-{}.co",
+        "relaunch-hip-{tag}-{}-{}.co",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let run = Command::new("clang++-19")
-        .args(["-x", "hip", "-nogpulib", "-nogpuinc"])
+        .args(["-x", "hip", "--cuda-device-only"])
         .arg(format!("--offload-arch={arch}"))
-        .args(["-mcode-object-version=4", "-O0", "--cuda-device-only"])
+        .args(flags)
         .arg(&src)
         .arg("-o")
         .arg(&out)
@@ -533,7 +541,7 @@ pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
                 src.display(),
                 String::from_utf8_lossy(&run.stderr)
             ),
-            HINT,
+            hint,
         );
         return None;
     }
@@ -556,36 +564,9 @@ pub fn hip_v4(name: &str, arch: &str) -> Option<Vec<u8>> {
         crate::missing(&format!("the ROCm device libraries ({DEVICE_LIBS})"), HINT);
         return None;
     }
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let src = crate::workspace().join("tests/kernels/hip").join(name);
-    let out = std::env::temp_dir().join(format!(
-        "relaunch-hip-v4-{}-{}.out",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let run = Command::new("clang++-19")
-        .args(["-x", "hip", &format!("--offload-arch={arch}")])
-        .args(["-mcode-object-version=4", "--cuda-device-only", "-O2"])
-        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang++-19");
-    if !run.status.success() {
-        crate::missing(
-            &format!(
-                "a clang++-19 that builds {} ({})",
-                src.display(),
-                String::from_utf8_lossy(&run.stderr)
-            ),
-            HINT,
-        );
-        return None;
-    }
-    let bytes = std::fs::read(&out).expect("read the built code object");
-    let _ = std::fs::remove_file(&out);
-    Some(bytes)
+    let libs = format!("--rocm-device-lib-path={DEVICE_LIBS}");
+    let args = ["-mcode-object-version=4", "-O2", libs.as_str()];
+    clang_hip(name, arch, "v4", &args, HINT)
 }
 
 /// A kernel named `counter`, like `tests/kernels/counter.cl` (one global
