@@ -13,10 +13,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use relaunch_hsa_sys::{
-    packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
-    HSA_PACKET_TYPE_KERNEL_DISPATCH,
-};
 use relaunch_sim::device::SimConfig;
 use relaunch_sim::driver::{queue::amd_signal, Driver, QueueKind};
 use relaunch_sim::memory::{DeviceMemory, MemKind};
@@ -55,26 +51,7 @@ fn wait_started(mem: &DeviceMemory, out: u64) {
 
 /// A dispatch of one 32-lane workgroup of the kernel at `kd`.
 fn dispatch_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
-    let fences = HSA_FENCE_SCOPE_SYSTEM;
-    let p = KernelDispatchPacket {
-        header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, fences, fences),
-        setup: 1,
-        workgroup_size_x: 32,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        reserved0: 0,
-        grid_size_x: 32,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        private_segment_size: 0,
-        group_segment_size: 0,
-        kernel_object: kd,
-        kernarg_address: kernarg,
-        reserved2: 0,
-        completion_signal: Signal { handle: signal },
-    };
-    // SAFETY: KernelDispatchPacket is a 64-byte repr(C) struct of integers.
-    unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) }
+    relaunch_testsupport::simkit::one_group_packet(kd, kernarg, signal)
 }
 
 /// The simulator's own queue, inactivated while the kernel spins.

@@ -29,6 +29,36 @@ use relaunch_sim::trace::RangeSet;
 /// Every target the fixtures are built for.
 pub const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 
+/// The bytes of an AQL dispatch of one 32-lane workgroup of the kernel at
+/// `kd` (barrier bit, system-scope fences), for tests that write packets
+/// to a queue themselves.
+pub fn one_group_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
+    use relaunch_hsa_sys::{
+        packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
+        HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    };
+    let fences = HSA_FENCE_SCOPE_SYSTEM;
+    let p = KernelDispatchPacket {
+        header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, fences, fences),
+        setup: 1,
+        workgroup_size_x: 32,
+        workgroup_size_y: 1,
+        workgroup_size_z: 1,
+        reserved0: 0,
+        grid_size_x: 32,
+        grid_size_y: 1,
+        grid_size_z: 1,
+        private_segment_size: 0,
+        group_segment_size: 0,
+        kernel_object: kd,
+        kernarg_address: kernarg,
+        reserved2: 0,
+        completion_signal: Signal { handle: signal },
+    };
+    // SAFETY: KernelDispatchPacket is a 64-byte repr(C) struct of integers.
+    unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) }
+}
+
 /// A one-dimensional launch without dynamic LDS.
 pub fn linear(grid: u32, block: u32) -> Launch {
     Launch {
