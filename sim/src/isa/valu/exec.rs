@@ -297,37 +297,46 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
         src::view(w, p, inst.src[0], 0, 0, false, b0, &mut wmask)?,
         src::view(w, p, inst.src[1], 1, 0, false, b1, &mut wmask)?,
     ];
-    let lanes = w.lanes;
+    // Only the span of the written lanes: both results are masked by
+    // EXEC, so lanes outside it never show (the sampler runs one lane).
+    let span = src::span(w, inst.dst, wmask);
+    let lo = span.start;
     let mut d = [0u32; MAX_LANES];
-    let mut cout = 0u64;
-    // One loop per direction (the match is outside), the carry bit
-    // collected without a branch.
+    // Carries in and out as one byte per lane: 32-bit compares and byte
+    // stores vectorise, a per-lane variable shift of a 64-bit mask does not.
+    let cins = unpack_bits(cin >> lo);
+    let mut couts = [0u8; MAX_LANES];
     // Equal-length slices, so the lane loop has no bounds checks.
-    let (sa, sb) = (&s[0][..lanes], &s[1][..lanes]);
-    let dd = &mut d[..lanes];
+    let n = span.len();
+    let (sa, sb, cs) = (&s[0][span.clone()], &s[1][span.clone()], &cins[..n]);
+    let (dd, co) = (&mut d[span], &mut couts[..n]);
     macro_rules! lanes {
         (|$a:ident, $b:ident, $c:ident| $e:expr) => {
-            for l in 0..dd.len() {
-                let ($a, $b) = (u64::from(sa[l]), u64::from(sb[l]));
-                let $c = cin >> l & 1;
+            for i in 0..n {
+                let ($a, $b, $c) = (sa[i], sb[i], u32::from(cs[i]));
                 let (v, out): (u32, bool) = $e;
-                dd[l] = v;
-                cout |= u64::from(out) << l;
+                dd[i] = v;
+                co[i] = u8::from(out);
             }
         };
     }
+    // With a carry of at most 1 only one of the two steps can wrap.
     match op {
         CarryOp::AddCo | CarryOp::AddCoCi => lanes!(|a, b, c| {
-            let r = a + b + c;
-            (r as u32, r >> 32 != 0)
+            let t = a.wrapping_add(b);
+            let r = t.wrapping_add(c);
+            (r, (t < a) | (r < t))
         }),
-        CarryOp::SubCo | CarryOp::SubCoCi => {
-            lanes!(|a, b, c| (a.wrapping_sub(b + c) as u32, b + c > a))
-        }
-        CarryOp::SubrevCo | CarryOp::SubrevCoCi => {
-            lanes!(|a, b, c| (b.wrapping_sub(a + c) as u32, a + c > b))
-        }
+        CarryOp::SubCo | CarryOp::SubCoCi => lanes!(|a, b, c| {
+            let t = a.wrapping_sub(b);
+            (t.wrapping_sub(c), (b > a) | (c > t))
+        }),
+        CarryOp::SubrevCo | CarryOp::SubrevCoCi => lanes!(|a, b, c| {
+            let t = b.wrapping_sub(a);
+            (t.wrapping_sub(c), (a > b) | (c > t))
+        }),
     }
+    let cout = pack_bits(&couts) << lo;
     let written = wave.exec & wmask;
     src::store(wave, inst.dst, &d, wmask)?;
     match p.enc {
@@ -337,6 +346,37 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
             Ok(())
         }
     }
+}
+
+/// The bits of `m` as one 0/1 byte per lane (bit i at byte i), eight
+/// lanes per multiply: each byte picks its own bit of the broadcast byte.
+#[inline]
+fn unpack_bits(m: u64) -> [u8; MAX_LANES] {
+    let mut out = [0u8; MAX_LANES];
+    for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+        let byte = (m >> (8 * k)) & 0xFF;
+        let picked = byte.wrapping_mul(0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
+        // A non-zero byte (at most 0x80) gains its top bit from + 0x7F,
+        // with no carry into the next byte.
+        let ones = ((picked + 0x7F7F_7F7F_7F7F_7F7F) & 0x8080_8080_8080_8080) >> 7;
+        chunk.copy_from_slice(&ones.to_le_bytes());
+    }
+    out
+}
+
+/// The lane mask of 0/1 bytes (byte i to bit i), eight lanes per
+/// multiply: byte i times 2^(56 - 7i) lands on bit 56 + i, and no two
+/// partial products share a bit.
+#[inline]
+fn pack_bits(flags: &[u8; MAX_LANES]) -> u64 {
+    let mut m = 0u64;
+    for (k, chunk) in flags.chunks_exact(8).enumerate() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(b);
+        m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+    }
+    m
 }
 
 fn lane(wave: &mut Wave, inst: &Inst, op: LaneOp) -> Result<(), IsaFault> {
@@ -433,5 +473,21 @@ fn not_vgpr(src: Src) -> IsaFault {
     IsaFault::Operand {
         mnemonic: String::new(),
         why: format!("expected a VGPR operand, found {src:?}"),
+    }
+}
+
+#[cfg(test)]
+mod bits_tests {
+    use super::{pack_bits, unpack_bits};
+
+    #[test]
+    fn lane_bytes_round_trip() {
+        for m in [0, 1, u64::MAX, 0x8000_0000_0000_0001, 0xDEAD_BEEF_0123_4567, 1 << 63] {
+            let b = unpack_bits(m);
+            for (i, &x) in b.iter().enumerate() {
+                assert_eq!(u64::from(x), m >> i & 1);
+            }
+            assert_eq!(pack_bits(&b), m);
+        }
     }
 }
