@@ -217,7 +217,14 @@ mod bits_tests {
 
     #[test]
     fn lane_bytes_round_trip() {
-        for m in [0, 1, u64::MAX, 0x8000_0000_0000_0001, 0xDEAD_BEEF_0123_4567, 1 << 63] {
+        for m in [
+            0,
+            1,
+            u64::MAX,
+            0x8000_0000_0000_0001,
+            0xDEAD_BEEF_0123_4567,
+            1 << 63,
+        ] {
             let b = unpack_bits(m);
             for (i, &x) in b.iter().enumerate() {
                 assert_eq!(u64::from(x), m >> i & 1);
