@@ -307,7 +307,7 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
     let cins = if cin == 0 {
         [0; MAX_LANES]
     } else {
-        unpack_bits(cin >> lo)
+        unpack_bits(cin >> lo, span.len())
     };
     let mut couts = [0u8; MAX_LANES];
     // Equal-length slices, so the lane loop has no bounds checks.
@@ -340,7 +340,8 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
             (t.wrapping_sub(c), (a > b) | (c > t))
         }),
     }
-    let cout = pack_bits(&couts) << lo;
+    // Bytes past the span are zero: no lane beyond it is set.
+    let cout = pack_bits(&couts, n) << lo;
     let written = wave.exec & wmask;
     src::store(wave, inst.dst, &d, wmask)?;
     match p.enc {
