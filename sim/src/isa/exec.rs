@@ -3,7 +3,7 @@
 //! the next barrier before any passes it. The loop stops a kernel whose
 //! queue was inactivated (`CHECK_EVERY`).
 
-use super::control;
+use super::control::{self, COp};
 use super::fault::{Flow, IsaFault};
 use super::lds;
 use super::program::{Kind, Program};
@@ -50,6 +50,9 @@ pub(crate) fn run_wave(
         let r = match inst.kind {
             Kind::Salu(op) => scalar::execute(wave, inst, op),
             Kind::Valu(_) => valu::execute(wave, inst, ctx),
+            // Waits, s_nop, s_delay_alu: frequent and nothing to do, so
+            // not worth building the interrupt closure below.
+            Kind::Ctrl(COp::Nothing) => Ok(Flow::Next),
             Kind::Ctrl(op) => {
                 // The queue's handler runs with the allocation map unlocked
                 // (it is host code, which may allocate).

@@ -119,24 +119,26 @@ impl TraceBuf {
             return;
         }
         let live = live & (u64::MAX >> (64 - n));
-        // Common case first, in one branch-free pass per open range: every
-        // live lane continues the same one of its two ranges (the lanes
-        // that do as a mask, which the compiler can vectorise).
+        // Common case first: every live lane continues the same one of its
+        // two ranges. Live lanes only, stopping at the first that does not
+        // (a mask built with a shift per lane does not vectorise anyway).
         for w in 0..2 {
             let (starts, ends) = (&self.lane_start[w][k], &self.lane_end[w][k]);
-            let mut continues = 0u64;
-            for l in 0..n {
-                continues |= u64::from(ends[l] == addrs[l] && ends[l] != starts[l]) << l;
+            let mut bits = live;
+            while bits != 0 {
+                let l = bits.trailing_zeros() as usize;
+                if ends[l] != addrs[l] || ends[l] == starts[l] {
+                    break;
+                }
+                bits &= bits - 1;
             }
-            if continues & live == live {
+            if bits == 0 {
                 let ends = &mut self.lane_end[w][k];
-                for l in 0..n {
-                    let on = live >> l & 1 != 0;
-                    ends[l] = if on {
-                        addrs[l].saturating_add(len)
-                    } else {
-                        ends[l]
-                    };
+                let mut bits = live;
+                while bits != 0 {
+                    let l = bits.trailing_zeros() as usize;
+                    ends[l] = addrs[l].saturating_add(len);
+                    bits &= bits - 1;
                 }
                 let mine = if w == 1 { live } else { 0 };
                 self.lane_newer[k] = (self.lane_newer[k] & !live) | mine;

@@ -169,6 +169,42 @@ pub fn full_mask(lanes: usize) -> u64 {
     }
 }
 
+/// The bits of `m` as one 0/1 byte per lane (bit i at byte i), the whole
+/// chunks of eight holding the first `n` (later bytes zero), eight lanes
+/// per multiply: each byte picks its own bit of the broadcast byte.
+#[inline]
+pub fn unpack_bits(m: u64, n: usize) -> [u8; MAX_LANES] {
+    let mut out = [0u8; MAX_LANES];
+    // Only the chunks holding the first `n` lanes (one for a one-lane wave).
+    let used = n.div_ceil(8).min(MAX_LANES / 8);
+    for (k, chunk) in out.chunks_exact_mut(8).take(used).enumerate() {
+        let byte = (m >> (8 * k)) & 0xFF;
+        let picked = byte.wrapping_mul(0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
+        // A non-zero byte (at most 0x80) gains its top bit from + 0x7F,
+        // with no carry into the next byte.
+        let ones = ((picked + 0x7F7F_7F7F_7F7F_7F7F) & 0x8080_8080_8080_8080) >> 7;
+        chunk.copy_from_slice(&ones.to_le_bytes());
+    }
+    out
+}
+
+/// The lane mask of 0/1 bytes (byte i to bit i), from the whole chunks of
+/// eight holding the first `n` (later chunks ignored), eight lanes per
+/// multiply: byte i times 2^(56 - 7i) lands on bit 56 + i, and no two
+/// partial products share a bit.
+#[inline]
+pub fn pack_bits(flags: &[u8; MAX_LANES], n: usize) -> u64 {
+    let mut m = 0u64;
+    let used = n.div_ceil(8).min(MAX_LANES / 8);
+    for (k, chunk) in flags.chunks_exact(8).take(used).enumerate() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(b);
+        m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
+    }
+    m
+}
+
 #[cold]
 fn vgpr_fault(reg: u16, allocated: usize) -> IsaFault {
     IsaFault::Register {
@@ -177,5 +213,31 @@ fn vgpr_fault(reg: u16, allocated: usize) -> IsaFault {
              (v0..v{})",
             allocated.saturating_sub(1)
         ),
+    }
+}
+
+#[cfg(test)]
+mod bits_tests {
+    use super::{pack_bits, unpack_bits};
+
+    #[test]
+    fn lane_bytes_round_trip() {
+        for m in [
+            0,
+            1,
+            u64::MAX,
+            0x8000_0000_0000_0001,
+            0xDEAD_BEEF_0123_4567,
+            1 << 63,
+        ] {
+            let b = unpack_bits(m, 64);
+            for (i, &x) in b.iter().enumerate() {
+                assert_eq!(u64::from(x), m >> i & 1);
+            }
+            assert_eq!(pack_bits(&b, 64), m);
+            // A one-lane or nine-lane span reads one or two chunks.
+            assert_eq!(pack_bits(&unpack_bits(m, 1), 1), m & 0xFF);
+            assert_eq!(pack_bits(&unpack_bits(m, 9), 9), m & 0xFFFF);
+        }
     }
 }

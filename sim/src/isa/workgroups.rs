@@ -166,12 +166,22 @@ impl GroupStart<'_> {
                     FlatScratch::Architected => at,
                 };
             }
+            // The first lane's ids by division, the others counted on
+            // (a division per lane cost more than the rest of the set-up).
+            let [bx, by, _] = self.block;
+            let t = first as u32;
+            let (mut x, mut y, mut z) = (t % bx, (t / bx) % by, t / (bx * by));
             for l in 0..n {
-                let t = (first + l) as u32;
-                let x = t % self.block[0];
-                let y = (t / self.block[0]) % self.block[1];
-                let z = t / (self.block[0] * self.block[1]);
                 let ids = [x, y, z];
+                x += 1;
+                if x == bx {
+                    x = 0;
+                    y += 1;
+                    if y == by {
+                        y = 0;
+                        z += 1;
+                    }
+                }
                 if self.packed {
                     let mut v = 0;
                     for (d, id) in ids.iter().enumerate().take(self.tid_dims) {

@@ -146,6 +146,29 @@ impl DeviceMemory {
                 &*guard
             }
         };
+        let n = addrs.len().min(64);
+        let mask = mask & (u64::MAX >> (64 - n.max(1)));
+        if n == 0 || mask == 0 {
+            return Ok(());
+        }
+        // Every live lane inside one allocation (a coalesced or clustered
+        // access to one buffer): one check covers them all. Otherwise lane
+        // by lane below, which names the first lane that faults.
+        let (lo, hi) = live_bounds(&addrs[..n], mask);
+        if let Some(end) = hi.checked_add(elem as u64) {
+            if self
+                .locate_hinted(blocks, lo, (end - lo) as usize, access)
+                .is_ok()
+            {
+                let mut bits = mask;
+                while bits != 0 {
+                    let l = bits.trailing_zeros() as usize;
+                    f(l, addrs[l]);
+                    bits &= bits - 1;
+                }
+                return Ok(());
+            }
+        }
         // The last allocation found: lanes mostly hit the same one.
         let mut hit: Option<(u64, u64)> = None;
         for (l, &addr) in addrs.iter().enumerate() {
@@ -241,4 +264,26 @@ impl DeviceMemory {
         }
         n
     }
+}
+
+/// The lowest and highest address of the live lanes (`mask` non-zero).
+#[inline]
+fn live_bounds(addrs: &[u64], mask: u64) -> (u64, u64) {
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    if mask == u64::MAX >> (64 - addrs.len()) {
+        // Every lane: a plain pass the compiler can unroll.
+        for &a in addrs {
+            lo = lo.min(a);
+            hi = hi.max(a);
+        }
+    } else {
+        let mut bits = mask;
+        while bits != 0 {
+            let a = addrs[bits.trailing_zeros() as usize];
+            lo = lo.min(a);
+            hi = hi.max(a);
+            bits &= bits - 1;
+        }
+    }
+    (lo, hi)
 }

@@ -4,7 +4,7 @@
 use super::super::fault::IsaFault;
 use super::super::operand::Src;
 use super::super::program::Inst;
-use super::super::wave::{Lanes, Wave, MAX_LANES};
+use super::super::wave::{pack_bits, unpack_bits, Lanes, Wave, MAX_LANES};
 use super::ops::{CarryOp, IOp, LaneOp, Op, WOp};
 use super::{cmp, dot, fp, src, Enc, Prep};
 
@@ -305,37 +305,51 @@ fn carry(wave: &mut Wave, inst: &Inst, p: &Prep, op: CarryOp) -> Result<(), IsaF
         src::view(w, p, inst.src[0], 0, 0, false, b0, &mut wmask)?,
         src::view(w, p, inst.src[1], 1, 0, false, b1, &mut wmask)?,
     ];
-    let lanes = w.lanes;
+    // Only the span of the written lanes: both results are masked by
+    // EXEC, so lanes outside it never show (the sampler runs one lane).
+    let span = src::span(w, inst.dst, wmask);
+    let lo = span.start;
     let mut d = [0u32; MAX_LANES];
-    let mut cout = 0u64;
-    // One loop per direction (the match is outside), the carry bit
-    // collected without a branch.
+    // Carries in and out as one byte per lane: 32-bit compares and byte
+    // stores vectorise, a per-lane variable shift of a 64-bit mask does not.
+    let cins = if cin == 0 {
+        [0; MAX_LANES]
+    } else {
+        unpack_bits(cin >> lo, span.len())
+    };
+    let mut couts = [0u8; MAX_LANES];
     // Equal-length slices, so the lane loop has no bounds checks.
-    let (sa, sb) = (&s[0][..lanes], &s[1][..lanes]);
-    let dd = &mut d[..lanes];
+    let n = span.len();
+    let (sa, sb, cs) = (&s[0][span.clone()], &s[1][span.clone()], &cins[..n]);
+    let (dd, co) = (&mut d[span], &mut couts[..n]);
     macro_rules! lanes {
         (|$a:ident, $b:ident, $c:ident| $e:expr) => {
-            for l in 0..dd.len() {
-                let ($a, $b) = (u64::from(sa[l]), u64::from(sb[l]));
-                let $c = cin >> l & 1;
+            for i in 0..n {
+                let ($a, $b, $c) = (sa[i], sb[i], u32::from(cs[i]));
                 let (v, out): (u32, bool) = $e;
-                dd[l] = v;
-                cout |= u64::from(out) << l;
+                dd[i] = v;
+                co[i] = u8::from(out);
             }
         };
     }
+    // With a carry of at most 1 only one of the two steps can wrap.
     match op {
         CarryOp::AddCo | CarryOp::AddCoCi => lanes!(|a, b, c| {
-            let r = a + b + c;
-            (r as u32, r >> 32 != 0)
+            let t = a.wrapping_add(b);
+            let r = t.wrapping_add(c);
+            (r, (t < a) | (r < t))
         }),
-        CarryOp::SubCo | CarryOp::SubCoCi => {
-            lanes!(|a, b, c| (a.wrapping_sub(b + c) as u32, b + c > a))
-        }
-        CarryOp::SubrevCo | CarryOp::SubrevCoCi => {
-            lanes!(|a, b, c| (b.wrapping_sub(a + c) as u32, a + c > b))
-        }
+        CarryOp::SubCo | CarryOp::SubCoCi => lanes!(|a, b, c| {
+            let t = a.wrapping_sub(b);
+            (t.wrapping_sub(c), (b > a) | (c > t))
+        }),
+        CarryOp::SubrevCo | CarryOp::SubrevCoCi => lanes!(|a, b, c| {
+            let t = b.wrapping_sub(a);
+            (t.wrapping_sub(c), (a > b) | (c > t))
+        }),
     }
+    // Bytes past the span are zero: no lane beyond it is set.
+    let cout = pack_bits(&couts, n) << lo;
     let written = wave.exec & wmask;
     src::store(wave, inst.dst, &d, wmask)?;
     match p.enc {

@@ -248,7 +248,12 @@ pub fn store(wave: &mut Wave, dst: Dst, vals: &Lanes, mask: u64) -> Result<(), I
             let full = wave.full_mask();
             let reg = wave.v_mut(r)?;
             if m == full {
-                reg[..lanes].copy_from_slice(&vals[..lanes]);
+                // Constant lengths: inlined moves, not a call to memcpy.
+                if lanes == 32 {
+                    reg[..32].copy_from_slice(&vals[..32]);
+                } else {
+                    *reg = *vals;
+                }
             } else {
                 // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
                 let mut bits = m & full;

@@ -508,34 +508,30 @@ fn record_lanes(
     let full = super::wave::full_mask(lanes);
     if live & full == full {
         // Every lane: where each lane neither repeats the previous lane's
-        // address nor continues it, a run breaks (one compare per lane,
-        // vectorised); addresses rising by 0 or `len` cover exactly
-        // [first, last + len).
+        // address nor continues it, a run breaks; addresses rising by 0 or
+        // `len` cover exactly [first, last + len). The scan stops at the
+        // `RUNS`th break (a scattered access goes lane by lane anyway).
         let a = &addrs[..lanes];
-        let mut breaks = 0u64;
+        let mut breaks = [0usize; RUNS];
+        let mut nb = 0;
         for l in 1..a.len() {
             let (p, c) = (a[l - 1], a[l]);
-            breaks |= u64::from(c != p && c != p.wrapping_add(len)) << l;
-        }
-        if breaks.count_ones() as usize >= RUNS {
-            ctx.trace.record_lanes(kind, a, live, len);
-            return;
+            if c != p && c != p.wrapping_add(len) {
+                if nb == RUNS - 1 {
+                    ctx.trace.record_lanes(kind, a, live, len);
+                    return;
+                }
+                breaks[nb] = l;
+                nb += 1;
+            }
         }
         let mut start = 0;
-        loop {
-            let stop = if breaks == 0 {
-                a.len()
-            } else {
-                breaks.trailing_zeros() as usize
-            };
+        for &stop in breaks[..nb].iter().chain([&a.len()]) {
             let end = a[stop - 1].wrapping_add(len);
             ctx.trace.record(kind, a[start], end.wrapping_sub(a[start]));
-            if breaks == 0 {
-                return;
-            }
             start = stop;
-            breaks &= breaks - 1;
         }
+        return;
     }
     let mut runs = [(0u64, 0u64); RUNS];
     let mut n = 0;
