@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use relaunch_sim::isa::dispatch::{aql_user_sgprs, run, AqlSource, Launch};
+use relaunch_sim::isa::dispatch::{run, Launch};
 use relaunch_sim::memory::MemKind;
 use relaunch_sim::twins::DispatchContext;
 use relaunch_sim::{SimConfig, SimDevice};
@@ -104,29 +104,10 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         mem.write(ka, &args).map_err(|e| e.to_string())?;
         let kd = kernel.descriptor;
-        let launch = Launch {
-            processor: processor.clone(),
-            rsrc1: kd.compute_pgm_rsrc1,
-            rsrc2: kd.compute_pgm_rsrc2,
-            wave64: !kd.wave32(),
-            // No queue here: the decode kernels enable neither the dispatch
-            // nor the queue pointer, so there is no packet to point at.
-            user_sgprs: aql_user_sgprs(
-                &kd,
-                dev.family(),
-                ka,
-                AqlSource {
-                    packet: 0,
-                    queue: None,
-                    id: 0,
-                    private_segment_size: 0,
-                },
-                None,
-            )?,
-            trap_handler: dev.config().trap_handler,
-            scratch: None,
-            private_segment_bytes: kd.private_segment_fixed_size,
-        };
+        // No queue here: the decode kernels enable neither the dispatch
+        // nor the queue pointer, so there is no packet to point at.
+        let trap = dev.config().trap_handler;
+        let launch = Launch::without_queue(&processor, dev.family(), &kd, ka, trap)?;
         prepared.push((Arc::clone(kernel), ka, grid, block, launch));
     }
     let mut rates: Vec<f64> = Vec::new();
@@ -238,22 +219,9 @@ fn parallel(
             .map_err(|e| e.to_string())?;
         mem.write(ka, &args).map_err(|e| e.to_string())?;
         let kd = kernel.descriptor;
-        let at = AqlSource {
-            packet: 0,
-            queue: None,
-            id: 0,
-            private_segment_size: 0,
-        };
-        let launch = Launch {
-            processor: dev.target().processor().to_string(),
-            rsrc1: kd.compute_pgm_rsrc1,
-            rsrc2: kd.compute_pgm_rsrc2,
-            wave64: !kd.wave32(),
-            user_sgprs: aql_user_sgprs(&kd, dev.family(), ka, at, None)?,
-            trap_handler: dev.config().trap_handler,
-            scratch: None,
-            private_segment_bytes: kd.private_segment_fixed_size,
-        };
+        let processor = dev.target().processor();
+        let trap = dev.config().trap_handler;
+        let launch = Launch::without_queue(processor, dev.family(), &kd, ka, trap)?;
         runs.push((Arc::clone(kernel), ka, grid, launch));
     }
     // Every round starts from the same inputs (residual_add updates its own).

@@ -60,6 +60,37 @@ pub struct Launch {
     pub private_segment_bytes: u32,
 }
 
+impl Launch {
+    /// `kd` launched as a plain AQL dispatch with no queue behind it and
+    /// no scratch ring (packet address and dispatch id 0), for callers that
+    /// run the interpreter directly (tests, benchmarks): refused, as
+    /// [`aql_user_sgprs`] says, for a kernel that needs more.
+    pub fn without_queue(
+        processor: &str,
+        family: Family,
+        kd: &relaunch_device::codeobj::KernelDescriptor,
+        kernarg: u64,
+        trap_handler: bool,
+    ) -> Result<Launch, String> {
+        let at = AqlSource {
+            packet: 0,
+            queue: None,
+            id: 0,
+            private_segment_size: 0,
+        };
+        Ok(Launch {
+            processor: processor.to_string(),
+            rsrc1: kd.compute_pgm_rsrc1,
+            rsrc2: kd.compute_pgm_rsrc2,
+            wave64: !kd.wave32(),
+            user_sgprs: aql_user_sgprs(kd, family, kernarg, at, None)?,
+            trap_handler,
+            scratch: None,
+            private_segment_bytes: kd.private_segment_fixed_size,
+        })
+    }
+}
+
 /// A fault of the interpreter, with where it happened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("kernel {kernel} at byte offset {offset:#x} ({mnemonic}, {processor}, wave {wave} of workgroup {workgroup:?}): {fault}")]

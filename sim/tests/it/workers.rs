@@ -3,7 +3,7 @@
 //! made of) on one worker and on several, and a fault is the lowest
 //! failing workgroup's however the workers interleave.
 
-use relaunch_sim::isa::dispatch::{aql_user_sgprs, run, AqlSource, Launch};
+use relaunch_sim::isa::dispatch::{run, Launch};
 use relaunch_sim::memory::MemKind;
 use relaunch_sim::trace::AccessTrace;
 use relaunch_sim::twins::{DispatchContext, KernelFault};
@@ -50,22 +50,7 @@ impl Rig {
         .concat();
         mem.write(ka, &args).unwrap();
         let kd = kernel.descriptor;
-        let at = AqlSource {
-            packet: 0,
-            queue: None,
-            id: 0,
-            private_segment_size: 0,
-        };
-        let launch = Launch {
-            processor: TARGET.to_string(),
-            rsrc1: kd.compute_pgm_rsrc1,
-            rsrc2: kd.compute_pgm_rsrc2,
-            wave64: !kd.wave32(),
-            user_sgprs: aql_user_sgprs(&kd, dev.family(), ka, at, None).unwrap(),
-            trap_handler: false,
-            scratch: None,
-            private_segment_bytes: 0,
-        };
+        let launch = Launch::without_queue(TARGET, dev.family(), &kd, ka, false).unwrap();
         Rig {
             dev,
             kernel,
@@ -162,22 +147,7 @@ fn reduce_lds(groups: u32, workers: &[usize]) -> Vec<(Vec<u8>, AccessTrace)> {
     }
     mem.write(ka, &args).unwrap();
     let kd = kernel.descriptor;
-    let at = AqlSource {
-        packet: 0,
-        queue: None,
-        id: 0,
-        private_segment_size: 0,
-    };
-    let launch = Launch {
-        processor: TARGET.to_string(),
-        rsrc1: kd.compute_pgm_rsrc1,
-        rsrc2: kd.compute_pgm_rsrc2,
-        wave64: !kd.wave32(),
-        user_sgprs: aql_user_sgprs(&kd, dev.family(), ka, at, None).unwrap(),
-        trap_handler: false,
-        scratch: None,
-        private_segment_bytes: 0,
-    };
+    let launch = Launch::without_queue(TARGET, dev.family(), &kd, ka, false).unwrap();
     workers
         .iter()
         .map(|&w| {
