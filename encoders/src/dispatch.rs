@@ -62,20 +62,14 @@ pub(crate) struct Prepared {
     pub rsrc2_base: u32,
     pub rsrc3: u32,
     pub initiator: u32,
-    /// The delivered user SGPRs (`DeliveredSgprs`), in order: 4 dwords for
-    /// the private segment buffer first (families that have one): the
-    /// scratch V# for a kernel with scratch, else zeros.
-    pub private_segment_dwords: u8,
-    /// The kernel reads its dispatch packet: the builder writes one per
-    /// dispatch and delivers its address after the private segment buffer.
-    pub dispatch_ptr: bool,
-    /// Two zero dwords for the queue pointer (unread, proven) before the
-    /// kernarg pointer, and two for the dispatch id after it.
-    pub queue_ptr: bool,
-    pub kernarg_ptr: bool,
-    pub dispatch_id: bool,
-    /// Flat scratch init (the backing's base) after the kernarg pointer.
-    pub flat_scratch_init: bool,
+    /// The delivered user SGPRs, in order (`DeliveredSgprs`): the private
+    /// segment buffer first (families that have one: the scratch V# for a
+    /// kernel with scratch, else zeros), the address of the dispatch
+    /// packet the builder writes per dispatch when the kernel reads it,
+    /// zeros for a queue pointer and dispatch id the code never reads
+    /// (before and after the kernarg pointer), flat scratch init (the
+    /// backing's base).
+    pub sgprs: DeliveredSgprs,
     /// The private segment size SGPR after it, with its value (bytes per
     /// work-item rounded up to a dword, as the CP delivers it).
     pub private_segment_size: Option<u32>,
@@ -155,12 +149,7 @@ impl Prepared {
                 | crate::regs::rsrc2_trap_bits(family, trap_handler),
             rsrc3: kd.compute_pgm_rsrc3,
             initiator,
-            private_segment_dwords: sgprs.private_segment_dwords,
-            dispatch_ptr: sgprs.dispatch_ptr,
-            queue_ptr: sgprs.queue_ptr,
-            kernarg_ptr: sgprs.kernarg_ptr,
-            dispatch_id: sgprs.dispatch_id,
-            flat_scratch_init: sgprs.flat_scratch_init,
+            sgprs,
             private_segment_size: sgprs
                 .private_segment_size
                 .then(|| kd.private_segment_fixed_size.div_ceil(4) * 4),
@@ -181,14 +170,7 @@ impl Prepared {
     /// and the padding after them (RSRC2's USER_SGPR count).
     #[inline]
     pub fn user_sgprs(&self) -> usize {
-        self.private_segment_dwords as usize
-            + if self.dispatch_ptr { 2 } else { 0 }
-            + if self.queue_ptr { 2 } else { 0 }
-            + if self.kernarg_ptr { 2 } else { 0 }
-            + if self.dispatch_id { 2 } else { 0 }
-            + if self.flat_scratch_init { 2 } else { 0 }
-            + usize::from(self.private_segment_size.is_some())
-            + self.padding_dwords as usize
+        self.sgprs.count() as usize + self.padding_dwords as usize
     }
 }
 

@@ -106,9 +106,10 @@ pub fn pack(kernel: &KernelInfo, explicit: &[u8], geometry: &Geometry) -> Result
                     })?;
                 offset
             }
-            // A placeholder: the public-AQL path writes the hostcall
-            // buffer's address (or null) at install, and the PM4 verdict
-            // refuses such a kernel, so PM4 never runs this zero.
+            // Null, as HIP passes it, or a placeholder: the public-AQL path
+            // writes the hostcall buffer's address at install, and the PM4
+            // verdict accepts a hostcall kernel only when its code
+            // provably never reads the argument.
             ArgFill::Unfillable if arg.value_kind.aql_fill().is_some() => 0,
             ArgFill::Unfillable => {
                 return Err(KernargError(format!(

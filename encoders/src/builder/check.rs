@@ -86,7 +86,7 @@ impl IbBuilder {
     ) -> Result<TemplateIx, EncodeError> {
         let p = self.prepared[k];
         let st = check_launch(&p, launch, code.symbol)?;
-        if p.kernarg_ptr {
+        if p.sgprs.kernarg_ptr {
             if len < p.kernarg_size as usize {
                 return Err(EncodeError::KernargTooShort {
                     symbol: code.symbol.to_string(),

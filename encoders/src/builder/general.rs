@@ -60,7 +60,7 @@ impl IbBuilder {
         let id = id as u32;
         let (koff, klen) = self.kernargs.place(kernarg, kernarg_align)?;
         let p = &self.prepared[k];
-        let packet = if p.dispatch_ptr {
+        let packet = if p.sgprs.dispatch_ptr {
             let mut image =
                 DispatchPacketImage::for_launch(p.kd_address, &launch, p.static_lds, koff.into());
             // What HIP puts in an AQL packet: the kernel's private size.
@@ -110,7 +110,7 @@ impl IbBuilder {
         // A dispatch packet is placed per dispatch, so such a dispatch is
         // never a transition the fast path could repeat; nor is one with
         // scratch placeholders (only the general path notes where they are).
-        if self.opts.full_state || !p.kernarg_ptr || p.dispatch_ptr || p.ring {
+        if self.opts.full_state || !p.sgprs.kernarg_ptr || p.sgprs.dispatch_ptr || p.ring {
             // Nothing the next dispatch could repeat without looking.
             return Ok(id);
         }

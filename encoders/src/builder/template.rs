@@ -285,7 +285,7 @@ impl Templates {
         // filled there; the scratch V# (zeros for a kernel without
         // scratch) and flat scratch init are scratch placeholders.
         let scratch = |w: Word| TAG_SCRATCH | w as u64;
-        if p.private_segment_dwords == 4 && p.scratch_en {
+        if p.sgprs.private_segment_dwords == 4 && p.scratch_en {
             let srd3 = if p.wave64 {
                 Word::Srd3Wave64
             } else {
@@ -294,7 +294,7 @@ impl Templates {
             let srd = [Word::Srd0, Word::Srd1, Word::Srd2, srd3].map(scratch);
             image[USER_AT..USER_AT + 4].copy_from_slice(&srd);
         }
-        let mut at = USER_AT + p.private_segment_dwords as usize;
+        let mut at = USER_AT + p.sgprs.private_segment_dwords as usize;
         let pointer = |image: &mut [u64; IMAGE_LEN], at: &mut usize, wanted: bool| {
             wanted.then(|| {
                 image[*at] = TAG_KERNARG_LO;
@@ -303,13 +303,13 @@ impl Templates {
                 *at - 2
             })
         };
-        let packet_lo = pointer(&mut image, &mut at, p.dispatch_ptr);
+        let packet_lo = pointer(&mut image, &mut at, p.sgprs.dispatch_ptr);
         // Zeros for the queue pointer and the dispatch id, which the
         // verdict lets through only for code that never reads them.
-        at += if p.queue_ptr { 2 } else { 0 };
-        let lo = pointer(&mut image, &mut at, p.kernarg_ptr);
-        at += if p.dispatch_id { 2 } else { 0 };
-        if p.flat_scratch_init {
+        at += if p.sgprs.queue_ptr { 2 } else { 0 };
+        let lo = pointer(&mut image, &mut at, p.sgprs.kernarg_ptr);
+        at += if p.sgprs.dispatch_id { 2 } else { 0 };
+        if p.sgprs.flat_scratch_init {
             image[at] = scratch(Word::InitLo);
             image[at + 1] = scratch(Word::InitHi);
             at += 2;
