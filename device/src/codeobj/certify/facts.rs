@@ -85,7 +85,8 @@ pub(super) struct State {
     carry: Option<(u32, u32)>,
 }
 
-fn bit(r: usize) -> u128 {
+/// SGPR `r`'s bit in a mask (none past s105).
+pub(super) fn bit(r: usize) -> u128 {
     if r < SGPRS {
         1 << r
     } else {

@@ -26,7 +26,8 @@ use relaunch_isa::format::Format;
 use relaunch_isa::operand::source;
 use relaunch_isa::{decode, Decoded, Instruction, Isa, Operand, Role};
 
-use super::walk::{flow, Flow};
+use super::facts::bit;
+use super::walk::successors;
 use super::Budget;
 
 /// What the code of one kernel can read of its runtime inputs.
@@ -62,14 +63,6 @@ pub(super) struct Watched {
     pub(super) kernarg: Option<u8>,
 }
 
-fn bit(r: usize) -> u128 {
-    if r < 128 {
-        1u128 << r
-    } else {
-        0
-    }
-}
-
 fn range_mask(first: u8, count: u8) -> u128 {
     (first as usize..first as usize + count as usize).fold(0, |m, r| m | bit(r))
 }
@@ -99,13 +92,6 @@ impl State {
     }
 }
 
-/// What the walk found so far.
-struct Found {
-    queue_ptr: bool,
-    dispatch_id: bool,
-    kernarg: Option<Vec<Range<u32>>>,
-}
-
 /// SOPK ops whose register field is only written (every other SOPK op
 /// reads it: compares, `s_setreg`, `s_addk`, the waitcnt forms, ...).
 const SOPK_WRITE_ONLY: [&str; 3] = ["s_movk_i32", "s_getreg_b32", "s_version"];
@@ -115,13 +101,13 @@ fn reads(isa: Isa, i: &Instruction, d0: u32) -> Option<u128> {
     if i.name.starts_with("s_movrels") {
         return None;
     }
+    let reads_dst = i.name.starts_with("s_cmov")
+        || i.name.starts_with("s_bitset")
+        || i.name.starts_with("s_addk_")
+        || i.name.starts_with("s_mulk_")
+        || i.name.contains("atomic");
     let mut m = 0u128;
     for f in &i.fields {
-        let reads_dst = i.name.starts_with("s_cmov")
-            || i.name.starts_with("s_bitset")
-            || i.name.starts_with("s_addk_")
-            || i.name.starts_with("s_mulk_")
-            || i.name.contains("atomic");
         let read = match f.role {
             Role::Dst | Role::Sdst => reads_dst,
             _ => true,
@@ -209,7 +195,7 @@ pub(super) fn walk(
         lo: watched.kernarg.map_or(0, |k| bit(k as usize)),
         hi: watched.kernarg.map_or(0, |k| bit(k as usize + 1)),
     };
-    let mut found = Found {
+    let mut found = InputReads {
         queue_ptr: false,
         dispatch_id: false,
         kernarg: Some(Vec::new()),
@@ -255,32 +241,9 @@ pub(super) fn walk(
                 found.kernarg = None;
             }
         }
-        let next = off + i.len;
-        let target = |rel: i64| -> Result<usize, String> {
-            let t = next as i64 + 4 * rel;
-            if t < 0 || t as usize >= code.len() {
-                return Err(format!("a branch at +0x{off:x} leaves the function"));
-            }
-            Ok(t as usize)
-        };
-        let succ = match flow(&i) {
-            Flow::End => vec![],
-            Flow::Next => vec![next],
-            Flow::Jump(r) => vec![target(r)?],
-            Flow::Branch(r) => vec![next, target(r)?],
-            Flow::Unfollowable => {
-                return Err(format!(
-                    "`{}` at +0x{off:x}: control flow cannot be followed",
-                    i.mnemonic()
-                ))
-            }
-        };
+        let succ = successors(&i, off, code.len())
+            .map_err(|why| format!("`{}` at +0x{off:x}: {why}", i.mnemonic()))?;
         for s in succ {
-            if s >= code.len() {
-                return Err(format!(
-                    "execution runs past the end of the function after +0x{off:x}"
-                ));
-            }
             match states.get_mut(&s) {
                 None => {
                     states.insert(s, next_st);
@@ -294,9 +257,5 @@ pub(super) fn walk(
             }
         }
     }
-    Ok(InputReads {
-        queue_ptr: found.queue_ptr,
-        dispatch_id: found.dispatch_id,
-        kernarg: found.kernarg,
-    })
+    Ok(found)
 }

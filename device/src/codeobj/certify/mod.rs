@@ -125,21 +125,13 @@ pub struct Certificate {
 /// order (private segment buffer 4, dispatch ptr 2, queue ptr 2, kernarg
 /// segment ptr 2, ...), so the pair's index follows from what precedes it.
 pub fn kernarg_sgpr(kernel: &KernelInfo) -> Option<u8> {
-    let d = &kernel.descriptor;
-    let before = [
-        (d.wants_private_segment_buffer(), 4),
-        (d.wants_dispatch_ptr(), 2),
-        (d.wants_queue_ptr(), 2),
-    ];
-    user_pair(kernel, d.wants_kernarg_segment_ptr(), &before)
+    user_pair(kernel, KERNARG_PTR)
 }
 
 /// The dispatch packet pointer's first SGPR (after the private segment
 /// buffer, when that is enabled).
 pub fn dispatch_sgpr(kernel: &KernelInfo) -> Option<u8> {
-    let d = &kernel.descriptor;
-    let before = [(d.wants_private_segment_buffer(), 4)];
-    user_pair(kernel, d.wants_dispatch_ptr(), &before)
+    user_pair(kernel, DISPATCH_PTR)
 }
 
 /// A kernel's code: (entry, size, bytes), from the symbol that names its
@@ -206,33 +198,46 @@ pub(crate) fn mark_unread_inputs(elf: &Elf<'_>, kernels: &mut [KernelInfo]) {
 /// The queue pointer's first SGPR (after the private segment buffer and
 /// the dispatch pointer, when enabled).
 pub fn queue_sgpr(kernel: &KernelInfo) -> Option<u8> {
-    let d = &kernel.descriptor;
-    let before = [
-        (d.wants_private_segment_buffer(), 4),
-        (d.wants_dispatch_ptr(), 2),
-    ];
-    user_pair(kernel, d.wants_queue_ptr(), &before)
+    user_pair(kernel, QUEUE_PTR)
 }
 
 /// The dispatch id's first SGPR (after the kernarg pointer, when enabled).
 pub fn dispatch_id_sgpr(kernel: &KernelInfo) -> Option<u8> {
+    user_pair(kernel, DISPATCH_ID)
+}
+
+/// Indices of the user SGPR pairs in [`user_sgprs`]' order.
+const DISPATCH_PTR: usize = 1;
+const QUEUE_PTR: usize = 2;
+const KERNARG_PTR: usize = 3;
+const DISPATCH_ID: usize = 4;
+
+/// The user SGPRs up to the dispatch id in AMDGPUUsage's order, as
+/// (enabled, SGPRs): private segment buffer, dispatch ptr, queue ptr,
+/// kernarg segment ptr, dispatch id.
+fn user_sgprs(kernel: &KernelInfo) -> [(bool, u32); 5] {
     let d = &kernel.descriptor;
-    let before = [
+    [
         (d.wants_private_segment_buffer(), 4),
         (d.wants_dispatch_ptr(), 2),
         (d.wants_queue_ptr(), 2),
         (d.wants_kernarg_segment_ptr(), 2),
-    ];
-    user_pair(kernel, d.wants_dispatch_id(), &before)
+        (d.wants_dispatch_id(), 2),
+    ]
 }
 
-/// The first SGPR of an enabled pair preceded by `before` (enabled, size).
-fn user_pair(kernel: &KernelInfo, enabled: bool, before: &[(bool, u32)]) -> Option<u8> {
-    if !enabled {
+/// The first SGPR of pair `which` of [`user_sgprs`], when it is enabled
+/// and among the SGPRs the hardware loads.
+fn user_pair(kernel: &KernelInfo, which: usize) -> Option<u8> {
+    let order = user_sgprs(kernel);
+    if !order[which].0 {
         return None;
     }
-    let at: u32 = before.iter().filter(|(on, _)| *on).map(|(_, n)| n).sum();
-    // The pair must be among the SGPRs the hardware loads.
+    let at: u32 = order[..which]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| n)
+        .sum();
     (at + 2 <= kernel.descriptor.user_sgpr_count()).then_some(at as u8)
 }
 

@@ -17,7 +17,7 @@ use super::{Budget, Reason};
 pub(super) const VISITS_BEFORE_WIDENING: u32 = 8;
 
 /// How an instruction continues.
-pub(super) enum Flow {
+enum Flow {
     Next,
     Jump(i64),
     Branch(i64),
@@ -25,7 +25,7 @@ pub(super) enum Flow {
     Unfollowable,
 }
 
-pub(super) fn flow(i: &Instruction) -> Flow {
+fn flow(i: &Instruction) -> Flow {
     let simm = match i.field(Role::Simm) {
         Some(Operand::Imm(v)) => v,
         _ => 0,
@@ -44,6 +44,31 @@ pub(super) fn flow(i: &Instruction) -> Flow {
         | "s_subvector_loop_end" => Flow::Unfollowable,
         _ => Flow::Next,
     }
+}
+
+/// The offsets execution may continue at after `i` at `off` in a function
+/// of `len` bytes; Err with why when it cannot be followed or leaves the
+/// function.
+pub(super) fn successors(i: &Instruction, off: usize, len: usize) -> Result<Vec<usize>, String> {
+    let next = off + i.len;
+    let target = |rel: i64| -> Result<usize, String> {
+        let t = next as i64 + 4 * rel;
+        if t < 0 || t as usize >= len {
+            return Err(format!("branch target leaves the function (offset {t})"));
+        }
+        Ok(t as usize)
+    };
+    let succ = match flow(i) {
+        Flow::End => vec![],
+        Flow::Next => vec![next],
+        Flow::Jump(r) => vec![target(r)?],
+        Flow::Branch(r) => vec![next, target(r)?],
+        Flow::Unfollowable => return Err("control flow cannot be followed".into()),
+    };
+    if succ.iter().any(|&s| s >= len) {
+        return Err("execution runs past the end of the function".into());
+    }
+    Ok(succ)
 }
 
 fn text(i: &Instruction) -> String {
@@ -108,39 +133,7 @@ pub(super) fn prove(
             fixed: &fixed,
         };
         step(&i, &at, &mut st, &mut images);
-        let next = off + i.len;
-        let target = |rel: i64| -> Result<usize, Reason> {
-            let t = next as i64 + 4 * rel;
-            if t < 0 || t as usize >= code.len() {
-                return Err(fail(
-                    off,
-                    Some(&i),
-                    format!("branch target leaves the function (offset {t})"),
-                ));
-            }
-            Ok(t as usize)
-        };
-        let succ: Vec<usize> = match flow(&i) {
-            Flow::End => vec![],
-            Flow::Next => vec![next],
-            Flow::Jump(r) => vec![target(r)?],
-            Flow::Branch(r) => vec![next, target(r)?],
-            Flow::Unfollowable => {
-                return Err(fail(
-                    off,
-                    Some(&i),
-                    "control flow cannot be followed".into(),
-                ))
-            }
-        };
-        for s in succ {
-            if s >= code.len() {
-                return Err(fail(
-                    off,
-                    Some(&i),
-                    "execution runs past the end of the function".into(),
-                ));
-            }
+        for s in successors(&i, off, code.len()).map_err(|why| fail(off, Some(&i), why))? {
             match states.get_mut(&s) {
                 None => {
                     states.insert(s, (st, 0));
