@@ -44,30 +44,68 @@ impl DeliveredSgprs {
         }
     }
 
+    /// (delivered, dwords) of each in order: private segment buffer,
+    /// dispatch ptr, queue ptr, kernarg ptr, dispatch id, flat scratch
+    /// init, private segment size.
+    const fn slots(self) -> [(bool, u32); 7] {
+        [
+            (
+                self.private_segment_dwords > 0,
+                self.private_segment_dwords as u32,
+            ),
+            (self.dispatch_ptr, 2),
+            (self.queue_ptr, 2),
+            (self.kernarg_ptr, 2),
+            (self.dispatch_id, 2),
+            (self.flat_scratch_init, 2),
+            (self.private_segment_size, 1),
+        ]
+    }
+
+    /// Index of slot `k` of [`Self::slots`] among them, if delivered.
+    const fn at(self, k: usize) -> Option<u32> {
+        let slots = self.slots();
+        if !slots[k].0 {
+            return None;
+        }
+        let mut at = 0;
+        let mut i = 0;
+        while i < k {
+            if slots[i].0 {
+                at += slots[i].1;
+            }
+            i += 1;
+        }
+        Some(at)
+    }
+
+    /// Index of the dispatch packet pointer pair among them, if delivered.
+    pub const fn dispatch_ptr_at(self) -> Option<u32> {
+        self.at(1)
+    }
+
+    /// Index of the kernarg pointer pair among them, if delivered.
+    pub const fn kernarg_ptr_at(self) -> Option<u32> {
+        self.at(3)
+    }
+
     /// Index of the flat scratch init pair among them, if delivered.
     pub const fn flat_scratch_init_at(self) -> Option<u32> {
-        if self.flat_scratch_init {
-            Some(
-                self.private_segment_dwords as u32
-                    + if self.dispatch_ptr { 2 } else { 0 }
-                    + if self.queue_ptr { 2 } else { 0 }
-                    + if self.kernarg_ptr { 2 } else { 0 }
-                    + if self.dispatch_id { 2 } else { 0 },
-            )
-        } else {
-            None
-        }
+        self.at(5)
     }
 
     /// Their total in dwords.
     pub const fn count(self) -> u32 {
-        self.private_segment_dwords as u32
-            + if self.dispatch_ptr { 2 } else { 0 }
-            + if self.queue_ptr { 2 } else { 0 }
-            + if self.kernarg_ptr { 2 } else { 0 }
-            + if self.dispatch_id { 2 } else { 0 }
-            + if self.flat_scratch_init { 2 } else { 0 }
-            + if self.private_segment_size { 1 } else { 0 }
+        let slots = self.slots();
+        let mut n = 0;
+        let mut i = 0;
+        while i < slots.len() {
+            if slots[i].0 {
+                n += slots[i].1;
+            }
+            i += 1;
+        }
+        n
     }
 }
 

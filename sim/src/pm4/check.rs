@@ -201,18 +201,12 @@ pub(crate) fn dispatch_state(
     for i in 0..count as u16 {
         user.push(need(regs, family, off::COMPUTE_USER_DATA_0 + i)?);
     }
-    let mut next = sgprs.private_segment_dwords as usize;
-    let dispatch_ptr = if sgprs.dispatch_ptr {
-        next += 2;
-        Some(u64::from(user[next - 2]) | (u64::from(user[next - 1]) << 32))
-    } else {
-        None
-    };
-    // The queue pointer's USER_DATA pair: the IB's value goes to the
-    // wave as written (the hardware gives it no meaning).
-    next += if sgprs.queue_ptr { 2 } else { 0 };
-    let (kernarg_ptr, kernarg_size) = if sgprs.kernarg_ptr {
-        let ptr = u64::from(user[next]) | (u64::from(user[next + 1]) << 32);
+    let pair = |at: u32| u64::from(user[at as usize]) | (u64::from(user[at as usize + 1]) << 32);
+    let dispatch_ptr = sgprs.dispatch_ptr_at().map(pair);
+    // The queue pointer and dispatch id pairs go to the wave as the IB
+    // wrote them (the hardware gives them no meaning).
+    let (kernarg_ptr, kernarg_size) = if let Some(at) = sgprs.kernarg_ptr_at() {
+        let ptr = pair(at);
         let size = kd.kernarg_size as usize;
         if size > 0 {
             // The kernel's first s_load would fault here; report it as such.
