@@ -18,6 +18,24 @@ fn refusal(err: &Error) -> &Refusal {
         .unwrap_or_else(|| panic!("not a typed refusal: {err:?}"))
 }
 
+/// A builder holding one dispatch of the counter kernel, and the word it
+/// counts into (kept alive with the builder).
+fn one_counter_dispatch(gpu: &Gpu) -> (relaunch::Pm4Builder, relaunch::DeviceBuffer) {
+    let module = gpu.load_module(&fixture("gfx1201", "counter")).unwrap();
+    let word = gpu.alloc(4, true).unwrap();
+    let mut b = gpu.builder();
+    b.dispatch(
+        &module,
+        "counter",
+        [32, 1, 1],
+        [32, 1, 1],
+        0,
+        &word.address().to_le_bytes(),
+    )
+    .unwrap();
+    (b, word)
+}
+
 #[test]
 fn a_builder_with_no_dispatches_is_refused_with_its_lane() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
@@ -29,18 +47,7 @@ fn a_builder_with_no_dispatches_is_refused_with_its_lane() {
     assert_eq!(err.class(), ErrorClass::Compile);
     assert_eq!(err.message(), "the builder has no dispatches");
 
-    let module = gpu.load_module(&fixture("gfx1201", "counter")).unwrap();
-    let word = gpu.alloc(4, true).unwrap();
-    let mut full = gpu.builder();
-    full.dispatch(
-        &module,
-        "counter",
-        [32, 1, 1],
-        [32, 1, 1],
-        0,
-        &word.address().to_le_bytes(),
-    )
-    .unwrap();
+    let (full, _word) = one_counter_dispatch(&gpu);
     let err = refused(gpu.finalize_multi(vec![full, gpu.builder()], relaunch::QueuePolicy::Auto));
     assert!(
         matches!(refusal(&err), Refusal::NoDispatches { lane: Some(1) }),
@@ -102,18 +109,7 @@ fn kernargs_of_neither_size_name_both_sizes() {
 #[test]
 fn a_patch_of_a_dispatch_past_the_end_carries_the_index_and_the_count() {
     let gpu = Gpu::open("sim:gfx1201").unwrap();
-    let module = gpu.load_module(&fixture("gfx1201", "counter")).unwrap();
-    let word = gpu.alloc(4, true).unwrap();
-    let mut b = gpu.builder();
-    b.dispatch(
-        &module,
-        "counter",
-        [32, 1, 1],
-        [32, 1, 1],
-        0,
-        &word.address().to_le_bytes(),
-    )
-    .unwrap();
+    let (b, _word) = one_counter_dispatch(&gpu);
     let mut ib = gpu.finalize(b).unwrap();
     let err = ib.set_kernargs(3, 0, &[0; 4]).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Handle);
