@@ -123,52 +123,27 @@ fn a_note_without_a_target_takes_the_elf_headers() {
 fn disagreeing_notes_are_refused_naming_what_differs() {
     let b = counter();
     let full = metadata(&b);
-    // Another target.
-    let mut other = full.clone();
-    set(
-        &mut other,
-        "amdhsa.target",
-        Some(Value::from("amdgcn-amd-amdhsa--gfx1200")),
-    );
-    let e = CodeObject::parse(&with_notes(
-        &b,
-        &[metadata_note(&full), metadata_note(&other)],
-        0,
-    ))
-    .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            E::MetadataConflict {
-                what: "amdhsa.target",
-                ..
-            }
+    // Another target, another metadata version: each note names it.
+    for (key, value) in [
+        ("amdhsa.target", Value::from("amdgcn-amd-amdhsa--gfx1200")),
+        (
+            "amdhsa.version",
+            Value::Array(vec![Value::from(1), Value::from(0)]),
         ),
-        "{e}"
-    );
-    // Another metadata version.
-    let mut other = full.clone();
-    set(
-        &mut other,
-        "amdhsa.version",
-        Some(Value::Array(vec![Value::from(1), Value::from(0)])),
-    );
-    let e = CodeObject::parse(&with_notes(
-        &b,
-        &[metadata_note(&full), metadata_note(&other)],
-        0,
-    ))
-    .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            E::MetadataConflict {
-                what: "amdhsa.version",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    ] {
+        let mut other = full.clone();
+        set(&mut other, key, Some(value));
+        let e = CodeObject::parse(&with_notes(
+            &b,
+            &[metadata_note(&full), metadata_note(&other)],
+            0,
+        ))
+        .unwrap_err();
+        assert!(
+            matches!(e, E::MetadataConflict { what, .. } if what == key),
+            "{key}: {e}"
+        );
+    }
     // The same kernel with another kernarg size.
     let mut other = full.clone();
     let kernels = other
