@@ -77,7 +77,7 @@ pub type LaneLoweringError = LaneFailure<LowerLaneError<Error>>;
 /// opening a device, loading a module or copying memory; a scheduler error
 /// while creating queues, installing, replaying or patching), the variant
 /// names the operation and the class follows from it.
-#[derive(Debug, thiserror::Error)]
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A graph-authoring call was refused (an unknown buffer or node handle
@@ -184,6 +184,18 @@ pub enum Error {
 impl From<LaneLoweringError> for Error {
     fn from(e: LaneLoweringError) -> Self {
         Error::Lowering(Box::new(e))
+    }
+}
+
+/// `fn main() -> Result<(), relaunch::Error>` prints an error with Debug:
+/// lead with the message a user can act on, then the typed form.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        match self.refusal() {
+            Some(refusal) => write!(f, " [{refusal:?}]"),
+            None => write!(f, " [{:?}]", self.class()),
+        }
     }
 }
 
