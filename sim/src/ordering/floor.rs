@@ -111,7 +111,11 @@ mod tests {
         let mut f = Floor::new();
         let mut written = RangeSet::new();
         // Host data read through both paths: one of each, the prologue.
-        f.dispatch(&trace(&[(ScalarRead, 0), (VectorRead, 0x100), (Write, 0x200)]));
+        f.dispatch(&trace(&[
+            (ScalarRead, 0),
+            (VectorRead, 0x100),
+            (Write, 0x200),
+        ]));
         written.insert(0x200, 4);
         f.wait(&written);
         // Reads the write through V$ only: V$ and GL1, K$ kept.
