@@ -202,5 +202,18 @@ fn delta(
         full_flush: b.full_flush - a.full_flush,
         sdma_packets: b.sdma_packets - a.sdma_packets,
         sdma_bytes: b.sdma_bytes - a.sdma_bytes,
+        ib: floor_delta(&a.ib, &b.ib),
+        ib_floor: floor_delta(&a.ib_floor, &b.ib_floor),
+    }
+}
+
+fn floor_delta(
+    a: &relaunch_sim::ordering::FloorCounts,
+    b: &relaunch_sim::ordering::FloorCounts,
+) -> relaunch_sim::ordering::FloorCounts {
+    relaunch_sim::ordering::FloorCounts {
+        k_invalidate: b.k_invalidate - a.k_invalidate,
+        l0_invalidate: b.l0_invalidate - a.l0_invalidate,
+        gl1_invalidate: b.gl1_invalidate - a.gl1_invalidate,
     }
 }

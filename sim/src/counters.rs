@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::aql::Scope as FenceScope;
-use crate::ordering::CacheOps;
+use crate::ordering::{CacheOps, FloorCounts};
 
 /// A snapshot of [`CpCounters`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,6 +41,12 @@ pub struct CpCounts {
     /// it executed (padding not counted) and bytes it copied or filled.
     pub sdma_packets: u64,
     pub sdma_bytes: u64,
+    /// The K$, V$ and GL1 invalidations PM4 packets in IBs performed
+    /// (part of the counts above), and the fewest those IBs' dispatches
+    /// needed by the same cache rules (`ordering::FloorCounts`): how much
+    /// of an IB's invalidation work its data flow required.
+    pub ib: FloorCounts,
+    pub ib_floor: FloorCounts,
 }
 
 impl CpCounts {
@@ -62,7 +68,7 @@ impl CpCounts {
 
     /// `name value` lines, one per counter (the thunk's exit report).
     pub fn lines(&self) -> String {
-        let rows: [(&str, u64); 18] = [
+        let rows: [(&str, u64); 24] = [
             ("aql_dispatch", self.aql_dispatch),
             ("aql_barrier", self.aql_barrier),
             ("aql_pm4_ib", self.aql_pm4_ib),
@@ -81,6 +87,12 @@ impl CpCounts {
             ("sdma_bytes", self.sdma_bytes),
             ("packets", self.packets()),
             ("cache_actions", self.cache_actions()),
+            ("ib_k_invalidate", self.ib.k_invalidate),
+            ("ib_l0_invalidate", self.ib.l0_invalidate),
+            ("ib_gl1_invalidate", self.ib.gl1_invalidate),
+            ("ib_floor_k_invalidate", self.ib_floor.k_invalidate),
+            ("ib_floor_l0_invalidate", self.ib_floor.l0_invalidate),
+            ("ib_floor_gl1_invalidate", self.ib_floor.gl1_invalidate),
         ];
         rows.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
     }
@@ -104,6 +116,17 @@ pub struct CpCounters {
     full_flush: AtomicU64,
     sdma_packets: AtomicU64,
     sdma_bytes: AtomicU64,
+    ib: [AtomicU64; 3],
+    ib_floor: [AtomicU64; 3],
+}
+
+fn floor_counts(c: &[AtomicU64; 3]) -> FloorCounts {
+    let g = |i: usize| c[i].load(Ordering::Relaxed);
+    FloorCounts {
+        k_invalidate: g(0),
+        l0_invalidate: g(1),
+        gl1_invalidate: g(2),
+    }
 }
 
 fn bump(c: &AtomicU64, by: u64) {
@@ -138,6 +161,8 @@ impl CpCounters {
             full_flush: g(&self.full_flush),
             sdma_packets: g(&self.sdma_packets),
             sdma_bytes: g(&self.sdma_bytes),
+            ib: floor_counts(&self.ib),
+            ib_floor: floor_counts(&self.ib_floor),
         }
     }
 
@@ -199,6 +224,30 @@ impl CpCounters {
         }
         if wait {
             bump(&self.waits, 1);
+        }
+    }
+
+    /// The cache actions of a PM4 packet in an IB: counted as any packet's,
+    /// and apart as the IB's own invalidations.
+    pub(crate) fn ib_cache(&self, ops: CacheOps) {
+        self.cache(ops);
+        for (on, c) in [ops.glk_inv, ops.glv_inv, ops.gl1_inv]
+            .into_iter()
+            .zip(&self.ib)
+        {
+            if on {
+                bump(c, 1);
+            }
+        }
+    }
+
+    /// The fewest invalidations an IB needed (`OrderingModel::floor`).
+    pub(crate) fn ib_floor(&self, f: FloorCounts) {
+        for (by, c) in [f.k_invalidate, f.l0_invalidate, f.gl1_invalidate]
+            .into_iter()
+            .zip(&self.ib_floor)
+        {
+            bump(c, by);
         }
     }
 

@@ -116,3 +116,38 @@ fn a_real_s_load_of_the_previous_dispatch_output_is_stale_after_rmw_vmem_and_fin
         }
     }
 }
+
+#[test]
+fn the_invalidation_floor_keeps_k_cache_before_a_real_s_load_of_producer_data() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in ["gfx1030", "gfx1100", "gfx1201"] {
+        let mut cfg = SimConfig::new(cpu);
+        cfg.kernels = KernelMode::Isa;
+        let rig = Rig::from_bytes(cfg, &sload_copy(cpu));
+        let (a, mid, out) = (rig.alloc(64), rig.alloc(64), rig.alloc(64));
+        rig.dev.memory.write_u32(a, 5).unwrap();
+        let mut b = rig.builder();
+        let mut first = mid.to_le_bytes().to_vec();
+        first.extend(a.to_le_bytes());
+        rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &first);
+        b.boundary(BoundaryKind::Rmw);
+        let mut second = out.to_le_bytes().to_vec();
+        second.extend(mid.to_le_bytes());
+        rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &second);
+        let ib = rig.place(b);
+        rig.lane()
+            .replay(&ib)
+            .unwrap_or_else(|e| panic!("{cpu}: {e}"));
+        let n = rig.dev.cp_counts();
+        // The prologue and the rmw boundary each invalidate all three.
+        let ib_kinds = (n.ib.k_invalidate, n.ib.l0_invalidate, n.ib.gl1_invalidate);
+        assert_eq!(ib_kinds, (2, 2, 2), "{cpu}");
+        // Needed: K$ and GL1 before each dispatch (host kernargs, then
+        // the s_load of `mid`), and no V$ (nothing is read by vector loads).
+        let f = n.ib_floor;
+        let floor = (f.k_invalidate, f.l0_invalidate, f.gl1_invalidate);
+        assert_eq!(floor, (2, 0, 2), "{cpu}");
+    }
+}

@@ -46,6 +46,7 @@
 
 pub mod clock;
 mod cross_queue;
+mod floor;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -55,6 +56,7 @@ use relaunch_facts::packet::gcr;
 use crate::trace::{AccessTrace, RangeSet};
 
 pub use cross_queue::{InFlight, Start};
+pub use floor::FloorCounts;
 
 /// How many recent writers are remembered to name the culprit of a violation.
 const WRITER_HISTORY: usize = 4096;
@@ -265,6 +267,8 @@ pub struct OrderingModel {
     violations: Vec<Violation>,
     last_dispatch: Option<(usize, usize, String)>,
     footprint: Footprint,
+    /// The fewest invalidations these dispatches needed (a measure).
+    floor: floor::Floor,
 }
 
 impl OrderingModel {
@@ -284,6 +288,7 @@ impl OrderingModel {
             violations: Vec::new(),
             last_dispatch: None,
             footprint: Footprint::default(),
+            floor: floor::Floor::new(),
         }
     }
 
@@ -324,6 +329,7 @@ impl OrderingModel {
         self.check_race(&d, &reads);
         self.check_stale(&d);
         self.check_host(&d);
+        self.floor.dispatch(t);
         let mut written = t.writes.clone();
         written.extend(&t.atomics);
         self.group.reads.extend(&reads);
@@ -466,6 +472,7 @@ impl OrderingModel {
         let g = std::mem::take(&mut self.group);
         let mut written = g.writes;
         written.extend(&g.atomics);
+        self.floor.wait(&written);
         self.stale_k.extend(&written);
         self.stale_v.extend(&written);
         self.stale_gl1.extend(&written);
@@ -501,6 +508,11 @@ impl OrderingModel {
             self.unreleased = RangeSet::new();
             self.group_unreleased = RangeSet::new();
         }
+    }
+
+    /// The fewest invalidations the dispatches so far needed.
+    pub fn floor(&self) -> FloorCounts {
+        self.floor.counts()
     }
 
     /// Writes completed by earlier packets of the same queue that were not

@@ -173,6 +173,7 @@ pub fn execute_ib(
         run.packet(index, dword, packet)?;
     }
     run.flush()?;
+    device.cp.ib_floor(run.model.floor());
     Ok(run.model.finish_parts(host_observes))
 }
 
@@ -250,7 +251,7 @@ impl IbRun<'_> {
                 ..
             } => match strict::acquire_mem(coher_cntl, gcr_cntl, coher_base, coher_size) {
                 Ok(ops) => {
-                    self.device.cp.cache(ops);
+                    self.device.cp.ib_cache(ops);
                     self.events.push(Event::Acquire(ops));
                     Ok(())
                 }
@@ -362,7 +363,7 @@ impl IbRun<'_> {
             gl2_wb: release_cntl::GCR_GL2_WB.get(event_cntl) != 0,
             gli_inv: false,
         };
-        self.device.cp.cache(ops);
+        self.device.cp.ib_cache(ops);
         let bytes = match release_data::DATA_SEL.get(data_cntl) {
             release_data::DATA_SEL_NONE => None,
             release_data::DATA_SEL_DATA32 => Some((data as u32).to_le_bytes().to_vec()),

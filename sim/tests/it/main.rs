@@ -2,6 +2,7 @@
 //! can share a process. Tests that replace a kernel twin process-wide
 //! (`hung_twin`, `scalar_cache`) stay binaries of their own.
 
+mod cache_floor;
 mod cdylib;
 mod cross_queue;
 mod fuzz_inputs;
