@@ -169,7 +169,7 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         "ns",
         Some((1500.0, true)),
     );
-    report.metric("submit_vs_direct", ratio, "ratio", Some((1.5, true)));
+    report.metric("submit_vs_direct", ratio, "ratio", Some((1.2, true)));
     report.metric("fanout4_p50_ns", fan_p50 as f64, "ns", Some((4000.0, true)));
     report.metric(
         "submit_vs_direct_interleaved",
