@@ -49,13 +49,19 @@ pub struct CpCounts {
     pub ib_floor: FloorCounts,
 }
 
+/// The kinds a full flush performs: L2 write-back and invalidate, GL1, V$,
+/// K$ and I$ invalidate (`CacheOps::all()`).
+const FULL_FLUSH_KINDS: u64 = 6;
+
 impl CpCounts {
     /// AQL packets plus PM4 packets: what the CP parsed.
     pub fn packets(&self) -> u64 {
         self.aql_dispatch + self.aql_barrier + self.aql_pm4_ib + self.pm4_packets
     }
 
-    /// Cache actions of every kind (a full flush counts once).
+    /// Cache actions of every kind. A full flush counts once per kind it
+    /// performs, so trading targeted actions for full flushes never makes
+    /// the figure look smaller.
     pub fn cache_actions(&self) -> u64 {
         self.l2_writeback
             + self.l2_invalidate
@@ -63,7 +69,7 @@ impl CpCounts {
             + self.l0_invalidate
             + self.k_invalidate
             + self.i_invalidate
-            + self.full_flush
+            + self.full_flush * FULL_FLUSH_KINDS
     }
 
     /// `name value` lines, one per counter (the thunk's exit report).
@@ -277,7 +283,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_fences_count_by_scope_and_a_full_flush_once() {
+    fn header_fences_count_by_scope_and_a_full_flush_once_per_kind() {
         let c = CpCounters::default();
         c.aql(
             AqlKind::Dispatch,
@@ -298,7 +304,7 @@ mod tests {
             (2, 2, 0)
         );
         assert_eq!(n.full_flush, 1);
-        assert_eq!(n.cache_actions(), 1 + 1 + 2 + 2 + 2 + 1);
+        assert_eq!(n.cache_actions(), 1 + 1 + 2 + 2 + 2 + FULL_FLUSH_KINDS);
         assert_eq!(n.packets(), 2);
     }
 }
