@@ -35,7 +35,7 @@ pub fn run(report: &mut Report) -> Result<(), String> {
             relaunch_testsupport::ROCR
         )
     })?;
-    let exe = relaunch_testsupport::asm::hip_program(
+    let exe = relaunch_testsupport::hip::hip_program(
         "decode_graph",
         relaunch.parent().unwrap_or(Path::new(".")),
     )?;

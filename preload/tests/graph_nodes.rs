@@ -143,7 +143,7 @@ fn a_geometry_patch_rebuilds_the_exec_and_the_dispatch_packet_follows() {
 #[test]
 fn a_v4_hip_kernel_reads_each_patched_geometry_through_the_dispatch_packet() {
     let Some(b) = built() else { return };
-    let Some(bytes) = relaunch_testsupport::asm::dims_v4() else {
+    let Some(bytes) = relaunch_testsupport::hip::dims_v4() else {
         return;
     };
     let co = b.dir.join("dims_v4.co");

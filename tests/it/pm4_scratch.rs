@@ -1,6 +1,6 @@
 //! Scratch end to end on the direct PM4 path (issue 29.3): a HIP kernel
 //! built at -O0 (every local in scratch; `tests/kernels/hip/spill_o0.hip`,
-//! `relaunch_testsupport::asm::hip_o0`) in two private sizes, as a
+//! `relaunch_testsupport::hip::hip_o0`) in two private sizes, as a
 //! four-node graph forced onto PM4 (`Submission::Pm4`), on sim:gfx1030
 //! (the private segment buffer V# and flat scratch init in user SGPRs),
 //! sim:gfx1100 and sim:gfx1201 (COMPUTE_DISPATCH_SCRATCH_BASE, architected
@@ -13,7 +13,7 @@
 
 use relaunch::{Access, Geometry, Gpu, Graph, GraphOptions, LaneKind, Mode, NodeSpec};
 use relaunch::{Pm4Verdict, Submission};
-use relaunch_testsupport::asm;
+use relaunch_testsupport::hip;
 
 const N: u32 = 250;
 const GRID: u32 = 256;
@@ -37,7 +37,7 @@ fn geometry() -> Geometry {
 #[test]
 fn an_o0_hip_kernel_runs_from_scratch_on_pm4_on_every_family() {
     for target in ["gfx1030", "gfx1100", "gfx1201"] {
-        let Some(co) = asm::hip_o0("spill_o0.hip", target) else {
+        let Some(co) = hip::hip_o0("spill_o0.hip", target) else {
             return;
         };
         run_on(target, &co);
@@ -51,7 +51,7 @@ fn an_o0_hip_kernel_runs_from_scratch_on_pm4_on_every_family() {
 #[test]
 fn a_plain_o0_build_runs_on_pm4_with_its_unread_inputs_proven() {
     for target in ["gfx1030", "gfx1100", "gfx1201"] {
-        let Some(co) = asm::hip_o0_plain("spill_o0.hip", target) else {
+        let Some(co) = hip::hip_o0_plain("spill_o0.hip", target) else {
             return;
         };
         let gpu = Gpu::open(&format!("sim:{target}")).unwrap();
@@ -173,7 +173,7 @@ fn run_on(target: &str, co: &[u8]) {
 #[test]
 fn a_plain_o0_kernel_reading_an_input_is_refused_naming_it() {
     for target in ["gfx1030", "gfx1100", "gfx1201"] {
-        let Some(co) = asm::hip_o0_plain("inputs_o0.hip", target) else {
+        let Some(co) = hip::hip_o0_plain("inputs_o0.hip", target) else {
             return;
         };
         let gpu = Gpu::open(&format!("sim:{target}")).unwrap();

@@ -20,6 +20,7 @@ pub mod asm;
 pub mod bundle;
 #[cfg(feature = "sched")]
 pub mod counter;
+pub mod hip;
 pub mod process;
 #[cfg(feature = "sim")]
 pub mod rig;

@@ -71,7 +71,7 @@ fn certify_prints_verdicts_and_writes_a_manifest_that_loads() {
 /// in a writable segment, so a kernel reading it stays unproven.
 #[test]
 fn certify_proves_a_v4_hip_kernel_reading_the_dispatch_packet() {
-    let Some(bundle) = relaunch_testsupport::asm::hip_v4("packet_dims.hip", "gfx1030") else {
+    let Some(bundle) = relaunch_testsupport::hip::hip_v4("packet_dims.hip", "gfx1030") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("relaunch-certify-hip-{}", std::process::id()));

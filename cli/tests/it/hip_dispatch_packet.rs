@@ -31,7 +31,7 @@ fn register_dims_twin() {
 
 #[test]
 fn v4_hip_kernel_reads_block_and_grid_dims_through_the_dispatch_packet() {
-    let Some(co) = relaunch_testsupport::asm::dims_v4() else {
+    let Some(co) = relaunch_testsupport::hip::dims_v4() else {
         return;
     };
     register_dims_twin();
@@ -83,7 +83,7 @@ fn v4_hip_kernel_reads_block_and_grid_dims_through_the_dispatch_packet() {
 
 #[test]
 fn inspect_says_the_dispatch_packet_is_synthesized() {
-    let Some(co) = relaunch_testsupport::asm::dims_v4() else {
+    let Some(co) = relaunch_testsupport::hip::dims_v4() else {
         return;
     };
     let path = std::env::temp_dir().join(format!("relaunch-inspect-v4-{}.co", std::process::id()));

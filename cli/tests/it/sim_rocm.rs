@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::Mutex;
 
 use crate::common::{relaunch, run};
-use relaunch_testsupport::asm::DEVICE_LIBS;
+use relaunch_testsupport::hip::DEVICE_LIBS;
 use relaunch_testsupport::{missing, require_tool};
 
 const HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so";
@@ -46,7 +46,7 @@ fn hip_program(name: &str) -> Option<PathBuf> {
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip");
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let exe =
-        relaunch_testsupport::asm::hip_program(name, &out_dir).unwrap_or_else(|e| panic!("{e}"));
+        relaunch_testsupport::hip::hip_program(name, &out_dir).unwrap_or_else(|e| panic!("{e}"));
     Some(exe)
 }
 
@@ -514,7 +514,7 @@ fn a_graph_of_hip_modules_replays_on_hip_streams() {
     if stack().is_none() || hip_program("vector_add").is_none() {
         return;
     }
-    let Some(kernels) = relaunch_testsupport::asm::hip_v4("streams.hip", "gfx1030") else {
+    let Some(kernels) = relaunch_testsupport::hip::hip_v4("streams.hip", "gfx1030") else {
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-streams");

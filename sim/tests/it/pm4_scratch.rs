@@ -178,7 +178,7 @@ fn clearing_scratch_en_for_a_scratch_kernel_is_refused() {
 /// backing, is refused or faults.
 #[test]
 fn gfx10_takes_the_ring_from_the_v_sharp_and_flat_scratch_init() {
-    let Some(co) = relaunch_testsupport::asm::hip_o0("spill_o0.hip", "gfx1030") else {
+    let Some(co) = relaunch_testsupport::hip::hip_o0("spill_o0.hip", "gfx1030") else {
         return;
     };
     gfx10_spill(&co, 32);
@@ -188,7 +188,7 @@ fn gfx10_takes_the_ring_from_the_v_sharp_and_flat_scratch_init() {
 #[test]
 fn gfx10_wave64_scratch_runs_from_the_ib_ring() {
     let Some(co) =
-        relaunch_testsupport::asm::hip_o0_with("spill_o0.hip", "gfx1030", &["-mwavefrontsize64"])
+        relaunch_testsupport::hip::hip_o0_with("spill_o0.hip", "gfx1030", &["-mwavefrontsize64"])
     else {
         return;
     };

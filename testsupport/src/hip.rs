@@ -1,0 +1,278 @@
+//! Building HIP sources with Debian's clang-19 for tests: single kernels
+//! to code objects (code object v4 with the HIP headers, `-O0` with and
+//! without them) and whole programs linked with HIP. Each returns None (or
+//! an error naming what failed) when a tool is missing, which
+//! [`crate::missing`] makes a failure under CI.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `tests/kernels/hip/dims_v4.hip` built now for gfx1100 as code object v4
+/// with clang-19 (a HIP kernel that reads blockDim/gridDim through the
+/// dispatch packet). None when clang-19, lld-19 or the HIP headers are
+/// missing, which [`crate::missing`] makes a failure under CI.
+pub fn dims_v4() -> Option<Vec<u8>> {
+    const HIP_HINT: &str = "Debian clang-19, lld-19 and libamdhip64-dev";
+    if !crate::require_tool("clang-19", HIP_HINT) {
+        return None;
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip/dims_v4.hip");
+    let out = std::env::temp_dir().join(format!(
+        "relaunch-dims-v4-{}-{}.co",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let run = Command::new("clang-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "--offload-arch=gfx1100",
+            "-mcode-object-version=4",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O2",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-19");
+    if !run.status.success() {
+        crate::missing(
+            &format!(
+                "a clang-19 that builds {} ({})",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            ),
+            HIP_HINT,
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&out).expect("read the built code object");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
+
+/// Where Debian's `rocm-device-libs` puts the device library bitcode.
+pub const DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
+
+/// `tests/hip/<name>.hip`, an unmodified HIP program, built by clang++-19
+/// for gfx1030 as code object v4 (HIP 5.2.3 refuses v5) and linked with
+/// `-lamdhip64` into `out_dir/<name>`, unless that is newer than the
+/// source. The error names what failed; the caller decides whether a
+/// missing tool is a skip.
+pub fn hip_program(name: &str, out_dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    let source = crate::workspace().join(format!("tests/hip/{name}.hip"));
+    let exe = out_dir.join(name);
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&exe).is_some() && modified(&exe) >= modified(&source) {
+        return Ok(exe);
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    // Built beside and renamed into place: test processes (nextest runs one
+    // per test) building the same program never see a half-written file.
+    let partial = out_dir.join(format!("{name}.partial-{}", std::process::id()));
+    let out = Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "--offload-arch=gfx1030",
+            "-mcode-object-version=4",
+        ])
+        .arg(format!("--rocm-device-lib-path={DEVICE_LIBS}"))
+        .arg("-O2")
+        .arg(&source)
+        .arg("-o")
+        .arg(&partial)
+        .arg("-lamdhip64")
+        .output()
+        .map_err(|e| {
+            format!("cannot run clang++-19 ({e}): apt-get install clang-19 libamdhip64-dev")
+        })?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!(
+            "building {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    std::fs::rename(&partial, &exe).map_err(|e| format!("{}: {e}", exe.display()))?;
+    Ok(exe)
+}
+
+/// `tests/kernels/hip/<name>` built at -O0 for `arch` as a code object v4:
+/// clang++-19 `-O0` (with `-disable-O0-optnone`, so the IR stays -O0 but
+/// may be analysed), then `opt-19 -passes=amdgpu-attributor` (LLVM's own
+/// inference of which implicit inputs the code reads, which clang runs at
+/// -O1 and above; plain -O0 enables the queue pointer and dispatch id
+/// SGPRs whatever the code reads, and the PM4 path cannot deliver those),
+/// then `llc-19 -O0` and `ld.lld-19`. The machine code is -O0's: every
+/// local in scratch. Device-only, no HIP headers (`-nogpuinc`). None when
+/// a tool is missing, which [`crate::missing`] makes a failure under CI.
+pub fn hip_o0(name: &str, arch: &str) -> Option<Vec<u8>> {
+    hip_o0_with(name, arch, &[])
+}
+
+/// [`hip_o0`] with more clang++-19 flags (e.g. `-mwavefrontsize64`).
+pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, llvm-19 and lld-19";
+    for tool in ["clang++-19", "opt-19", "llc-19", "ld.lld-19"] {
+        if !crate::require_tool(tool, HINT) {
+            return None;
+        }
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip").join(name);
+    let dir = std::env::temp_dir().join(format!(
+        "relaunch-hip-o0-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let (bc, inferred, obj, co) = (
+        dir.join("k.bc"),
+        dir.join("k2.bc"),
+        dir.join("k.o"),
+        dir.join("k.co"),
+    );
+    let triple = "-mtriple=amdgcn-amd-amdhsa";
+    let cpu = format!("-mcpu={arch}");
+    let steps: [(&str, Vec<std::ffi::OsString>); 4] = [
+        (
+            "clang++-19",
+            [
+                "-x",
+                "hip",
+                "-nogpulib",
+                "-nogpuinc",
+                &format!("--offload-arch={arch}"),
+                "-mcode-object-version=4",
+                "-O0",
+                "-Xclang",
+                "-disable-O0-optnone",
+                "--cuda-device-only",
+                "-emit-llvm",
+                "-c",
+            ]
+            .iter()
+            .chain(flags)
+            .map(Into::into)
+            .chain([src.clone().into(), "-o".into(), bc.clone().into()])
+            .collect(),
+        ),
+        (
+            "opt-19",
+            [triple, &cpu, "-passes=amdgpu-attributor"]
+                .iter()
+                .map(Into::into)
+                .chain([bc.into(), "-o".into(), inferred.clone().into()])
+                .collect(),
+        ),
+        (
+            "llc-19",
+            ["-O0", triple, &cpu, "-filetype=obj"]
+                .iter()
+                .map(Into::into)
+                .chain([inferred.into(), "-o".into(), obj.clone().into()])
+                .collect(),
+        ),
+        (
+            "ld.lld-19",
+            vec!["-shared".into(), obj.into(), "-o".into(), co.clone().into()],
+        ),
+    ];
+    for (tool, args) in steps {
+        let run = Command::new(tool)
+            .args(&args)
+            .output()
+            .expect("run the tool");
+        if !run.status.success() {
+            crate::missing(
+                &format!(
+                    "a {tool} that builds {} for {arch} ({})",
+                    src.display(),
+                    String::from_utf8_lossy(&run.stderr)
+                ),
+                HINT,
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            return None;
+        }
+    }
+    let bytes = std::fs::read(&co).expect("read the built code object");
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(bytes)
+}
+
+/// `tests/kernels/hip/<name>` built for `arch` exactly as `clang++-19 -O0`
+/// builds it: no attributor, so the queue pointer, the dispatch id and the
+/// hostcall buffer stay enabled whatever the code reads (what the reader's
+/// `unread` proof is for). Device-only, no HIP headers, code object v4, an
+/// offload bundle as clang writes it. None when clang++-19 is missing,
+/// which [`crate::missing`] makes a failure under CI.
+pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19 and lld-19";
+    if !crate::require_tool("clang++-19", HINT) {
+        return None;
+    }
+    let args = ["-nogpulib", "-nogpuinc", "-mcode-object-version=4", "-O0"];
+    clang_hip(name, arch, "o0-plain", &args, HINT)
+}
+
+/// `tests/kernels/hip/<name>` compiled device-only by clang++-19 for
+/// `arch` with `flags` into a temporary file (named with `tag`), read
+/// back; None after [`crate::missing`] when clang++-19 fails.
+fn clang_hip(name: &str, arch: &str, tag: &str, flags: &[&str], hint: &str) -> Option<Vec<u8>> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let src = crate::workspace().join("tests/kernels/hip").join(name);
+    let out = std::env::temp_dir().join(format!(
+        "relaunch-hip-{tag}-{}-{}.co",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let run = Command::new("clang++-19")
+        .args(["-x", "hip", "--cuda-device-only"])
+        .arg(format!("--offload-arch={arch}"))
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang++-19");
+    if !run.status.success() {
+        crate::missing(
+            &format!(
+                "a clang++-19 that builds {} for {arch} ({})",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            ),
+            hint,
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&out).expect("read the built code object");
+    let _ = std::fs::remove_file(&out);
+    Some(bytes)
+}
+
+/// `tests/kernels/hip/<name>` built now by clang++-19 for `arch` as code
+/// object v4 against the ROCm device libraries, as an engine's hipcc build
+/// would (an offload bundle, as clang writes it). None when clang++-19, the
+/// HIP headers or the device libraries are missing, which
+/// [`crate::missing`] makes a failure under CI.
+pub fn hip_v4(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, lld-19, libamdhip64-dev and rocm-device-libs";
+    if !crate::require_tool("clang++-19", HINT) {
+        return None;
+    }
+    if !std::path::Path::new(DEVICE_LIBS).join("ockl.bc").is_file() {
+        crate::missing(&format!("the ROCm device libraries ({DEVICE_LIBS})"), HINT);
+        return None;
+    }
+    let libs = format!("--rocm-device-lib-path={DEVICE_LIBS}");
+    let args = ["-mcode-object-version=4", "-O2", libs.as_str()];
+    clang_hip(name, arch, "v4", &args, HINT)
+}
