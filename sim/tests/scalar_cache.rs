@@ -75,6 +75,29 @@ fn sload_copy(cpu: &str) -> Vec<u8> {
     asm::kernel_of_pointers(cpu, "sload_copy", &body, "", 2)
 }
 
+/// Two `sload_copy` dispatches with `kind` between them on a new rig:
+/// mid = a + 1 (a vector store), then out = mid + 1 with mid read by
+/// s_load after the boundary. Returns the rig, `out` and the replay's
+/// result.
+fn sload_chain(cpu: &str, bytes: &[u8], kind: BoundaryKind) -> (Rig, u64, Result<(), String>) {
+    let mut cfg = SimConfig::new(cpu);
+    cfg.kernels = KernelMode::Isa;
+    let rig = Rig::from_bytes(cfg, bytes);
+    let (a, mid, out) = (rig.alloc(64), rig.alloc(64), rig.alloc(64));
+    rig.dev.memory.write_u32(a, 5).unwrap();
+    let mut b = rig.builder();
+    let mut first = mid.to_le_bytes().to_vec();
+    first.extend(a.to_le_bytes());
+    rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &first);
+    b.boundary(kind);
+    let mut second = out.to_le_bytes().to_vec();
+    second.extend(mid.to_le_bytes());
+    rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &second);
+    let ib = rig.place(b);
+    let r = rig.lane().replay(&ib);
+    (rig, out, r)
+}
+
 #[test]
 fn a_real_s_load_of_the_previous_dispatch_output_is_stale_after_rmw_vmem_and_fine_after_rmw() {
     if !asm::tools() {
@@ -83,23 +106,7 @@ fn a_real_s_load_of_the_previous_dispatch_output_is_stale_after_rmw_vmem_and_fin
     for cpu in ["gfx1030", "gfx1100", "gfx1201"] {
         let bytes = sload_copy(cpu);
         for kind in [BoundaryKind::RmwVmem, BoundaryKind::Rmw] {
-            let mut cfg = SimConfig::new(cpu);
-            cfg.kernels = KernelMode::Isa;
-            let rig = Rig::from_bytes(cfg, &bytes);
-            let (a, mid, out) = (rig.alloc(64), rig.alloc(64), rig.alloc(64));
-            rig.dev.memory.write_u32(a, 5).unwrap();
-            // First dispatch: mid = a + 1 (a vector store); second: out =
-            // mid + 1, mid read by s_load after the boundary.
-            let mut b = rig.builder();
-            let mut first = mid.to_le_bytes().to_vec();
-            first.extend(a.to_le_bytes());
-            rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &first);
-            b.boundary(kind);
-            let mut second = out.to_le_bytes().to_vec();
-            second.extend(mid.to_le_bytes());
-            rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &second);
-            let ib = rig.place(b);
-            let r = rig.lane().replay(&ib);
+            let (rig, out, r) = sload_chain(cpu, &bytes, kind);
             match kind {
                 BoundaryKind::RmwVmem => {
                     let err = r.expect_err(&format!("{cpu}: rmw_vmem keeps K$, must be stale"));
@@ -123,23 +130,8 @@ fn the_invalidation_floor_keeps_k_cache_before_a_real_s_load_of_producer_data() 
         return;
     }
     for cpu in ["gfx1030", "gfx1100", "gfx1201"] {
-        let mut cfg = SimConfig::new(cpu);
-        cfg.kernels = KernelMode::Isa;
-        let rig = Rig::from_bytes(cfg, &sload_copy(cpu));
-        let (a, mid, out) = (rig.alloc(64), rig.alloc(64), rig.alloc(64));
-        rig.dev.memory.write_u32(a, 5).unwrap();
-        let mut b = rig.builder();
-        let mut first = mid.to_le_bytes().to_vec();
-        first.extend(a.to_le_bytes());
-        rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &first);
-        b.boundary(BoundaryKind::Rmw);
-        let mut second = out.to_le_bytes().to_vec();
-        second.extend(mid.to_le_bytes());
-        rig.dispatch(&mut b, "sload_copy", &linear(32, 32), &second);
-        let ib = rig.place(b);
-        rig.lane()
-            .replay(&ib)
-            .unwrap_or_else(|e| panic!("{cpu}: {e}"));
+        let (rig, _, r) = sload_chain(cpu, &sload_copy(cpu), BoundaryKind::Rmw);
+        r.unwrap_or_else(|e| panic!("{cpu}: {e}"));
         let n = rig.dev.cp_counts();
         // The prologue and the rmw boundary each invalidate all three.
         let ib_kinds = (n.ib.k_invalidate, n.ib.l0_invalidate, n.ib.gl1_invalidate);

@@ -7,6 +7,14 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A temporary path no other build of this process or another one uses:
+/// `relaunch-<pid>-<n>-<name>` (tests build in parallel).
+fn scratch(name: &str) -> std::path::PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("relaunch-{}-{n}-{name}", std::process::id()))
+}
+
 /// `tests/kernels/hip/dims_v4.hip` built now for gfx1100 as code object v4
 /// with clang-19 (a HIP kernel that reads blockDim/gridDim through the
 /// dispatch packet). None when clang-19, lld-19 or the HIP headers are
@@ -16,13 +24,8 @@ pub fn dims_v4() -> Option<Vec<u8>> {
     if !crate::require_tool("clang-19", HIP_HINT) {
         return None;
     }
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let src = crate::workspace().join("tests/kernels/hip/dims_v4.hip");
-    let out = std::env::temp_dir().join(format!(
-        "relaunch-dims-v4-{}-{}.co",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    let out = scratch("dims-v4.co");
     let run = Command::new("clang-19")
         .args([
             "-x",
@@ -124,13 +127,8 @@ pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
             return None;
         }
     }
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let src = crate::workspace().join("tests/kernels/hip").join(name);
-    let dir = std::env::temp_dir().join(format!(
-        "relaunch-hip-o0-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    let dir = scratch("hip-o0");
     std::fs::create_dir_all(&dir).expect("temporary directory");
     let (bc, inferred, obj, co) = (
         dir.join("k.bc"),
@@ -226,13 +224,8 @@ pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
 /// `arch` with `flags` into a temporary file (named with `tag`), read
 /// back; None after [`crate::missing`] when clang++-19 fails.
 fn clang_hip(name: &str, arch: &str, tag: &str, flags: &[&str], hint: &str) -> Option<Vec<u8>> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let src = crate::workspace().join("tests/kernels/hip").join(name);
-    let out = std::env::temp_dir().join(format!(
-        "relaunch-hip-{tag}-{}-{}.co",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    let out = scratch(&format!("hip-{tag}.co"));
     let run = Command::new("clang++-19")
         .args(["-x", "hip", "--cuda-device-only"])
         .arg(format!("--offload-arch={arch}"))
