@@ -139,7 +139,9 @@ pub(crate) fn build(
     // covered: the larger stands, in `group_segment_size` and in the
     // descriptor copy relaunch programs from.
     let mut descriptor = descriptor;
-    let lds = md.group_segment_fixed_size.max(descriptor.group_segment_fixed_size);
+    let lds = md
+        .group_segment_fixed_size
+        .max(descriptor.group_segment_fixed_size);
     if md.group_segment_fixed_size != descriptor.group_segment_fixed_size {
         tracing::warn!(
             kernel = %kernel,

@@ -369,7 +369,14 @@ fn integer_neg_c_without_clamp() {
         );
     }
     assert_eq!(
-        d00("gfx1100", WmmaOp::I32Iu8, ff, ff, (-100i32) as u32, (7, 0, false)),
+        d00(
+            "gfx1100",
+            WmmaOp::I32Iu8,
+            ff,
+            ff,
+            (-100i32) as u32,
+            (7, 0, false)
+        ),
         (16 - 100i32) as u32
     );
     assert_eq!(
