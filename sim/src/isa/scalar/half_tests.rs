@@ -99,7 +99,7 @@ fn fmac_accumulates_into_the_low_half() {
     for t in TARGETS {
         // 2 * 3 + 1 = 7, rounded once; D's high half is not read.
         let mut w = wave(t);
-        w.sgpr[0] = 0xdead_3C00;
+        w.sgpr[0] = 0xDEAD_3C00;
         w.sgpr[1] = 0x4000;
         w.sgpr[2] = 0x4200;
         step(&mut w, &FMAC).unwrap();
