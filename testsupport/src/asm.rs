@@ -27,9 +27,23 @@ pub fn mc() -> bool {
 /// Assemble each of `lines` for `cpu` (one instruction a line); per line,
 /// its encoding bytes, or None where llvm-mc refused it.
 pub fn encodings(cpu: &str, lines: &[String]) -> Vec<Option<Vec<u8>>> {
+    encodings_with(cpu, None, lines)
+}
+
+/// `encodings` with an llvm-mc `-mattr` (`+real-true16`: the true16 syntax
+/// LLVM 19 requires for some gfx11+ 16-bit forms).
+pub fn encodings_with(cpu: &str, mattr: Option<&str>, lines: &[String]) -> Vec<Option<Vec<u8>>> {
     let text = lines.join("\n") + "\n";
+    let mut args = vec![
+        "-arch=amdgcn".to_string(),
+        format!("-mcpu={cpu}"),
+        "-show-encoding".to_string(),
+    ];
+    if let Some(m) = mattr {
+        args.push(format!("-mattr={m}"));
+    }
     let mut child = Command::new("llvm-mc-19")
-        .args(["-arch=amdgcn", &format!("-mcpu={cpu}"), "-show-encoding"])
+        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -24,6 +24,8 @@ pub struct KernelInfo {
     pub symbol: String,
     /// The code object's target (same for every kernel of one object).
     pub target: GfxTarget,
+    /// The descriptor as read, except that `group_segment_fixed_size` is
+    /// raised to the metadata's when that is larger (see `build`).
     pub descriptor: KernelDescriptor,
     /// Virtual address of the descriptor in the loaded image.
     pub kd_vaddr: u64,
@@ -33,7 +35,8 @@ pub struct KernelInfo {
     pub kernarg_size: u32,
     pub kernarg_align: u32,
     pub args: Vec<KernelArg>,
-    /// Static LDS bytes (dynamic group memory comes on top, per dispatch).
+    /// Static LDS bytes (dynamic group memory comes on top, per dispatch):
+    /// the larger of the metadata's and the descriptor's.
     pub group_segment_size: u32,
     pub private_segment_size: u32,
     pub wavefront_size: u32,
@@ -127,11 +130,28 @@ pub(crate) fn build(
             })
         }
     };
-    disagree(
-        "group_segment_fixed_size",
-        md.group_segment_fixed_size,
-        descriptor.group_segment_fixed_size,
-    )?;
+    // Static LDS: the workgroup gets what the dispatch asks for (the AQL
+    // packet's group_segment_size, which HIP fills from the metadata; on
+    // PM4 RSRC2.LDS_SIZE), not what either field says, and ROCr reports the
+    // descriptor's field while CLR launches with the metadata's. An object
+    // whose two values differ (hipBLASLt's Softmax: 1024 in the metadata,
+    // 0 in the descriptor) may use what either declares, so both are
+    // covered: the larger stands, in `group_segment_size` and in the
+    // descriptor copy relaunch programs from.
+    let mut descriptor = descriptor;
+    let lds = md
+        .group_segment_fixed_size
+        .max(descriptor.group_segment_fixed_size);
+    if md.group_segment_fixed_size != descriptor.group_segment_fixed_size {
+        tracing::warn!(
+            kernel = %kernel,
+            metadata = md.group_segment_fixed_size,
+            descriptor = descriptor.group_segment_fixed_size,
+            used = lds,
+            "group_segment_fixed_size differs between metadata and descriptor; the larger is used"
+        );
+        descriptor.group_segment_fixed_size = lds;
+    }
     disagree(
         "private_segment_fixed_size",
         md.private_segment_fixed_size,
@@ -183,7 +203,7 @@ pub(crate) fn build(
         kernarg_size: md.kernarg_segment_size,
         kernarg_align: md.kernarg_segment_align,
         args: md.args,
-        group_segment_size: md.group_segment_fixed_size,
+        group_segment_size: lds,
         private_segment_size: md.private_segment_fixed_size,
         wavefront_size: md.wavefront_size,
         uses_dynamic_stack: md.uses_dynamic_stack || descriptor.uses_dynamic_stack(),

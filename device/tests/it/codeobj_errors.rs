@@ -311,3 +311,42 @@ fn bundles_from_clang_offload_bundler() {
     assert!(e.to_string().contains("gfx1151"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Static LDS declared differently by metadata and descriptor (hipBLASLt's
+/// Softmax kernels: 1024 in the metadata, 0 in the descriptor): read, with
+/// the larger value in both `group_segment_size` and the descriptor copy
+/// the dispatch is programmed from, since the kernel may use either.
+#[test]
+fn static_lds_disagreement_takes_the_larger() {
+    let b = counter();
+    let k = CodeObject::parse(&b).unwrap().kernels()[0].clone();
+    assert_eq!(
+        (k.group_segment_size, k.descriptor.group_segment_fixed_size),
+        (0, 0)
+    );
+    // Descriptor larger (1024 at 0x500), metadata 0.
+    let mut c = b.clone();
+    assert_eq!(rd32(&c, 0x500), 0);
+    c[0x500..0x504].copy_from_slice(&1024u32.to_le_bytes());
+    let k = CodeObject::parse(&c).unwrap().kernels()[0].clone();
+    assert_eq!(k.group_segment_size, 1024);
+    assert_eq!(k.descriptor.group_segment_fixed_size, 1024);
+    // Metadata larger: its msgpack value (positive fixint 0) made 0x7f.
+    let key = b"\xb9.group_segment_fixed_size";
+    let at = b.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+    assert_eq!(b[at], 0);
+    let mut c = b.clone();
+    c[at] = 0x7f;
+    let k = CodeObject::parse(&c).unwrap().kernels()[0].clone();
+    assert_eq!(k.group_segment_size, 127);
+    assert_eq!(k.descriptor.group_segment_fixed_size, 127);
+    // The other fields still must agree (private segment: refused).
+    c[0x504] = 16;
+    assert!(matches!(
+        err(&c),
+        E::DescriptorDisagrees {
+            field: "private_segment_fixed_size",
+            ..
+        }
+    ));
+}

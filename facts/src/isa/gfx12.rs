@@ -851,6 +851,7 @@ pub static VOP3: &[Op] = &[
     op(409, "v_rndne_f64_e64", D::V(2), D::None, 0, ALL),
     op(410, "v_floor_f64_e64", D::V(2), D::None, 0, ALL),
     op(411, "v_pipeflush", D::None, D::None, 0, ALL),
+    op(412, "v_mov_b16_e64", D::V(1), D::None, 0, ALL),
     op(416, "v_fract_f32_e64", D::V(1), D::None, 0, ALL),
     op(417, "v_trunc_f32_e64", D::V(1), D::None, 0, ALL),
     op(418, "v_ceil_f32_e64", D::V(1), D::None, 0, ALL),

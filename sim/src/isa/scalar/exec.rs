@@ -253,6 +253,7 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SOp) -> Result<Flow, Isa
         }
         Mulk => (sopk_reg(wave, inst)? as i32).wrapping_mul(simm(inst) as i32) as u32,
         F(f) => return super::float::execute(wave, inst, f),
+        H(h) => return super::half::execute(wave, inst, h),
         Lshl64 | Lshr64 | Ashr64 | Logic64(_) | BfeU64 | BfeI64 | Bfm64 | Cselect64 | AddNcU64
         | SubNcU64 | MulU64 | Mov64 | Cmov64 | Not64 | Saveexec(..) => {
             return execute64(wave, inst, op)

@@ -7,11 +7,9 @@
 //!
 //! MODE's f32 denormal bits flush inputs and outputs as for the VALU; the
 //! roundings, min/max and the f16 widenings are exact, so FP_ROUND does
-//! not change them; the fmas follow FP_ROUND like s_fmac_f32. Operations
-//! whose result is one f16 in a 32-bit SGPR (s_add_f16 ... s_rndne_f16,
-//! s_cvt_f16_f32, s_minimum/maximum_f16) are not modelled: what the
-//! hardware leaves in the high half is not established here, so they stay
-//! refused by name.
+//! not change them; the fmas follow FP_ROUND like s_fmac_f32. An inline
+//! float constant as an f16 operand is its f16 encoding. The operations
+//! whose result is one f16 are in `half`.
 
 use super::{f32_in, f32_out, fcompare, FCmp};
 use crate::isa::fault::{Flow, IsaFault};
@@ -145,7 +143,12 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SFloat) -> Result<Flow, 
             )
         }
         F32F16(hi) => {
-            let h = if hi { (a >> 16) as u16 } else { a as u16 };
+            // An inline float constant is read as its f16 encoding.
+            let h = if hi {
+                (a >> 16) as u16
+            } else {
+                super::half::source16(wave, inst.src[0])?
+            };
             f16_in(m, h).to_bits()
         }
         PkRtzF16F32 => {
@@ -154,8 +157,11 @@ pub(crate) fn execute(wave: &mut Wave, inst: &Inst, op: SFloat) -> Result<Flow, 
             crate::isa::valu::cvt::f16_rtz(x) | crate::isa::valu::cvt::f16_rtz(y) << 16
         }
         CmpF16(c) => {
-            let b = wave.scalar(inst.src[1])?;
-            wave.scc = fcompare(c, f16_in(m, a as u16), f16_in(m, b as u16));
+            let (a, b) = (
+                super::half::source16(wave, inst.src[0])?,
+                super::half::source16(wave, inst.src[1])?,
+            );
+            wave.scc = fcompare(c, f16_in(m, a), f16_in(m, b));
             return Ok(Flow::Next);
         }
     };

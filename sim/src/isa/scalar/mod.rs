@@ -8,6 +8,7 @@ use super::program::Inst;
 
 mod exec;
 mod float;
+mod half;
 pub(crate) use exec::execute;
 
 /// A scalar ALU operation.
@@ -102,6 +103,8 @@ pub(crate) enum SOp {
     Mulk,
     /// The other gfx11.5+ float operations (`float`).
     F(float::SFloat),
+    /// The gfx11.5+ float operations with an f16 result (`half`).
+    H(half::SHalf),
 }
 
 /// A bitwise operation; `Saveexec` and the b32/b64 forms share it.
@@ -307,6 +310,7 @@ pub(crate) fn prepare(name: &str) -> Option<SOp> {
         _ => {
             return float::prepare(name)
                 .map(F)
+                .or_else(|| half::prepare(name).map(H))
                 .or_else(|| prepare_pattern(name))
         }
     };

@@ -17,9 +17,14 @@
 //! E4M3, 57344 for E5M2) and an infinity become NaN in E4M3 and infinity
 //! in E5M2; NaN stays NaN (S.1111.111 in both formats, the sign kept). A
 //! NaN read from an 8-bit source is the canonical f32 quiet NaN. The
-//! stochastic-rounding forms (v_cvt_sr_fp8/bf8_f32) are not modelled:
-//! which random bits the hardware adds is not established here, so they
-//! stay refused by name.
+//! stochastic-rounding forms (v_cvt_sr_fp8/bf8_f32; S1 the random word,
+//! LLVM's byte_sel in OPSEL[3:2]) are not modelled: which bits of S1 the
+//! hardware adds to the discarded mantissa bits is not established, and
+//! the public descriptions at hand disagree (AMD's software emulations in
+//! HIP/MIOpen add S1's low bits under a mask of the dropped bits, widened
+//! in the denormal range; a ROCm comgr patch emulating the gfx1250 form
+//! adds S1 >> 12, its high bits, to the f32 bit pattern), so they stay
+//! refused by name.
 
 use super::super::fault::IsaFault;
 use super::super::operand::Dst;

@@ -3,6 +3,7 @@
 //! on llvm-mc-19's encodings (the same bytes on gfx10.3, gfx11 and gfx12).
 
 use super::super::program;
+use super::super::wave::Wave;
 use super::tests::{isa, run, set, wave};
 
 const SWAP_V1_V2: [u8; 4] = [0x02, 0xcb, 0x02, 0x7e];
@@ -111,6 +112,68 @@ fn mov_b16_names_halves_with_vgpr_bit_7() {
             assert_eq!(w.vgpr[1][1], 0x0001_0000, "{target} inactive lane");
         }
     }
+}
+
+#[test]
+fn mov_b16_e64_names_halves_with_op_sel() {
+    // llvm-mc-19 -mattr=+real-true16 (gfx1100 and gfx1200; LLVM 19 knows
+    // the VOP3 form only in true16 syntax): v_mov_b16_e64 v1.l, v2.l /
+    // v1.h, v2.l / v1.l, v2.h / v1.h, v2.h / v1.l, s2 / v1.l, 0x1234.
+    // OPSEL[0] reads S0's high half, OPSEL[3] writes D's.
+    let cases: [(&[u8], u32); 6] = [
+        (
+            &[0x01, 0x00, 0x9c, 0xd5, 0x02, 0x01, 0x00, 0x00],
+            0x0001_0003,
+        ),
+        (
+            &[0x01, 0x40, 0x9c, 0xd5, 0x02, 0x01, 0x00, 0x00],
+            0x0003_0000,
+        ),
+        (
+            &[0x01, 0x08, 0x9c, 0xd5, 0x02, 0x01, 0x00, 0x00],
+            0x0001_0002,
+        ),
+        (
+            &[0x01, 0x48, 0x9c, 0xd5, 0x02, 0x01, 0x00, 0x00],
+            0x0002_0000,
+        ),
+        (
+            &[0x01, 0x00, 0x9c, 0xd5, 0x02, 0x00, 0x00, 0x00],
+            0x0001_beef,
+        ),
+        (
+            &[
+                0x01, 0x00, 0x9c, 0xd5, 0xff, 0x00, 0x00, 0x00, 0x34, 0x12, 0x00, 0x00,
+            ],
+            0x0001_1234,
+        ),
+    ];
+    for target in ["gfx1100", "gfx1201"] {
+        for (i, (code, want)) in cases.iter().enumerate() {
+            let mut w = wave(isa(target, false));
+            set(&mut w, 1, |_| 0x0001_0000);
+            set(&mut w, 2, |_| 0x0002_0003);
+            w.sgpr[2] = 0x5555_beef;
+            w.set_exec(0b1);
+            run(w.isa, code, &mut w);
+            // Only the named half changes, only in active lanes.
+            assert_eq!(w.vgpr[1][0], *want, "{target} case {i}");
+            assert_eq!(w.vgpr[1][1], 0x0001_0000, "{target} inactive lane");
+        }
+    }
+    // rocRAND 6.4's gfx1100 kernels (Debian sid): D59C0869 00000181,
+    // `v_mov_b16_e64 v105.l, v129.h` (llvm-objdump-19 --mattr=+real-true16
+    // prints `v105.l, v129.l op_sel:[1,0]`).
+    let mut w = Wave::new(isa("gfx1100", false), 136);
+    w.vgpr[105][0] = 0xaaaa_bbbb;
+    w.vgpr[129][0] = 0x1234_5678;
+    w.set_exec(0b1);
+    run(
+        w.isa,
+        &[0x69, 0x08, 0x9c, 0xd5, 0x81, 0x01, 0x00, 0x00],
+        &mut w,
+    );
+    assert_eq!(w.vgpr[105][0], 0xaaaa_1234);
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod fp8;
 #[cfg(test)]
 mod fp8_tests;
 mod half;
+pub(crate) use half::f16_lane;
 mod int16;
 #[cfg(test)]
 mod lane_tests;

@@ -25,7 +25,8 @@
 //! documented). Denormal inputs are kept, results are not flushed (MODE's
 //! denormal and round fields are not read). A NaN result is the canonical
 //! quiet NaN. Integer forms are exact, wrapping to 32 bits, or saturating
-//! with clamp; NEG[0]/NEG[1] make A/B signed. f16/bf16 inputs: NEG/NEG_HI
+//! with clamp; NEG[0]/NEG[1] make A/B signed, gfx11's NEG[2] without
+//! clamp changes nothing (see `int_neg_c_ok`). f16/bf16 inputs: NEG/NEG_HI
 //! [0]/[1] negate A/B elements in bits 15:0 / 31:16; NEG_HI[2] takes |C|,
 //! then NEG[2] negates it. fp8 (OCP E4M3) and bf8 (E5M2) forms take no
 //! modifiers.
@@ -283,10 +284,25 @@ pub(super) fn fits(family: Family, op: WmmaOp, enc: Enc, m: &Mods, dpp: Dpp, d1:
     };
     let rest_ok = match a {
         Elem::F16 | Elem::Bf16 => !m.clamp,
-        Elem::Iu8 | Elem::Iu4 => m.neg & 4 == 0 && m.neg_hi == 0,
+        Elem::Iu8 | Elem::Iu4 => m.neg_hi == 0 && (m.neg & 4 == 0 || int_neg_c_ok(family, m)),
         Elem::Fp8 | Elem::Bf8 => !m.clamp && m.neg == 0 && m.neg_hi == 0,
     };
     opsel_ok && rest_ok
+}
+
+/// NEG[2] on an integer form (gfx11 `neg_lo:[_,_,1]`, which LLVM 19
+/// assembles there and calls an invalid encoding on gfx12). It cannot
+/// negate C: Tensile's int8 kernels set it on every WMMA while chaining D
+/// back into C across the K loop, which would then alternate signs. Its
+/// other readings (ignored, or "C is signed" like NEG[0]/[1] for A/B) give
+/// the same wrapping 32-bit sum, so without clamp the result is known;
+/// with clamp they could differ and the documents do not say which holds,
+/// so that stays refused.
+fn int_neg_c_ok(family: Family, m: &Mods) -> bool {
+    match family {
+        Family::Gfx11 => !m.clamp,
+        Family::Gfx12 | Family::Gfx10 => false,
+    }
 }
 
 /// Execute one WMMA.

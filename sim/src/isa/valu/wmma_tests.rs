@@ -321,6 +321,71 @@ fn integer_signedness_wrap_and_clamp() {
 }
 
 #[test]
+fn integer_neg_c_without_clamp() {
+    // llvm-mc-19 gfx1100: `v_wmma_i32_16x16x16_iu8 v[16:23], v[0:3],
+    // v[4:7], v[16:23] neg_lo:[1,1,1]` (Tensile's int8 form) and the iu4
+    // one with v[0:1], v[2:3]: prepared, decoded with LLVM's mnemonic.
+    for (code, name) in [
+        (
+            [0x10, 0x40, 0x44, 0xcc, 0x00, 0x09, 0x42, 0xfc],
+            "v_wmma_i32_16x16x16_iu8",
+        ),
+        (
+            [0x10, 0x40, 0x45, 0xcc, 0x00, 0x05, 0x42, 0xfc],
+            "v_wmma_i32_16x16x16_iu4",
+        ),
+    ] {
+        let mut bytes = code.to_vec();
+        bytes.extend_from_slice(&0xBFB0_0000u32.to_le_bytes());
+        let prog = program::build(isa("gfx1100", false), 0, &bytes);
+        assert_eq!(prog.insts[0].decoded.mnemonic(), name);
+        assert!(matches!(prog.insts[0].kind, Kind::Valu(_)), "{name}");
+    }
+    // The same wrapping sum as without NEG[2]: random matrices against the
+    // reference (which reads C as the i32 it is), signed and unsigned A/B.
+    for wave64 in [false, true] {
+        for op in [WmmaOp::I32Iu8, WmmaOp::I32Iu4] {
+            for neg in 4..8 {
+                let case = Case {
+                    op,
+                    target: "gfx1100",
+                    wave64,
+                    neg,
+                    clamp: false,
+                    opsel_hi: false,
+                };
+                check(&case, 31 * u64::from(neg) + 5);
+            }
+        }
+    }
+    // C near the i32 limits: wraps exactly as with NEG[2] clear; a
+    // negative C stays negative (not negated).
+    let ff = 0xffff_ffff;
+    let big = i32::MAX as u32 - 10;
+    for neg in [4, 7] {
+        assert_eq!(
+            d00("gfx1100", WmmaOp::I32Iu8, ff, ff, big, (neg, 0, false)),
+            d00("gfx1100", WmmaOp::I32Iu8, ff, ff, big, (neg & 3, 0, false)),
+        );
+    }
+    assert_eq!(
+        d00(
+            "gfx1100",
+            WmmaOp::I32Iu8,
+            ff,
+            ff,
+            (-100i32) as u32,
+            (7, 0, false)
+        ),
+        (16 - 100i32) as u32
+    );
+    assert_eq!(
+        d00("gfx1100", WmmaOp::I32Iu8, ff, ff, big, (4, 0, false)),
+        big.wrapping_add(255 * 255 * 16)
+    );
+}
+
+#[test]
 fn refusals_and_exec() {
     let prep = |target: &str, code: &[u8]| -> bool {
         let i = isa(target, false);
@@ -333,8 +398,14 @@ fn refusals_and_exec() {
     assert!(!prep("gfx1100", &encode(64, 0, 0, 0, true)));
     assert!(!prep("gfx1100", &encode(64, 0, 0, 4, false)));
     assert!(!prep("gfx1201", &encode(70, 1, 0, 0, false)));
-    // NEG[2] on an integer form has no meaning: refused.
-    assert!(!prep("gfx1100", &encode(68, 4, 0, 0, false)));
+    // NEG[2] on an integer form: refused with clamp (where "C signed" and
+    // "ignored" would differ, and no document says which), and on gfx12
+    // (LLVM 19: invalid encoding); without clamp on gfx11 it runs
+    // (`integer_neg_c_without_clamp`).
+    assert!(!prep("gfx1100", &encode(68, 4, 0, 0, true)));
+    assert!(!prep("gfx1100", &encode(69, 7, 0, 0, true)));
+    assert!(!prep("gfx1201", &encode(68, 4, 0, 0, false)));
+    assert!(prep("gfx1100", &encode(68, 4, 0, 0, false)));
     // gfx12 inline constants as C (llvm-mc-19): `v_wmma_bf16_16x16x16_bf16
     // v[0:3], v[8:11], v[16:19], 1.0` and `v_wmma_f32_16x16x16_f16 v[0:7],
     // v[8:11], v[16:19], 1` are refused; 0, 1.0 on f32/f16 and integers

@@ -75,9 +75,10 @@ pub enum IOp {
     MaxminI,
 }
 
-/// 16-bit integer operations (`int16`); `U`/`I` the signedness. (gfx11's
-/// v_mov_b16 is left out: LLVM 19 assembles it only in true16 syntax, so
-/// the round-trip test cannot check it.)
+/// 16-bit integer operations (`int16`); `U`/`I` the signedness. (LLVM 19
+/// assembles v_mov_b16 only in true16 syntax, `-mattr=+real-true16` for
+/// its VOP3 form: the round-trip test assembles that way for what the
+/// default syntax refuses.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum I16Op {
     /// v_mov_b16 (gfx11+ true16): the source half to the destination half.
