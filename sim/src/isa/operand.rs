@@ -161,6 +161,24 @@ impl Wave {
     /// the fault returned through memory) cost more than the read.
     #[inline(always)]
     pub fn scalar(&self, src: Src) -> Result<u32, IsaFault> {
+        // The usual operands first, as plain tests: a match over every
+        // kind becomes a jump table, an indirect branch per operand read
+        // that mispredicts whenever the kind differs from the last one.
+        if let Src::Sgpr(n) = src {
+            return Ok(self.sgpr[n as usize]);
+        }
+        if let Src::Literal(v) | Src::Float(v) = src {
+            return Ok(v);
+        }
+        if let Src::Int(v) = src {
+            return Ok(v as i32 as u32);
+        }
+        self.scalar_other(src)
+    }
+
+    /// [`Wave::scalar`] of the operands other than an SGPR or a constant.
+    #[inline]
+    fn scalar_other(&self, src: Src) -> Result<u32, IsaFault> {
         Ok(match src {
             Src::Sgpr(n) => self.sgpr[n as usize],
             Src::M0 => self.m0,

@@ -96,7 +96,8 @@ pub(crate) fn execute(
         }
     };
     let base_src = inst.src[0];
-    let mut buf = [0u8; 64];
+    // Staging for the forms that do not load straight into the SGPRs
+    // (declared per form: the common one clears none).
     match op {
         MOp::Load(n) => {
             let addr = wave
@@ -110,6 +111,7 @@ pub(crate) fn execute(
                 ctx.trace.record(AccessKind::ScalarRead, addr, 4 * n as u64);
                 return Ok(Flow::Next);
             }
+            let mut buf = [0u8; 64];
             let bytes = &mut buf[..4 * n];
             ctx.mem.read(addr, bytes)?;
             ctx.trace
@@ -120,6 +122,7 @@ pub(crate) fn execute(
             let addr = wave
                 .scalar64(base_src, false)?
                 .wrapping_add_signed(offset + soffset);
+            let mut buf = [0u8; 4];
             let b = &mut buf[..bytes as usize];
             ctx.mem.read(addr, b)?;
             ctx.trace
@@ -134,6 +137,7 @@ pub(crate) fn execute(
         }
         MOp::BufferLoad(n) => {
             let rsrc = Resource::read(wave, base_src)?;
+            let mut buf = [0u8; 64];
             let start = (offset + soffset).max(0) as u64 & !3;
             for i in 0..n as u64 {
                 let at = start + 4 * i;

@@ -386,15 +386,17 @@ pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow,
 /// Execute without the memory context (the vector ALU never touches
 /// memory).
 pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
-    let Kind::Valu(p) = inst.kind else {
+    // By reference: the prepared form is large, and copied out per
+    // instruction it cost more than some operations.
+    let Kind::Valu(p) = &inst.kind else {
         return Err(unimplemented(wave, inst));
     };
-    let r = if let Some(pair) = p.vopd {
-        vopd::execute(wave, inst, &pair)
+    let r = if let Some(pair) = &p.vopd {
+        vopd::execute(wave, inst, pair)
     } else if let Some(w) = p.sdwa {
-        sdwa::execute(wave, inst, &p, w)
+        sdwa::execute(wave, inst, p, w)
     } else {
-        exec::execute(wave, inst, &p)
+        exec::execute(wave, inst, p)
     };
     r.map_err(|e| name_fault(e, inst))
 }
