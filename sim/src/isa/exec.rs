@@ -52,7 +52,7 @@ pub(crate) fn run_wave(
         let r = if let Kind::Salu(op) = inst.kind {
             scalar::execute(wave, inst, op)
         } else if let Kind::Valu(_) = inst.kind {
-            valu::execute(wave, inst, ctx)
+            valu::run(wave, inst).map(|()| Flow::Next)
         } else if let Kind::Ctrl(COp::Nothing) = inst.kind {
             // Waits, s_nop, s_delay_alu: frequent and nothing to do, so
             // not worth building the interrupt closure below.

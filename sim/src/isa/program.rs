@@ -39,6 +39,9 @@ pub struct Inst {
     /// The instruction after this one, as an index.
     pub next: u32,
     pub(crate) kind: Kind,
+    /// The vector ALU form resolved to one function (`valu::fast`), for
+    /// the most frequent ones.
+    pub(crate) fast: Option<valu::fast::Fast>,
 }
 
 /// Which executor runs an instruction.
@@ -341,7 +344,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             }
             _ => {}
         }
-        insts.push(Inst {
+        let mut inst = Inst {
             offset: at,
             words: raw.words,
             src,
@@ -352,7 +355,10 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             next: idx(i64::from(at) + i64::from(raw.len)),
             kind: raw.kind,
             decoded,
-        });
+            fast: None,
+        };
+        inst.fast = valu::fast::choose(isa.wave64, &inst);
+        insts.push(inst);
     }
     let end = outside.iter().copied().max().unwrap_or(code.len() as i64);
     insts.push(Inst {
@@ -366,6 +372,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
         imm: 0,
         next: out_of_code,
         kind: Kind::OutOfCode,
+        fast: None,
     });
     Program { isa, entry, insts }
 }
