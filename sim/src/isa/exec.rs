@@ -49,7 +49,11 @@ pub(crate) fn run_wave(
         // The frequent kinds first, as plain tests: one jump table over
         // every kind is an indirect branch that mispredicts whenever the
         // kind differs from the previous instruction's.
-        let r = if let Kind::Salu(op) = inst.kind {
+        let r = if let Some(f) = inst.fast {
+            // A vector ALU form resolved at program build; its operand
+            // faults are named as the general path names them.
+            f(wave, inst).map_err(|e| valu::name_fault(e, inst))
+        } else if let Kind::Salu(op) = inst.kind {
             scalar::execute(wave, inst, op)
         } else if let Kind::Valu(_) = inst.kind {
             valu::run(wave, inst).map(|()| Flow::Next)

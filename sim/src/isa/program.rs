@@ -40,9 +40,15 @@ pub struct Inst {
     pub next: u32,
     pub(crate) kind: Kind,
     /// The vector ALU form resolved to one function (`valu::fast`), for
-    /// the most frequent ones.
-    pub(crate) fast: Option<valu::fast::Fast>,
+    /// the most frequent ones. (Scalar forms resolved the same way ran
+    /// slower than the inlined scalar executor: a call per instruction
+    /// costs more than their work.)
+    pub(crate) fast: Option<Fast>,
 }
+
+/// An instruction form resolved at program build: runs it on the wave.
+pub(crate) type Fast =
+    fn(&mut super::wave::Wave, &Inst) -> Result<super::fault::Flow, super::fault::IsaFault>;
 
 /// Which executor runs an instruction.
 #[derive(Debug, Clone, Copy)]

@@ -7,15 +7,12 @@
 //! Same results as the general path (`exec`, `fp`): MODE other than
 //! round-to-nearest-even with every f32 denormal kept goes there.
 
-use super::super::fault::IsaFault;
+use super::super::fault::{Flow, IsaFault};
 use super::super::operand::{Dst, Src};
-use super::super::program::{Inst, Kind};
+use super::super::program::{Fast, Inst, Kind};
 use super::super::wave::{pack_bits, unpack_bits, Lanes, Wave, MAX_LANES};
 use super::ops::{CarryOp, FOp, IOp, Op};
 use super::{Dpp, Enc, Mods};
-
-/// A resolved form: runs the instruction on the wave.
-pub(crate) type Fast = fn(&mut Wave, &Inst) -> Result<(), IsaFault>;
 
 // Operation codes of the const-generic executors.
 const ADD: u8 = 0;
@@ -208,11 +205,11 @@ fn store<const N: usize>(wave: &mut Wave, r: u16, d: &[u32; N]) -> Result<(), Is
     Ok(())
 }
 
-fn f32_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
+fn f32_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
     // MODE.FP_ROUND (f32) nearest even and FP_DENORM (f32) keeping input
     // and output denormals: else the general path, which models the rest.
     let (Dst::Vgpr(r), true) = (inst.dst, wave.mode & 0x33 == 0x30 && wave.lanes == N) else {
-        return super::general(wave, inst);
+        return super::general(wave, inst).map(|()| Flow::Next);
     };
     let (mut ba, mut bb, mut bc) = ([0; N], [0; N], [0; N]);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
@@ -241,12 +238,13 @@ fn f32_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<
         }
         .to_bits();
     }
-    store::<N>(wave, r, &d)
+    store::<N>(wave, r, &d)?;
+    Ok(Flow::Next)
 }
 
-fn int_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
+fn int_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
     let (Dst::Vgpr(r), true) = (inst.dst, wave.lanes == N) else {
-        return super::general(wave, inst);
+        return super::general(wave, inst).map(|()| Flow::Next);
     };
     let vcc = if OP == CNDMASK { wave.vcc() } else { 0 };
     let (mut ba, mut bb) = ([0; N], [0; N]);
@@ -285,13 +283,14 @@ fn int_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<
             }
         };
     }
-    store::<N>(wave, r, &d)
+    store::<N>(wave, r, &d)?;
+    Ok(Flow::Next)
 }
 
 /// The carry adds and subtracts; `OP & 0x80` reads a carry in.
-fn carry_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
+fn carry_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
     let (Kind::Valu(p), Dst::Vgpr(r), true) = (&inst.kind, inst.dst, wave.lanes == N) else {
-        return super::general(wave, inst);
+        return super::general(wave, inst).map(|()| Flow::Next);
     };
     let vop3 = p.enc == Enc::Vop3;
     let cin = match (OP & 0x80 != 0, vop3) {
@@ -330,9 +329,9 @@ fn carry_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Resul
     let cout = pack_bits(&couts, N) & wave.exec;
     store::<N>(wave, r, &d)?;
     if vop3 {
-        wave.write_mask(inst.sdst, cout)
+        wave.write_mask(inst.sdst, cout)?;
     } else {
         wave.set_vcc(cout);
-        Ok(())
     }
+    Ok(Flow::Next)
 }

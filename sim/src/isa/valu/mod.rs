@@ -392,7 +392,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow,
 #[inline]
 pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
     let r = match inst.fast {
-        Some(f) => f(wave, inst),
+        Some(f) => f(wave, inst).map(|_| ()),
         None => general(wave, inst),
     };
     r.map_err(|e| name_fault(e, inst))
@@ -426,7 +426,7 @@ fn unimplemented(wave: &Wave, inst: &Inst) -> IsaFault {
 /// Operand faults are raised without the mnemonic (the operand helpers do
 /// not know it): name it here.
 #[cold]
-fn name_fault(e: IsaFault, inst: &Inst) -> IsaFault {
+pub(crate) fn name_fault(e: IsaFault, inst: &Inst) -> IsaFault {
     match e {
         IsaFault::Operand { mnemonic, why } if mnemonic.is_empty() => IsaFault::Operand {
             mnemonic: inst.decoded.mnemonic(),
