@@ -46,39 +46,56 @@ pub(crate) fn run_wave(
             }
             ctx.mem.yield_to_writers();
         }
+        // Each executor's result is taken apart where it returns: moved
+        // whole into one variable for a shared match, the large fault type
+        // was copied per instruction, read back wider than it was written
+        // (a stall on store forwarding).
+        macro_rules! flow {
+            ($r:expr) => {
+                match $r {
+                    Ok(flow) => flow,
+                    Err(e) => {
+                        if trace {
+                            trace_inst(inst, wave);
+                        }
+                        return Err((pc, e));
+                    }
+                }
+            };
+        }
         // The frequent kinds first, as plain tests: one jump table over
         // every kind is an indirect branch that mispredicts whenever the
         // kind differs from the previous instruction's.
-        let r = if let Some(f) = inst.fast {
+        let flow = if let Some(f) = inst.fast {
             // A vector ALU form resolved at program build; its operand
             // faults are named as the general path names them.
-            f(wave, inst).map_err(|e| valu::name_fault(e, inst))
+            flow!(f(wave, inst).map_err(|e| valu::name_fault(*e, inst)))
         } else if let Kind::Salu(op) = inst.kind {
-            scalar::execute(wave, inst, op)
+            flow!(scalar::execute(wave, inst, op))
         } else if let Kind::Valu(_) = inst.kind {
-            valu::run(wave, inst).map(|()| Flow::Next)
+            flow!(valu::run(wave, inst));
+            Flow::Next
         } else if let Kind::Ctrl(COp::Nothing) = inst.kind {
             // Waits, s_nop, s_delay_alu: frequent and nothing to do, so
             // not worth building the interrupt closure below.
-            Ok(Flow::Next)
+            Flow::Next
         } else {
-            other(prog, wave, inst, ctx)
+            flow!(other(prog, wave, inst, ctx))
         };
         if trace {
             trace_inst(inst, wave);
         }
-        match r {
-            Ok(Flow::Next) => wave.pc = inst.next,
-            Ok(Flow::Jump(t)) => wave.pc = t,
-            Ok(Flow::Barrier) => {
+        match flow {
+            Flow::Next => wave.pc = inst.next,
+            Flow::Jump(t) => wave.pc = t,
+            Flow::Barrier => {
                 wave.pc = inst.next;
                 return Ok(Stop::Barrier);
             }
-            Ok(Flow::End) => {
+            Flow::End => {
                 wave.done = true;
                 return Ok(Stop::End);
             }
-            Err(e) => return Err((pc, e)),
         }
     }
 }

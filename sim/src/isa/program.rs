@@ -47,8 +47,10 @@ pub struct Inst {
 }
 
 /// An instruction form resolved at program build: runs it on the wave.
+/// The fault is boxed: the result then comes back in registers, where the
+/// large fault type inline made every call return through memory.
 pub(crate) type Fast =
-    fn(&mut super::wave::Wave, &Inst) -> Result<super::fault::Flow, super::fault::IsaFault>;
+    fn(&mut super::wave::Wave, &Inst) -> Result<super::fault::Flow, Box<super::fault::IsaFault>>;
 
 /// Which executor runs an instruction.
 #[derive(Debug, Clone, Copy)]

@@ -205,11 +205,21 @@ fn store<const N: usize>(wave: &mut Wave, r: u16, d: &[u32; N]) -> Result<(), Is
     Ok(())
 }
 
-fn f32_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+/// The general path, for what a form does not model (another MODE, a
+/// wave of another size).
+fn general(wave: &mut Wave, inst: &Inst) -> Result<Flow, Box<IsaFault>> {
+    super::general(wave, inst)?;
+    Ok(Flow::Next)
+}
+
+fn f32_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
     // MODE.FP_ROUND (f32) nearest even and FP_DENORM (f32) keeping input
     // and output denormals: else the general path, which models the rest.
     let (Dst::Vgpr(r), true) = (inst.dst, wave.mode & 0x33 == 0x30 && wave.lanes == N) else {
-        return super::general(wave, inst).map(|()| Flow::Next);
+        return general(wave, inst);
     };
     let (mut ba, mut bb, mut bc) = ([0; N], [0; N], [0; N]);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
@@ -242,9 +252,12 @@ fn f32_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<
     Ok(Flow::Next)
 }
 
-fn int_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+fn int_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
     let (Dst::Vgpr(r), true) = (inst.dst, wave.lanes == N) else {
-        return super::general(wave, inst).map(|()| Flow::Next);
+        return general(wave, inst);
     };
     let vcc = if OP == CNDMASK { wave.vcc() } else { 0 };
     let (mut ba, mut bb) = ([0; N], [0; N]);
@@ -288,9 +301,12 @@ fn int_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<
 }
 
 /// The carry adds and subtracts; `OP & 0x80` reads a carry in.
-fn carry_op<const N: usize, const OP: u8>(wave: &mut Wave, inst: &Inst) -> Result<Flow, IsaFault> {
+fn carry_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
     let (Kind::Valu(p), Dst::Vgpr(r), true) = (&inst.kind, inst.dst, wave.lanes == N) else {
-        return super::general(wave, inst).map(|()| Flow::Next);
+        return general(wave, inst);
     };
     let vop3 = p.enc == Enc::Vop3;
     let cin = match (OP & 0x80 != 0, vop3) {

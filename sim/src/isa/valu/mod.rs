@@ -392,7 +392,7 @@ pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow,
 #[inline]
 pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
     let r = match inst.fast {
-        Some(f) => f(wave, inst).map(|_| ()),
+        Some(f) => f(wave, inst).map(|_| ()).map_err(|e| *e),
         None => general(wave, inst),
     };
     r.map_err(|e| name_fault(e, inst))
