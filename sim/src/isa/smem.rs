@@ -85,7 +85,12 @@ pub(crate) fn execute(
         return Ok(Flow::Next);
     }
     let offset = inst.imm;
-    let soffset = i64::from(wave.scalar(inst.src[1])?);
+    // No SOFFSET (null) and an SGPR-pair base are the usual forms: read
+    // without the general operand reads.
+    let soffset = match inst.src[1] {
+        super::operand::Src::Null => 0,
+        s => i64::from(wave.scalar(s)?),
+    };
     let first = match inst.dst {
         super::operand::Dst::Sgpr(n) => n as usize,
         other => {
@@ -100,10 +105,14 @@ pub(crate) fn execute(
     // (declared per form: the common one clears none).
     match op {
         MOp::Load(n) => {
-            let addr = wave
-                .scalar64(base_src, false)?
-                .wrapping_add_signed(offset + soffset)
-                & !3;
+            let base = match base_src {
+                super::operand::Src::Sgpr(b) if usize::from(b) + 1 < super::wave::SGPR_SLOTS => {
+                    let b = usize::from(b);
+                    u64::from(wave.sgpr[b]) | u64::from(wave.sgpr[b + 1]) << 32
+                }
+                s => wave.scalar64(s, false)?,
+            };
+            let addr = base.wrapping_add_signed(offset + soffset) & !3;
             let n = usize::from(n);
             if let Some(dst) = wave.sgpr[..super::wave::VCC_LO + 2].get_mut(first..first + n) {
                 // The common case: straight into the SGPRs.

@@ -159,19 +159,17 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
 }
 
 /// Source `src`'s first `N` lanes: borrowed from the register file for a
-/// VGPR, else the uniform value spread over `buf`.
+/// VGPR, else the uniform value spread over `buf` (left unset for a VGPR:
+/// no per-instruction clearing of a buffer nothing reads).
 #[inline(always)]
 fn lanes<'a, const N: usize>(
     wave: &'a Wave,
     src: Src,
-    buf: &'a mut [u32; N],
+    buf: &'a mut Option<[u32; N]>,
 ) -> Result<&'a [u32; N], IsaFault> {
     match src {
         Src::Vgpr(r) => Ok(first::<N>(wave.v(r)?)),
-        _ => {
-            *buf = [wave.scalar(src)?; N];
-            Ok(buf)
-        }
+        _ => Ok(buf.insert([wave.scalar(src)?; N])),
     }
 }
 
@@ -221,14 +219,14 @@ fn f32_op<const N: usize, const OP: u8>(
     let (Dst::Vgpr(r), true) = (inst.dst, wave.mode & 0x33 == 0x30 && wave.lanes == N) else {
         return general(wave, inst);
     };
-    let (mut ba, mut bb, mut bc) = ([0; N], [0; N], [0; N]);
+    let (mut ba, mut bb, mut bc) = (None, None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
     let c = match OP {
         // fmac accumulates into its destination.
         FMAC => lanes::<N>(wave, Src::Vgpr(r), &mut bc)?,
         FMA => lanes::<N>(wave, inst.src[2], &mut bc)?,
-        _ => &bc,
+        _ => bc.insert([0; N]),
     };
     let mut d = [0u32; N];
     for i in 0..N {
@@ -260,10 +258,10 @@ fn int_op<const N: usize, const OP: u8>(
         return general(wave, inst);
     };
     let vcc = if OP == CNDMASK { wave.vcc() } else { 0 };
-    let (mut ba, mut bb) = ([0; N], [0; N]);
+    let (mut ba, mut bb) = (None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = if OP == MOV {
-        &bb
+        bb.insert([0; N])
     } else {
         lanes::<N>(wave, inst.src[1], &mut bb)?
     };
@@ -314,7 +312,7 @@ fn carry_op<const N: usize, const OP: u8>(
         (true, true) => wave.read_mask(inst.src[2])?,
         (true, false) => wave.vcc(),
     };
-    let (mut ba, mut bb) = ([0; N], [0; N]);
+    let (mut ba, mut bb) = (None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
     // Carries as one byte per lane (see `carry` in `exec`).
