@@ -1,5 +1,5 @@
-//! The resolved forms (`fast`) against the general path: every VOP1/VOP2
-//! opcode of each family that resolves, with VGPR, SGPR, inline and
+//! The resolved forms (`fast`) against the general path: every VOP1,
+//! VOP2 and VOP3 opcode of each family that resolves, with VGPR, SGPR, inline and
 //! literal first sources, on random lanes (special floats included) under
 //! random EXEC and VCC, in wave32 and wave64, in MODEs the forms run and
 //! in ones they hand to the general path: the same registers after.
@@ -46,15 +46,22 @@ fn word(v: u32) -> [u8; 4] {
     v.to_le_bytes()
 }
 
-/// VOP1/VOP2 `op` with VDST v3, VSRC1 v2 and first source `src0` (a 9-bit
-/// source code; 255 takes the literal).
-fn encode(format: Format, op: u16, src0: u32) -> Vec<u8> {
+/// `op` with VDST v3, second source v2 and first source `src0` (a 9-bit
+/// source code; 255 takes the literal): VOP1, VOP2, or VOP3 with no
+/// modifiers, v0 as the third source, and VCC as the carry-out (`sd`) and
+/// carry-in of the VOP3SD forms.
+fn encode(format: Format, op: u16, sd: bool, src0: u32) -> Vec<u8> {
     let op = u32::from(op);
-    let w = match format {
-        Format::Vop1 => (0x3F << 25) | (3 << 17) | (op << 9) | src0,
-        _ => (op << 25) | (3 << 17) | (2 << 9) | src0,
+    let mut out = match format {
+        Format::Vop1 => word((0x3F << 25) | (3 << 17) | (op << 9) | src0).to_vec(),
+        Format::Vop2 => word((op << 25) | (3 << 17) | (2 << 9) | src0).to_vec(),
+        _ => {
+            let (sdst, src2) = if sd { (106, 106) } else { (0, 256) };
+            let mut v = word((0x35 << 26) | (op << 16) | (sdst << 8) | 3).to_vec();
+            v.extend(word(src0 | (258 << 9) | (src2 << 18)));
+            v
+        }
     };
-    let mut out = word(w).to_vec();
     if src0 == 255 {
         out.extend(word(0x4049_0FDB));
     }
@@ -72,11 +79,12 @@ fn resolved_forms_match_the_general_path() {
         for wave64 in [false, true] {
             let i = isa(name, wave64);
             let mut resolved = 0;
-            for format in [Format::Vop1, Format::Vop2] {
+            for format in [Format::Vop1, Format::Vop2, Format::Vop3] {
                 for row in relaunch_isa::opcodes(family, format) {
+                    let sd = row.sdst != relaunch_isa::table::Dst::None;
                     // v1, s5, the integer 1, 0.5, a literal.
                     for src0 in [257, 5, 0x81, 0xF0, 255] {
-                        let prog = program::build(i, 0, &encode(format, row.code, src0));
+                        let prog = program::build(i, 0, &encode(format, row.code, sd, src0));
                         let inst = &prog.insts[0];
                         if inst.fast.is_none() {
                             continue;
