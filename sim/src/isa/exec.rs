@@ -71,7 +71,11 @@ pub(crate) fn run_wave(
             // faults are named as the general path names them.
             flow!(f(wave, inst).map_err(|e| valu::name_fault(*e, inst)))
         } else if let Kind::Salu(op) = inst.kind {
-            flow!(scalar::execute(wave, inst, op))
+            if scalar::quick(wave, inst, op) {
+                Flow::Next
+            } else {
+                flow!(scalar::execute(wave, inst, op))
+            }
         } else if let Kind::Valu(_) = inst.kind {
             flow!(valu::run(wave, inst));
             Flow::Next
@@ -79,6 +83,8 @@ pub(crate) fn run_wave(
             // Waits, s_nop, s_delay_alu: frequent and nothing to do, so
             // not worth building the interrupt closure below.
             Flow::Next
+        } else if let Some(flow) = branch(wave, inst) {
+            flow
         } else {
             flow!(other(prog, wave, inst, ctx))
         };
@@ -98,6 +104,30 @@ pub(crate) fn run_wave(
             }
         }
     }
+}
+
+/// The SCC branches and s_branch, inline (a loop's back edge is one of
+/// them): what `control::execute` does for them, without its call and
+/// table. `None` for any other instruction.
+#[inline(always)]
+fn branch(wave: &Wave, inst: &super::program::Inst) -> Option<Flow> {
+    let Kind::Ctrl(op) = inst.kind else {
+        return None;
+    };
+    let take = if op == COp::CbranchScc0 {
+        !wave.scc
+    } else if op == COp::CbranchScc1 {
+        wave.scc
+    } else if op == COp::Branch {
+        true
+    } else {
+        return None;
+    };
+    Some(if take {
+        Flow::Jump(inst.target)
+    } else {
+        Flow::Next
+    })
 }
 
 /// Execute an instruction of the less frequent kinds.

@@ -266,6 +266,11 @@ impl Wave {
     /// Write a 32-bit scalar destination.
     #[inline]
     pub fn write_scalar(&mut self, dst: Dst, value: u32) -> Result<(), IsaFault> {
+        // An SGPR first, as a plain test (see `scalar`).
+        if let Dst::Sgpr(n) = dst {
+            self.sgpr[n as usize] = value;
+            return Ok(());
+        }
         match dst {
             Dst::Sgpr(n) => self.sgpr[n as usize] = value,
             Dst::M0 => self.m0 = value,

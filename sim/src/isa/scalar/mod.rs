@@ -8,7 +8,9 @@ use super::program::Inst;
 
 mod exec;
 mod float;
+mod quick;
 pub(crate) use exec::execute;
+pub(crate) use quick::quick;
 
 /// A scalar ALU operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
