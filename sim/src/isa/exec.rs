@@ -114,11 +114,11 @@ fn branch(wave: &Wave, inst: &super::program::Inst) -> Option<Flow> {
     let Kind::Ctrl(op) = inst.kind else {
         return None;
     };
-    let take = if op == COp::CbranchScc0 {
+    let take = if matches!(op, COp::CbranchScc0) {
         !wave.scc
-    } else if op == COp::CbranchScc1 {
+    } else if matches!(op, COp::CbranchScc1) {
         wave.scc
-    } else if op == COp::Branch {
+    } else if matches!(op, COp::Branch) {
         true
     } else {
         return None;

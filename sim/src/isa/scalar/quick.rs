@@ -32,26 +32,25 @@ pub(crate) fn quick(wave: &mut Wave, inst: &Inst, op: SOp) -> bool {
     let (Some(a), Some(b)) = (plain(wave, inst.src[0]), plain(wave, inst.src[1])) else {
         return false;
     };
-    if let SOp::Cmp(c, false) = op {
-        if c == Cmp::Eq {
-            wave.scc = a == b;
-            return true;
-        }
-        if c == Cmp::Lg {
-            wave.scc = a != b;
-            return true;
-        }
-        return false;
+    // `matches!`, not `==`: the derived comparison of an enum with data
+    // is a call.
+    if matches!(op, SOp::Cmp(Cmp::Eq, false)) {
+        wave.scc = a == b;
+        return true;
+    }
+    if matches!(op, SOp::Cmp(Cmp::Lg, false)) {
+        wave.scc = a != b;
+        return true;
     }
     let Dst::Sgpr(d) = inst.dst else {
         return false;
     };
-    let (v, scc) = if op == SOp::AddU32 {
+    let (v, scc) = if matches!(op, SOp::AddU32) {
         a.overflowing_add(b)
-    } else if op == SOp::AddcU32 {
+    } else if matches!(op, SOp::AddcU32) {
         let s = u64::from(a) + u64::from(b) + u64::from(wave.scc);
         (s as u32, s >> 32 != 0)
-    } else if op == SOp::AddI32 {
+    } else if matches!(op, SOp::AddI32) {
         let (v, o) = (a as i32).overflowing_add(b as i32);
         (v as u32, o)
     } else {
