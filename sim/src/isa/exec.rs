@@ -85,6 +85,10 @@ pub(crate) fn run_wave(
             Flow::Next
         } else if let Some(flow) = branch(wave, inst) {
             flow
+        } else if let Kind::Smem(op) = inst.kind {
+            flow!(smem::execute(wave, inst, op, ctx))
+        } else if let Kind::Vmem(op) = inst.kind {
+            flow!(vmem::execute(wave, inst, op, ctx))
         } else {
             flow!(other(prog, wave, inst, ctx))
         };

@@ -112,6 +112,7 @@ impl DeviceMemory {
         self.read_u32s_in(&self.blocks.read(), addr, out)
     }
 
+    #[inline]
     pub(super) fn read_u32s_in(
         &self,
         blocks: &Map,
