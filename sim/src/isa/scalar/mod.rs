@@ -8,9 +8,7 @@ use super::program::Inst;
 
 mod exec;
 mod float;
-mod quick;
 pub(crate) use exec::execute;
-pub(crate) use quick::quick;
 
 /// A scalar ALU operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,3 +440,7 @@ fn rounding_fault(inst: &Inst, mode: u32) -> IsaFault {
         ),
     }
 }
+
+// The forms the execution loop runs inline (`quick`).
+mod quick;
+pub(crate) use quick::quick;
