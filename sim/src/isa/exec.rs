@@ -35,7 +35,6 @@ pub(crate) fn run_wave(
     ctx: &mut Ctx<'_>,
     executed: &mut u64,
 ) -> Result<Stop, (u32, IsaFault)> {
-    let family = prog.isa.family;
     let trace = tracing_on() && wave.wave_in_group == 0 && wave.workgroup_id[1..] == [0; 2];
     loop {
         let pc = wave.pc;
@@ -47,66 +46,144 @@ pub(crate) fn run_wave(
             }
             ctx.mem.yield_to_writers();
         }
-        let r = match inst.kind {
-            Kind::Salu(op) => scalar::execute(wave, inst, op),
-            Kind::Valu(_) => valu::execute(wave, inst, ctx),
+        // Each executor's result is taken apart where it returns: moved
+        // whole into one variable for a shared match, the large fault type
+        // was copied per instruction, read back wider than it was written
+        // (a stall on store forwarding).
+        macro_rules! flow {
+            ($r:expr) => {
+                match $r {
+                    Ok(flow) => flow,
+                    Err(e) => {
+                        if trace {
+                            trace_inst(inst, wave);
+                        }
+                        return Err((pc, e));
+                    }
+                }
+            };
+        }
+        // The frequent kinds first, as plain tests: one jump table over
+        // every kind is an indirect branch that mispredicts whenever the
+        // kind differs from the previous instruction's.
+        let flow = if let Some(f) = inst.fast {
+            // A vector ALU form resolved at program build; its operand
+            // faults are named as the general path names them.
+            flow!(f(wave, inst).map_err(|e| valu::name_fault(*e, inst)))
+        } else if let Kind::Salu(op) = inst.kind {
+            if scalar::quick(wave, inst, op) {
+                Flow::Next
+            } else {
+                flow!(scalar::execute(wave, inst, op))
+            }
+        } else if let Kind::Valu(_) = inst.kind {
+            flow!(valu::run(wave, inst));
+            Flow::Next
+        } else if let Kind::Ctrl(COp::Nothing) = inst.kind {
             // Waits, s_nop, s_delay_alu: frequent and nothing to do, so
             // not worth building the interrupt closure below.
-            Kind::Ctrl(COp::Nothing) => Ok(Flow::Next),
-            Kind::Ctrl(op) => {
-                // The queue's handler runs with the allocation map unlocked
-                // (it is host code, which may allocate).
-                let mem = ctx.mem;
-                let raise = ctx.interrupt.map(|f| move |m: u32| mem.unlocked(|| f(m)));
-                control::execute(wave, inst, op, raise.as_ref().map(|r| r as &dyn Fn(u32)))
-            }
-            Kind::Smem(op) => smem::execute(wave, inst, op, ctx),
-            Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
-            Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),
-            Kind::GetPc => {
-                let next = prog
-                    .entry
-                    .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
-                wave.write_scalar64(inst.dst, next).map(|()| Flow::Next)
-            }
-            Kind::SetPc => wave
-                .scalar64(inst.src[0], false)
-                .and_then(|to| jump_to(prog, to)),
-            Kind::SwapPc => wave.scalar64(inst.src[0], false).and_then(|to| {
-                let flow = jump_to(prog, to)?;
-                let next = prog
-                    .entry
-                    .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
-                wave.write_scalar64(inst.dst, next)?;
-                Ok(flow)
-            }),
-            Kind::Unimplemented => Err(IsaFault::Unimplemented {
-                mnemonic: inst.decoded.mnemonic(),
-                family,
-            }),
-            Kind::Undecodable(dword) => Err(IsaFault::Undecodable { dword, family }),
-            Kind::OutOfCode => Err(IsaFault::Control(format!(
-                "control reached byte offset {:#x}, outside the kernel's code (past the end of \
-                 its code allocation or into bytes that are not an instruction start)",
-                inst.offset
-            ))),
+            Flow::Next
+        } else if let Some(flow) = branch(wave, inst) {
+            flow
+        } else if let Kind::Smem(op) = inst.kind {
+            flow!(smem::execute(wave, inst, op, ctx))
+        } else if let Kind::Vmem(op) = inst.kind {
+            flow!(vmem::execute(wave, inst, op, ctx))
+        } else {
+            flow!(other(prog, wave, inst, ctx))
         };
         if trace {
             trace_inst(inst, wave);
         }
-        match r {
-            Ok(Flow::Next) => wave.pc = inst.next,
-            Ok(Flow::Jump(t)) => wave.pc = t,
-            Ok(Flow::Barrier) => {
+        match flow {
+            Flow::Next => wave.pc = inst.next,
+            Flow::Jump(t) => wave.pc = t,
+            Flow::Barrier => {
                 wave.pc = inst.next;
                 return Ok(Stop::Barrier);
             }
-            Ok(Flow::End) => {
+            Flow::End => {
                 wave.done = true;
                 return Ok(Stop::End);
             }
-            Err(e) => return Err((pc, e)),
         }
+    }
+}
+
+/// The SCC branches and s_branch, inline (a loop's back edge is one of
+/// them): what `control::execute` does for them, without its call and
+/// table. `None` for any other instruction.
+#[inline(always)]
+fn branch(wave: &Wave, inst: &super::program::Inst) -> Option<Flow> {
+    let Kind::Ctrl(op) = inst.kind else {
+        return None;
+    };
+    let take = if matches!(op, COp::CbranchScc0) {
+        !wave.scc
+    } else if matches!(op, COp::CbranchScc1) {
+        wave.scc
+    } else if matches!(op, COp::Branch) {
+        true
+    } else {
+        return None;
+    };
+    Some(if take {
+        Flow::Jump(inst.target)
+    } else {
+        Flow::Next
+    })
+}
+
+/// Execute an instruction of the less frequent kinds.
+#[inline]
+fn other(
+    prog: &Program,
+    wave: &mut Wave,
+    inst: &super::program::Inst,
+    ctx: &mut Ctx<'_>,
+) -> Result<Flow, IsaFault> {
+    let family = prog.isa.family;
+    match inst.kind {
+        Kind::Salu(op) => scalar::execute(wave, inst, op),
+        Kind::Valu(_) => valu::execute(wave, inst, ctx),
+        Kind::Ctrl(COp::Nothing) => Ok(Flow::Next),
+        Kind::Ctrl(op) => {
+            // The queue's handler runs with the allocation map unlocked
+            // (it is host code, which may allocate).
+            let mem = ctx.mem;
+            let raise = ctx.interrupt.map(|f| move |m: u32| mem.unlocked(|| f(m)));
+            control::execute(wave, inst, op, raise.as_ref().map(|r| r as &dyn Fn(u32)))
+        }
+        Kind::Smem(op) => smem::execute(wave, inst, op, ctx),
+        Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
+        Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),
+        Kind::GetPc => {
+            let next = prog
+                .entry
+                .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+            wave.write_scalar64(inst.dst, next).map(|()| Flow::Next)
+        }
+        Kind::SetPc => wave
+            .scalar64(inst.src[0], false)
+            .and_then(|to| jump_to(prog, to)),
+        Kind::SwapPc => wave.scalar64(inst.src[0], false).and_then(|to| {
+            let flow = jump_to(prog, to)?;
+            let next = prog
+                .entry
+                .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+            wave.write_scalar64(inst.dst, next)?;
+            Ok(flow)
+        }),
+        Kind::Unimplemented => Err(IsaFault::Unimplemented {
+            mnemonic: inst.decoded.mnemonic(),
+            family,
+        }),
+        Kind::Undecodable(dword) => Err(IsaFault::Undecodable { dword, family }),
+        Kind::OutOfCode => Err(IsaFault::Control(format!(
+            "control reached byte offset {:#x}, outside the kernel's code (past the end of \
+                 its code allocation or into bytes that are not an instruction start)",
+            inst.offset
+        ))),
     }
 }
 

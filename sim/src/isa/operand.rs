@@ -161,6 +161,24 @@ impl Wave {
     /// the fault returned through memory) cost more than the read.
     #[inline(always)]
     pub fn scalar(&self, src: Src) -> Result<u32, IsaFault> {
+        // The usual operands first, as plain tests: a match over every
+        // kind becomes a jump table, an indirect branch per operand read
+        // that mispredicts whenever the kind differs from the last one.
+        if let Src::Sgpr(n) = src {
+            return Ok(self.sgpr[n as usize]);
+        }
+        if let Src::Literal(v) | Src::Float(v) = src {
+            return Ok(v);
+        }
+        if let Src::Int(v) = src {
+            return Ok(v as i32 as u32);
+        }
+        self.scalar_other(src)
+    }
+
+    /// [`Wave::scalar`] of the operands other than an SGPR or a constant.
+    #[inline]
+    fn scalar_other(&self, src: Src) -> Result<u32, IsaFault> {
         Ok(match src {
             Src::Sgpr(n) => self.sgpr[n as usize],
             Src::M0 => self.m0,
@@ -248,6 +266,11 @@ impl Wave {
     /// Write a 32-bit scalar destination.
     #[inline]
     pub fn write_scalar(&mut self, dst: Dst, value: u32) -> Result<(), IsaFault> {
+        // An SGPR first, as a plain test (see `scalar`).
+        if let Dst::Sgpr(n) = dst {
+            self.sgpr[n as usize] = value;
+            return Ok(());
+        }
         match dst {
             Dst::Sgpr(n) => self.sgpr[n as usize] = value,
             Dst::M0 => self.m0 = value,

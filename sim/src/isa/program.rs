@@ -39,7 +39,18 @@ pub struct Inst {
     /// The instruction after this one, as an index.
     pub next: u32,
     pub(crate) kind: Kind,
+    /// The vector ALU form resolved to one function (`valu::fast`), for
+    /// the most frequent ones. (Scalar forms resolved the same way ran
+    /// slower than the inlined scalar executor: a call per instruction
+    /// costs more than their work.)
+    pub(crate) fast: Option<Fast>,
 }
+
+/// An instruction form resolved at program build: runs it on the wave.
+/// The fault is boxed: the result then comes back in registers, where the
+/// large fault type inline made every call return through memory.
+pub(crate) type Fast =
+    fn(&mut super::wave::Wave, &Inst) -> Result<super::fault::Flow, Box<super::fault::IsaFault>>;
 
 /// Which executor runs an instruction.
 #[derive(Debug, Clone, Copy)]
@@ -341,7 +352,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             }
             _ => {}
         }
-        insts.push(Inst {
+        let mut inst = Inst {
             offset: at,
             words: raw.words,
             src,
@@ -352,7 +363,10 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             next: idx(i64::from(at) + i64::from(raw.len)),
             kind: raw.kind,
             decoded,
-        });
+            fast: None,
+        };
+        inst.fast = valu::fast::choose(isa.wave64, &inst);
+        insts.push(inst);
     }
     let end = outside.iter().copied().max().unwrap_or(code.len() as i64);
     insts.push(Inst {
@@ -366,6 +380,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
         imm: 0,
         next: out_of_code,
         kind: Kind::OutOfCode,
+        fast: None,
     });
     Program { isa, entry, insts }
 }

@@ -85,7 +85,12 @@ pub(crate) fn execute(
         return Ok(Flow::Next);
     }
     let offset = inst.imm;
-    let soffset = i64::from(wave.scalar(inst.src[1])?);
+    // No SOFFSET (null) and an SGPR-pair base are the usual forms: read
+    // without the general operand reads.
+    let soffset = match inst.src[1] {
+        super::operand::Src::Null => 0,
+        s => i64::from(wave.scalar(s)?),
+    };
     let first = match inst.dst {
         super::operand::Dst::Sgpr(n) => n as usize,
         other => {
@@ -96,13 +101,18 @@ pub(crate) fn execute(
         }
     };
     let base_src = inst.src[0];
-    let mut buf = [0u8; 64];
+    // Staging for the forms that do not load straight into the SGPRs
+    // (declared per form: the common one clears none).
     match op {
         MOp::Load(n) => {
-            let addr = wave
-                .scalar64(base_src, false)?
-                .wrapping_add_signed(offset + soffset)
-                & !3;
+            let base = match base_src {
+                super::operand::Src::Sgpr(b) if usize::from(b) + 1 < super::wave::SGPR_SLOTS => {
+                    let b = usize::from(b);
+                    u64::from(wave.sgpr[b]) | u64::from(wave.sgpr[b + 1]) << 32
+                }
+                s => wave.scalar64(s, false)?,
+            };
+            let addr = base.wrapping_add_signed(offset + soffset) & !3;
             let n = usize::from(n);
             if let Some(dst) = wave.sgpr[..super::wave::VCC_LO + 2].get_mut(first..first + n) {
                 // The common case: straight into the SGPRs.
@@ -110,6 +120,7 @@ pub(crate) fn execute(
                 ctx.trace.record(AccessKind::ScalarRead, addr, 4 * n as u64);
                 return Ok(Flow::Next);
             }
+            let mut buf = [0u8; 64];
             let bytes = &mut buf[..4 * n];
             ctx.mem.read(addr, bytes)?;
             ctx.trace
@@ -120,6 +131,7 @@ pub(crate) fn execute(
             let addr = wave
                 .scalar64(base_src, false)?
                 .wrapping_add_signed(offset + soffset);
+            let mut buf = [0u8; 4];
             let b = &mut buf[..bytes as usize];
             ctx.mem.read(addr, b)?;
             ctx.trace
@@ -134,6 +146,7 @@ pub(crate) fn execute(
         }
         MOp::BufferLoad(n) => {
             let rsrc = Resource::read(wave, base_src)?;
+            let mut buf = [0u8; 64];
             let start = (offset + soffset).max(0) as u64 & !3;
             for i in 0..n as u64 {
                 let at = start + 4 * i;

@@ -80,6 +80,11 @@ impl TraceBuf {
             last.1 = end;
             return;
         }
+        // Or lies in it (a stream read again, as each wave of a workgroup
+        // reads the same row).
+        if last.0 <= addr && end <= last.1 {
+            return;
+        }
         for (i, r) in self.open[k].iter_mut().enumerate() {
             // Empty slots are (0, 0): never extended, only replaced.
             if r.1 == addr && r.1 != r.0 {

@@ -112,6 +112,7 @@ impl DeviceMemory {
         self.read_u32s_in(&self.blocks.read(), addr, out)
     }
 
+    #[inline]
     pub(super) fn read_u32s_in(
         &self,
         blocks: &Map,
@@ -160,6 +161,13 @@ impl DeviceMemory {
                 .locate_hinted(blocks, lo, (end - lo) as usize, access)
                 .is_ok()
             {
+                if mask == u64::MAX >> (64 - n) {
+                    // Every lane: a plain pass, no bit walk.
+                    for (l, &a) in addrs[..n].iter().enumerate() {
+                        f(l, a);
+                    }
+                    return Ok(());
+                }
                 let mut bits = mask;
                 while bits != 0 {
                     let l = bits.trailing_zeros() as usize;

@@ -107,6 +107,7 @@ impl Pinned<'_> {
     }
 
     /// [`DeviceMemory::read_u32s`] under the pin.
+    #[inline]
     pub fn read_u32s(&self, addr: u64, out: &mut [u32]) -> Result<(), VmFault> {
         self.mem.read_u32s_in(self.map(), addr, out)
     }

@@ -444,3 +444,7 @@ fn rounding_fault(inst: &Inst, mode: u32) -> IsaFault {
         ),
     }
 }
+
+// The forms the execution loop runs inline (`quick`).
+mod quick;
+pub(crate) use quick::quick;

@@ -20,6 +20,9 @@ mod dot;
 mod exec;
 mod f64;
 mod f64_steps;
+pub(crate) mod fast;
+#[cfg(test)]
+mod fast_tests;
 pub mod float;
 mod fp;
 mod fp8;
@@ -385,19 +388,32 @@ pub fn execute(wave: &mut Wave, inst: &Inst, _ctx: &mut Ctx<'_>) -> Result<Flow,
 }
 
 /// Execute without the memory context (the vector ALU never touches
-/// memory).
+/// memory): the form resolved at program build (`fast`) when there is
+/// one, else the general path.
+#[inline]
 pub(crate) fn run(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
-    let Kind::Valu(p) = inst.kind else {
-        return Err(unimplemented(wave, inst));
-    };
-    let r = if let Some(pair) = p.vopd {
-        vopd::execute(wave, inst, &pair)
-    } else if let Some(w) = p.sdwa {
-        sdwa::execute(wave, inst, &p, w)
-    } else {
-        exec::execute(wave, inst, &p)
+    let r = match inst.fast {
+        Some(f) => f(wave, inst).map(|_| ()).map_err(|e| *e),
+        None => general(wave, inst),
     };
     r.map_err(|e| name_fault(e, inst))
+}
+
+/// The general path: any prepared instruction (operand faults not yet
+/// named).
+fn general(wave: &mut Wave, inst: &Inst) -> Result<(), IsaFault> {
+    // By reference: the prepared form is large, and copied out per
+    // instruction it cost more than some operations.
+    let Kind::Valu(p) = &inst.kind else {
+        return Err(unimplemented(wave, inst));
+    };
+    if let Some(pair) = &p.vopd {
+        vopd::execute(wave, inst, pair)
+    } else if let Some(w) = p.sdwa {
+        sdwa::execute(wave, inst, p, w)
+    } else {
+        exec::execute(wave, inst, p)
+    }
 }
 
 /// The fault for an instruction `prepare` refused.
@@ -410,7 +426,8 @@ fn unimplemented(wave: &Wave, inst: &Inst) -> IsaFault {
 
 /// Operand faults are raised without the mnemonic (the operand helpers do
 /// not know it): name it here.
-fn name_fault(e: IsaFault, inst: &Inst) -> IsaFault {
+#[cold]
+pub(crate) fn name_fault(e: IsaFault, inst: &Inst) -> IsaFault {
     match e {
         IsaFault::Operand { mnemonic, why } if mnemonic.is_empty() => IsaFault::Operand {
             mnemonic: inst.decoded.mnemonic(),

@@ -1,0 +1,351 @@
+//! The most frequent vector ALU forms, resolved at program build to one
+//! function each: plain f32 and 32-bit integer operations and the carry
+//! adds, with no DPP, SDWA or modifiers, a VGPR destination and sources
+//! that are VGPRs, SGPRs or constants. Each runs over exactly the wave's
+//! lanes (a constant count, so the lane loops vectorise) without the
+//! general path's dispatch on operation, encoding and operand kinds.
+//! Same results as the general path (`exec`, `fp`): MODE other than
+//! round-to-nearest-even with every f32 denormal kept goes there.
+
+use super::super::fault::{Flow, IsaFault};
+use super::super::operand::{Dst, Src};
+use super::super::program::{Fast, Inst, Kind};
+use super::super::wave::{pack_bits, unpack_bits, Lanes, Wave, MAX_LANES};
+use super::ops::{CarryOp, FOp, IOp, Op};
+use super::{Dpp, Enc, Mods};
+
+// Operation codes of the const-generic executors.
+const ADD: u8 = 0;
+const SUB: u8 = 1;
+const SUBREV: u8 = 2;
+const MUL: u8 = 3;
+const MIN: u8 = 4;
+const MAX: u8 = 5;
+const FMAC: u8 = 6;
+const FMA: u8 = 7;
+const AND: u8 = 8;
+const OR: u8 = 9;
+const XOR: u8 = 10;
+const LSHL: u8 = 11;
+const LSHR: u8 = 12;
+const ASHR: u8 = 13;
+const MINI: u8 = 14;
+const MAXI: u8 = 15;
+const MOV: u8 = 16;
+const CNDMASK: u8 = 17;
+const MULU24: u8 = 18;
+
+/// The resolved form of `inst` (decoded for a wave of 64 lanes when
+/// `wave64`), if it is one of those this module runs.
+pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
+    let Kind::Valu(p) = &inst.kind else {
+        return None;
+    };
+    if p.dpp != Dpp::None || p.vopd.is_some() || p.sdwa.is_some() || p.mods != Mods::default() {
+        return None;
+    }
+    if !matches!(p.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3) || !matches!(inst.dst, Dst::Vgpr(_)) {
+        return None;
+    }
+    let plain = |s: Src| {
+        matches!(
+            s,
+            Src::Vgpr(_) | Src::Sgpr(_) | Src::Int(_) | Src::Float(_) | Src::Literal(_)
+        )
+    };
+    let srcs = |n: usize| inst.src[..n].iter().all(|&s| plain(s));
+    macro_rules! pick {
+        ($f:ident, $op:expr) => {
+            Some(if wave64 {
+                $f::<64, { $op }> as Fast
+            } else {
+                $f::<32, { $op }> as Fast
+            })
+        };
+    }
+    match p.op {
+        Op::F(op) => {
+            let (code, n) = match op {
+                FOp::Add => (ADD, 2),
+                FOp::Sub => (SUB, 2),
+                FOp::Subrev => (SUBREV, 2),
+                FOp::Mul => (MUL, 2),
+                FOp::Min => (MIN, 2),
+                FOp::Max => (MAX, 2),
+                FOp::Fmac => (FMAC, 2),
+                FOp::Fma if p.enc == Enc::Vop3 => (FMA, 3),
+                _ => return None,
+            };
+            if !srcs(n) {
+                return None;
+            }
+            match code {
+                ADD => pick!(f32_op, ADD),
+                SUB => pick!(f32_op, SUB),
+                SUBREV => pick!(f32_op, SUBREV),
+                MUL => pick!(f32_op, MUL),
+                MIN => pick!(f32_op, MIN),
+                MAX => pick!(f32_op, MAX),
+                FMAC => pick!(f32_op, FMAC),
+                _ => pick!(f32_op, FMA),
+            }
+        }
+        Op::I(op) => {
+            let (code, n) = match op {
+                IOp::Mov => (MOV, 1),
+                IOp::Add | IOp::AddI => (ADD, 2),
+                IOp::Sub | IOp::SubI => (SUB, 2),
+                IOp::Subrev => (SUBREV, 2),
+                IOp::MulLo => (MUL, 2),
+                IOp::MulU24 => (MULU24, 2),
+                IOp::MinU => (MIN, 2),
+                IOp::MaxU => (MAX, 2),
+                IOp::MinI => (MINI, 2),
+                IOp::MaxI => (MAXI, 2),
+                IOp::And => (AND, 2),
+                IOp::Or => (OR, 2),
+                IOp::Xor => (XOR, 2),
+                IOp::Lshlrev => (LSHL, 2),
+                IOp::Lshrrev => (LSHR, 2),
+                IOp::Ashrrev => (ASHR, 2),
+                // The 32-bit encoding's select reads VCC.
+                IOp::Cndmask if p.enc == Enc::Vop2 => (CNDMASK, 2),
+                _ => return None,
+            };
+            if !srcs(n) {
+                return None;
+            }
+            match code {
+                MOV => pick!(int_op, MOV),
+                ADD => pick!(int_op, ADD),
+                SUB => pick!(int_op, SUB),
+                SUBREV => pick!(int_op, SUBREV),
+                MUL => pick!(int_op, MUL),
+                MULU24 => pick!(int_op, MULU24),
+                MIN => pick!(int_op, MIN),
+                MAX => pick!(int_op, MAX),
+                MINI => pick!(int_op, MINI),
+                MAXI => pick!(int_op, MAXI),
+                AND => pick!(int_op, AND),
+                OR => pick!(int_op, OR),
+                XOR => pick!(int_op, XOR),
+                LSHL => pick!(int_op, LSHL),
+                LSHR => pick!(int_op, LSHR),
+                ASHR => pick!(int_op, ASHR),
+                _ => pick!(int_op, CNDMASK),
+            }
+        }
+        Op::Carry(op) => {
+            // The carry in (VOP3: the third source) must be a plain mask.
+            let with_in = matches!(
+                op,
+                CarryOp::AddCoCi | CarryOp::SubCoCi | CarryOp::SubrevCoCi
+            );
+            let n = if with_in && p.enc == Enc::Vop3 { 3 } else { 2 };
+            if !srcs(n) {
+                return None;
+            }
+            match op {
+                CarryOp::AddCo => pick!(carry_op, ADD),
+                CarryOp::SubCo => pick!(carry_op, SUB),
+                CarryOp::SubrevCo => pick!(carry_op, SUBREV),
+                CarryOp::AddCoCi => pick!(carry_op, ADD | 0x80),
+                CarryOp::SubCoCi => pick!(carry_op, SUB | 0x80),
+                CarryOp::SubrevCoCi => pick!(carry_op, SUBREV | 0x80),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Source `src`'s first `N` lanes: borrowed from the register file for a
+/// VGPR, else the uniform value spread over `buf` (left unset for a VGPR:
+/// no per-instruction clearing of a buffer nothing reads).
+#[inline(always)]
+fn lanes<'a, const N: usize>(
+    wave: &'a Wave,
+    src: Src,
+    buf: &'a mut Option<[u32; N]>,
+) -> Result<&'a [u32; N], IsaFault> {
+    match src {
+        Src::Vgpr(r) => Ok(first::<N>(wave.v(r)?)),
+        _ => Ok(buf.insert([wave.scalar(src)?; N])),
+    }
+}
+
+/// The first `N` lanes of a register (`N` is 32 or 64).
+#[inline(always)]
+fn first<const N: usize>(v: &Lanes) -> &[u32; N] {
+    const { assert!(N <= MAX_LANES) };
+    match v.first_chunk::<N>() {
+        Some(c) => c,
+        None => unreachable!("N <= MAX_LANES"),
+    }
+}
+
+/// Write `d` into VGPR `r` in the lanes EXEC enables.
+#[inline(always)]
+fn store<const N: usize>(wave: &mut Wave, r: u16, d: &[u32; N]) -> Result<(), IsaFault> {
+    let exec = wave.exec;
+    let full = super::super::wave::full_mask(N);
+    let out = wave.v_mut(r)?;
+    if exec == full {
+        out[..N].copy_from_slice(d);
+    } else {
+        // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
+        let mut bits = exec & full;
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize;
+            out[l] = d[l];
+            bits &= bits - 1;
+        }
+    }
+    Ok(())
+}
+
+/// The general path, for what a form does not model (another MODE, a
+/// wave of another size).
+fn general(wave: &mut Wave, inst: &Inst) -> Result<Flow, Box<IsaFault>> {
+    super::general(wave, inst)?;
+    Ok(Flow::Next)
+}
+
+fn f32_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
+    // MODE.FP_ROUND (f32) nearest even and FP_DENORM (f32) keeping input
+    // and output denormals: else the general path, which models the rest.
+    let (Dst::Vgpr(r), true) = (inst.dst, wave.mode & 0x33 == 0x30 && wave.lanes == N) else {
+        return general(wave, inst);
+    };
+    let (mut ba, mut bb, mut bc) = (None, None, None);
+    let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
+    let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
+    let c = match OP {
+        // fmac accumulates into its destination.
+        FMAC => lanes::<N>(wave, Src::Vgpr(r), &mut bc)?,
+        FMA => lanes::<N>(wave, inst.src[2], &mut bc)?,
+        _ => bc.insert([0; N]),
+    };
+    let mut d = [0u32; N];
+    for i in 0..N {
+        let (x, y, z) = (
+            f32::from_bits(a[i]),
+            f32::from_bits(b[i]),
+            f32::from_bits(c[i]),
+        );
+        d[i] = match OP {
+            ADD => x + y,
+            SUB => x - y,
+            SUBREV => y - x,
+            MUL => x * y,
+            MIN => x.min(y),
+            MAX => x.max(y),
+            _ => x.mul_add(y, z),
+        }
+        .to_bits();
+    }
+    store::<N>(wave, r, &d)?;
+    Ok(Flow::Next)
+}
+
+fn int_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
+    let (Dst::Vgpr(r), true) = (inst.dst, wave.lanes == N) else {
+        return general(wave, inst);
+    };
+    let vcc = if OP == CNDMASK { wave.vcc() } else { 0 };
+    let (mut ba, mut bb) = (None, None);
+    let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
+    let b = if OP == MOV {
+        bb.insert([0; N])
+    } else {
+        lanes::<N>(wave, inst.src[1], &mut bb)?
+    };
+    let mut d = [0u32; N];
+    for i in 0..N {
+        let (x, y) = (a[i], b[i]);
+        d[i] = match OP {
+            MOV => x,
+            ADD => x.wrapping_add(y),
+            SUB => x.wrapping_sub(y),
+            SUBREV => y.wrapping_sub(x),
+            MUL => x.wrapping_mul(y),
+            MULU24 => (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF),
+            MIN => x.min(y),
+            MAX => x.max(y),
+            MINI => (x as i32).min(y as i32) as u32,
+            MAXI => (x as i32).max(y as i32) as u32,
+            AND => x & y,
+            OR => x | y,
+            XOR => x ^ y,
+            LSHL => y << (x & 31),
+            LSHR => y >> (x & 31),
+            ASHR => ((y as i32) >> (x & 31)) as u32,
+            _ => {
+                if vcc >> i & 1 != 0 {
+                    y
+                } else {
+                    x
+                }
+            }
+        };
+    }
+    store::<N>(wave, r, &d)?;
+    Ok(Flow::Next)
+}
+
+/// The carry adds and subtracts; `OP & 0x80` reads a carry in.
+fn carry_op<const N: usize, const OP: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
+    let (Kind::Valu(p), Dst::Vgpr(r), true) = (&inst.kind, inst.dst, wave.lanes == N) else {
+        return general(wave, inst);
+    };
+    let vop3 = p.enc == Enc::Vop3;
+    let cin = match (OP & 0x80 != 0, vop3) {
+        (false, _) => 0,
+        (true, true) => wave.read_mask(inst.src[2])?,
+        (true, false) => wave.vcc(),
+    };
+    let (mut ba, mut bb) = (None, None);
+    let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
+    let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
+    // Carries as one byte per lane (see `carry` in `exec`).
+    let cins = unpack_bits(cin, N);
+    let mut couts = [0u8; MAX_LANES];
+    let mut d = [0u32; N];
+    for i in 0..N {
+        let (x, y, c) = (a[i], b[i], u32::from(cins[i]));
+        // With a carry of at most 1 only one of the two steps can wrap.
+        let (v, out) = match OP & 0x7F {
+            ADD => {
+                let t = x.wrapping_add(y);
+                let s = t.wrapping_add(c);
+                (s, (t < x) | (s < t))
+            }
+            SUB => {
+                let t = x.wrapping_sub(y);
+                (t.wrapping_sub(c), (y > x) | (c > t))
+            }
+            _ => {
+                let t = y.wrapping_sub(x);
+                (t.wrapping_sub(c), (x > y) | (c > t))
+            }
+        };
+        d[i] = v;
+        couts[i] = u8::from(out);
+    }
+    let cout = pack_bits(&couts, N) & wave.exec;
+    store::<N>(wave, r, &d)?;
+    if vop3 {
+        wave.write_mask(inst.sdst, cout)?;
+    } else {
+        wave.set_vcc(cout);
+    }
+    Ok(Flow::Next)
+}
