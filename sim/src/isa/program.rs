@@ -158,7 +158,7 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
 /// constant): a 64-bit add of a PC-relative constant, so the target does
 /// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
 /// call then faults at run time naming its address.
-fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
+pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
     let (src, _, _) = resolve(decoded.get(&call)?);
     let Src::Sgpr(n) = src[0] else { return None };
     let (mut lo, mut hi) = (None, None);
