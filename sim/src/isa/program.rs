@@ -162,8 +162,9 @@ pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> O
     let (src, _, _) = resolve(decoded.get(&call)?);
     let Src::Sgpr(n) = src[0] else { return None };
     let (mut lo, mut hi) = (None, None);
-    // The sequence sits in the call's block, a few instructions back.
-    for (&at, d) in decoded.range(..call).rev().take(16) {
+    // The sequence sits a few instructions back, or (a pair the compiler
+    // keeps for several calls to one function) before earlier calls.
+    for (&at, d) in decoded.range(..call).rev().take(256) {
         let (src, dst, _) = resolve(d);
         // The constant: a literal (a relocation) or an inline integer.
         let constant = |c: Src| match c {
