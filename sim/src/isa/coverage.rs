@@ -148,5 +148,19 @@ mod tests {
         let c = coverage(gfx1030(), &before[..20]);
         assert_eq!((c.indirect_calls, c.outside_calls), (0, 1));
         assert!(!c.runs());
+        // gfx12's sequence sign-extends the PC's high half in between.
+        let gfx1200 = Isa::from_processor("gfx1200", false).expect("gfx1200 row");
+        let sext = [
+            0x00, 0x47, 0xa4, 0xbe, // s_getpc_b64 s[36:37]
+            0x25, 0x0f, 0xa5, 0xbe, // s_sext_i32_i16 s37, s37
+            0x24, 0x94, 0x24, 0x80, // s_add_co_u32 s36, s36, 20
+            0x25, 0x80, 0x25, 0x82, // s_add_co_ci_u32 s37, s37, 0
+            0x24, 0x49, 0x9e, 0xbe, // s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0xb0, 0xbf, // s_endpgm
+            0x1e, 0x48, 0x80, 0xbe, // the callee: s_setpc_b64 s[30:31]
+        ];
+        let c = coverage(gfx1200, &sext);
+        assert_eq!((c.instructions, c.indirect_calls), (7, 0));
+        assert!(c.runs());
     }
 }

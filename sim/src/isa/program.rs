@@ -193,6 +193,10 @@ pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> O
                 let next = i64::from(at) + d.len as i64;
                 return Some(next.wrapping_add(add as i64));
             }
+            // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a
+            // code address keeps its value (user addresses are below 2^47).
+            ("s_sext_i32_i16", Dst::Sgpr(r), _)
+                if r == n + 1 && matches!(src[0], Src::Sgpr(x) if x == r) => {}
             // Anything else writing the pair breaks the pattern.
             (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
             _ => {}
