@@ -7,7 +7,10 @@
 //!
 //! Output, one line per kernel after a heading per code object:
 //! `  runs     NAME (N instructions)` or
-//! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...`
+//! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...` (with
+//! `<undecodable> xN` for unknown words and `<indirect call> xN` for calls
+//! through a pointer from memory, `<call before the entry> xN` for calls to
+//! a function placed before the kernel: neither can the simulator follow)
 //! (`scripts/sim-corpus` reads these lines). Scratch instructions count
 //! like any other: the interpreter runs private memory when the queue
 //! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).
@@ -50,6 +53,12 @@ pub fn render(path: &str, object: &CodeObject) -> String {
                     c.missing.iter().map(|(m, n)| format!("{m} x{n}")).collect();
                 if c.undecodable > 0 {
                     names.push(format!("<undecodable> x{}", c.undecodable));
+                }
+                if c.indirect_calls > 0 {
+                    names.push(format!("<indirect call> x{}", c.indirect_calls));
+                }
+                if c.outside_calls > 0 {
+                    names.push(format!("<call before the entry> x{}", c.outside_calls));
                 }
                 let _ = writeln!(
                     out,

@@ -180,8 +180,8 @@ fn sim_coverage_names_what_the_interpreter_lacks() {
     if !relaunch_testsupport::asm::tools() {
         return;
     }
-    // v_permlane16_b32 is refused by name (permlane is not modelled).
-    let body = "  v_permlane16_b32 v0, v1, s0, s1\n  s_endpgm";
+    // image_load is refused by name (images are not modelled).
+    let body = "  image_load v[0:3], v1, s[4:11] dmask:0xf dim:SQ_RSRC_IMG_1D\n  s_endpgm";
     let co = relaunch_testsupport::asm::one_kernel("gfx1030", "lacks", body, "");
     let lacks = scratch_file("lacks.co", &co);
     let out = inspect(&["--sim-coverage".as_ref(), lacks.as_os_str()]);
@@ -189,7 +189,7 @@ fn sim_coverage_names_what_the_interpreter_lacks() {
     let stdout = text(&out.stdout);
     for needle in [
         "lacks.co: target gfx1030, 1 kernels, 0 run every instruction on the simulator",
-        "  missing  lacks (2 instructions): v_permlane16_b32 x1",
+        "  missing  lacks (2 instructions): image_load x1",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }

@@ -183,6 +183,9 @@ pub struct BufferFields {
     /// The V#'s first SGPR, in units of `rsrc_scale` SGPRs.
     pub rsrc: InstBits,
     pub rsrc_scale: u32,
+    /// An atomic returns the old value (into VDATA): GLC, bit 14 on
+    /// gfx10/gfx11 (flat's is 16 on gfx10); TH bit 0 (bit 52) on gfx12.
+    pub returns: InstBits,
 }
 
 /// Buffer resource (V#) fields that differ by family.
@@ -259,7 +262,8 @@ const fn dispatch_gfx10_11(packed_work_item_ids: bool) -> DispatchRules {
 }
 
 /// gfx10/gfx11 MUBUF: OFFSET 11:0, OFFEN 12 and IDXEN 13 on gfx10 (54
-/// and 55 on gfx11), VADDR 39:32, VDATA 47:40, SRSRC 52:48 (x4 SGPRs).
+/// and 55 on gfx11), GLC 14, VADDR 39:32, VDATA 47:40, SRSRC 52:48 (x4
+/// SGPRs).
 const fn buffer_gfx10_11(offen: u8, idxen: u8) -> BufferFields {
     BufferFields {
         offset: inst(11, 0),
@@ -269,6 +273,7 @@ const fn buffer_gfx10_11(offen: u8, idxen: u8) -> BufferFields {
         vdata: inst(47, 40),
         rsrc: inst(52, 48),
         rsrc_scale: 4,
+        returns: inst(14, 14),
     }
 }
 
@@ -421,7 +426,7 @@ const GFX12: FamilyFacts = FamilyFacts {
             vaddr_enable: Some(inst(49, 49)),
         },
         // VBUFFER: OFFSET 95:72, OFFEN 62, IDXEN 63, VADDR 71:64,
-        // VDATA 39:32, RSRC 49:41 (an SGPR number).
+        // VDATA 39:32, RSRC 49:41 (an SGPR number), TH 54:52.
         buffer: BufferFields {
             offset: inst(95, 72),
             offen: inst(62, 62),
@@ -430,6 +435,7 @@ const GFX12: FamilyFacts = FamilyFacts {
             vdata: inst(39, 32),
             rsrc: inst(49, 41),
             rsrc_scale: 1,
+            returns: inst(52, 52),
         },
     },
     resource: ResourceRules {
@@ -485,6 +491,7 @@ mod tests {
                 m.buffer.vaddr,
                 m.buffer.vdata,
                 m.buffer.rsrc,
+                m.buffer.returns,
             ];
             fields.extend(m.flat.vaddr_enable);
             for b in fields {

@@ -3,11 +3,16 @@
 //! (`program::build`: every instruction reachable by fall-through and
 //! branches) and each instruction is classified the same way. What only a
 //! run can tell (MODE's directed rounding, an LDS access outside the
-//! allocation, scratch) is not known here.
+//! allocation, scratch) is not known here. A call whose target is not a
+//! PC-relative constant (a function pointer loaded from memory, as RCCL's
+//! table of collective implementations) reaches code the builder never
+//! decoded and faults at run time, so it stops the kernel here too; so
+//! does a direct call to a function placed before the kernel's entry (the
+//! program is decoded from the entry on).
 
 use std::collections::BTreeMap;
 
-use relaunch_isa::Isa;
+use relaunch_isa::{Instruction, Isa};
 
 use super::program::{self, Kind};
 
@@ -21,12 +26,21 @@ pub struct Coverage {
     pub missing: BTreeMap<String, usize>,
     /// Reachable words the decoder does not know.
     pub undecodable: usize,
+    /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant.
+    pub indirect_calls: usize,
+    /// Direct calls to code outside the kernel's slice (a function placed
+    /// before the kernel's entry): the dispatch's program starts at the
+    /// entry, so it cannot reach them.
+    pub outside_calls: usize,
 }
 
 impl Coverage {
     /// Whether the interpreter executes every reachable instruction.
     pub fn runs(&self) -> bool {
-        self.missing.is_empty() && self.undecodable == 0
+        self.missing.is_empty()
+            && self.undecodable == 0
+            && self.indirect_calls == 0
+            && self.outside_calls == 0
     }
 }
 
@@ -35,7 +49,20 @@ impl Coverage {
 pub fn coverage(isa: Isa, code: &[u8]) -> Coverage {
     let prog = program::build(isa, 0, code);
     let mut out = Coverage::default();
+    let decoded: BTreeMap<u32, &Instruction> = prog
+        .insts
+        .iter()
+        .filter(|i| !matches!(i.kind, Kind::OutOfCode | Kind::Undecodable(_)))
+        .map(|i| (i.offset, &i.decoded))
+        .collect();
     for inst in &prog.insts {
+        if matches!(inst.kind, Kind::SwapPc) {
+            match program::call_target(&decoded, inst.offset) {
+                None => out.indirect_calls += 1,
+                Some(t) if t < 0 || t as u64 >= code.len() as u64 => out.outside_calls += 1,
+                Some(_) => {}
+            }
+        }
         match inst.kind {
             Kind::OutOfCode => {}
             Kind::Undecodable(_) => {
@@ -88,5 +115,52 @@ mod tests {
         assert_eq!(c.missing.len(), 1);
         assert!(!c.runs());
         assert!(coverage(gfx1030(), &[0x01, 0x03, 0x00, 0x7e, 0x00, 0x00, 0x81, 0xbf]).runs());
+    }
+
+    #[test]
+    fn a_call_through_a_pointer_from_memory_stops_the_kernel() {
+        let direct = [
+            0x00, 0x1f, 0xa4, 0xbe, // s_getpc_b64 s[36:37]
+            0x24, 0x90, 0x24, 0x80, // s_add_u32 s36, s36, 16
+            0x25, 0x80, 0x25, 0x82, // s_addc_u32 s37, s37, 0
+            0x24, 0x21, 0x9e, 0xbe, // s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0x81, 0xbf, // s_endpgm
+            0x1e, 0x20, 0x80, 0xbe, // the callee: s_setpc_b64 s[30:31]
+        ];
+        let c = coverage(gfx1030(), &direct);
+        assert_eq!((c.instructions, c.indirect_calls), (6, 0));
+        assert!(c.runs());
+        // s[36:37] is not built from the PC: a pointer the builder cannot
+        // follow (and the run faults on).
+        let indirect = [
+            0x24, 0x21, 0x9e, 0xbe, // s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0x81, 0xbf, // s_endpgm
+        ];
+        let c = coverage(gfx1030(), &indirect);
+        assert_eq!((c.instructions, c.indirect_calls), (2, 1));
+        assert!(c.missing.is_empty());
+        assert!(!c.runs());
+        // A direct call 12 bytes before the entry: s_add_u32 s36, s36, -16
+        // and s_addc_u32 s37, s37, -1 (inline constants 0xD0, 0xC1).
+        let mut before = direct;
+        before[5] = 0xd0;
+        before[9] = 0xc1;
+        let c = coverage(gfx1030(), &before[..20]);
+        assert_eq!((c.indirect_calls, c.outside_calls), (0, 1));
+        assert!(!c.runs());
+        // gfx12's sequence sign-extends the PC's high half in between.
+        let gfx1200 = Isa::from_processor("gfx1200", false).expect("gfx1200 row");
+        let sext = [
+            0x00, 0x47, 0xa4, 0xbe, // s_getpc_b64 s[36:37]
+            0x25, 0x0f, 0xa5, 0xbe, // s_sext_i32_i16 s37, s37
+            0x24, 0x94, 0x24, 0x80, // s_add_co_u32 s36, s36, 20
+            0x25, 0x80, 0x25, 0x82, // s_add_co_ci_u32 s37, s37, 0
+            0x24, 0x49, 0x9e, 0xbe, // s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0xb0, 0xbf, // s_endpgm
+            0x1e, 0x48, 0x80, 0xbe, // the callee: s_setpc_b64 s[30:31]
+        ];
+        let c = coverage(gfx1200, &sext);
+        assert_eq!((c.instructions, c.indirect_calls), (7, 0));
+        assert!(c.runs());
     }
 }

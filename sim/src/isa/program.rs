@@ -169,12 +169,13 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
 /// constant): a 64-bit add of a PC-relative constant, so the target does
 /// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
 /// call then faults at run time naming its address.
-fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
+pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
     let (src, _, _) = resolve(decoded.get(&call)?);
     let Src::Sgpr(n) = src[0] else { return None };
     let (mut lo, mut hi) = (None, None);
-    // The sequence sits in the call's block, a few instructions back.
-    for (&at, d) in decoded.range(..call).rev().take(16) {
+    // The sequence sits a few instructions back, or (a pair the compiler
+    // keeps for several calls to one function) before earlier calls.
+    for (&at, d) in decoded.range(..call).rev().take(256) {
         let (src, dst, _) = resolve(d);
         // The constant: a literal (a relocation) or an inline integer.
         let constant = |c: Src| match c {
@@ -203,6 +204,10 @@ fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> 
                 let next = i64::from(at) + d.len as i64;
                 return Some(next.wrapping_add(add as i64));
             }
+            // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a
+            // code address keeps its value (user addresses are below 2^47).
+            ("s_sext_i32_i16", Dst::Sgpr(r), _)
+                if r == n + 1 && matches!(src[0], Src::Sgpr(x) if x == r) => {}
             // Anything else writing the pair breaks the pattern.
             (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
             _ => {}

@@ -170,6 +170,8 @@ fn templates() -> Vec<&'static str> {
         " v[0:7], v8, v16, v[0:7]",
         // gfx11+ true16 moves.
         " v1.l, v2.l",
+        // v_permlane16/x16: a VGPR and the 64-bit selector in two SGPRs.
+        " v1, v2, s3, s4",
     ]
 }
 

@@ -7,6 +7,7 @@ mod cdylib;
 mod cross_queue;
 mod fuzz_inputs;
 mod hsa_runtime;
+mod isa_buffer_atomics;
 mod isa_calls;
 mod isa_d16;
 mod isa_fixtures;

@@ -411,7 +411,36 @@ fn lane(wave: &mut Wave, inst: &Inst, op: LaneOp) -> Result<(), IsaFault> {
         LaneOp::Movrels => movrel(wave, inst, true, false),
         LaneOp::Movreld => movrel(wave, inst, false, true),
         LaneOp::Movrelsd => movrel(wave, inst, true, true),
+        LaneOp::Permlane16 => permlane(wave, inst, false),
+        LaneOp::Permlanex16 => permlane(wave, inst, true),
     }
+}
+
+/// v_permlane16_b32 / v_permlanex16_b32 (VOP3 only): lane `16r + i`
+/// reads the lane of row `r` (x16: row `r ^ 1`, the other row of its
+/// 32-lane half) that nibble `i` of the 64-bit selector {src2, src1}
+/// names. OP_SEL[0] is FI and OP_SEL[1] BOUND_CTRL, as for DPP: an
+/// inactive source lane is read only with FI; otherwise it gives 0 with
+/// BOUND_CTRL and leaves the destination lane unwritten without.
+fn permlane(wave: &mut Wave, inst: &Inst, cross: bool) -> Result<(), IsaFault> {
+    let (Src::Vgpr(a), super::super::operand::Dst::Vgpr(d)) = (inst.src[0], inst.dst) else {
+        return Err(not_vgpr(inst.src[0]));
+    };
+    let sel = u64::from(wave.scalar(inst.src[1])?) | u64::from(wave.scalar(inst.src[2])?) << 32;
+    let (fi, bound_zero) = (inst.words[0] >> 11 & 1 != 0, inst.words[0] >> 12 & 1 != 0);
+    let src = *wave.v(a)?;
+    let (exec, n) = (wave.exec, wave.lanes);
+    let out = wave.v_mut(d)?;
+    for l in (0..n).filter(|&l| exec >> l & 1 != 0) {
+        let row = if cross { (l / 16) ^ 1 } else { l / 16 };
+        let from = row * 16 + (sel >> (4 * (l % 16)) & 0xF) as usize;
+        if fi || exec >> from & 1 != 0 {
+            out[l] = src[from];
+        } else if bound_zero {
+            out[l] = 0;
+        }
+    }
+    Ok(())
 }
 
 /// The M0-relative moves: M0 (unsigned) is added to the VGPR number of the

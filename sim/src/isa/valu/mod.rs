@@ -36,6 +36,8 @@ mod lane_tests;
 mod mix;
 pub mod ops;
 mod packed_int;
+#[cfg(test)]
+mod permlane_tests;
 pub mod round;
 mod sdwa;
 mod src;
@@ -309,8 +311,16 @@ fn modifiers_fit(isa: Isa, op: Op, enc: Enc, m: &Mods, dpp: Dpp) -> bool {
     if matches!(op, Op::Mix(_)) && dpp != Dpp::None {
         return false;
     }
-    // op_sel on VOP3 only means something for 16-bit operands.
-    if enc == Enc::Vop3 && m.opsel != 0 && !(op.reads_16bit() || op.writes_16bit()) {
+    // op_sel on VOP3 only means something for 16-bit operands, and as
+    // the permlanes' FI and BOUND_CTRL bits (OP_SEL[1:0]).
+    let permlane = matches!(
+        op,
+        Op::Lane(ops::LaneOp::Permlane16 | ops::LaneOp::Permlanex16)
+    );
+    if enc == Enc::Vop3
+        && m.opsel != 0
+        && !(op.reads_16bit() || op.writes_16bit() || (permlane && m.opsel < 4))
+    {
         return false;
     }
     if enc == Enc::Vop3p && !matches!(op, Op::Pk(_) | Op::Mix(_)) {

@@ -129,8 +129,15 @@ pub(crate) fn prepare(
         saddr,
         vaddr_used,
         data,
-        rtn: fields.flat.returns.get(words) != 0,
-        vdst: fields.flat.vdst.get(words) as u16,
+        // A buffer atomic returns the old value into VDATA itself.
+        rtn: match seg {
+            Seg::Buffer => fields.buffer.returns.get(words) != 0,
+            _ => fields.flat.returns.get(words) != 0,
+        },
+        vdst: match seg {
+            Seg::Buffer => data,
+            _ => fields.flat.vdst.get(words) as u16,
+        },
     })
 }
 
@@ -212,12 +219,22 @@ pub(crate) fn execute(
                     None => live &= !(1 << l),
                 }
             }
-            if let VKind::Load { d16, .. } = op.kind {
+            let oob = wave.exec & !live;
+            match op.kind {
                 // Out-of-bounds lanes read zero.
-                let oob = wave.exec & !live;
-                if oob != 0 {
-                    zero_lanes(wave, inst, bytes, d16, oob)?;
+                VKind::Load { d16, .. } if oob != 0 => zero_lanes(wave, inst, bytes, d16, oob)?,
+                // An out-of-bounds atomic writes nothing; what it returns
+                // is not documented, so a returning one is refused.
+                VKind::Atomic { .. } if oob != 0 && op.rtn => {
+                    return Err(IsaFault::Unimplemented {
+                        mnemonic: format!(
+                            "{} returning the old value for lanes outside the buffer ({oob:#x})",
+                            inst.decoded.mnemonic()
+                        ),
+                        family: wave.isa.family,
+                    })
                 }
+                _ => {}
             }
         }
         Seg::Global | Seg::Flat => {

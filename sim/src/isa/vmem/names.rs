@@ -64,8 +64,9 @@ pub(crate) fn prepare_kind(format: Format, name: &str) -> Option<(Seg, VKind)> {
                 }
                 VKind::Store { bytes, d16 }
             } else if let Some(a) = rest.strip_prefix("atomic_") {
-                // Buffer atomics are not modelled; scratch has none.
-                if matches!(seg, Seg::Buffer | Seg::Scratch) {
+                // Scratch has none (a buffer atomic on private memory is
+                // refused when it happens: `private::access`).
+                if seg == Seg::Scratch {
                     return None;
                 }
                 let (op, wide) = atomic::parse(a)?;

@@ -286,6 +286,11 @@ pub enum LaneOp {
     Movreld,
     /// v_movrelsd_b32: VGPR[vdst + M0] = VGPR[src0 + M0].
     Movrelsd,
+    /// v_permlane16_b32: a gather within each row of 16 lanes.
+    Permlane16,
+    /// v_permlanex16_b32: the same gather from the other row of the
+    /// lane's 32-lane half.
+    Permlanex16,
 }
 
 /// The operand type of a comparison.

@@ -263,6 +263,8 @@ pub fn lookup(name: &str) -> Option<Op> {
         "v_movrels_b32" => Op::Lane(LaneOp::Movrels),
         "v_movreld_b32" => Op::Lane(LaneOp::Movreld),
         "v_movrelsd_b32" => Op::Lane(LaneOp::Movrelsd),
+        "v_permlane16_b32" => Op::Lane(LaneOp::Permlane16),
+        "v_permlanex16_b32" => Op::Lane(LaneOp::Permlanex16),
         n if n.starts_with("v_wmma_") => Op::Wmma(crate::isa::valu::wmma::WmmaOp::lookup(n)?),
         n => {
             return crate::isa::valu::packed_int::lookup(n)
