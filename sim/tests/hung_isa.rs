@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use relaunch_sim::device::SimConfig;
 use relaunch_sim::driver::{queue::amd_signal, Driver, QueueKind};
 use relaunch_sim::memory::{DeviceMemory, MemKind};
-use relaunch_testsupport::simkit::Rig;
+use relaunch_testsupport::simkit::{one_group_packet, Rig};
 use relaunch_testsupport::{asm, process};
 
 const TARGET: &str = "gfx1100";
@@ -49,11 +49,6 @@ fn wait_started(mem: &DeviceMemory, out: u64) {
     }
 }
 
-/// A dispatch of one 32-lane workgroup of the kernel at `kd`.
-fn dispatch_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
-    relaunch_testsupport::simkit::one_group_packet(kd, kernarg, signal)
-}
-
 /// The simulator's own queue, inactivated while the kernel spins.
 fn sim_front(code: &[u8]) {
     let rig = Rig::from_bytes(SimConfig::new(TARGET), code);
@@ -63,7 +58,7 @@ fn sim_front(code: &[u8]) {
     rig.dev.memory.write_u64(kernarg, out).unwrap();
     lane.signal.1.store(1);
     let kd = rig.image.kernels[0].kd_addr;
-    lane.publish_raw(dispatch_packet(kd, kernarg, lane.signal.0));
+    lane.publish_raw(one_group_packet(kd, kernarg, lane.signal.0));
     wait_started(&rig.dev.memory, out);
     let spinning = cpu_over_window();
     lane.queue.inactivate();
@@ -104,7 +99,7 @@ fn driver_front(code: &[u8]) {
         .create_queue(1, QueueKind::ComputeAql, ring, ring_bytes as u64, amd_queue)
         .unwrap();
     let (queue, doorbell) = (created.id, created.doorbell);
-    let packet = dispatch_packet(image.kernels[0].kd_addr, kernarg, signal);
+    let packet = one_group_packet(image.kernels[0].kd_addr, kernarg, signal);
     mem.write(ring + 4, &packet[4..]).unwrap();
     let header = u32::from_le_bytes(packet[..4].try_into().unwrap());
     mem.store_u32_release(ring, header).unwrap();

@@ -8,18 +8,13 @@ use std::time::{Duration, Instant};
 use relaunch_sim::device::SimConfig;
 use relaunch_sim::memory::MemKind;
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::Rig;
+use relaunch_testsupport::simkit::{one_group_packet, Rig};
 
 const TARGET: &str = "gfx1100";
 /// How long the kernel gets to start, and the allocations to go through
 /// (a loaded 2-core host can be slow; a writer held until the kernel's
 /// end would wait forever).
 const LIMIT: Duration = Duration::from_secs(30);
-
-/// A dispatch of one 32-lane workgroup of the kernel at `kd`.
-fn dispatch_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
-    relaunch_testsupport::simkit::one_group_packet(kd, kernarg, signal)
-}
 
 #[test]
 fn allocations_and_frees_go_through_while_a_kernel_spins() {
@@ -34,7 +29,7 @@ fn allocations_and_frees_go_through_while_a_kernel_spins() {
     let mem = &rig.dev.memory;
     mem.write_u64(kernarg, out).unwrap();
     lane.signal.1.store(1);
-    lane.publish_raw(dispatch_packet(
+    lane.publish_raw(one_group_packet(
         rig.image.kernels[0].kd_addr,
         kernarg,
         lane.signal.0,

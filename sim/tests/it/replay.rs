@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use relaunch_encoders::BoundaryKind;
 use relaunch_facts::regs::off;
 use relaunch_sim::{FaultPlan, QueueErrorKind};
-use relaunch_testsupport::simkit::{linear, PlacedIb, Rig, TARGETS};
+use relaunch_testsupport::simkit::{
+    linear, one_group_dispatch, packet_bytes, PlacedIb, Rig, TARGETS,
+};
 
 /// `n` single-work-item counter dispatches placed as one IB.
 fn counter_ib(rig: &Rig, counter: u64, n: usize, boundary: Option<BoundaryKind>) -> PlacedIb {
@@ -293,31 +295,13 @@ fn header_published_before_the_body_is_caught() {
 }
 
 fn dispatch_packet(rig: &Rig, kernarg: u64, fences: u16) -> [u8; 64] {
-    use relaunch_hsa_sys::{
-        packet_header, KernelDispatchPacket, Signal, HSA_PACKET_TYPE_KERNEL_DISPATCH,
-    };
-    let k = &rig.image.kernels[0];
-    let p = KernelDispatchPacket {
+    use relaunch_hsa_sys::{packet_header, KernelDispatchPacket, HSA_PACKET_TYPE_KERNEL_DISPATCH};
+    let kd = rig.image.kernels[0].kd_addr;
+    packet_bytes(KernelDispatchPacket {
         header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, fences, fences),
-        setup: 1,
-        workgroup_size_x: 32,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        reserved0: 0,
         grid_size_x: 64,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        private_segment_size: 0,
-        group_segment_size: 0,
-        kernel_object: k.kd_addr,
-        kernarg_address: kernarg,
-        reserved2: 0,
-        completion_signal: Signal {
-            handle: rig.lane().signal.0,
-        },
-    };
-    // SAFETY: KernelDispatchPacket is a 64-byte repr(C) struct of integers.
-    unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) }
+        ..one_group_dispatch(kd, kernarg, rig.lane().signal.0)
+    })
 }
 
 #[test]

@@ -9,14 +9,11 @@
 
 use std::time::Duration;
 
-use relaunch_hsa_sys::{
-    packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
-    HSA_PACKET_TYPE_KERNEL_DISPATCH,
-};
+use relaunch_hsa_sys::KernelDispatchPacket;
 use relaunch_sim::memory::MemKind;
-use relaunch_sim::queue::SimQueue;
 use relaunch_sim::signal::Condition;
 use relaunch_sim::{SimConfig, SimDevice};
+use relaunch_testsupport::simkit::{one_group_dispatch, packet_bytes, Lane};
 
 use super::scratch::{opencl, private_array_ref, PRIVATE_ARRAY, TARGETS};
 
@@ -40,7 +37,8 @@ fn an_aql_dispatch_gets_scratch_from_the_queues_owner_and_grows_it() {
             fixed > 0 && k.descriptor.scratch_enabled(),
             "{cpu}: no scratch"
         );
-        let queue = SimQueue::create(&dev, 64, None).unwrap();
+        let lane = Lane::new(&dev);
+        let queue = &lane.queue;
         let (grid, block) = (256u32, 128u32);
         let mem = &dev.memory;
         let out = mem.allocate(4 * grid as usize, MemKind::Device).unwrap();
@@ -60,36 +58,12 @@ fn an_aql_dispatch_gets_scratch_from_the_queues_owner_and_grows_it() {
         for (n, private) in [fixed, 4 * fixed].into_iter().enumerate() {
             mem.write(out, &vec![0u8; 4 * grid as usize]).unwrap();
             let (handle, signal) = dev.signals.create(1);
-            let p = KernelDispatchPacket {
-                header: packet_header(
-                    HSA_PACKET_TYPE_KERNEL_DISPATCH,
-                    true,
-                    HSA_FENCE_SCOPE_SYSTEM,
-                    HSA_FENCE_SCOPE_SYSTEM,
-                ),
-                setup: 1,
+            lane.publish_raw(packet_bytes(KernelDispatchPacket {
                 workgroup_size_x: block as u16,
-                workgroup_size_y: 1,
-                workgroup_size_z: 1,
-                reserved0: 0,
                 grid_size_x: grid,
-                grid_size_y: 1,
-                grid_size_z: 1,
                 private_segment_size: private,
-                group_segment_size: 0,
-                kernel_object: k.kd_addr,
-                kernarg_address: ka,
-                reserved2: 0,
-                completion_signal: Signal { handle },
-            };
-            // SAFETY: a 64-byte repr(C) struct of integers.
-            let bytes = unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) };
-            let id = queue.add_write_index(1);
-            let slot = queue.ring + 64 * (id % 64);
-            mem.write(slot + 4, &bytes[4..]).unwrap();
-            mem.store_u32_release(slot, u32::from_le_bytes(bytes[..4].try_into().unwrap()))
-                .unwrap();
-            queue.ring_doorbell(id);
+                ..one_group_dispatch(k.kd_addr, ka, handle)
+            }));
             let left = signal.wait(Condition::Eq, 0, Duration::from_secs(60));
             assert_eq!(left, 0, "{cpu} dispatch {n}: {:?}", queue.errors());
             for g in 0..grid {
@@ -121,35 +95,14 @@ fn a_packet_asking_less_private_memory_than_its_kernel_is_refused() {
         .iter()
         .find(|k| k.symbol == "priv_array")
         .unwrap();
-    let queue = SimQueue::create(&dev, 64, None).unwrap();
+    let lane = Lane::new(&dev);
+    let queue = &lane.queue;
     let ka = dev.memory.allocate(64, MemKind::Device).unwrap();
     let (handle, _signal) = dev.signals.create(1);
-    let p = KernelDispatchPacket {
-        header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, 2, 2),
-        setup: 1,
-        workgroup_size_x: 32,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        reserved0: 0,
-        grid_size_x: 32,
-        grid_size_y: 1,
-        grid_size_z: 1,
+    lane.publish_raw(packet_bytes(KernelDispatchPacket {
         private_segment_size: k.descriptor.private_segment_fixed_size - 4,
-        group_segment_size: 0,
-        kernel_object: k.kd_addr,
-        kernarg_address: ka,
-        reserved2: 0,
-        completion_signal: Signal { handle },
-    };
-    // SAFETY: a 64-byte repr(C) struct of integers.
-    let bytes = unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) };
-    let slot = queue.ring;
-    dev.memory.write(slot + 4, &bytes[4..]).unwrap();
-    dev.memory
-        .store_u32_release(slot, u32::from_le_bytes(bytes[..4].try_into().unwrap()))
-        .unwrap();
-    queue.store_write_index(1);
-    queue.ring_doorbell(0);
+        ..one_group_dispatch(k.kd_addr, ka, handle)
+    }));
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while queue.errors().is_empty() {
         assert!(std::time::Instant::now() < deadline, "no error");

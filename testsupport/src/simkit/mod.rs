@@ -17,6 +17,10 @@ use std::sync::{Arc, OnceLock};
 use relaunch_device::codeobj::{CodeObject, KernelInfo};
 use relaunch_encoders::kernarg_pack::{pack, Geometry};
 use relaunch_encoders::{BoundaryKind, EncodeOptions, EncodedIb, IbBuilder, KernelCode, Launch};
+use relaunch_hsa_sys::{
+    packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
+};
 
 pub use lane::Lane;
 
@@ -29,16 +33,13 @@ use relaunch_sim::trace::RangeSet;
 /// Every target the fixtures are built for.
 pub const TARGETS: [&str; 5] = ["gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201"];
 
-/// The bytes of an AQL dispatch of one 32-lane workgroup of the kernel at
-/// `kd` (barrier bit, system-scope fences), for tests that write packets
-/// to a queue themselves.
-pub fn one_group_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
-    use relaunch_hsa_sys::{
-        packet_header, KernelDispatchPacket, Signal, HSA_FENCE_SCOPE_SYSTEM,
-        HSA_PACKET_TYPE_KERNEL_DISPATCH,
-    };
+/// An AQL dispatch of one 32-lane workgroup of the kernel at `kd` (barrier
+/// bit, system-scope fences, no private or group segment), for tests that
+/// write packets to a queue themselves: vary fields with `..` and take its
+/// bytes with [`packet_bytes`].
+pub fn one_group_dispatch(kd: u64, kernarg: u64, signal: u64) -> KernelDispatchPacket {
     let fences = HSA_FENCE_SCOPE_SYSTEM;
-    let p = KernelDispatchPacket {
+    KernelDispatchPacket {
         header: packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH, true, fences, fences),
         setup: 1,
         workgroup_size_x: 32,
@@ -54,9 +55,18 @@ pub fn one_group_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
         kernarg_address: kernarg,
         reserved2: 0,
         completion_signal: Signal { handle: signal },
-    };
+    }
+}
+
+/// The 64 bytes of a dispatch packet as a queue's ring holds them.
+pub fn packet_bytes(p: KernelDispatchPacket) -> [u8; 64] {
     // SAFETY: KernelDispatchPacket is a 64-byte repr(C) struct of integers.
     unsafe { std::mem::transmute::<KernelDispatchPacket, [u8; 64]>(p) }
+}
+
+/// The bytes of [`one_group_dispatch`].
+pub fn one_group_packet(kd: u64, kernarg: u64, signal: u64) -> [u8; 64] {
+    packet_bytes(one_group_dispatch(kd, kernarg, signal))
 }
 
 /// A one-dimensional launch without dynamic LDS.
