@@ -17,6 +17,7 @@ pub mod driver;
 pub mod fault;
 pub mod hsa;
 pub mod isa;
+mod lanemask;
 pub mod memory;
 pub mod ordering;
 pub mod pm4;

@@ -4,6 +4,7 @@
 //! every lane's range into the trace's ordered sets one by one would cost
 //! more than executing the instruction.
 
+use crate::lanemask::set_lanes;
 use crate::trace::{AccessKind, AccessTrace};
 
 /// Ranges `[start, end)` per access kind, unsorted until merged; per kind
@@ -129,32 +130,19 @@ impl TraceBuf {
         // (a mask built with a shift per lane does not vectorise anyway).
         for w in 0..2 {
             let (starts, ends) = (&self.lane_start[w][k], &self.lane_end[w][k]);
-            let mut bits = live;
-            while bits != 0 {
-                let l = bits.trailing_zeros() as usize;
-                if ends[l] != addrs[l] || ends[l] == starts[l] {
-                    break;
-                }
-                bits &= bits - 1;
-            }
-            if bits == 0 {
+            let extends = set_lanes(live).all(|l| ends[l] == addrs[l] && ends[l] != starts[l]);
+            if extends {
                 let ends = &mut self.lane_end[w][k];
-                let mut bits = live;
-                while bits != 0 {
-                    let l = bits.trailing_zeros() as usize;
+                for l in set_lanes(live) {
                     ends[l] = addrs[l].saturating_add(len);
-                    bits &= bits - 1;
                 }
                 let mine = if w == 1 { live } else { 0 };
                 self.lane_newer[k] = (self.lane_newer[k] & !live) | mine;
                 return;
             }
         }
-        let mut bits = live;
-        while bits != 0 {
-            let l = bits.trailing_zeros() as usize;
+        for l in set_lanes(live) {
             self.record_lane(kind, l, addrs[l], len);
-            bits &= bits - 1;
         }
     }
 

@@ -168,11 +168,8 @@ impl DeviceMemory {
                     }
                     return Ok(());
                 }
-                let mut bits = mask;
-                while bits != 0 {
-                    let l = bits.trailing_zeros() as usize;
+                for l in crate::lanemask::set_lanes(mask) {
                     f(l, addrs[l]);
-                    bits &= bits - 1;
                 }
                 return Ok(());
             }
@@ -285,12 +282,10 @@ fn live_bounds(addrs: &[u64], mask: u64) -> (u64, u64) {
             hi = hi.max(a);
         }
     } else {
-        let mut bits = mask;
-        while bits != 0 {
-            let a = addrs[bits.trailing_zeros() as usize];
+        for l in crate::lanemask::set_lanes(mask) {
+            let a = addrs[l];
             lo = lo.min(a);
             hi = hi.max(a);
-            bits &= bits - 1;
         }
     }
     (lo, hi)

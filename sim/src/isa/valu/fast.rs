@@ -192,12 +192,8 @@ fn store<const N: usize>(wave: &mut Wave, r: u16, d: &[u32; N]) -> Result<(), Is
     if exec == full {
         out[..N].copy_from_slice(d);
     } else {
-        // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
-        let mut bits = exec & full;
-        while bits != 0 {
-            let l = bits.trailing_zeros() as usize;
+        for l in crate::lanemask::set_lanes(exec & full) {
             out[l] = d[l];
-            bits &= bits - 1;
         }
     }
     Ok(())

@@ -255,12 +255,8 @@ pub fn store(wave: &mut Wave, dst: Dst, vals: &Lanes, mask: u64) -> Result<(), I
                     *reg = *vals;
                 }
             } else {
-                // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
-                let mut bits = m & full;
-                while bits != 0 {
-                    let l = bits.trailing_zeros() as usize;
+                for l in crate::lanemask::set_lanes(m & full) {
                     reg[l] = vals[l];
-                    bits &= bits - 1;
                 }
             }
             Ok(())

@@ -554,10 +554,8 @@ fn record_lanes(
     let mut n = 0;
     let first = addrs[live.trailing_zeros() as usize];
     let mut cur = (first, first.wrapping_add(len));
-    // Set bits only: a thin EXEC (a one-lane tail) costs its lanes.
-    let mut bits = live & super::wave::full_mask(lanes);
-    while bits != 0 {
-        let a = addrs[bits.trailing_zeros() as usize];
+    for l in crate::lanemask::set_lanes(live & super::wave::full_mask(lanes)) {
+        let a = addrs[l];
         let end = a.wrapping_add(len);
         if a == cur.1 {
             cur.1 = end;
@@ -570,7 +568,6 @@ fn record_lanes(
             n += 1;
             cur = (a, end);
         }
-        bits &= bits - 1;
     }
     for &(s, e) in runs[..n].iter().chain([&cur]) {
         ctx.trace.record(kind, s, e.wrapping_sub(s));
