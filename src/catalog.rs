@@ -5,9 +5,11 @@
 //! Which directory: the device's exact processor (`gfx1151` reads
 //! `<root>/gfx1151/`); no sibling fallback (`gfx1151` never takes
 //! `gfx1150` code); a generic-target directory (`gfx11-generic`) is named in
-//! the error when it is all the tree has, and not loaded, because the
-//! code-object reader does not accept generic targets yet
-//! (`relaunch_device::bundle::fallback`). Every code object is verified
+//! the error when it is all the tree has, and not searched: packing and
+//! verifying a tree read each code object for the directory's processor,
+//! which a generic one does not name (`relaunch_device::bundle::fallback`;
+//! `Gpu::load_module` itself loads generic objects on the processors they
+//! cover). Every code object is verified
 //! (sha256 against the manifest, then its target and args_signature
 //! against its own metadata) before it is loaded, and loaded once: later
 //! lookups of the key return the same module. Errors name the root, the

@@ -479,8 +479,9 @@ fn no_arch_directory(
     );
     if let Some(generic) = unused_generic {
         msg.push_str(&format!(
-            "; {generic} is present but not used: relaunch does not load generic-target \
-             code objects yet"
+            "; {generic} is present but not used: the catalog does not search \
+             generic-target directories yet (a generic code object loads with \
+             Gpu::load_module)"
         ));
     }
     msg.push_str(&format!(

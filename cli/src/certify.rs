@@ -78,7 +78,7 @@ fn render(path: &str, bytes: &[u8], object: &CodeObject, certs: &[Certificate]) 
     let _ = writeln!(
         out,
         "{path}: target {}, sha256 {}, {} kernel(s)",
-        object.target(),
+        object.target_label(),
         relaunch::manifest::sha256_hex(bytes),
         object.kernels().len()
     );

@@ -36,7 +36,7 @@ pub fn render(path: &str, object: &CodeObject) -> String {
     let _ = writeln!(
         out,
         "{path}: target {}, {} kernels, {runs} run every instruction on the simulator",
-        object.target(),
+        object.target_label(),
         results.len()
     );
     for (k, c) in &results {

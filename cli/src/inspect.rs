@@ -56,7 +56,7 @@ fn render(path: &str, object: &CodeObject) -> String {
         out,
         "{path}: code object V{}, target {}, {n} kernel{}",
         object.version().number(),
-        object.target(),
+        object.target_label(),
         if n == 1 { "" } else { "s" }
     );
     for k in object.kernels() {

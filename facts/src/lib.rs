@@ -2,7 +2,8 @@
 //!
 //! Owns: the supported targets and one facts row per target ([`rows`]:
 //! family, wave sizes, limits, cache model, automatic queue width, ELF
-//! machine id), target-name parsing ([`target`]), the families and their
+//! machine id), the generic targets whose code runs on a range of them
+//! ([`generic`]), target-name parsing ([`target`]), the families and their
 //! shared facts ([`family`]: one `FamilyFacts` row each: user-SGPR layout,
 //! scratch, dispatch rules, SGPR codes, memory field positions, V# fields,
 //! cache model, runtime behaviour), which user SGPRs a kernel
@@ -31,6 +32,7 @@ pub mod dispatch;
 pub mod family;
 pub mod field;
 pub mod frame;
+pub mod generic;
 pub mod isa;
 pub mod packet;
 pub mod regs;
@@ -43,5 +45,6 @@ pub mod target;
 pub use descriptor::KernelDescriptor;
 pub use family::{CacheModel, Family, FamilyFacts};
 pub use field::Field;
+pub use generic::GenericFacts;
 pub use rows::{Limits, TargetFacts, WaveSizes};
 pub use target::{FeatureSetting, GfxTarget, TargetError};

@@ -207,12 +207,19 @@ static ROWS: [TargetFacts; 21] = [
 /// (a code object's e_flags is cross-checked against its metadata).
 pub const FOREIGN_MACHINES: [(u32, &str); 2] = [(0x03f, "gfx90a"), (0x04c, "gfx942")];
 
-/// The processor an ELF e_flags value names, when it is one listed here.
+/// The processor an ELF e_flags value names, when it is one listed here
+/// (a generic target's name for its machine id: `gfx11-generic`).
 pub fn processor_from_elf_flags(e_flags: u32) -> Option<&'static str> {
     let mach = e_flags & EF_AMDGPU_MACH;
     ROWS.iter()
         .find(|r| r.elf_mach == Some(mach))
         .map(|r| r.processor)
+        .or_else(|| {
+            crate::generic::GenericFacts::all()
+                .iter()
+                .find(|g| g.elf_mach == mach)
+                .map(|g| g.name)
+        })
         .or_else(|| {
             FOREIGN_MACHINES
                 .iter()

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use crate::family::Family;
+use crate::generic::GenericFacts;
 use crate::rows::TargetFacts;
 
 /// A target feature setting as written after the processor name.
@@ -31,6 +32,12 @@ pub enum TargetError {
     /// dodged by writing its target differently.
     #[error("target name {given:?} is not in canonical spelling; write {canonical}")]
     NotCanonical { given: String, canonical: String },
+    /// A generic target where a processor is needed (a device, a facts row).
+    #[error(
+        "target {target} is a generic target: its code runs on {covers}, and takes the \
+         facts of the processor it is loaded on; name that processor"
+    )]
+    Generic { target: String, covers: String },
     #[error(
         "target {0} is not an RDNA GPU relaunch can encode PM4 for (supported: {list})",
         list = TargetFacts::supported_list()
@@ -41,10 +48,18 @@ pub enum TargetError {
 impl GfxTarget {
     /// Parse `gfx1100`, `gfx1100:xnack-`, or a full target id such as
     /// `amdgcn-amd-amdhsa--gfx1100:sramecc+` (the triple prefix is dropped).
+    /// Generic targets (`gfx11-generic`) parse too; they have no facts row.
     pub fn parse(text: &str) -> Result<Self, TargetError> {
         let id = text.rsplit("--").next().unwrap_or(text).trim();
         let mut parts = id.split(':');
         let processor = parts.next().unwrap_or_default();
+        let features = Self::parse_features(text, parts)?;
+        if crate::generic::is_generic_spelling(processor) {
+            return Ok(GfxTarget {
+                processor: processor.to_string(),
+                features,
+            });
+        }
         let digits = processor.strip_prefix("gfx").unwrap_or("");
         let well_formed = !digits.is_empty()
             && digits.len() <= 16
@@ -65,6 +80,16 @@ impl GfxTarget {
                 TargetError::Malformed(text.to_string())
             });
         }
+        Ok(GfxTarget {
+            processor: processor.to_string(),
+            features,
+        })
+    }
+
+    fn parse_features<'a>(
+        text: &str,
+        parts: impl Iterator<Item = &'a str>,
+    ) -> Result<Vec<(String, FeatureSetting)>, TargetError> {
         let mut features = Vec::new();
         for feature in parts {
             let (name, setting) = if let Some(name) = feature.strip_suffix('+') {
@@ -79,10 +104,7 @@ impl GfxTarget {
             }
             features.push((name.to_string(), setting));
         }
-        Ok(GfxTarget {
-            processor: processor.to_string(),
-            features,
-        })
+        Ok(features)
     }
 
     /// The processor name without features, e.g. `gfx1100`.
@@ -95,10 +117,43 @@ impl GfxTarget {
         &self.features
     }
 
-    /// The target's facts row, or an error naming the unsupported target.
+    /// The target's facts row, or an error naming the unsupported target
+    /// (a generic target has none: its code takes the facts of the
+    /// processor it is loaded on).
     pub fn facts(&self) -> Result<&'static TargetFacts, TargetError> {
+        if let Some(g) = self.generic() {
+            return Err(TargetError::Generic {
+                target: self.to_string(),
+                covers: g.covers_list(),
+            });
+        }
         TargetFacts::lookup(&self.processor)
             .ok_or_else(|| TargetError::Unsupported(self.to_string()))
+    }
+
+    /// The generic target this names (`gfx11-generic`), when it is one
+    /// relaunch knows.
+    pub fn generic(&self) -> Option<&'static GenericFacts> {
+        GenericFacts::lookup(&self.processor)
+    }
+
+    /// The same feature settings on processor `processor` (a generic
+    /// object's target read as the processor it runs on).
+    pub fn with_processor(&self, processor: &str) -> GfxTarget {
+        GfxTarget {
+            processor: processor.to_string(),
+            features: self.features.clone(),
+        }
+    }
+
+    /// Whether code built for `self` runs on the processor `on` names:
+    /// the same processor, or a generic target covering it. Features are
+    /// not compared here.
+    pub fn runs_on(&self, on: &GfxTarget) -> bool {
+        self.processor == on.processor
+            || self
+                .generic()
+                .is_some_and(|g| g.covers_processor(&on.processor))
     }
 
     /// The encoder family, or an error naming the unsupported target.
@@ -200,5 +255,26 @@ mod tests {
         }
         assert_eq!(family_of("gfx01100"), None);
         assert_eq!(GfxTarget::parse("gfx90a").unwrap().processor(), "gfx90a");
+    }
+
+    #[test]
+    fn generic_targets_parse_and_cover_their_processors() {
+        let g = GfxTarget::parse("amdgcn-amd-amdhsa--gfx11-generic:xnack-").unwrap();
+        assert_eq!(g.processor(), "gfx11-generic");
+        assert_eq!(g.to_string(), "gfx11-generic:xnack-");
+        let on = |p: &str| g.runs_on(&GfxTarget::parse(p).unwrap());
+        assert!(on("gfx1100") && on("gfx1151") && on("gfx1153"));
+        assert!(!on("gfx1030") && !on("gfx1200"));
+        let err = g.facts().unwrap_err().to_string();
+        assert!(err.contains("generic") && err.contains("gfx1103"), "{err}");
+        // A generic relaunch does not know parses, and is unsupported.
+        let cdna = GfxTarget::parse("gfx9-generic").unwrap();
+        assert!(matches!(cdna.facts(), Err(TargetError::Unsupported(_))));
+        assert!(!cdna.runs_on(&GfxTarget::parse("gfx900").unwrap()));
+        assert!(GfxTarget::parse("gfx011-generic").is_err());
+        // A processor runs only its own code.
+        let exact = GfxTarget::parse("gfx1100").unwrap();
+        assert!(exact.runs_on(&exact.clone()));
+        assert!(!exact.runs_on(&GfxTarget::parse("gfx1101").unwrap()));
     }
 }

@@ -127,6 +127,17 @@ pub fn kernel_of_pointers(
     directives: &str,
     pointers: usize,
 ) -> Vec<u8> {
+    code_object(cpu, &kernel_source(cpu, name, body, directives, pointers))
+}
+
+/// The assembly source [`kernel_of_pointers`] assembles.
+pub fn kernel_source(
+    cpu: &str,
+    name: &str,
+    body: &str,
+    directives: &str,
+    pointers: usize,
+) -> String {
     let user = 2;
     let bytes = 8 * pointers;
     let args: String = (0..pointers)
@@ -137,7 +148,7 @@ pub fn kernel_of_pointers(
             )
         })
         .collect();
-    let text = format!(
+    format!(
         r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
   .text
   .globl {name}
@@ -177,8 +188,7 @@ amdhsa.kernels:
 {args}...
   .end_amdgpu_metadata
 "#
-    );
-    code_object(cpu, &text)
+    )
 }
 
 const SHIFTED_PAIRS: usize = 50;

@@ -7,10 +7,12 @@
 //! counts, hardware workarounds the compiler applies per processor).
 //! Generic targets (`gfx10-1-generic`, `gfx10-3-generic`, `gfx11-generic`,
 //! `gfx12-generic`) would be the only legitimate fallback, and only for a
-//! code object that declares that generic target in its metadata; relaunch's
-//! code-object reader does not accept generic targets yet, so such a
-//! directory is named in the error (so the user knows why it was not used)
-//! and never loaded.
+//! code object that declares that generic target in its metadata. The
+//! code-object reader reads such an object for a processor it covers
+//! (`CodeObject::parse_for`), but packing and verifying a tree read each
+//! object for its directory's processor, which a generic directory does
+//! not name; so such a directory is named in the error (so the user knows
+//! why it was not used) and not searched yet.
 
 use relaunch_facts::TargetFacts;
 

@@ -133,7 +133,9 @@ pub fn compatible(want: &GfxTarget, have: &GfxTarget) -> bool {
 }
 
 /// Pick the GPU entry for `target` (`gfx1100`, `gfx1100:xnack-`, or a full
-/// bundle id). Without a target the bundle must hold exactly one GPU entry.
+/// bundle id): the processor's own entry, else a generic one covering it
+/// (`gfx11-generic` for `gfx1100`). Without a target the bundle must hold
+/// exactly one GPU entry.
 pub fn select<'a>(bytes: &'a [u8], target: Option<&str>) -> Result<BundleEntry<'a>, E> {
     let all = entries(bytes)?;
     let gpu: Vec<(BundleEntry<'a>, GfxTarget)> = all
@@ -164,9 +166,16 @@ pub fn select<'a>(bytes: &'a [u8], target: Option<&str>) -> Result<BundleEntry<'
         available: available(),
     };
     let want = GfxTarget::parse(wanted).map_err(|_| no_match())?;
+    // The processor's own code first; a generic entry covering it (ROCr
+    // and HIP load those) only when there is none.
     gpu.iter()
         .find(|(_, have)| have.to_string() == want.to_string())
         .or_else(|| gpu.iter().find(|(_, have)| compatible(&want, have)))
+        .or_else(|| {
+            gpu.iter().find(|(_, have)| {
+                have.runs_on(&want) && compatible(&want, &have.with_processor(want.processor()))
+            })
+        })
         .map(|(e, _)| *e)
         .ok_or_else(no_match)
 }
@@ -220,6 +229,25 @@ mod tests {
              hipv4-amdgcn-amd-amdhsa--gfx1100:xnack-"
         );
         assert!(matches!(select(&b, None), Err(E::AmbiguousBundle { .. })));
+    }
+
+    #[test]
+    fn a_generic_entry_serves_the_processors_it_covers_when_none_is_exact() {
+        let b = make(&[
+            ("hipv4-amdgcn-amd-amdhsa--gfx1100", b"A"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx11-generic:xnack-", b"G"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx10-3-generic", b"T"),
+        ]);
+        // The processor's own entry wins over the generic one.
+        assert_eq!(select(&b, Some("gfx1100")).unwrap().bytes, b"A");
+        assert_eq!(select(&b, Some("gfx1101")).unwrap().bytes, b"G");
+        assert_eq!(select(&b, Some("gfx1151:xnack-")).unwrap().bytes, b"G");
+        assert_eq!(select(&b, Some("gfx1035")).unwrap().bytes, b"T");
+        // A feature the generic entry sets the other way, or a processor
+        // no entry covers: no entry.
+        assert!(select(&b, Some("gfx1102:xnack+")).is_err());
+        assert!(select(&b, Some("gfx1201")).is_err());
+        assert!(select(&b, Some("gfx1010")).is_err());
     }
 
     #[test]

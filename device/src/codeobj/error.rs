@@ -130,6 +130,11 @@ pub enum CodeObjectError {
         size: u64,
         kernarg_size: u64,
     },
+    #[error(
+        "code object is built for the generic target {generic}, which runs on {covers}: \
+         name the processor to read it for"
+    )]
+    GenericNeedsProcessor { generic: String, covers: String },
     #[error("code object is built for {found}, not {wanted}")]
     WrongTarget { wanted: String, found: String },
     #[error("offload bundle: {0}")]

@@ -6,6 +6,7 @@ use super::elf::{CodeObjectVersion, Elf, LoadSegment};
 use super::error::CodeObjectError as E;
 use super::kernel::{self, KernelInfo};
 use super::notes;
+use relaunch_facts::generic::{EF_AMDGPU_GENERIC_VERSION_SHIFT, GENERIC_VERSION_MIN};
 use relaunch_facts::GfxTarget;
 
 /// The processor named by an ELF e_flags value, when it is one the facts
@@ -20,29 +21,79 @@ pub struct CodeObject {
     bytes: Vec<u8>,
     version: CodeObjectVersion,
     e_flags: u32,
+    /// The target the code runs on (a generic object's: the processor it
+    /// was read for).
     target: GfxTarget,
+    /// The generic target a generic object declares (`gfx11-generic`).
+    generic: Option<GfxTarget>,
     metadata_version: (u64, u64),
     segments: Vec<LoadSegment>,
     kernels: Vec<KernelInfo>,
 }
 
 impl CodeObject {
-    /// Read an ELF code object (not a bundle).
+    /// Read an ELF code object (not a bundle). A generic one
+    /// (`gfx11-generic`) needs the processor it is for: [`Self::parse_for`].
     pub fn parse(bytes: &[u8]) -> Result<CodeObject, E> {
+        CodeObject::parse_for(bytes, None)
+    }
+
+    /// Read an ELF code object for the processor `on` names. A generic
+    /// object covering that processor is read as its code (its target
+    /// becomes `on`'s processor with the object's feature settings; the
+    /// declared one stays in [`Self::generic`]), as ROCr loads it; a
+    /// generic object without `on` is refused naming what it covers. A
+    /// non-generic object is read as it is: whether it suits `on` is the
+    /// caller's check.
+    pub fn parse_for(bytes: &[u8], on: Option<&GfxTarget>) -> Result<CodeObject, E> {
         let elf = Elf::parse(bytes)?;
         let md = notes::read(&elf)?;
-        let target = GfxTarget::parse(&md.target).map_err(|e| E::MetadataTarget {
+        let declared = GfxTarget::parse(&md.target).map_err(|e| E::MetadataTarget {
             target: md.target.clone(),
             reason: e.to_string(),
         })?;
         if let Some(flags) = processor_from_flags(elf.e_flags) {
-            if flags != target.processor() {
+            if flags != declared.processor() {
                 return Err(E::TargetMismatch {
                     flags: flags.to_string(),
-                    metadata: target.to_string(),
+                    metadata: declared.to_string(),
                 });
             }
         }
+        let (target, generic) = match declared.generic() {
+            Some(g) => {
+                let version = match elf.version {
+                    CodeObjectVersion::V6 => elf.e_flags >> EF_AMDGPU_GENERIC_VERSION_SHIFT,
+                    CodeObjectVersion::V4 | CodeObjectVersion::V5 => 0,
+                };
+                if version < GENERIC_VERSION_MIN {
+                    return Err(E::MetadataTarget {
+                        target: md.target.clone(),
+                        reason: format!(
+                            "a generic target needs code object V6 with a generic version \
+                             (e_flags bits 31:24) of at least {GENERIC_VERSION_MIN}; this is \
+                             V{} with e_flags {:#x}",
+                            elf.version.number(),
+                            elf.e_flags
+                        ),
+                    });
+                }
+                let Some(on) = on else {
+                    return Err(E::GenericNeedsProcessor {
+                        generic: declared.to_string(),
+                        covers: g.covers_list(),
+                    });
+                };
+                if !declared.runs_on(on) {
+                    return Err(E::WrongTarget {
+                        wanted: on.to_string(),
+                        found: format!("{declared} (which runs on {})", g.covers_list()),
+                    });
+                }
+                (declared.with_processor(on.processor()), Some(declared))
+            }
+            None => (declared, None),
+        };
         let symbols = elf.descriptor_symbols()?;
         let mut kernels = md
             .kernels
@@ -61,6 +112,7 @@ impl CodeObject {
             version: elf.version,
             e_flags: elf.e_flags,
             target,
+            generic,
             metadata_version: md.version,
             segments: elf.segments,
             kernels,
@@ -73,15 +125,15 @@ impl CodeObject {
     /// a plain ELF a given `target` must be compatible with the object's
     /// (same processor, no feature set the other way).
     pub fn from_bundle_or_elf(bytes: &[u8], target: Option<&str>) -> Result<CodeObject, E> {
+        let on = target.and_then(|t| GfxTarget::parse(t).ok());
         if bundle::is_bundle(bytes) {
             let plain = super::compressed::plain_bundle(bytes)?;
             let entry = bundle::select(&plain, target)?;
-            return CodeObject::parse(entry.bytes);
+            return CodeObject::parse_for(entry.bytes, on.as_ref());
         }
-        let object = CodeObject::parse(bytes)?;
+        let object = CodeObject::parse_for(bytes, on.as_ref())?;
         if let Some(wanted) = target {
-            let matches =
-                GfxTarget::parse(wanted).is_ok_and(|w| bundle::compatible(&w, &object.target));
+            let matches = on.is_some_and(|w| bundle::compatible(&w, &object.target));
             if !matches {
                 return Err(E::WrongTarget {
                     wanted: wanted.to_string(),
@@ -102,7 +154,23 @@ impl CodeObject {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// The target from `amdhsa.target`, e.g. `gfx1100` or `gfx1030:xnack-`.
+    /// The generic target a generic object declares (`gfx11-generic`);
+    /// [`Self::target`] is then the processor it was read for.
+    pub fn generic(&self) -> Option<&GfxTarget> {
+        self.generic.as_ref()
+    }
+
+    /// The target as messages name it: `gfx1100`, or for a generic object
+    /// `gfx1100 (gfx11-generic code)`.
+    pub fn target_label(&self) -> String {
+        match &self.generic {
+            Some(g) => format!("{} ({g} code)", self.target),
+            None => self.target.to_string(),
+        }
+    }
+
+    /// The target from `amdhsa.target`, e.g. `gfx1100` or `gfx1030:xnack-`
+    /// (a generic object's: the processor it was read for).
     pub fn target(&self) -> &GfxTarget {
         &self.target
     }

@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
-use relaunch::CodeObject;
+use relaunch::{CodeObject, CodeObjectError};
 
 use crate::exports::forward;
 use crate::hip::{c_name, key, Handle, HipError, HIP_SUCCESS};
@@ -98,7 +98,7 @@ unsafe fn shadow_loaded(rc: HipError, module: *mut Handle, image: *const c_void,
         }
         // SAFETY: as above.
         let bytes = unsafe { copy_image(image as *const u8) }?;
-        Ok(CodeObject::parse(&bytes)?)
+        code_of_elf(&bytes)
     });
     if let Some(code) = code {
         file_module(handle, code, call);
@@ -112,7 +112,18 @@ fn code_of_image(bytes: &[u8]) -> Result<CodeObject, Reason> {
         // The reader bounds every entry by the slice.
         return Ok(bundle::code_for(bytes, gpu()?.target())?);
     }
-    Ok(CodeObject::parse(bytes)?)
+    code_of_elf(bytes)
+}
+
+/// A plain ELF code object; a generic one (`gfx11-generic`) is read as the
+/// device's processor's code, as HIP loads it.
+fn code_of_elf(bytes: &[u8]) -> Result<CodeObject, Reason> {
+    match CodeObject::parse(bytes) {
+        Err(CodeObjectError::GenericNeedsProcessor { .. }) => {
+            Ok(CodeObject::parse_for(bytes, Some(gpu()?.target()))?)
+        }
+        other => Ok(other?),
+    }
 }
 
 /// The module `hipModuleLoadData` gets for an offload bundle: the entry
