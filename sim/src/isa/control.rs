@@ -4,6 +4,7 @@
 //! already satisfied: the waits are decoded and checked, then go on.
 
 use relaunch_facts::family::TrapRule;
+use relaunch_facts::isa::hwreg::ShaderCycles;
 use relaunch_isa::Family;
 
 use super::fault::{Flow, IsaFault};
@@ -30,6 +31,11 @@ pub(crate) enum COp {
     /// paired with the s_barrier_wait that follows it.
     BarrierSignal,
     Sendmsg,
+    /// s_sendmsg_rtn_b32 / _b64 (gfx11+): a message whose answer lands in
+    /// the destination (`dwords` of it).
+    SendmsgRtn {
+        dwords: u8,
+    },
     Trap,
     Sethalt,
     RoundMode,
@@ -85,6 +91,8 @@ pub(crate) fn prepare(name: &str) -> Option<COp> {
         "s_barrier" | "s_barrier_wait" => Barrier,
         "s_barrier_signal" => BarrierSignal,
         "s_sendmsg" => Sendmsg,
+        "s_sendmsg_rtn_b32" => SendmsgRtn { dwords: 1 },
+        "s_sendmsg_rtn_b64" => SendmsgRtn { dwords: 2 },
         "s_trap" => Trap,
         "s_sethalt" => Sethalt,
         "s_round_mode" => RoundMode,
@@ -159,6 +167,7 @@ pub(crate) fn execute(
         COp::Barrier => Flow::Barrier,
         COp::BarrierSignal => barrier_signal(wave, inst)?,
         COp::Sendmsg => sendmsg(wave, inst, interrupt)?,
+        COp::SendmsgRtn { dwords } => sendmsg_rtn(wave, inst, dwords)?,
         // "TRAP_EN: indicates that a trap handler is present. When set to
         // zero, traps are never taken" (RDNA ISA guides, STATUS): without a
         // handler s_trap does nothing. With one, ROCr's handler reports the
@@ -263,6 +272,16 @@ fn read_hwreg(wave: &Wave, inst: &Inst, id: u32) -> Result<u32, IsaFault> {
     if let Some(hi) = flat_scratch_half(wave, id) {
         return Ok((wave.flat_scratch >> if hi { 32 } else { 0 }) as u32);
     }
+    match wave.isa.sub.shader_cycles() {
+        ShaderCycles::Low20 { id: at } if at == id => {
+            return Ok((super::clock::now(wave) & 0xF_FFFF) as u32)
+        }
+        ShaderCycles::Split { lo, .. } if lo == id => return Ok(super::clock::now(wave) as u32),
+        ShaderCycles::Split { hi, .. } if hi == id => {
+            return Ok((super::clock::now(wave) >> 32) as u32)
+        }
+        ShaderCycles::None | ShaderCycles::Low20 { .. } | ShaderCycles::Split { .. } => {}
+    }
     Ok(match id {
         hwreg::MODE => wave.mode,
         // STATUS: SCC (bit 0), EXECZ (9), VCCZ (10), IN_BARRIER (11) and
@@ -316,6 +335,31 @@ fn sendmsg(wave: &Wave, inst: &Inst, interrupt: Option<&dyn Fn(u32)>) -> Result<
             family: wave.isa.family,
         })
     }
+}
+
+/// MSG_RTN_GET_REALTIME: the message id (SSRC0's field value, bits 7:0)
+/// gfx11 and gfx12 give the real-time clock (LLVM's SIDefines.h
+/// `ID_RTN_GET_REALTIME`).
+const MSG_RTN_GET_REALTIME: u32 = 0x83;
+
+/// s_sendmsg_rtn: MSG_RTN_GET_REALTIME answers with the clock
+/// (`super::clock`; the b32 form its low half). The other messages
+/// (doorbell, DDID, TMA/TBA, wave save) answer with state the simulator
+/// does not model.
+fn sendmsg_rtn(wave: &mut Wave, inst: &Inst, dwords: u8) -> Result<Flow, IsaFault> {
+    let id = inst.words[0] & 0xFF;
+    if id != MSG_RTN_GET_REALTIME {
+        return Err(IsaFault::Unimplemented {
+            mnemonic: format!("{} with message id {id:#x}", inst.decoded.mnemonic()),
+            family: wave.isa.family,
+        });
+    }
+    let t = super::clock::now(wave);
+    match dwords {
+        1 => wave.write_scalar(inst.dst, t as u32)?,
+        _ => wave.write_scalar64(inst.dst, t)?,
+    }
+    Ok(Flow::Next)
 }
 
 /// gfx12 s_barrier_signal: only the workgroup barrier (-1) is modelled.

@@ -40,6 +40,7 @@ pub(crate) fn run_wave(
         let pc = wave.pc;
         let inst = &prog.insts[pc as usize];
         *executed += 1;
+        wave.cycles += 1;
         if *executed % CHECK_EVERY == 0 {
             if ctx.discarded() {
                 return Err((pc, IsaFault::Discarded));

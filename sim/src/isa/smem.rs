@@ -19,6 +19,9 @@ pub(crate) enum MOp {
     LoadSub { bytes: u8, signed: bool },
     /// s_buffer_load of `n` dwords through a buffer resource.
     BufferLoad(u8),
+    /// s_memtime, s_memrealtime (gfx10): the clock (`super::clock`) into
+    /// an SGPR pair.
+    Clock,
     /// s_dcache_inv, s_gl1_inv, s_dcache_wb, prefetches: no cache contents
     /// are modelled, so nothing to do (the ordering model handles K$).
     Nothing,
@@ -70,6 +73,7 @@ pub(crate) fn prepare(name: &str) -> Option<MOp> {
         | "s_prefetch_data"
         | "s_prefetch_inst_pc_rel"
         | "s_prefetch_data_pc_rel" => Some(MOp::Nothing),
+        "s_memtime" | "s_memrealtime" => Some(MOp::Clock),
         _ => None,
     }
 }
@@ -162,6 +166,10 @@ pub(crate) fn execute(
                 }
             }
             write_dwords(wave, inst, first, &buf[..4 * n as usize])?;
+        }
+        MOp::Clock => {
+            let t = super::clock::now(wave);
+            write_dwords(wave, inst, first, &t.to_le_bytes())?;
         }
         MOp::Nothing => {}
     }

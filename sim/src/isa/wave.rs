@@ -67,6 +67,9 @@ pub struct Wave {
     pub flat_scratch: u64,
     /// The wave's scratch slot when RSRC2.SCRATCH_EN gave it one.
     pub slot: Option<super::scratch::WaveSlot>,
+    /// Instructions this wave has run: its clock reads' model
+    /// (`super::clock`), one cycle each.
+    pub cycles: u64,
 }
 
 impl Wave {
@@ -90,6 +93,7 @@ impl Wave {
             trap_en: false,
             flat_scratch: 0,
             slot: None,
+            cycles: 0,
         }
     }
 
@@ -156,6 +160,7 @@ impl Wave {
         self.done = false;
         self.flat_scratch = 0;
         self.slot = None;
+        self.cycles = 0;
     }
 }
 

@@ -40,6 +40,11 @@ pub fn advance(ticks: u64) {
     CLOCK.fetch_add(ticks, Ordering::Relaxed);
 }
 
+/// The clock now, without ticking (a kernel's clock reads: `isa::clock`).
+pub fn now() -> u64 {
+    CLOCK.load(Ordering::Relaxed)
+}
+
 /// Reads the clock (and ticks once).
 pub fn read() -> u64 {
     CLOCK.fetch_add(1, Ordering::Relaxed)

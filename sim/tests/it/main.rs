@@ -9,6 +9,7 @@ mod fuzz_inputs;
 mod hsa_runtime;
 mod isa_buffer_atomics;
 mod isa_calls;
+mod isa_clock;
 mod isa_d16;
 mod isa_fixtures;
 mod isa_kernels_dot;
