@@ -172,4 +172,50 @@ mod tests {
         assert_eq!((c.instructions, c.indirect_calls), (7, 0));
         assert!(c.runs());
     }
+
+    /// A callee at byte 0 (`callee` then, for one that returns,
+    /// `s_setpc_b64 s[30:31]`), the kernel's entry at byte 8 calling it,
+    /// then two zero words (undecodable) and s_endpgm.
+    fn callee_first(returns: bool) -> Vec<u8> {
+        let last: [u8; 4] = if returns {
+            [0x1e, 0x20, 0x80, 0xbe] // s_setpc_b64 s[30:31]
+        } else {
+            [0x00, 0x00, 0x81, 0xbf] // s_endpgm
+        };
+        let mut code = vec![0xa9, 0x02, 0x02, 0x7e]; // 0: v_mov_b32_e32 v1, 41
+        code.extend(last); // 4
+        code.extend([
+            0x00, 0x1f, 0xa4, 0xbe, // 8: entry: s_getpc_b64 s[36:37]
+            0x24, 0xcc, 0x24, 0x80, // 12: s_add_u32 s36, s36, -12
+            0x25, 0xc1, 0x25, 0x82, // 16: s_addc_u32 s37, s37, -1
+            0x24, 0x21, 0x9e, 0xbe, // 20: s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0x00, 0x00, // 24: padding
+            0x00, 0x00, 0x00, 0x00, // 28: padding
+            0x00, 0x00, 0x81, 0xbf, // 32: s_endpgm
+        ]);
+        code
+    }
+
+    #[test]
+    fn a_callee_before_the_entry_is_counted_from_the_whole_code() {
+        // It returns: the padding after the call is read (and stops the
+        // kernel, as it would stop a run that got there).
+        let code = callee_first(true);
+        let c = coverage(gfx1030(), &code, 8);
+        assert_eq!((c.outside_calls, c.indirect_calls), (0, 0));
+        assert_eq!((c.instructions, c.undecodable), (7, 1));
+        assert!(!c.runs());
+        // Given from the entry on, the callee is outside the code.
+        let c = coverage(gfx1030(), &code[8..], 0);
+        assert_eq!(c.outside_calls, 1);
+        assert!(!c.runs());
+    }
+
+    #[test]
+    fn padding_after_a_call_that_never_returns_is_not_read() {
+        // As ggml's `no_device_code`: the callee ends the program.
+        let c = coverage(gfx1030(), &callee_first(false), 8);
+        assert_eq!((c.instructions, c.undecodable, c.outside_calls), (6, 0, 0));
+        assert!(c.runs());
+    }
 }
