@@ -1,7 +1,8 @@
 //! A kernel's code decoded once into a program: every instruction reachable
-//! from the entry (fall-through and branch targets), with its operands
-//! resolved and its executor chosen. Built at a kernel's first dispatch and
-//! cached per loaded kernel (`cache`).
+//! from the entry (fall-through, branch targets, direct callees anywhere in
+//! the code allocation, and return points of callees that can return), with
+//! its operands resolved and its executor chosen. Built at a kernel's first
+//! dispatch and cached per loaded kernel (`cache`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -293,8 +294,8 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
                     Some(t) if in_code(t) => {
                         work.extend((!found.contains_key(&(t as u32))).then_some(t));
                     }
-                    // Not pushed again each round: the fixed point below
-                    // stops when no work is left.
+                    // Outside the code: noted, never work (pushed each
+                    // round, it would keep the fixed point from ending).
                     Some(t) => outside.push(t),
                     None => {}
                 }
