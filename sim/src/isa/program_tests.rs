@@ -114,3 +114,11 @@ fn an_unknown_callee_keeps_its_return_point() {
     assert_eq!(prog.insts.len(), 3);
     assert_eq!(prog.insts[0].next, 1);
 }
+
+#[test]
+fn offsets_before_the_entry_print_negative() {
+    assert_eq!(signed_hex(0x40), "0x40");
+    assert_eq!(signed_hex(-0x100), "-0x100");
+    let prog = build_in(gfx1030(), 8, &CALLEE_FIRST, 8);
+    assert_eq!(signed_hex(prog.insts[5].from_entry()), "-0x8");
+}
