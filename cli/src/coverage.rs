@@ -1,16 +1,18 @@
 //! `relaunch inspect --sim-coverage`: per kernel, whether the simulator's
 //! instruction interpreter executes every instruction reachable from the
 //! kernel's entry, and the mnemonics it does not, so an engine author knows
-//! before running. The code is decoded as a dispatch would decode it (from
-//! the entry to the end of its loaded segment, following branches), by the
-//! simulator's own program builder (`relaunch_sim::isa::coverage`).
+//! before running. The code is decoded as a dispatch would decode it (the
+//! whole loaded segment holding the entry, from the entry on, following
+//! branches and direct calls, callees placed before the kernel included),
+//! by the simulator's own program builder (`relaunch_sim::isa::coverage`).
 //!
 //! Output, one line per kernel after a heading per code object:
 //! `  runs     NAME (N instructions)` or
 //! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...` (with
 //! `<undecodable> xN` for unknown words and `<indirect call> xN` for calls
-//! through a pointer from memory, `<call before the entry> xN` for calls to
-//! a function placed before the kernel: neither can the simulator follow)
+//! through a pointer from memory, `<call outside the code> xN` for direct
+//! calls to an address outside the segment: neither can the simulator
+//! follow)
 //! (`scripts/sim-corpus` reads these lines). Scratch instructions count
 //! like any other: the interpreter runs private memory when the queue
 //! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).
@@ -58,7 +60,7 @@ pub fn render(path: &str, object: &CodeObject) -> String {
                     names.push(format!("<indirect call> x{}", c.indirect_calls));
                 }
                 if c.outside_calls > 0 {
-                    names.push(format!("<call before the entry> x{}", c.outside_calls));
+                    names.push(format!("<call outside the code> x{}", c.outside_calls));
                 }
                 let _ = writeln!(
                     out,
@@ -85,10 +87,11 @@ fn kernel_coverage(object: &CodeObject, k: &KernelInfo) -> Result<Coverage, Stri
         .iter()
         .find(|s| entry >= s.vaddr && entry < s.vaddr.saturating_add(s.filesz))
         .ok_or_else(|| format!("code entry 0x{entry:x} is outside the loaded file bytes"))?;
-    let bytes = object.segment_bytes(segment);
-    let code = usize::try_from(entry - segment.vaddr)
+    // The whole segment: the linker may place a kernel's callees before it.
+    let code = object.segment_bytes(segment);
+    let at = usize::try_from(entry - segment.vaddr)
         .ok()
-        .and_then(|at| bytes.get(at..))
+        .filter(|&at| at < code.len())
         .ok_or_else(|| format!("code entry 0x{entry:x} is outside the loaded file bytes"))?;
-    Ok(coverage(isa, code))
+    Ok(coverage(isa, code, at))
 }

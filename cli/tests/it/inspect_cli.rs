@@ -194,3 +194,67 @@ fn sim_coverage_names_what_the_interpreter_lacks() {
         assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
     }
 }
+
+/// The whole segment is decoded: a callee the linker placed before the
+/// kernel is covered, and the padding after a call to it (it ends the
+/// program, as a device-side assert) is not read.
+#[test]
+fn sim_coverage_reaches_a_callee_before_the_entry() {
+    if !relaunch_testsupport::asm::tools() {
+        return;
+    }
+    let source = r#"  .amdgcn_target "amdgcn-amd-amdhsa--gfx1030"
+  .text
+  .p2align 8
+callee:
+  v_mov_b32 v1, 41
+  s_endpgm
+  .globl reach
+  .p2align 8
+  .type reach,@function
+reach:
+  s_getpc_b64 s[4:5]
+.Lpc:
+  s_add_u32 s4, s4, callee-.Lpc
+  s_addc_u32 s5, s5, -1
+  s_swappc_b64 s[30:31], s[4:5]
+  .long 0
+.Lend:
+  .size reach, .Lend-reach
+  .rodata
+  .p2align 6
+  .amdhsa_kernel reach
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 40
+    .amdhsa_wavefront_size32 1
+  .end_amdhsa_kernel
+  .amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--gfx1030
+amdhsa.kernels:
+  - .name: reach
+    .symbol: reach.kd
+    .kernarg_segment_size: 0
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .sgpr_count: 40
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 64
+...
+  .end_amdgpu_metadata
+"#;
+    let co = relaunch_testsupport::asm::code_object("gfx1030", source);
+    let path = scratch_file("reach.co", &co);
+    let out = inspect(&["--sim-coverage".as_ref(), path.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "reach.co: target gfx1030, 1 kernels, 1 run every instruction on the simulator",
+        "  runs     reach (6 instructions)",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+}

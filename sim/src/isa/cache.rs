@@ -23,7 +23,8 @@ fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
 }
 
 /// The program of `kernel` decoded for `isa`, from the code in device
-/// memory (its entry to the end of its allocation).
+/// memory: its whole allocation, so callees the linker placed before the
+/// kernel's entry are reached too.
 pub(crate) fn program(
     kernel: &Arc<KernelEntry>,
     isa: Isa,
@@ -39,9 +40,9 @@ pub(crate) fn program(
         }
     }
     let info = mem.check(kernel.code_entry, 4, crate::memory::Access::Read)?;
-    let end = info.base + info.len as u64;
-    let code = mem.read_vec(kernel.code_entry, (end - kernel.code_entry) as usize)?;
-    let prog = Arc::new(program::build(isa, kernel.code_entry, &code));
+    let code = mem.read_vec(info.base, info.len)?;
+    let entry_at = (kernel.code_entry - info.base) as usize;
+    let prog = Arc::new(program::build_in(isa, kernel.code_entry, &code, entry_at));
     let mut map = cache().lock();
     map.retain(|_, (w, _)| w.strong_count() > 0);
     map.insert(key, (Arc::downgrade(kernel), Arc::clone(&prog)));

@@ -1,14 +1,16 @@
 //! What the interpreter would refuse in a kernel, found before it runs:
 //! the kernel is decoded from its entry as a dispatch would decode it
-//! (`program::build`: every instruction reachable by fall-through and
-//! branches) and each instruction is classified the same way. What only a
-//! run can tell (MODE's directed rounding, an LDS access outside the
-//! allocation, scratch) is not known here. A call whose target is not a
-//! PC-relative constant (a function pointer loaded from memory, as RCCL's
-//! table of collective implementations) reaches code the builder never
-//! decoded and faults at run time, so it stops the kernel here too; so
-//! does a direct call to a function placed before the kernel's entry (the
-//! program is decoded from the entry on).
+//! (`program::build_in`: every instruction reachable by fall-through,
+//! branches and direct calls, in the whole code given, before the entry
+//! too; a call's return point only when its callee can return) and each
+//! instruction is classified the same way. What only a run can tell
+//! (MODE's directed rounding, an LDS access outside the allocation,
+//! scratch) is not known here. A call whose target is not a PC-relative
+//! constant (a function pointer loaded from memory, as RCCL's table of
+//! collective implementations) reaches code the builder never decoded and
+//! faults at run time, so it stops the kernel here too; so does a direct
+//! call to code outside the bytes given (a dispatch decodes the kernel's
+//! whole allocation, so give the whole text section or segment).
 
 use std::collections::BTreeMap;
 
@@ -28,9 +30,8 @@ pub struct Coverage {
     pub undecodable: usize,
     /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant.
     pub indirect_calls: usize,
-    /// Direct calls to code outside the kernel's slice (a function placed
-    /// before the kernel's entry): the dispatch's program starts at the
-    /// entry, so it cannot reach them.
+    /// Direct calls to code outside the bytes given (at run time, outside
+    /// the kernel's code allocation): nothing there to decode.
     pub outside_calls: usize,
 }
 
@@ -44,20 +45,23 @@ impl Coverage {
     }
 }
 
-/// The coverage of the code starting at `code[0]` (a kernel's entry; the
-/// slice should end where the kernel's code does).
-pub fn coverage(isa: Isa, code: &[u8]) -> Coverage {
-    let prog = program::build(isa, 0, code);
+/// The coverage of the kernel whose entry is byte `entry_at` of `code`
+/// (the whole code the kernel is loaded with: its text section or
+/// segment).
+pub fn coverage(isa: Isa, code: &[u8], entry_at: usize) -> Coverage {
+    let prog = program::build_in(isa, entry_at as u64, code, entry_at);
     let mut out = Coverage::default();
+    // Keyed by offset in `code`, as the builder follows calls.
+    let at = |i: &program::Inst| (entry_at as i64 + i.from_entry()) as u32;
     let decoded: BTreeMap<u32, &Instruction> = prog
         .insts
         .iter()
         .filter(|i| !matches!(i.kind, Kind::OutOfCode | Kind::Undecodable(_)))
-        .map(|i| (i.offset, &i.decoded))
+        .map(|i| (at(i), &i.decoded))
         .collect();
     for inst in &prog.insts {
         if matches!(inst.kind, Kind::SwapPc) {
-            match program::call_target(&decoded, inst.offset) {
+            match program::call_target(&decoded, at(inst)) {
                 None => out.indirect_calls += 1,
                 Some(t) if t < 0 || t as u64 >= code.len() as u64 => out.outside_calls += 1,
                 Some(_) => {}
@@ -108,13 +112,18 @@ mod tests {
             0x00, 0x00, 0x81, 0xbf, // s_endpgm
             0xff, 0xff, 0xff, 0xff, // unreachable: not counted
         ];
-        let c = coverage(gfx1030(), &code);
+        let c = coverage(gfx1030(), &code, 0);
         assert_eq!(c.instructions, 4);
         assert_eq!(c.undecodable, 0);
         assert_eq!(c.missing.get("image_load"), Some(&2));
         assert_eq!(c.missing.len(), 1);
         assert!(!c.runs());
-        assert!(coverage(gfx1030(), &[0x01, 0x03, 0x00, 0x7e, 0x00, 0x00, 0x81, 0xbf]).runs());
+        assert!(coverage(
+            gfx1030(),
+            &[0x01, 0x03, 0x00, 0x7e, 0x00, 0x00, 0x81, 0xbf],
+            0
+        )
+        .runs());
     }
 
     #[test]
@@ -127,7 +136,7 @@ mod tests {
             0x00, 0x00, 0x81, 0xbf, // s_endpgm
             0x1e, 0x20, 0x80, 0xbe, // the callee: s_setpc_b64 s[30:31]
         ];
-        let c = coverage(gfx1030(), &direct);
+        let c = coverage(gfx1030(), &direct, 0);
         assert_eq!((c.instructions, c.indirect_calls), (6, 0));
         assert!(c.runs());
         // s[36:37] is not built from the PC: a pointer the builder cannot
@@ -136,7 +145,7 @@ mod tests {
             0x24, 0x21, 0x9e, 0xbe, // s_swappc_b64 s[30:31], s[36:37]
             0x00, 0x00, 0x81, 0xbf, // s_endpgm
         ];
-        let c = coverage(gfx1030(), &indirect);
+        let c = coverage(gfx1030(), &indirect, 0);
         assert_eq!((c.instructions, c.indirect_calls), (2, 1));
         assert!(c.missing.is_empty());
         assert!(!c.runs());
@@ -145,7 +154,7 @@ mod tests {
         let mut before = direct;
         before[5] = 0xd0;
         before[9] = 0xc1;
-        let c = coverage(gfx1030(), &before[..20]);
+        let c = coverage(gfx1030(), &before[..20], 0);
         assert_eq!((c.indirect_calls, c.outside_calls), (0, 1));
         assert!(!c.runs());
         // gfx12's sequence sign-extends the PC's high half in between.
@@ -159,8 +168,54 @@ mod tests {
             0x00, 0x00, 0xb0, 0xbf, // s_endpgm
             0x1e, 0x48, 0x80, 0xbe, // the callee: s_setpc_b64 s[30:31]
         ];
-        let c = coverage(gfx1200, &sext);
+        let c = coverage(gfx1200, &sext, 0);
         assert_eq!((c.instructions, c.indirect_calls), (7, 0));
+        assert!(c.runs());
+    }
+
+    /// A callee at byte 0 (`callee` then, for one that returns,
+    /// `s_setpc_b64 s[30:31]`), the kernel's entry at byte 8 calling it,
+    /// then two zero words (undecodable) and s_endpgm.
+    fn callee_first(returns: bool) -> Vec<u8> {
+        let last: [u8; 4] = if returns {
+            [0x1e, 0x20, 0x80, 0xbe] // s_setpc_b64 s[30:31]
+        } else {
+            [0x00, 0x00, 0x81, 0xbf] // s_endpgm
+        };
+        let mut code = vec![0xa9, 0x02, 0x02, 0x7e]; // 0: v_mov_b32_e32 v1, 41
+        code.extend(last); // 4
+        code.extend([
+            0x00, 0x1f, 0xa4, 0xbe, // 8: entry: s_getpc_b64 s[36:37]
+            0x24, 0xcc, 0x24, 0x80, // 12: s_add_u32 s36, s36, -12
+            0x25, 0xc1, 0x25, 0x82, // 16: s_addc_u32 s37, s37, -1
+            0x24, 0x21, 0x9e, 0xbe, // 20: s_swappc_b64 s[30:31], s[36:37]
+            0x00, 0x00, 0x00, 0x00, // 24: padding
+            0x00, 0x00, 0x00, 0x00, // 28: padding
+            0x00, 0x00, 0x81, 0xbf, // 32: s_endpgm
+        ]);
+        code
+    }
+
+    #[test]
+    fn a_callee_before_the_entry_is_counted_from_the_whole_code() {
+        // It returns: the padding after the call is read (and stops the
+        // kernel, as it would stop a run that got there).
+        let code = callee_first(true);
+        let c = coverage(gfx1030(), &code, 8);
+        assert_eq!((c.outside_calls, c.indirect_calls), (0, 0));
+        assert_eq!((c.instructions, c.undecodable), (7, 1));
+        assert!(!c.runs());
+        // Given from the entry on, the callee is outside the code.
+        let c = coverage(gfx1030(), &code[8..], 0);
+        assert_eq!(c.outside_calls, 1);
+        assert!(!c.runs());
+    }
+
+    #[test]
+    fn padding_after_a_call_that_never_returns_is_not_read() {
+        // As ggml's `no_device_code`: the callee ends the program.
+        let c = coverage(gfx1030(), &callee_first(false), 8);
+        assert_eq!((c.instructions, c.undecodable, c.outside_calls), (6, 0, 0));
         assert!(c.runs());
     }
 }

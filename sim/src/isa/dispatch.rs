@@ -93,10 +93,11 @@ impl Launch {
 
 /// A fault of the interpreter, with where it happened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("kernel {kernel} at byte offset {offset:#x} ({mnemonic}, {processor}, wave {wave} of workgroup {workgroup:?}): {fault}")]
+#[error("kernel {kernel} at byte offset {at} ({mnemonic}, {processor}, wave {wave} of workgroup {workgroup:?}): {fault}", at = super::program::signed_hex(*.offset))]
 pub struct IsaError {
     pub kernel: String,
-    pub offset: u32,
+    /// From the kernel's entry; negative in a callee placed before it.
+    pub offset: i64,
     /// The mnemonic as LLVM spells it.
     pub mnemonic: String,
     pub processor: String,

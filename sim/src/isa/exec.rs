@@ -159,9 +159,7 @@ fn other(
         Kind::Ds(op) => lds::execute(wave, inst, op, ctx),
         Kind::Vmem(op) => vmem::execute(wave, inst, op, ctx),
         Kind::GetPc => {
-            let next = prog
-                .entry
-                .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+            let next = prog.address_of(inst).wrapping_add(inst.decoded.len as u64);
             wave.write_scalar64(inst.dst, next).map(|()| Flow::Next)
         }
         Kind::SetPc => wave
@@ -169,9 +167,7 @@ fn other(
             .and_then(|to| jump_to(prog, to)),
         Kind::SwapPc => wave.scalar64(inst.src[0], false).and_then(|to| {
             let flow = jump_to(prog, to)?;
-            let next = prog
-                .entry
-                .wrapping_add(u64::from(inst.offset) + inst.decoded.len as u64);
+            let next = prog.address_of(inst).wrapping_add(inst.decoded.len as u64);
             wave.write_scalar64(inst.dst, next)?;
             Ok(flow)
         }),
@@ -180,23 +176,26 @@ fn other(
             family,
         }),
         Kind::Undecodable(dword) => Err(IsaFault::Undecodable { dword, family }),
+        // Also a call's return point the builder left undecoded because
+        // the callee never returns (`program::may_return`), if it does.
         Kind::OutOfCode => Err(IsaFault::Control(format!(
-            "control reached byte offset {:#x}, outside the kernel's code (past the end of \
-                 its code allocation or into bytes that are not an instruction start)",
-            inst.offset
+            "control reached byte offset {} from the entry, outside the kernel's code the \
+             simulator decoded (past the end of its code allocation, into bytes that are not \
+             an instruction start, or back from a call whose callee has no return)",
+            super::program::signed_hex(inst.from_entry())
         ))),
     }
 }
 
 /// An indirect jump (s_setpc_b64, s_swappc_b64) to device address `to`:
-/// the instruction decoded there (direct callees and return addresses
-/// are), or a fault naming the address.
+/// the instruction decoded there (direct callees are, and return points
+/// of calls whose callee can return), or a fault naming the address.
 fn jump_to(prog: &Program, to: u64) -> Result<Flow, IsaFault> {
     prog.index_at(to).map(Flow::Jump).ok_or_else(|| {
         IsaFault::Control(format!(
             "indirect jump to {to:#x}, which is not an instruction of the kernel's code the \
-             simulator decoded (entry {:#x}; it follows direct calls and their returns, not \
-             pointers computed at run time)",
+             simulator decoded (entry {:#x}; it follows direct calls, returns from callees that \
+             have an s_setpc_b64, not pointers computed at run time)",
             prog.entry
         ))
     })
@@ -255,9 +254,9 @@ fn trace_inst(inst: &super::program::Inst, wave: &Wave) {
         _ => String::new(),
     };
     eprintln!(
-        "isa wg{:?} {:#06x} {:<28} {val} exec={:#x} scc={} vcc={:#x}",
+        "isa wg{:?} {:>6} {:<28} {val} exec={:#x} scc={} vcc={:#x}",
         wave.workgroup_id[0],
-        inst.offset,
+        super::program::signed_hex(inst.from_entry()),
         inst.decoded.mnemonic(),
         wave.exec,
         u8::from(wave.scc),

@@ -1,7 +1,8 @@
 //! A kernel's code decoded once into a program: every instruction reachable
-//! from the entry (fall-through and branch targets), with its operands
-//! resolved and its executor chosen. Built at a kernel's first dispatch and
-//! cached per loaded kernel (`cache`).
+//! from the entry (fall-through, branch targets, direct callees anywhere in
+//! the code allocation, and return points of callees that can return), with
+//! its operands resolved and its executor chosen. Built at a kernel's first
+//! dispatch and cached per loaded kernel (`cache`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,7 +19,10 @@ use super::vmem::{self, VOp};
 /// One decoded instruction, ready to execute.
 #[derive(Debug, Clone)]
 pub struct Inst {
-    /// Byte offset from the kernel's code entry.
+    /// Byte offset from the kernel's code entry, wrapping: a callee the
+    /// linker placed before the entry has an offset of 2^32 minus its
+    /// distance (`from_entry` gives the signed value). The program's
+    /// instructions are in this order, the entry first.
     pub offset: u32,
     /// The raw dwords (base encoding, literal / DPP / SDWA words; zero past
     /// the instruction's length), for fields the decoder does not type
@@ -44,6 +48,23 @@ pub struct Inst {
     /// slower than the inlined scalar executor: a call per instruction
     /// costs more than their work.)
     pub(crate) fast: Option<Fast>,
+}
+
+impl Inst {
+    /// The byte offset from the entry, signed: negative for code before
+    /// it (a code allocation is far below 2 GiB).
+    pub fn from_entry(&self) -> i64 {
+        i64::from(self.offset as i32)
+    }
+}
+
+/// A signed byte offset as `0x40` or `-0x100` (fault messages, traces).
+pub(crate) fn signed_hex(v: i64) -> String {
+    if v < 0 {
+        format!("-{:#x}", v.unsigned_abs())
+    } else {
+        format!("{v:#x}")
+    }
 }
 
 /// An instruction form resolved at program build: runs it on the wave.
@@ -217,22 +238,38 @@ pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> O
 }
 
 /// Decode every instruction reachable from offset 0 of `code` (the bytes
-/// from the kernel's entry to the end of its allocation), callees of
-/// direct calls included.
+/// from the kernel's entry on): [`build_in`] with the entry at the start.
 pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
-    struct Raw {
-        len: u32,
-        words: [u32; 4],
-        decoded: Option<Instruction>,
-        kind: Kind,
-        /// Branch target byte offset, if any.
-        target: Option<i64>,
-        falls: bool,
-    }
+    build_in(isa, entry, code, 0)
+}
+
+/// One instruction while the program is built, keyed by its offset in
+/// the code given to [`build_in`].
+struct Raw {
+    len: u32,
+    words: [u32; 4],
+    decoded: Option<Instruction>,
+    kind: Kind,
+    /// Branch target byte offset, if any.
+    target: Option<i64>,
+    /// Control goes on to the next instruction: a call's return point
+    /// only once its callee is known to return (or is unknown).
+    falls: bool,
+}
+
+/// Decode every instruction reachable from the kernel's entry, byte
+/// `entry_at` of `code` (the whole code allocation; its byte 0 is at
+/// device address `entry - entry_at`): fall-through, branches, and the
+/// callees of direct calls wherever the linker put them in `code`, before
+/// the entry too. A call's return point is decoded only if its callee may
+/// return (see `may_return`): after a call to a function that never does
+/// (a device-side assert) the compiler leaves padding, not code. The
+/// instructions are ordered by their offset from the entry as a wrapping
+/// u32, so the entry is index 0 and code before it comes last.
+pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
     let mut found: BTreeMap<u32, Raw> = BTreeMap::new();
-    let mut work = vec![0i64];
+    let mut work = vec![entry_at as i64];
     let mut outside: Vec<i64> = Vec::new();
-    let mut calls_seen = 0;
     loop {
         // Callees are reached through computed addresses: follow the ones the
         // compiler's direct-call sequence names (see `call_targets`) until no
@@ -243,18 +280,47 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
                 .filter(|(_, r)| matches!(r.kind, Kind::SwapPc))
                 .map(|(&at, _)| at)
                 .collect();
-            if calls.len() == calls_seen {
-                break;
-            }
-            calls_seen = calls.len();
             let decoded: BTreeMap<u32, &Instruction> = found
                 .iter()
                 .filter_map(|(&at, r)| r.decoded.as_ref().map(|d| (at, d)))
                 .collect();
-            for at in calls {
-                work.extend(
-                    call_target(&decoded, at).filter(|t| !found.contains_key(&(*t as u32))),
-                );
+            let targets: Vec<(u32, Option<i64>)> = calls
+                .into_iter()
+                .map(|at| (at, call_target(&decoded, at)))
+                .collect();
+            let in_code = |t: i64| u32::try_from(t).is_ok_and(|t| (t as usize) < code.len());
+            for &(_, t) in &targets {
+                match t {
+                    Some(t) if in_code(t) => {
+                        work.extend((!found.contains_key(&(t as u32))).then_some(t));
+                    }
+                    // Outside the code: noted, never work (pushed each
+                    // round, it would keep the fixed point from ending).
+                    Some(t) => outside.push(t),
+                    None => {}
+                }
+            }
+            // Return points of calls whose callee turned out to return;
+            // more code decoded can make more callees return, hence the
+            // fixed point with the callees above.
+            let mut verdicts: HashMap<u32, bool> = HashMap::new();
+            for (at, t) in targets {
+                if found[&at].falls {
+                    continue;
+                }
+                let returns = match t {
+                    Some(t) if in_code(t) => *verdicts
+                        .entry(t as u32)
+                        .or_insert_with(|| may_return(&found, t as u32)),
+                    // A pointer from memory or code outside the bytes
+                    // given: nothing known, so assume it returns.
+                    _ => true,
+                };
+                if returns {
+                    let raw = found.get_mut(&at).expect("a call found above");
+                    raw.falls = true;
+                    work.push(i64::from(at) + i64::from(raw.len));
+                }
             }
             if work.is_empty() {
                 break;
@@ -274,7 +340,9 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
                 Decoded::Known(d) => {
                     let kind = classify(isa, &d, &words_of(bytes, d.len));
                     let (target, falls) = match kind {
-                        Kind::SetPc => (None, false),
+                        // A call's return point waits for its callee's
+                        // verdict (above).
+                        Kind::SetPc | Kind::SwapPc => (None, false),
                         Kind::Ctrl(op) => {
                             let simm = i64::from(words_of(bytes, 4)[0] as u16 as i16);
                             let t = control::branches(op).then_some(i64::from(at) + 4 + 4 * simm);
@@ -309,9 +377,13 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             found.insert(at, raw);
         }
     }
-    // Indices in address order; a past-the-code instruction at the end.
-    let index: HashMap<u32, u32> = found
-        .keys()
+    // Indices in order of the offset from the entry (wrapping: the entry
+    // first, code before it last); a past-the-code instruction at the end.
+    let from_entry = |at: i64| at.wrapping_sub(entry_at as i64) as u32;
+    let mut order: Vec<u32> = found.keys().copied().collect();
+    order.sort_by_key(|&at| from_entry(i64::from(at)));
+    let index: HashMap<u32, u32> = order
+        .iter()
         .enumerate()
         .map(|(i, &o)| (o, i as u32))
         .collect();
@@ -335,7 +407,8 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             .unwrap_or(out_of_code)
     };
     let mut insts = Vec::with_capacity(found.len() + 1);
-    for (&at, raw) in &found {
+    for at in order {
+        let raw = &found[&at];
         let decoded = raw.decoded.clone().unwrap_or_else(placeholder);
         let (mut src, dst, sdst) = resolve(&decoded);
         let mut imm = 0;
@@ -358,7 +431,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
             _ => {}
         }
         let mut inst = Inst {
-            offset: at,
+            offset: from_entry(i64::from(at)),
             words: raw.words,
             src,
             dst,
@@ -375,7 +448,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     }
     let end = outside.iter().copied().max().unwrap_or(code.len() as i64);
     insts.push(Inst {
-        offset: u32::try_from(end.max(0)).unwrap_or(u32::MAX),
+        offset: from_entry(end),
         words: [0; 4],
         decoded: placeholder(),
         src: [Src::Null; 3],
@@ -390,11 +463,43 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     Program { isa, entry, insts }
 }
 
+/// Whether the function at `callee` (an offset `found` holds) may return
+/// to its caller: an `s_setpc_b64` is reachable from it through the code
+/// decoded so far (branches, fall-through, and the return points of the
+/// calls it makes that were found to return). One that only ends the
+/// program, traps or loops never returns. Any s_setpc counts, a tail call
+/// or long jump included: the verdict errs towards decoding a return point.
+fn may_return(found: &BTreeMap<u32, Raw>, callee: u32) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![callee];
+    while let Some(at) = stack.pop() {
+        let Some(raw) = found.get(&at) else { continue };
+        if !seen.insert(at) {
+            continue;
+        }
+        if matches!(raw.kind, Kind::SetPc) {
+            return true;
+        }
+        stack.extend(raw.target.and_then(|t| u32::try_from(t).ok()));
+        if raw.falls {
+            stack.push(at + raw.len);
+        }
+    }
+    false
+}
+
 impl Program {
+    /// The device address of `inst`.
+    pub fn address_of(&self, inst: &Inst) -> u64 {
+        self.entry.wrapping_add_signed(inst.from_entry())
+    }
+
     /// The index of the instruction starting at device address `addr`
     /// (an indirect jump's target), if one was decoded there.
     pub(crate) fn index_at(&self, addr: u64) -> Option<u32> {
-        let offset = u32::try_from(addr.checked_sub(self.entry)?).ok()?;
+        // Offsets wrap as u32 (see `Inst::offset`): code before the entry
+        // sorts after the rest, and the search keys agree.
+        let offset = i32::try_from(addr.wrapping_sub(self.entry) as i64).ok()? as u32;
         let code = &self.insts[..self.insts.len().saturating_sub(1)];
         code.binary_search_by_key(&offset, |i| i.offset)
             .ok()
@@ -465,3 +570,7 @@ pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
         Decoded::Unknown { .. } => None,
     }
 }
+
+#[cfg(test)]
+#[path = "program_tests.rs"]
+mod tests;

@@ -291,7 +291,7 @@ fn group_fault(
         IsaFault::Vm(f) => {
             tracing::warn!(
                 kernel,
-                offset = inst.offset,
+                offset = inst.from_entry(),
                 mnemonic = %inst.decoded.mnemonic(),
                 "VM fault raised by the instruction interpreter"
             );
@@ -299,7 +299,7 @@ fn group_fault(
         }
         fault => KernelFault::Isa(Box::new(IsaError {
             kernel: kernel.to_string(),
-            offset: inst.offset,
+            offset: inst.from_entry(),
             mnemonic: inst.decoded.mnemonic(),
             processor: launch.processor.clone(),
             workgroup: wg,

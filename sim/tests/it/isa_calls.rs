@@ -1,10 +1,12 @@
 //! Function calls on the interpreter, with kernels assembled by llvm-mc-19:
 //! LLVM's direct-call sequence (`s_getpc_b64`, `s_add_u32`/`s_addc_u32` of
 //! a PC-relative constant, `s_swappc_b64`) reaches a callee after the
-//! kernel's `s_endpgm`, which returns with `s_setpc_b64`; a jump to an
-//! address the interpreter did not decode faults naming it; `s_sendmsg`
-//! MSG_INTERRUPT off a queue goes nowhere and the wave goes on. Fails when
-//! `CI` is set and the tools are missing.
+//! kernel's `s_endpgm` or before the kernel's entry, which returns with
+//! `s_setpc_b64`; a callee before the entry that ends the program; a jump
+//! to an address the interpreter did not decode faults naming it (also a
+//! return through `s_swappc_b64`, which the builder does not count as a
+//! return); `s_sendmsg` MSG_INTERRUPT off a queue goes nowhere and the
+//! wave goes on. Fails when `CI` is set and the tools are missing.
 
 use relaunch_sim::isa::KernelMode;
 use relaunch_sim::SimConfig;
@@ -16,16 +18,78 @@ const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 /// Runs `body` (output pointer in s[2:3], one lane, v0 = 0) followed by
 /// `tail` (after `s_endpgm`); the first output dword, or the error.
 fn run(cpu: &str, body: &str, tail: &str) -> Result<u32, String> {
+    run_object(
+        cpu,
+        &asm::one_kernel(cpu, "calls", &kernel_text(cpu, body, tail), ""),
+    )
+}
+
+/// The kernel's code: `body` between the set-up and the store of v1.
+fn kernel_text(cpu: &str, body: &str, tail: &str) -> String {
     let sp = asm::spelling(cpu);
     let (load, wait, store) = (sp.s_load_b64, sp.wait_scalar, sp.global_store_b32);
-    let text = format!(
+    format!(
         "  {load} s[2:3], s[0:1], 0x0\n  {wait}\n  s_mov_b32 exec_lo, 1\n  v_mov_b32 v0, 0\n  \
          v_mov_b32 v1, 7\n{body}\n  {store} v0, v1, s[2:3]\n  s_endpgm\n{tail}"
+    )
+}
+
+/// [`run`] with `before` (a function, label `callee`) placed before the
+/// kernel's entry in the text section.
+fn run_after(cpu: &str, before: &str, body: &str) -> Result<u32, String> {
+    let text = kernel_text(cpu, body, "");
+    let source = format!(
+        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
+  .text
+  .p2align 8
+callee:
+{before}
+  .globl calls
+  .p2align 8
+  .type calls,@function
+calls:
+{text}
+.Lend:
+  .size calls, .Lend-calls
+  .rodata
+  .p2align 6
+  .amdhsa_kernel calls
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_user_sgpr_count 2
+    .amdhsa_kernarg_size 8
+    .amdhsa_next_free_vgpr 8
+    .amdhsa_next_free_sgpr 16
+    .amdhsa_wavefront_size32 1
+  .end_amdhsa_kernel
+  .amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--{cpu}
+amdhsa.kernels:
+  - .name: calls
+    .symbol: calls.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 64
+    .args:
+      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
+...
+  .end_amdgpu_metadata
+"#
     );
-    let bytes = asm::one_kernel(cpu, "calls", &text, "");
+    run_object(cpu, &asm::code_object(cpu, &source))
+}
+
+/// Dispatches kernel `calls` of code object `bytes` on one lane.
+fn run_object(cpu: &str, bytes: &[u8]) -> Result<u32, String> {
     let mut cfg = SimConfig::new(cpu);
     cfg.kernels = KernelMode::Isa;
-    let rig = Rig::from_bytes(cfg, &bytes);
+    let rig = Rig::from_bytes(cfg, bytes);
     let out = rig.alloc(4);
     let mut b = rig.builder();
     rig.dispatch(&mut b, "calls", &linear(32, 32), &out.to_le_bytes());
@@ -48,6 +112,54 @@ fn a_direct_call_reaches_its_callee_and_returns() {
     for cpu in TARGETS {
         // The callee sets 41, the instruction after the call adds 1.
         assert_eq!(run(cpu, CALL, CALLEE), Ok(42), "{cpu}");
+    }
+}
+
+/// The direct-call sequence to `callee` placed before the kernel (a
+/// negative distance: the high half is all ones).
+const CALL_BACK: &str = "  s_getpc_b64 s[4:5]\n.Lpc:\n  s_add_u32 s4, s4, callee-.Lpc\n  \
+                         s_addc_u32 s5, s5, -1\n  s_swappc_b64 s[30:31], s[4:5]";
+
+#[test]
+fn a_callee_before_the_entry_is_reached_and_returns() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in TARGETS {
+        let body = format!("{CALL_BACK}\n  v_add_nc_u32 v1, 1, v1");
+        let callee = "  v_mov_b32 v1, 41\n  s_setpc_b64 s[30:31]";
+        assert_eq!(run_after(cpu, callee, &body), Ok(42), "{cpu}");
+    }
+}
+
+#[test]
+fn a_callee_before_the_entry_that_ends_the_program_skips_the_padding() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in TARGETS {
+        // As ggml's `no_device_code`: the callee ends the wave, and the
+        // compiler leaves zero words after the call.
+        let store = asm::spelling(cpu).global_store_b32;
+        let callee = format!("  v_mov_b32 v1, 5\n  {store} v0, v1, s[2:3]\n  s_endpgm");
+        let body = format!("{CALL_BACK}\n  .long 0\n  .long 0");
+        assert_eq!(run_after(cpu, &callee, &body), Ok(5), "{cpu}");
+    }
+}
+
+#[test]
+fn a_return_the_builder_did_not_see_faults_naming_the_address() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in TARGETS {
+        // The callee returns through s_swappc_b64, not s_setpc_b64: the
+        // builder takes it for a function that never returns and leaves
+        // the return point undecoded, so the run stops there, named.
+        let callee = "callee:\n  v_mov_b32 v1, 41\n  s_swappc_b64 s[32:33], s[30:31]";
+        let err = run(cpu, CALL, callee).unwrap_err();
+        assert!(err.contains("indirect jump to 0x"), "{cpu}: {err}");
+        assert!(err.contains("s_swappc_b64"), "{cpu}: {err}");
     }
 }
 

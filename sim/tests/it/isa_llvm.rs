@@ -314,16 +314,14 @@ fn every_accepted_fixture_kernel_is_executed_whole_and_decodes_like_llvm_objdump
             let llvm = objdump(cpu, &path);
             for k in &image.kernels {
                 let isa = Isa::from_processor(cpu, !k.descriptor.wave32()).unwrap();
+                // The whole allocation, as a dispatch decodes it.
                 let info = dev.memory.allocation_of(k.code_entry).unwrap();
-                let end = info.base + info.len as u64;
-                let code = dev
-                    .memory
-                    .read_vec(k.code_entry, (end - k.code_entry) as usize)
-                    .unwrap();
-                let prog = isa::program::build(isa, k.code_entry, &code);
+                let code = dev.memory.read_vec(info.base, info.len).unwrap();
+                let entry_at = (k.code_entry - info.base) as usize;
+                let prog = isa::program::build_in(isa, k.code_entry, &code, entry_at);
                 let vaddr = k.code_entry - image.base;
                 for i in &prog.insts[..prog.insts.len() - 1] {
-                    let at = vaddr + u64::from(i.offset);
+                    let at = vaddr.wrapping_add_signed(i.from_entry());
                     let ours = i.decoded.mnemonic();
                     match llvm.get(&at) {
                         Some(m) if *m == ours => {}
