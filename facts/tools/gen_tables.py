@@ -168,7 +168,8 @@ def canon(f, fmt, op, p):
         return [0xCC000000 | (op << 16) | g("d") | (g("hi2") << 14),
                 g("a") | (g("b") << 9) | (g("c") << 18) | (g("hi") << 27)]
     if fmt == "DS":
-        return [0xD8000000 | (op << 18),
+        # GDS (bit 17, gfx10/gfx11): the global wave sync ops exist only with it.
+        return [0xD8000000 | (op << 18) | (g("gds") << 17),
                 g("addr") | (g("d0") << 8) | (g("d1") << 16) | (g("d") << 24)]
     if fmt.startswith("FLAT"):
         seg = int(fmt[4:])
@@ -239,7 +240,7 @@ def passes(fmt):
             base = [dict(x, hi=h, hi2=h2) for x in base for h in (3, 0) for h2 in (1, 0)]
         return base
     if fmt == "DS":
-        return product(d=[20, 0], addr=[40, 0], d0=[41, 0], d1=[42, 0])
+        return product(gds=[0, 1], d=[20, 0], addr=[40, 0], d0=[41, 0], d1=[42, 0])
     if fmt.startswith("FLAT"):
         return product(d=[20, 0], addr=[40, 0], data=[41, 0], saddr=[None, 40])
     if fmt in ("MUBUF", "MTBUF"):

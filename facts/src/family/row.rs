@@ -147,6 +147,9 @@ pub struct MemoryFields {
     /// SMEM signed byte offset: 52:32 (21 bits) on gfx10/gfx11, 55:32
     /// (24 bits) on gfx12.
     pub smem_offset: InstBits,
+    /// DS's GDS bit (17, gfx10/gfx11): the access goes to the global data
+    /// share or the global wave sync, not to LDS. gfx12 has neither.
+    pub ds_gds: Option<InstBits>,
     pub flat: FlatFields,
     pub buffer: BufferFields,
 }
@@ -302,6 +305,7 @@ const GFX10: FamilyFacts = FamilyFacts {
     memory: MemoryFields {
         smem_op: inst(25, 18),
         smem_offset: inst(52, 32),
+        ds_gds: Some(inst(17, 17)),
         flat: FlatFields {
             op: inst(24, 18),
             vdst: inst(63, 56),
@@ -354,6 +358,7 @@ const GFX11: FamilyFacts = FamilyFacts {
     memory: MemoryFields {
         smem_op: inst(25, 18),
         smem_offset: inst(52, 32),
+        ds_gds: Some(inst(17, 17)),
         flat: FlatFields {
             op: inst(24, 18),
             vdst: inst(63, 56),
@@ -415,6 +420,7 @@ const GFX12: FamilyFacts = FamilyFacts {
     memory: MemoryFields {
         smem_op: inst(18, 13),
         smem_offset: inst(55, 32),
+        ds_gds: None,
         flat: FlatFields {
             op: inst(21, 14),
             vdst: inst(39, 32),

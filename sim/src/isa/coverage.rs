@@ -73,13 +73,9 @@ pub fn coverage(isa: Isa, code: &[u8], entry_at: usize) -> Coverage {
                 out.instructions += 1;
                 out.undecodable += 1;
             }
-            Kind::Unimplemented => {
+            Kind::Unimplemented | Kind::GlobalShare => {
                 out.instructions += 1;
-                let name = match inst.decoded.name_y {
-                    Some(y) => format!("{} :: {y}", inst.decoded.mnemonic()),
-                    None => inst.decoded.mnemonic(),
-                };
-                *out.missing.entry(name).or_default() += 1;
+                *out.missing.entry(inst.refused_name()).or_default() += 1;
             }
             Kind::Valu(_)
             | Kind::Salu(_)
@@ -101,6 +97,27 @@ mod tests {
 
     fn gfx1030() -> Isa {
         Isa::from_processor("gfx1030", false).expect("gfx1030 row")
+    }
+
+    #[test]
+    fn gds_accesses_are_refused_by_name_and_lds_ones_run() {
+        // llvm-mc-19 -show-encoding, gfx1030 and gfx1100 alike.
+        let gws_barrier = [0x00, 0x00, 0x76, 0xd8, 0x01, 0x00, 0x00, 0x00];
+        let add_gds = [0x00, 0x00, 0x02, 0xd8, 0x01, 0x02, 0x00, 0x00];
+        let add_lds = [0x00, 0x00, 0x00, 0xd8, 0x01, 0x02, 0x00, 0x00];
+        for (cpu, end) in [("gfx1030", 0xbf81_0000u32), ("gfx1100", 0xbfb0_0000)] {
+            let isa = Isa::from_processor(cpu, false).unwrap();
+            let code: Vec<u8> = [&gws_barrier[..], &add_gds, &add_lds, &end.to_le_bytes()].concat();
+            let c = coverage(isa, &code, 0);
+            assert_eq!(c.instructions, 4, "{cpu}");
+            assert_eq!(
+                c.missing.get("ds_gws_barrier gds"),
+                Some(&1),
+                "{cpu}: {c:?}"
+            );
+            assert_eq!(c.missing.get("ds_add_u32 gds"), Some(&1), "{cpu}: {c:?}");
+            assert_eq!(c.missing.len(), 2, "{cpu}: {c:?}");
+        }
     }
 
     #[test]

@@ -175,6 +175,10 @@ fn other(
             mnemonic: inst.decoded.mnemonic(),
             family,
         }),
+        Kind::GlobalShare => Err(IsaFault::Unimplemented {
+            mnemonic: inst.refused_name(),
+            family,
+        }),
         Kind::Undecodable(dword) => Err(IsaFault::Undecodable { dword, family }),
         // Also a call's return point the builder left undecoded because
         // the callee never returns (`program::may_return`), if it does.

@@ -92,6 +92,10 @@ pub(crate) enum Kind {
     SwapPc,
     /// Decoded but not executed by the interpreter.
     Unimplemented,
+    /// A DS access with GDS set (gfx10/gfx11): the global data share and
+    /// the global wave sync (ds_gws_*, ds_ordered_count), which the
+    /// simulator does not model; refused as `<mnemonic> gds`.
+    GlobalShare,
     /// Bytes the decoder does not know (dword 0 kept for the error).
     Undecodable(u32),
     /// Control reaches past the code the kernel's allocation holds, or a
@@ -161,6 +165,7 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
                 .or_else(|| scalar::prepare(name).map(Kind::Salu))
         }
         Format::Smem => smem::prepare(name).map(Kind::Smem),
+        Format::Ds if gds(isa, words) => return Kind::GlobalShare,
         Format::Ds => lds::prepare(name).map(Kind::Ds),
         Format::Global | Format::Flat | Format::Scratch | Format::Mubuf | Format::Vbuffer => {
             vmem::prepare(isa.family, d, words).map(Kind::Vmem)
@@ -180,6 +185,15 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
         | Format::Exp => None,
     };
     found.unwrap_or(Kind::Unimplemented)
+}
+
+/// Whether a DS instruction's GDS bit is set (families that have one).
+fn gds(isa: Isa, words: &[u32; 4]) -> bool {
+    isa.family
+        .facts()
+        .memory
+        .ds_gds
+        .is_some_and(|bit| bit.get(words) != 0)
 }
 
 /// The byte offset (from the entry) a direct call at `call` (an
@@ -510,9 +524,24 @@ impl Program {
     pub fn unimplemented(&self) -> Vec<String> {
         self.insts
             .iter()
-            .filter(|i| matches!(i.kind, Kind::Unimplemented))
-            .map(|i| i.decoded.mnemonic())
+            .filter(|i| matches!(i.kind, Kind::Unimplemented | Kind::GlobalShare))
+            .map(Inst::refused_name)
             .collect()
+    }
+}
+
+impl Inst {
+    /// The name a refusal gives this instruction: its mnemonic as LLVM
+    /// prints it (`X :: Y` for VOPD), with ` gds` for a GDS access.
+    pub fn refused_name(&self) -> String {
+        let name = match self.decoded.name_y {
+            Some(y) => format!("{} :: {y}", self.decoded.mnemonic()),
+            None => self.decoded.mnemonic(),
+        };
+        match self.kind {
+            Kind::GlobalShare => name + " gds",
+            _ => name,
+        }
     }
 }
 
@@ -561,11 +590,14 @@ pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
     match relaunch_isa::decode(isa, bytes) {
         Decoded::Known(d) => {
             let k = classify(isa, &d, &words_of(bytes, d.len));
-            let name = match d.name_y {
+            let mut name = match d.name_y {
                 Some(y) => format!("{} :: {y}", d.mnemonic()),
                 None => d.mnemonic(),
             };
-            Some((name, !matches!(k, Kind::Unimplemented)))
+            if matches!(k, Kind::GlobalShare) {
+                name.push_str(" gds");
+            }
+            Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
         }
         Decoded::Unknown { .. } => None,
     }
