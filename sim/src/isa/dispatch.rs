@@ -9,7 +9,6 @@
 //! `scratch`); then the workgroups run, in id order on each of up to one
 //! worker per core (each with waves, LDS and scratch slots of its own).
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use relaunch_facts::family::FlatScratch;
@@ -19,7 +18,7 @@ use super::cache;
 use super::fault::IsaFault;
 use super::program::Program;
 use super::scratch::{self, ScratchSetup};
-use super::workgroups::{with_pool, workers, GroupStart, Worker};
+use super::workgroups::{on_workers, workers, Claims, GroupStart, Worker};
 use crate::device::KernelEntry;
 use crate::memory::DeviceMemory;
 use crate::twins::{DispatchContext, KernelFault};
@@ -217,8 +216,7 @@ pub fn run_program(
     };
     let groups = counts.iter().map(|&c| u64::from(c)).product::<u64>();
     let workers = workers(groups, private, nwaves);
-    let next = AtomicU64::new(0);
-    let lowest_failed = AtomicU64::new(u64::MAX);
+    let claims = Claims::new(groups, workers);
     // On a queue's processor thread: its inactivation stops the kernel,
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
@@ -230,44 +228,17 @@ pub fn run_program(
             mem,
             kernel,
             prog,
-            &next,
-            &lowest_failed,
-            groups,
+            &claims,
             inactive.as_deref(),
             interrupts.as_deref(),
         );
         w
     };
-    let done: Vec<Worker> = if workers <= 1 {
-        vec![work(0)]
-    } else {
-        // Worker 0 is this thread; this thread's pool supplies the others
-        // (a helper that starts late finds no workgroup left).
-        let helpers = parking_lot::Mutex::new(Vec::with_capacity(workers - 1));
-        let mut all = Vec::with_capacity(workers);
-        with_pool(|pool| {
-            pool.in_place_scope(|scope| {
-                for k in 1..workers {
-                    let (work, helpers, inactive) = (&work, &helpers, inactive.clone());
-                    scope.spawn(move |_| {
-                        // The flag is per thread: bind this dispatch's
-                        // inactivation while working for it.
-                        let _bound = inactive.map(crate::memory::BindInactivation::new);
-                        let w = work(k);
-                        helpers.lock().push(w);
-                    });
-                }
-                all.push(work(0));
-            })
-        })
-        .map_err(|e| {
-            KernelFault::Interpreter(format!(
-                "kernel {kernel}: {e} (RELAUNCH_SIM_WORKERS=1 runs workgroups on the queue's thread)"
-            ))
-        })?;
-        all.extend(helpers.into_inner());
-        all
-    };
+    let done = on_workers(workers, inactive.clone(), work).map_err(|e| {
+        KernelFault::Interpreter(format!(
+            "kernel {kernel}: {e} (RELAUNCH_SIM_WORKERS=1 runs workgroups on the queue's thread)"
+        ))
+    })?;
     let mut executed = 0;
     let mut failure: Option<(u64, KernelFault)> = None;
     for mut w in done {
