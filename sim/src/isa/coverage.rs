@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use relaunch_isa::{Instruction, Isa};
 
+use super::calls;
 use super::program::{self, Kind};
 
 /// The static verdict on one kernel's code.
@@ -57,7 +58,7 @@ pub fn coverage(isa: Isa, code: &[u8]) -> Coverage {
         .collect();
     for inst in &prog.insts {
         if matches!(inst.kind, Kind::SwapPc) {
-            match program::call_target(&decoded, inst.offset) {
+            match calls::call_target(&decoded, inst.offset) {
                 None => out.indirect_calls += 1,
                 Some(t) if t < 0 || t as u64 >= code.len() as u64 => out.outside_calls += 1,
                 Some(_) => {}

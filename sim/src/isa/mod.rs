@@ -18,6 +18,7 @@
 mod atomic;
 mod buffer;
 mod cache;
+mod calls;
 mod control;
 pub mod coverage;
 pub mod dispatch;

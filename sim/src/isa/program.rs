@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use relaunch_isa::{Decoded, Format, Instruction, Isa};
 
+use super::calls;
 use super::control::{self, COp};
 use super::lds::{self, DOp};
 use super::operand::{scalar_code, Dst, Src};
@@ -100,7 +101,7 @@ fn words_of(code: &[u8], len: usize) -> [u32; 4] {
 }
 
 /// Resolve the fields of a decoded instruction.
-fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
+pub(super) fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
     use relaunch_isa::Role;
     let mut src = [Src::Null; 3];
     let mut dst = Dst::None;
@@ -161,61 +162,6 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
     found.unwrap_or(Kind::Unimplemented)
 }
 
-/// The byte offset (from the entry) a direct call at `call` (an
-/// `s_swappc_b64 s[a:b], s[n:n+1]`) jumps to, when the instructions before
-/// it build s[n:n+1] as LLVM's call sequence does: `s_getpc_b64 s[n:n+1]`,
-/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (gfx12:
-/// `s_add_co_u32`, `s_add_co_ci_u32`; each a literal or an inline
-/// constant): a 64-bit add of a PC-relative constant, so the target does
-/// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
-/// call then faults at run time naming its address.
-pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
-    let (src, _, _) = resolve(decoded.get(&call)?);
-    let Src::Sgpr(n) = src[0] else { return None };
-    let (mut lo, mut hi) = (None, None);
-    // The sequence sits a few instructions back, or (a pair the compiler
-    // keeps for several calls to one function) before earlier calls.
-    for (&at, d) in decoded.range(..call).rev().take(256) {
-        let (src, dst, _) = resolve(d);
-        // The constant: a literal (a relocation) or an inline integer.
-        let constant = |c: Src| match c {
-            Src::Literal(v) => Some(v),
-            Src::Int(v) => Some(i32::from(v) as u32),
-            _ => None,
-        };
-        let literal = match src {
-            [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] => constant(c).map(|v| (a, v)),
-            _ => None,
-        };
-        match (d.name, dst, literal) {
-            // gfx12 spells them s_add_co_u32 / s_add_co_ci_u32.
-            ("s_addc_u32" | "s_add_co_ci_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n + 1 && a == r && hi.is_none() =>
-            {
-                hi = Some(v);
-            }
-            ("s_add_u32" | "s_add_co_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n && a == r && lo.is_none() =>
-            {
-                lo = Some(v);
-            }
-            ("s_getpc_b64", Dst::Sgpr(r), _) if r == n => {
-                let add = (u64::from(hi?) << 32) | u64::from(lo?);
-                let next = i64::from(at) + d.len as i64;
-                return Some(next.wrapping_add(add as i64));
-            }
-            // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a
-            // code address keeps its value (user addresses are below 2^47).
-            ("s_sext_i32_i16", Dst::Sgpr(r), _)
-                if r == n + 1 && matches!(src[0], Src::Sgpr(x) if x == r) => {}
-            // Anything else writing the pair breaks the pattern.
-            (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Decode every instruction reachable from offset 0 of `code` (the bytes
 /// from the kernel's entry to the end of its allocation), callees of
 /// direct calls included.
@@ -253,7 +199,7 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
                 .collect();
             for at in calls {
                 work.extend(
-                    call_target(&decoded, at).filter(|t| !found.contains_key(&(*t as u32))),
+                    calls::call_target(&decoded, at).filter(|t| !found.contains_key(&(*t as u32))),
                 );
             }
             if work.is_empty() {
