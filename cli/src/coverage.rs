@@ -10,7 +10,9 @@
 //! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...` (with
 //! `<undecodable> xN` for unknown words and `<indirect call> xN` for calls
 //! through a pointer from memory, `<call before the entry> xN` for calls to
-//! a function placed before the kernel: neither can the simulator follow)
+//! a function placed before the kernel, `<long branch outside the code> xN`
+//! for `s_getpc_b64`-based jumps out of the decoded slice: none can the
+//! simulator follow)
 //! (`scripts/sim-corpus` reads these lines). Scratch instructions count
 //! like any other: the interpreter runs private memory when the queue
 //! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).
@@ -59,6 +61,12 @@ pub fn render(path: &str, object: &CodeObject) -> String {
                 }
                 if c.outside_calls > 0 {
                     names.push(format!("<call before the entry> x{}", c.outside_calls));
+                }
+                if c.outside_branches > 0 {
+                    names.push(format!(
+                        "<long branch outside the code> x{}",
+                        c.outside_branches
+                    ));
                 }
                 let _ = writeln!(
                     out,

@@ -1,65 +1,398 @@
-//! The targets of calls whose address the kernel computes from its own
-//! PC: what lets `program::build` decode callees reached only through an
-//! `s_swappc_b64`.
+//! The targets of jumps whose address the kernel computes from its own PC:
+//! calls (`s_swappc_b64`) and long branches (`s_setpc_b64`) through a pair
+//! built as `s_getpc_b64` plus a 64-bit add of a constant, so that
+//! `program::build` can decode what they reach.
+//!
+//! The pair may be set on several paths that join before the jump (Tensile
+//! picks its activation function behind a branch on the activation type,
+//! each path with its own `s_getpc_b64` block), so the analysis walks the
+//! jump's control-flow predecessors backwards (branch edges, fall-through,
+//! the return from an earlier call) and collects one constant per path.
+//! A path where the pair comes from anything else (memory, a VGPR lane, the
+//! kernel's arguments, a caller) makes the pair *computed*.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use relaunch_isa::Instruction;
+use relaunch_isa::{Instruction, Operand, Role};
 
+use super::control;
 use super::operand::{Dst, Src};
 use super::program::resolve;
 
-/// The byte offset (from the entry) a direct call at `call` (an
-/// `s_swappc_b64 s[a:b], s[n:n+1]`) jumps to, when the instructions before
-/// it build s[n:n+1] as LLVM's call sequence does: `s_getpc_b64 s[n:n+1]`,
-/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (gfx12:
-/// `s_add_co_u32`, `s_add_co_ci_u32`; each a literal or an inline
-/// constant): a 64-bit add of a PC-relative constant, so the target does
-/// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
-/// call then faults at run time naming its address.
-pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
-    let (src, _, _) = resolve(decoded.get(&call)?);
-    let Src::Sgpr(n) = src[0] else { return None };
-    let (mut lo, mut hi) = (None, None);
-    // The sequence sits a few instructions back, or (a pair the compiler
-    // keeps for several calls to one function) before earlier calls.
-    for (&at, d) in decoded.range(..call).rev().take(256) {
-        let (src, dst, _) = resolve(d);
-        // The constant: a literal (a relocation) or an inline integer.
-        let constant = |c: Src| match c {
-            Src::Literal(v) => Some(v),
-            Src::Int(v) => Some(i32::from(v) as u32),
-            _ => None,
-        };
-        let literal = match src {
-            [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] => constant(c).map(|v| (a, v)),
-            _ => None,
-        };
-        match (d.name, dst, literal) {
-            // gfx12 spells them s_add_co_u32 / s_add_co_ci_u32.
-            ("s_addc_u32" | "s_add_co_ci_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n + 1 && a == r && hi.is_none() =>
-            {
-                hi = Some(v);
-            }
-            ("s_add_u32" | "s_add_co_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n && a == r && lo.is_none() =>
-            {
-                lo = Some(v);
-            }
-            ("s_getpc_b64", Dst::Sgpr(r), _) if r == n => {
-                let add = (u64::from(hi?) << 32) | u64::from(lo?);
-                let next = i64::from(at) + d.len as i64;
-                return Some(next.wrapping_add(add as i64));
-            }
-            // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a
-            // code address keeps its value (user addresses are below 2^47).
-            ("s_sext_i32_i16", Dst::Sgpr(r), _)
-                if r == n + 1 && matches!(src[0], Src::Sgpr(x) if x == r) => {}
-            // Anything else writing the pair breaks the pattern.
-            (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
-            _ => {}
+/// Instructions one jump's walk may visit before it stops; the pair then
+/// counts as computed (a conservative verdict that keeps pathological code
+/// fast: a program is built at a kernel's first dispatch).
+const BUDGET: usize = 1 << 13;
+
+/// What a jump's pair can hold where the jump reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Reach {
+    /// The PC-relative constants, as byte offsets in the decoded code (any
+    /// value: a target outside the code is the caller's to judge).
+    pub targets: BTreeSet<i64>,
+    /// Some path sets the pair otherwise, or the walk stopped early.
+    pub computed: bool,
+}
+
+impl Reach {
+    fn merge(&mut self, other: &Reach) {
+        self.targets.extend(other.targets.iter().copied());
+        self.computed |= other.computed;
+    }
+
+    /// A call's verdict: every path gives a constant.
+    pub fn direct(&self) -> bool {
+        !self.computed && !self.targets.is_empty()
+    }
+}
+
+/// The jumps of a decoded program, by byte offset.
+#[derive(Debug, Default)]
+pub(super) struct Jumps {
+    /// Every `s_swappc_b64`.
+    pub calls: BTreeMap<u32, Reach>,
+    /// Every `s_setpc_b64`: a long branch where it has targets, a function
+    /// return (left to the run) where it has none.
+    pub setpcs: BTreeMap<u32, Reach>,
+}
+
+impl Jumps {
+    /// Every constant target of a call or long branch.
+    pub fn targets(&self) -> impl Iterator<Item = i64> + '_ {
+        self.calls
+            .values()
+            .chain(self.setpcs.values())
+            .flat_map(|r| r.targets.iter().copied())
+    }
+}
+
+/// Analyse every call and `s_setpc_b64` of `decoded` (instructions by byte
+/// offset; the PC `s_getpc_b64` gives is its offset plus its length).
+pub(super) fn jumps(decoded: &BTreeMap<u32, &Instruction>) -> Jumps {
+    let mut flow = Flow::new(decoded);
+    let pair_of = |d: &Instruction| match resolve(d).0[0] {
+        Src::Sgpr(n) => Some(n),
+        _ => None,
+    };
+    let mut out = Jumps::default();
+    for (&at, d) in decoded {
+        if d.name == "s_setpc_b64" {
+            out.setpcs.insert(at, flow.reach(at, pair_of(d)));
         }
     }
-    None
+    // A long branch is an edge too: a call (or another long branch) may be
+    // reached only through one. The walks above did not see these edges,
+    // so their memos go.
+    flow.memo.clear();
+    for (&at, r) in &out.setpcs {
+        for &t in &r.targets {
+            if let Some(t) = u32::try_from(t).ok().filter(|t| decoded.contains_key(t)) {
+                flow.preds.entry(t).or_default().push(at);
+            }
+        }
+    }
+    // In address order: a call's walk then usually meets the previous
+    // call on the same pair already answered (Tensile makes hundreds of
+    // calls through one pair set once).
+    for (&at, d) in decoded {
+        if d.name == "s_swappc_b64" {
+            out.calls.insert(at, flow.reach(at, pair_of(d)));
+        }
+    }
+    out
+}
+
+/// The successors of the instruction at `at`, as byte offsets.
+fn successors(at: u32, d: &Instruction) -> [Option<i64>; 2] {
+    let next = i64::from(at) + d.len as i64;
+    if d.name == "s_setpc_b64" {
+        return [None, None];
+    }
+    // s_swappc_b64 falls through: its callee returns there.
+    match control::prepare(d.name) {
+        Some(op) => {
+            let target = match d.field(Role::Simm) {
+                Some(Operand::Imm(simm)) if control::branches(op) => {
+                    Some(next + 4 * i64::from(simm as u16 as i16))
+                }
+                _ => None,
+            };
+            [control::falls_through(op).then_some(next), target]
+        }
+        None => [Some(next), None],
+    }
+}
+
+/// The control-flow graph backwards, and the answers found so far.
+struct Flow<'a> {
+    decoded: &'a BTreeMap<u32, &'a Instruction>,
+    preds: HashMap<u32, Vec<u32>>,
+    /// (jump, pair) -> what the pair holds where that jump reads it.
+    memo: HashMap<(u32, u8), Reach>,
+}
+
+/// Where a backward walk stands: what the instructions after this point
+/// (up to the jump) do to the pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct State {
+    /// Added to the pair's value here to give its value at the jump.
+    add: u64,
+    /// The high half of a 64-bit add whose low half is still to be met:
+    /// (constant, subtracted).
+    high: Option<(u32, bool)>,
+    /// A register the low half added (or subtracted) whose value is still
+    /// to be found, and what was added to it after this point.
+    reg: Option<(u8, bool)>,
+    reg_add: u32,
+    /// The PC `s_getpc_b64` gave, once met.
+    pc: Option<i64>,
+}
+
+enum Step {
+    Same,
+    Moved(State),
+    Done(i64),
+    Computed,
+}
+
+impl<'a> Flow<'a> {
+    fn new(decoded: &'a BTreeMap<u32, &'a Instruction>) -> Self {
+        let mut preds: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (&at, d) in decoded {
+            for s in successors(at, d).into_iter().flatten() {
+                if let Some(s) = u32::try_from(s).ok().filter(|s| decoded.contains_key(s)) {
+                    preds.entry(s).or_default().push(at);
+                }
+            }
+        }
+        Flow {
+            decoded,
+            preds,
+            memo: HashMap::new(),
+        }
+    }
+
+    /// What the pair from `pair` holds where the jump at `at` reads it.
+    fn reach(&mut self, at: u32, pair: Option<u8>) -> Reach {
+        let mut out = Reach::default();
+        // A pair in VCC or the trap registers is not a getpc block's.
+        let Some(pair) = pair.filter(|&n| n < 105) else {
+            out.computed = true;
+            return out;
+        };
+        let start = State::default();
+        let mut seen: HashSet<(u32, State)> = HashSet::new();
+        let mut stack = Vec::new();
+        self.push_preds(at, start, &mut stack, &mut out);
+        while let Some((p, s)) = stack.pop() {
+            if !seen.insert((p, s)) {
+                continue;
+            }
+            if seen.len() > BUDGET {
+                out.computed = true;
+                break;
+            }
+            let s = match step(self.decoded[&p], p, pair, s) {
+                Step::Same => s,
+                Step::Moved(n) => n,
+                Step::Done(t) => {
+                    out.targets.insert(t);
+                    continue;
+                }
+                Step::Computed => {
+                    out.computed = true;
+                    continue;
+                }
+            };
+            // An earlier jump through the same pair, untouched since: its
+            // answer is the rest of this walk.
+            if s == start {
+                if let Some(m) = self.memo.get(&(p, pair)) {
+                    out.merge(m);
+                    continue;
+                }
+            }
+            self.push_preds(p, s, &mut stack, &mut out);
+        }
+        self.memo.insert((at, pair), out.clone());
+        out
+    }
+
+    fn push_preds(&self, at: u32, s: State, stack: &mut Vec<(u32, State)>, out: &mut Reach) {
+        match self.preds.get(&at) {
+            Some(ps) => stack.extend(ps.iter().map(|&p| (p, s))),
+            // The code's entry or a callee's: the value comes from outside.
+            None => out.computed = true,
+        }
+    }
+}
+
+/// An operand's constant: a literal (a relocation) or an inline integer.
+fn constant(c: Src) -> Option<u32> {
+    match c {
+        Src::Literal(v) => Some(v),
+        Src::Int(v) => Some(i32::from(v) as u32),
+        _ => None,
+    }
+}
+
+/// The constant `d` adds to SGPR `r` in place (`r = r + c` or `c + r`).
+fn adds_to(src: &[Src; 3], r: u8) -> Option<u32> {
+    match *src {
+        [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] if a == r => constant(c),
+        _ => None,
+    }
+}
+
+/// The effect of instruction `d` at `at`, met walking backwards in state
+/// `s`, on the value of the pair from SGPR `pair`.
+fn step(d: &Instruction, at: u32, pair: u8, s: State) -> Step {
+    let writes = |r: u8| {
+        d.writes_any_sgpr
+            || d.sgpr_writes()
+                .any(|(f, c)| (u16::from(f)..u16::from(f) + u16::from(c)).contains(&u16::from(r)))
+    };
+    let (lo, hi) = (pair, pair + 1);
+    let on_pair = s.pc.is_none() && (writes(lo) || writes(hi));
+    let on_reg = s.reg.is_some_and(|(r, _)| writes(r));
+    if !on_pair && !on_reg {
+        return Step::Same;
+    }
+    let (src, dst, _) = resolve(d);
+    // Each form below writes exactly its destination (one range).
+    let single = d.sgpr_writes().count() == 1 && !d.writes_any_sgpr;
+    let Dst::Sgpr(dst) = dst else {
+        return Step::Computed;
+    };
+    match (on_pair, on_reg) {
+        _ if !single => Step::Computed,
+        (true, false) => pair_write(d, at, &src, dst, lo, hi, s),
+        (false, true) => register(d, &src, dst, s),
+        _ => Step::Computed,
+    }
+}
+
+/// A write to the pair: one of the getpc block's instructions, or the end
+/// of the pattern.
+fn pair_write(d: &Instruction, at: u32, src: &[Src; 3], dst: u8, lo: u8, hi: u8, s: State) -> Step {
+    let mut n = s;
+    match d.name {
+        // The 64-bit add's high half (gfx12 spells it s_add_co_ci_u32),
+        // met before its low half walking backwards.
+        "s_addc_u32" | "s_add_co_ci_u32" if dst == hi && s.high.is_none() => {
+            let Some(y) = adds_to(src, hi) else {
+                return Step::Computed;
+            };
+            n.high = Some((y, false));
+        }
+        "s_subb_u32" | "s_sub_co_ci_u32" if dst == hi && s.high.is_none() => {
+            let (Src::Sgpr(a), Some(y)) = (src[0], constant(src[1])) else {
+                return Step::Computed;
+            };
+            if a != hi {
+                return Step::Computed;
+            }
+            n.high = Some((y, true));
+        }
+        // The low half: a constant, or a register holding one (Tensile's
+        // `s_add_i32 s8, lit, 4` before `s_add_u32 s12, s12, s8`).
+        "s_add_u32" | "s_add_co_u32" | "s_sub_u32" | "s_sub_co_u32" if dst == lo => {
+            let sub = d.name.starts_with("s_sub");
+            let Some((y, high_sub)) = s.high else {
+                return Step::Computed;
+            };
+            let other = match *src {
+                [Src::Sgpr(a), x, _] if a == lo => x,
+                [x, Src::Sgpr(a), _] if a == lo && !sub => x,
+                _ => return Step::Computed,
+            };
+            if high_sub != sub {
+                return Step::Computed;
+            }
+            let high = u64::from(y) << 32;
+            n.high = None;
+            match (constant(other), other) {
+                (Some(x), _) => n.add = offset(n.add, high | u64::from(x), sub),
+                (None, Src::Sgpr(r)) if s.reg.is_none() && r != lo && r != hi => {
+                    n.add = offset(n.add, high, sub);
+                    n.reg = Some((r, sub));
+                }
+                _ => return Step::Computed,
+            }
+        }
+        "s_getpc_b64" if dst == lo && s.high.is_none() => {
+            let pc = i64::from(at) + d.len as i64;
+            if s.reg.is_none() {
+                return Step::Done(pc.wrapping_add(s.add as i64));
+            }
+            n.pc = Some(pc);
+        }
+        // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a code
+        // address keeps its value (user addresses are below 2^47).
+        "s_sext_i32_i16" if dst == hi && src[0] == Src::Sgpr(hi) => {}
+        _ => return Step::Computed,
+    }
+    Step::Moved(n)
+}
+
+/// A write to the register the low half added: its constant value.
+fn register(d: &Instruction, src: &[Src; 3], dst: u8, s: State) -> Step {
+    let Some((r, sub)) = s.reg else {
+        return Step::Computed;
+    };
+    if dst != r {
+        return Step::Computed;
+    }
+    let mut n = s;
+    let value = match d.name {
+        "s_add_i32" | "s_add_u32" | "s_add_co_i32" | "s_add_co_u32" => {
+            match (constant(src[0]), constant(src[1])) {
+                (Some(a), Some(b)) => Some(a.wrapping_add(b)),
+                _ => {
+                    let Some(c) = adds_to(src, r) else {
+                        return Step::Computed;
+                    };
+                    n.reg_add = n.reg_add.wrapping_add(c);
+                    None
+                }
+            }
+        }
+        "s_sub_i32" | "s_sub_u32" | "s_sub_co_i32" | "s_sub_co_u32" => {
+            match (src[0], constant(src[0]), constant(src[1])) {
+                (_, Some(a), Some(b)) => Some(a.wrapping_sub(b)),
+                (Src::Sgpr(a), None, Some(b)) if a == r => {
+                    n.reg_add = n.reg_add.wrapping_sub(b);
+                    None
+                }
+                _ => return Step::Computed,
+            }
+        }
+        "s_mov_b32" => match constant(src[0]) {
+            Some(v) => Some(v),
+            None => return Step::Computed,
+        },
+        "s_movk_i32" => match d.field(Role::Simm) {
+            Some(Operand::Imm(v)) => Some(i32::from(v as u16 as i16) as u32),
+            _ => return Step::Computed,
+        },
+        _ => return Step::Computed,
+    };
+    let Some(v) = value else {
+        return Step::Moved(n);
+    };
+    n.add = offset(n.add, u64::from(v.wrapping_add(n.reg_add)), sub);
+    n.reg = None;
+    n.reg_add = 0;
+    match n.pc {
+        Some(pc) => Step::Done(pc.wrapping_add(n.add as i64)),
+        None => Step::Moved(n),
+    }
+}
+
+fn offset(add: u64, by: u64, sub: bool) -> u64 {
+    if sub {
+        add.wrapping_sub(by)
+    } else {
+        add.wrapping_add(by)
+    }
 }

@@ -27,12 +27,16 @@ pub struct Coverage {
     pub missing: BTreeMap<String, usize>,
     /// Reachable words the decoder does not know.
     pub undecodable: usize,
-    /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant.
+    /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant
+    /// on every path to them.
     pub indirect_calls: usize,
     /// Direct calls to code outside the kernel's slice (a function placed
     /// before the kernel's entry): the dispatch's program starts at the
     /// entry, so it cannot reach them.
     pub outside_calls: usize,
+    /// Long branches (`s_setpc_b64` of a PC-relative constant) to code
+    /// outside the kernel's slice: the builder cannot decode their target.
+    pub outside_branches: usize,
 }
 
 impl Coverage {
@@ -42,6 +46,7 @@ impl Coverage {
             && self.undecodable == 0
             && self.indirect_calls == 0
             && self.outside_calls == 0
+            && self.outside_branches == 0
     }
 }
 
@@ -56,14 +61,21 @@ pub fn coverage(isa: Isa, code: &[u8]) -> Coverage {
         .filter(|i| !matches!(i.kind, Kind::OutOfCode | Kind::Undecodable(_)))
         .map(|i| (i.offset, &i.decoded))
         .collect();
-    for inst in &prog.insts {
-        if matches!(inst.kind, Kind::SwapPc) {
-            match calls::call_target(&decoded, inst.offset) {
-                None => out.indirect_calls += 1,
-                Some(t) if t < 0 || t as u64 >= code.len() as u64 => out.outside_calls += 1,
-                Some(_) => {}
-            }
+    let jumps = calls::jumps(&decoded);
+    let outside = |t: &i64| *t < 0 || *t as u64 >= code.len() as u64;
+    for reach in jumps.calls.values() {
+        if !reach.direct() {
+            out.indirect_calls += 1;
+        } else if reach.targets.iter().any(outside) {
+            out.outside_calls += 1;
         }
+    }
+    out.outside_branches = jumps
+        .setpcs
+        .values()
+        .filter(|r| r.targets.iter().any(outside))
+        .count();
+    for inst in &prog.insts {
         match inst.kind {
             Kind::OutOfCode => {}
             Kind::Undecodable(_) => {

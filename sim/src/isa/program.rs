@@ -178,30 +178,22 @@ pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
     let mut found: BTreeMap<u32, Raw> = BTreeMap::new();
     let mut work = vec![0i64];
     let mut outside: Vec<i64> = Vec::new();
-    let mut calls_seen = 0;
     loop {
-        // Callees are reached through computed addresses: follow the ones the
-        // compiler's direct-call sequence names (see `call_targets`) until no
-        // new code turns up.
+        // Callees and long-branch targets are reached through computed
+        // addresses: follow the PC-relative constants `calls::jumps` finds
+        // until no new code turns up (a target outside the code is left to
+        // coverage and to the run's fault).
         if work.is_empty() {
-            let calls: Vec<u32> = found
-                .iter()
-                .filter(|(_, r)| matches!(r.kind, Kind::SwapPc))
-                .map(|(&at, _)| at)
-                .collect();
-            if calls.len() == calls_seen {
-                break;
-            }
-            calls_seen = calls.len();
             let decoded: BTreeMap<u32, &Instruction> = found
                 .iter()
                 .filter_map(|(&at, r)| r.decoded.as_ref().map(|d| (at, d)))
                 .collect();
-            for at in calls {
-                work.extend(
-                    calls::call_target(&decoded, at).filter(|t| !found.contains_key(&(*t as u32))),
-                );
-            }
+            let within = |t: &i64| u32::try_from(*t).is_ok_and(|t| (t as usize) < code.len());
+            work.extend(
+                calls::jumps(&decoded)
+                    .targets()
+                    .filter(|t| within(t) && !found.contains_key(&(*t as u32))),
+            );
             if work.is_empty() {
                 break;
             }
