@@ -12,8 +12,9 @@
 //! kernel's arguments, a caller) makes the pair *computed*.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
-use relaunch_isa::{Instruction, Operand, Role};
+use relaunch_isa::{Format, Instruction, Operand, Role};
 
 use super::control;
 use super::operand::{Dst, Src};
@@ -75,9 +76,10 @@ pub(super) fn jumps(decoded: &BTreeMap<u32, &Instruction>) -> Jumps {
         _ => None,
     };
     let mut out = Jumps::default();
-    for (&at, d) in decoded {
+    for (i, d) in decoded.values().enumerate() {
         if d.name == "s_setpc_b64" {
-            out.setpcs.insert(at, flow.reach(at, pair_of(d)));
+            let r = flow.reach(i as u32, pair_of(d));
+            out.setpcs.insert(flow.offsets[i], r);
         }
     }
     // A long branch is an edge too: a call (or another long branch) may be
@@ -85,18 +87,21 @@ pub(super) fn jumps(decoded: &BTreeMap<u32, &Instruction>) -> Jumps {
     // so their memos go.
     flow.memo.clear();
     for (&at, r) in &out.setpcs {
+        let from = flow.index(i64::from(at)).expect("a decoded s_setpc_b64");
         for &t in &r.targets {
-            if let Some(t) = u32::try_from(t).ok().filter(|t| decoded.contains_key(t)) {
-                flow.preds.entry(t).or_default().push(at);
+            if let Some(to) = flow.index(t) {
+                flow.edges.push((to, from));
             }
         }
     }
+    flow.index_edges();
     // In address order: a call's walk then usually meets the previous
     // call on the same pair already answered (Tensile makes hundreds of
     // calls through one pair set once).
-    for (&at, d) in decoded {
+    for (i, d) in decoded.values().enumerate() {
         if d.name == "s_swappc_b64" {
-            out.calls.insert(at, flow.reach(at, pair_of(d)));
+            let r = flow.reach(i as u32, pair_of(d));
+            out.calls.insert(flow.offsets[i], r);
         }
     }
     out
@@ -108,8 +113,13 @@ fn successors(at: u32, d: &Instruction) -> [Option<i64>; 2] {
     if d.name == "s_setpc_b64" {
         return [None, None];
     }
-    // s_swappc_b64 falls through: its callee returns there.
-    match control::prepare(d.name) {
+    // Only SOPP ends or branches; s_swappc_b64 falls through (its callee
+    // returns there).
+    let op = match d.format {
+        Format::Sopp => control::prepare(d.name),
+        _ => None,
+    };
+    match op {
         Some(op) => {
             let target = match d.field(Role::Simm) {
                 Some(Operand::Imm(simm)) if control::branches(op) => {
@@ -123,12 +133,54 @@ fn successors(at: u32, d: &Instruction) -> [Option<i64>; 2] {
     }
 }
 
-/// The control-flow graph backwards, and the answers found so far.
+/// A hasher for the walks' small keys (the default SipHash dominated the
+/// analysis' time): multiply-rotate, as FxHash does.
+#[derive(Default)]
+struct Quick(u64);
+
+impl Hasher for Quick {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type QuickBuild = BuildHasherDefault<Quick>;
+
+/// The control-flow graph backwards (instructions by index in address
+/// order), and the answers found so far.
 struct Flow<'a> {
-    decoded: &'a BTreeMap<u32, &'a Instruction>,
-    preds: HashMap<u32, Vec<u32>>,
+    offsets: Vec<u32>,
+    insts: Vec<&'a Instruction>,
+    /// (to, from) edges.
+    edges: Vec<(u32, u32)>,
+    /// The edges by `to`: node i's predecessors are
+    /// `pred_list[pred_start[i]..pred_start[i + 1]]`.
+    pred_start: Vec<u32>,
+    pred_list: Vec<u32>,
     /// (jump, pair) -> what the pair holds where that jump reads it.
-    memo: HashMap<(u32, u8), Reach>,
+    memo: HashMap<(u32, u8), Reach, QuickBuild>,
+    /// The walk's visited (node, state) pairs, kept for its capacity.
+    seen: HashSet<(u32, State), QuickBuild>,
 }
 
 /// Where a backward walk stands: what the instructions after this point
@@ -157,22 +209,66 @@ enum Step {
 
 impl<'a> Flow<'a> {
     fn new(decoded: &'a BTreeMap<u32, &'a Instruction>) -> Self {
-        let mut preds: HashMap<u32, Vec<u32>> = HashMap::new();
-        for (&at, d) in decoded {
+        let mut flow = Flow {
+            offsets: decoded.keys().copied().collect(),
+            insts: decoded.values().copied().collect(),
+            edges: Vec::with_capacity(decoded.len() + decoded.len() / 8),
+            pred_start: Vec::new(),
+            pred_list: Vec::new(),
+            memo: HashMap::default(),
+            seen: HashSet::default(),
+        };
+        for (from, (&at, d)) in decoded.iter().enumerate() {
             for s in successors(at, d).into_iter().flatten() {
-                if let Some(s) = u32::try_from(s).ok().filter(|s| decoded.contains_key(s)) {
-                    preds.entry(s).or_default().push(at);
+                // Mostly the next instruction: no search for it.
+                let next = from + 1;
+                let to = match flow.offsets.get(next) {
+                    Some(&o) if i64::from(o) == s => Some(next as u32),
+                    _ => flow.index(s),
+                };
+                if let Some(to) = to {
+                    flow.edges.push((to, from as u32));
                 }
             }
         }
-        Flow {
-            decoded,
-            preds,
-            memo: HashMap::new(),
-        }
+        flow.index_edges();
+        flow
     }
 
-    /// What the pair from `pair` holds where the jump at `at` reads it.
+    /// Group the edges by their head (a counting sort: no comparisons).
+    fn index_edges(&mut self) {
+        let n = self.insts.len();
+        let mut start = vec![0u32; n + 2];
+        for &(to, _) in &self.edges {
+            start[to as usize + 2] += 1;
+        }
+        for i in 2..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut list = vec![0u32; self.edges.len()];
+        for &(to, from) in &self.edges {
+            let slot = &mut start[to as usize + 1];
+            list[*slot as usize] = from;
+            *slot += 1;
+        }
+        start.pop();
+        self.pred_start = start;
+        self.pred_list = list;
+    }
+
+    /// The index of the instruction at byte offset `at`, if decoded.
+    fn index(&self, at: i64) -> Option<u32> {
+        let at = u32::try_from(at).ok()?;
+        self.offsets.binary_search(&at).ok().map(|i| i as u32)
+    }
+
+    fn preds(&self, i: u32) -> &[u32] {
+        let i = i as usize;
+        &self.pred_list[self.pred_start[i] as usize..self.pred_start[i + 1] as usize]
+    }
+
+    /// What the pair from `pair` holds where the jump `at` (an index)
+    /// reads it.
     fn reach(&mut self, at: u32, pair: Option<u8>) -> Reach {
         let mut out = Reach::default();
         // A pair in VCC or the trap registers is not a getpc block's.
@@ -181,7 +277,8 @@ impl<'a> Flow<'a> {
             return out;
         };
         let start = State::default();
-        let mut seen: HashSet<(u32, State)> = HashSet::new();
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
         let mut stack = Vec::new();
         self.push_preds(at, start, &mut stack, &mut out);
         while let Some((p, s)) = stack.pop() {
@@ -192,7 +289,7 @@ impl<'a> Flow<'a> {
                 out.computed = true;
                 break;
             }
-            let s = match step(self.decoded[&p], p, pair, s) {
+            let s = match step(self.insts[p as usize], self.offsets[p as usize], pair, s) {
                 Step::Same => s,
                 Step::Moved(n) => n,
                 Step::Done(t) => {
@@ -214,16 +311,16 @@ impl<'a> Flow<'a> {
             }
             self.push_preds(p, s, &mut stack, &mut out);
         }
+        self.seen = seen;
         self.memo.insert((at, pair), out.clone());
         out
     }
 
     fn push_preds(&self, at: u32, s: State, stack: &mut Vec<(u32, State)>, out: &mut Reach) {
-        match self.preds.get(&at) {
-            Some(ps) => stack.extend(ps.iter().map(|&p| (p, s))),
-            // The code's entry or a callee's: the value comes from outside.
-            None => out.computed = true,
-        }
+        let preds = self.preds(at);
+        // The code's entry or a callee's: the value comes from outside.
+        out.computed |= preds.is_empty();
+        stack.extend(preds.iter().map(|&p| (p, s)));
     }
 }
 
@@ -394,5 +491,151 @@ fn offset(add: u64, by: u64, sub: bool) -> u64 {
         add.wrapping_sub(by)
     } else {
         add.wrapping_add(by)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::program::{self, Kind};
+    use relaunch_isa::Isa;
+
+    fn isa(target: &str) -> Isa {
+        Isa::from_processor(target, false).expect("facts row")
+    }
+
+    /// The program builder's view of `code`, and the jumps in it.
+    fn analyse(target: &str, code: &[u8]) -> (Vec<u32>, Jumps) {
+        let prog = program::build(isa(target), 0, code);
+        let decoded: BTreeMap<u32, &Instruction> = prog
+            .insts
+            .iter()
+            .filter(|i| !matches!(i.kind, Kind::OutOfCode | Kind::Undecodable(_)))
+            .map(|i| (i.offset, &i.decoded))
+            .collect();
+        (decoded.keys().copied().collect(), jumps(&decoded))
+    }
+
+    fn set(v: &[i64]) -> BTreeSet<i64> {
+        v.iter().copied().collect()
+    }
+
+    /// Tensile's activation call: each path sets the pair in its own getpc
+    /// block (`s_add_i32 s8, k, 4`, then the 64-bit add of s8), the call
+    /// is at the join.
+    const TWO_PATHS: [u8; 64] = [
+        0x06, 0x80, 0x06, 0xbf, // s_cmp_eq_u32 s6, 0
+        0x05, 0x00, 0xa2, 0xbf, // s_cbranch_scc1 5 (to 0x1c)
+        0x00, 0x47, 0x8c, 0xbe, // s_getpc_b64 s[12:13] (0xc)
+        0xa4, 0x84, 0x08, 0x81, // s_add_i32 s8, 36, 4
+        0x0c, 0x08, 0x0c, 0x80, // s_add_u32 s12, s12, s8
+        0x0d, 0x80, 0x0d, 0x82, // s_addc_u32 s13, s13, 0
+        0x04, 0x00, 0xa0, 0xbf, // s_branch 4 (to 0x2c)
+        0x00, 0x47, 0x8c, 0xbe, // 0x1c: s_getpc_b64 s[12:13] (0x20)
+        0x94, 0x84, 0x08, 0x81, // s_add_i32 s8, 20, 4
+        0x0c, 0x08, 0x0c, 0x80, // s_add_u32 s12, s12, s8
+        0x0d, 0x80, 0x0d, 0x82, // s_addc_u32 s13, s13, 0
+        0x0c, 0x49, 0x9e, 0xbe, // 0x2c: s_swappc_b64 s[30:31], s[12:13]
+        0x00, 0x00, 0xb0, 0xbf, // s_endpgm
+        0x1e, 0x48, 0x80, 0xbe, // 0x34: the first callee: s_setpc_b64 s[30:31]
+        0x82, 0x02, 0x02, 0x7e, // 0x38: the second: v_mov_b32_e32 v1, 2
+        0x1e, 0x48, 0x80, 0xbe, // s_setpc_b64 s[30:31]
+    ];
+
+    #[test]
+    fn a_call_at_a_join_reaches_the_callee_of_each_path() {
+        let (offsets, j) = analyse("gfx1100", &TWO_PATHS);
+        let call = &j.calls[&0x2c];
+        assert_eq!(call.targets, set(&[0x34, 0x38]));
+        assert!(call.direct());
+        // Both callees decoded; their returns are no long branches.
+        assert!(offsets.contains(&0x34) && offsets.contains(&0x38) && offsets.contains(&0x3c));
+        assert!(j
+            .setpcs
+            .values()
+            .all(|r| r.targets.is_empty() && r.computed));
+    }
+
+    #[test]
+    fn a_pair_loaded_from_memory_on_one_path_makes_the_call_indirect() {
+        let code = [
+            0x04, 0x00, 0xa2, 0xbf, // s_cbranch_scc1 4 (to 0x14)
+            0x00, 0x47, 0x8c, 0xbe, // s_getpc_b64 s[12:13]
+            0x0c, 0x9c, 0x0c, 0x80, // s_add_u32 s12, s12, 28 (to 8 + 28)
+            0x0d, 0x80, 0x0d, 0x82, // s_addc_u32 s13, s13, 0
+            0x02, 0x00, 0xa0, 0xbf, // s_branch 2 (to 0x1c)
+            0x00, 0x03, 0x04, 0xf4, 0x00, 0x00, 0x00,
+            0xf8, // s_load_b64 s[12:13], s[0:1], 0x0
+            0x0c, 0x49, 0x9e, 0xbe, // 0x1c: s_swappc_b64 s[30:31], s[12:13]
+            0x00, 0x00, 0xb0, 0xbf, // s_endpgm
+            0x1e, 0x48, 0x80, 0xbe, // 0x24: s_setpc_b64 s[30:31]
+        ];
+        let (offsets, j) = analyse("gfx1100", &code);
+        let call = &j.calls[&0x1c];
+        // The constant path's callee is still decoded (a run taking that
+        // path reaches it); the verdict stays indirect.
+        assert_eq!(call.targets, set(&[0x24]));
+        assert!(call.computed && !call.direct());
+        assert!(offsets.contains(&0x24));
+    }
+
+    #[test]
+    fn long_branches_forwards_and_backwards_are_followed() {
+        let mut code = vec![
+            0x00, 0x47, 0xe2, 0xbe, // s_getpc_b64 s[98:99] (4)
+            0xff, 0x84, 0x64, 0x81, 0x48, 0x00, 0x00, 0x00, // s_add_i32 s100, 0x48, 4
+            0x62, 0x64, 0x62, 0x80, // s_add_u32 s98, s98, s100
+            0x63, 0x80, 0x63, 0x82, // s_addc_u32 s99, s99, 0
+            0x62, 0x48, 0x80, 0xbe, // 0x14: s_setpc_b64 s[98:99] (to 4 + 0x4c)
+        ];
+        // Skipped: never decoded.
+        code.extend([0xff; 0x50 - 0x18]);
+        code.extend([
+            0x01, 0x00, 0xa0, 0xbf, // 0x50: s_branch 1 (to 0x58)
+            0x00, 0x00, 0xb0, 0xbf, // 0x54: s_endpgm, reached by the branch back
+            0x00, 0x47, 0x84, 0xbe, // 0x58: s_getpc_b64 s[4:5] (0x5c)
+            0x04, 0x88, 0x84, 0x80, // s_sub_u32 s4, s4, 8
+            0x05, 0x80, 0x85, 0x82, // s_subb_u32 s5, s5, 0
+            0x04, 0x48, 0x80, 0xbe, // 0x64: s_setpc_b64 s[4:5]
+        ]);
+        let (offsets, j) = analyse("gfx1100", &code);
+        assert_eq!(j.setpcs[&0x14].targets, set(&[0x50]));
+        assert_eq!(j.setpcs[&0x64].targets, set(&[0x54]));
+        assert!(!j.setpcs[&0x14].computed && !j.setpcs[&0x64].computed);
+        assert_eq!(
+            offsets,
+            [0, 4, 0xc, 0x10, 0x14, 0x50, 0x54, 0x58, 0x5c, 0x60, 0x64]
+        );
+    }
+
+    #[test]
+    fn gfx12_spells_the_block_its_own_way() {
+        let code = [
+            0x00, 0x47, 0x9e, 0xbe, // s_getpc_b64 s[30:31] (4)
+            0x1f, 0x0f, 0x9f, 0xbe, // s_sext_i32_i16 s31, s31
+            0x98, 0x84, 0x08, 0x81, // s_add_co_i32 s8, 24, 4
+            0x09, 0x00, 0x87, 0xbf, // s_delay_alu instid0(SALU_CYCLE_1)
+            0x1e, 0x08, 0x1e, 0x80, // s_add_co_u32 s30, s30, s8
+            0x1f, 0x80, 0x1f, 0x82, // s_add_co_ci_u32 s31, s31, 0
+            0x1e, 0x49, 0xa0, 0xbe, // 0x18: s_swappc_b64 s[32:33], s[30:31]
+            0x00, 0x00, 0xb0, 0xbf, // s_endpgm
+            0x20, 0x48, 0x80, 0xbe, // 0x20: s_setpc_b64 s[32:33]
+        ];
+        let (offsets, j) = analyse("gfx1200", &code);
+        assert_eq!(j.calls[&0x18].targets, set(&[0x20]));
+        assert!(j.calls[&0x18].direct());
+        assert!(offsets.contains(&0x20));
+    }
+
+    #[test]
+    fn a_register_set_elsewhere_keeps_the_pair_computed() {
+        // TWO_PATHS with the first path's s_add_i32 s8, 36, 4 replaced by
+        // s_add_i32 s8, s8, 4: s8 comes from the kernel's start.
+        let mut code = TWO_PATHS;
+        code[12..16].copy_from_slice(&[0x08, 0x84, 0x08, 0x81]);
+        let (_, j) = analyse("gfx1100", &code);
+        let call = &j.calls[&0x2c];
+        assert_eq!(call.targets, set(&[0x38]));
+        assert!(call.computed);
     }
 }

@@ -176,4 +176,24 @@ mod tests {
         assert_eq!((c.instructions, c.indirect_calls), (7, 0));
         assert!(c.runs());
     }
+
+    #[test]
+    fn a_long_branch_out_of_the_code_stops_the_kernel() {
+        let gfx1100 = Isa::from_processor("gfx1100", false).expect("gfx1100 row");
+        let mut code = [
+            0x00, 0x47, 0xe2, 0xbe, // s_getpc_b64 s[98:99] (4)
+            0x62, 0xc0, 0x62, 0x80, // s_add_u32 s98, s98, 64: past the end
+            0x63, 0x80, 0x63, 0x82, // s_addc_u32 s99, s99, 0
+            0x62, 0x48, 0x80, 0xbe, // s_setpc_b64 s[98:99]
+            0x00, 0x00, 0xb0, 0xbf, // 0x10: s_endpgm
+        ];
+        let c = coverage(gfx1100, &code);
+        assert_eq!((c.instructions, c.outside_branches), (4, 1));
+        assert!(!c.runs());
+        // s_add_u32 s98, s98, 12: to the s_endpgm, which is then decoded.
+        code[5] = 0x8c;
+        let c = coverage(gfx1100, &code);
+        assert_eq!((c.instructions, c.outside_branches), (5, 0));
+        assert!(c.runs());
+    }
 }
