@@ -1,15 +1,16 @@
 //! What the interpreter would refuse in a kernel, found before it runs:
 //! the kernel is decoded from its entry as a dispatch would decode it
 //! (`program::build`: every instruction reachable by fall-through and
-//! branches) and each instruction is classified the same way. What only a
-//! run can tell (MODE's directed rounding, an LDS access outside the
-//! allocation, scratch) is not known here. A call whose target is not a
-//! PC-relative constant (a function pointer loaded from memory, as RCCL's
-//! table of collective implementations) reaches code the builder never
-//! decoded and faults at run time, so it stops the kernel here too; so
+//! branches, callees and long-branch targets) and each instruction is
+//! classified the same way. What only a run can tell (MODE's directed
+//! rounding, an LDS access outside the allocation, scratch) is not known
+//! here. A call whose pair is not a PC-relative constant on every path to
+//! it (`calls::jumps`; a function pointer loaded from memory, as RCCL's
+//! table of collective implementations) may reach code the builder never
+//! decoded and fault at run time, so it stops the kernel here too; so
 //! does a direct call to a function placed before the kernel's entry (the
-//! program is decoded from the entry on).
-
+//! program is decoded from the entry on), and a long branch
+//! (`s_getpc_b64`-based `s_setpc_b64`) out of the decoded code.
 use std::collections::BTreeMap;
 
 use relaunch_isa::{Instruction, Isa};
