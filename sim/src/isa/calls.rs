@@ -76,9 +76,11 @@ pub(super) fn jumps(decoded: &BTreeMap<u32, &Instruction>) -> Jumps {
         _ => None,
     };
     let mut out = Jumps::default();
+    let mut long = Vec::new();
     for (i, d) in decoded.values().enumerate() {
         if d.name == "s_setpc_b64" {
             let r = flow.reach(i as u32, pair_of(d));
+            long.extend(r.targets.iter().map(|&t| (i as u32, t)));
             out.setpcs.insert(flow.offsets[i], r);
         }
     }
@@ -86,12 +88,9 @@ pub(super) fn jumps(decoded: &BTreeMap<u32, &Instruction>) -> Jumps {
     // reached only through one. The walks above did not see these edges,
     // so their memos go.
     flow.memo.clear();
-    for (&at, r) in &out.setpcs {
-        let from = flow.index(i64::from(at)).expect("a decoded s_setpc_b64");
-        for &t in &r.targets {
-            if let Some(to) = flow.index(t) {
-                flow.edges.push((to, from));
-            }
+    for (from, t) in long {
+        if let Some(to) = flow.index(t) {
+            flow.edges.push((to, from));
         }
     }
     flow.index_edges();
