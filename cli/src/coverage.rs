@@ -11,8 +11,9 @@
 //! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...` (with
 //! `<undecodable> xN` for unknown words and `<indirect call> xN` for calls
 //! through a pointer from memory, `<call outside the code> xN` for direct
-//! calls to an address outside the segment: neither can the simulator
-//! follow)
+//! calls to an address outside the segment, `<long branch outside the
+//! code> xN` for `s_getpc_b64`-based jumps out of it: none can the
+//! simulator follow)
 //! (`scripts/sim-corpus` reads these lines). Scratch instructions count
 //! like any other: the interpreter runs private memory when the queue
 //! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).
@@ -61,6 +62,12 @@ pub fn render(path: &str, object: &CodeObject) -> String {
                 }
                 if c.outside_calls > 0 {
                     names.push(format!("<call outside the code> x{}", c.outside_calls));
+                }
+                if c.outside_branches > 0 {
+                    names.push(format!(
+                        "<long branch outside the code> x{}",
+                        c.outside_branches
+                    ));
                 }
                 let _ = writeln!(
                     out,

@@ -1,21 +1,24 @@
 //! What the interpreter would refuse in a kernel, found before it runs:
 //! the kernel is decoded from its entry as a dispatch would decode it
 //! (`program::build_in`: every instruction reachable by fall-through,
-//! branches and direct calls, in the whole code given, before the entry
-//! too; a call's return point only when its callee can return) and each
-//! instruction is classified the same way. What only a run can tell
-//! (MODE's directed rounding, an LDS access outside the allocation,
-//! scratch) is not known here. A call whose target is not a PC-relative
-//! constant (a function pointer loaded from memory, as RCCL's table of
-//! collective implementations) reaches code the builder never decoded and
-//! faults at run time, so it stops the kernel here too; so does a direct
-//! call to code outside the bytes given (a dispatch decodes the kernel's
-//! whole allocation, so give the whole text section or segment).
+//! branches, callees and long-branch targets, in the whole code given,
+//! before the entry too; a call's return point only when its callee can
+//! return) and each instruction is classified the same way. What only a
+//! run can tell (MODE's directed rounding, an LDS access outside the
+//! allocation, scratch) is not known here. A call whose pair is not a
+//! PC-relative constant on every path to it (`calls::jumps`; a function
+//! pointer loaded from memory, as RCCL's table of collective
+//! implementations) may reach code the builder never decoded and fault at
+//! run time, so it stops the kernel here too; so does a direct call or a
+//! long branch (`s_getpc_b64`-based `s_setpc_b64`) to code outside the
+//! bytes given (a dispatch decodes the kernel's whole allocation, so give
+//! the whole text section or segment).
 
 use std::collections::BTreeMap;
 
 use relaunch_isa::{Instruction, Isa};
 
+use super::calls;
 use super::program::{self, Kind};
 
 /// The static verdict on one kernel's code.
@@ -28,11 +31,15 @@ pub struct Coverage {
     pub missing: BTreeMap<String, usize>,
     /// Reachable words the decoder does not know.
     pub undecodable: usize,
-    /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant.
+    /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant
+    /// on every path to them.
     pub indirect_calls: usize,
     /// Direct calls to code outside the bytes given (at run time, outside
     /// the kernel's code allocation): nothing there to decode.
     pub outside_calls: usize,
+    /// Long branches (`s_setpc_b64` of a PC-relative constant) to code
+    /// outside the kernel's slice: the builder cannot decode their target.
+    pub outside_branches: usize,
 }
 
 impl Coverage {
@@ -42,6 +49,7 @@ impl Coverage {
             && self.undecodable == 0
             && self.indirect_calls == 0
             && self.outside_calls == 0
+            && self.outside_branches == 0
     }
 }
 
@@ -59,14 +67,21 @@ pub fn coverage(isa: Isa, code: &[u8], entry_at: usize) -> Coverage {
         .filter(|i| !matches!(i.kind, Kind::OutOfCode | Kind::Undecodable(_)))
         .map(|i| (at(i), &i.decoded))
         .collect();
-    for inst in &prog.insts {
-        if matches!(inst.kind, Kind::SwapPc) {
-            match program::call_target(&decoded, at(inst)) {
-                None => out.indirect_calls += 1,
-                Some(t) if t < 0 || t as u64 >= code.len() as u64 => out.outside_calls += 1,
-                Some(_) => {}
-            }
+    let jumps = calls::jumps(&decoded);
+    let outside = |t: &i64| *t < 0 || *t as u64 >= code.len() as u64;
+    for reach in jumps.calls.values() {
+        if !reach.direct() {
+            out.indirect_calls += 1;
+        } else if reach.targets.iter().any(outside) {
+            out.outside_calls += 1;
         }
+    }
+    out.outside_branches = jumps
+        .setpcs
+        .values()
+        .filter(|r| r.targets.iter().any(outside))
+        .count();
+    for inst in &prog.insts {
         match inst.kind {
             Kind::OutOfCode => {}
             Kind::Undecodable(_) => {
@@ -233,6 +248,26 @@ mod tests {
         // As ggml's `no_device_code`: the callee ends the program.
         let c = coverage(gfx1030(), &callee_first(false), 8);
         assert_eq!((c.instructions, c.undecodable, c.outside_calls), (6, 0, 0));
+        assert!(c.runs());
+    }
+
+    #[test]
+    fn a_long_branch_out_of_the_code_stops_the_kernel() {
+        let gfx1100 = Isa::from_processor("gfx1100", false).expect("gfx1100 row");
+        let mut code = [
+            0x00, 0x47, 0xe2, 0xbe, // s_getpc_b64 s[98:99] (4)
+            0x62, 0xc0, 0x62, 0x80, // s_add_u32 s98, s98, 64: past the end
+            0x63, 0x80, 0x63, 0x82, // s_addc_u32 s99, s99, 0
+            0x62, 0x48, 0x80, 0xbe, // s_setpc_b64 s[98:99]
+            0x00, 0x00, 0xb0, 0xbf, // 0x10: s_endpgm
+        ];
+        let c = coverage(gfx1100, &code, 0);
+        assert_eq!((c.instructions, c.outside_branches), (4, 1));
+        assert!(!c.runs());
+        // s_add_u32 s98, s98, 12: to the s_endpgm, which is then decoded.
+        code[5] = 0x8c;
+        let c = coverage(gfx1100, &code, 0);
+        assert_eq!((c.instructions, c.outside_branches), (5, 0));
         assert!(c.runs());
     }
 }

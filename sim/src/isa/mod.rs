@@ -2,7 +2,8 @@
 //! gfx11, gfx12; wave32 and wave64) on the simulated device.
 //!
 //! Owns: the wave state (`wave`), operand reading and writing (`operand`),
-//! the fault type (`fault`), decoded programs (`program`), and the
+//! the fault type (`fault`), decoded programs (`program`) with the targets
+//! of their PC-relative calls and long branches (`calls`), and the
 //! executors per instruction class; `valu` is the vector ALU; `coverage`
 //! says before a run what a kernel's code would meet that is refused.
 //! Refuses: any instruction it does not implement, with an error naming
@@ -18,6 +19,7 @@
 mod atomic;
 mod buffer;
 mod cache;
+mod calls;
 mod clock;
 mod control;
 pub mod coverage;

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use relaunch_isa::{Decoded, Format, Instruction, Isa};
 
+use super::calls;
 use super::control::{self, COp};
 use super::lds::{self, DOp};
 use super::operand::{scalar_code, Dst, Src};
@@ -125,7 +126,7 @@ fn words_of(code: &[u8], len: usize) -> [u32; 4] {
 }
 
 /// Resolve the fields of a decoded instruction.
-fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
+pub(super) fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
     use relaunch_isa::Role;
     let mut src = [Src::Null; 3];
     let mut dst = Dst::None;
@@ -196,61 +197,6 @@ fn gds(isa: Isa, words: &[u32; 4]) -> bool {
         .is_some_and(|bit| bit.get(words) != 0)
 }
 
-/// The byte offset (from the entry) a direct call at `call` (an
-/// `s_swappc_b64 s[a:b], s[n:n+1]`) jumps to, when the instructions before
-/// it build s[n:n+1] as LLVM's call sequence does: `s_getpc_b64 s[n:n+1]`,
-/// `s_add_u32 sn, sn, lo`, `s_addc_u32 sn+1, sn+1, hi` (gfx12:
-/// `s_add_co_u32`, `s_add_co_ci_u32`; each a literal or an inline
-/// constant): a 64-bit add of a PC-relative constant, so the target does
-/// not depend on where the code was loaded. `None` for any other shape (a pointer from memory): the
-/// call then faults at run time naming its address.
-pub(super) fn call_target(decoded: &BTreeMap<u32, &Instruction>, call: u32) -> Option<i64> {
-    let (src, _, _) = resolve(decoded.get(&call)?);
-    let Src::Sgpr(n) = src[0] else { return None };
-    let (mut lo, mut hi) = (None, None);
-    // The sequence sits a few instructions back, or (a pair the compiler
-    // keeps for several calls to one function) before earlier calls.
-    for (&at, d) in decoded.range(..call).rev().take(256) {
-        let (src, dst, _) = resolve(d);
-        // The constant: a literal (a relocation) or an inline integer.
-        let constant = |c: Src| match c {
-            Src::Literal(v) => Some(v),
-            Src::Int(v) => Some(i32::from(v) as u32),
-            _ => None,
-        };
-        let literal = match src {
-            [Src::Sgpr(a), c, _] | [c, Src::Sgpr(a), _] => constant(c).map(|v| (a, v)),
-            _ => None,
-        };
-        match (d.name, dst, literal) {
-            // gfx12 spells them s_add_co_u32 / s_add_co_ci_u32.
-            ("s_addc_u32" | "s_add_co_ci_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n + 1 && a == r && hi.is_none() =>
-            {
-                hi = Some(v);
-            }
-            ("s_add_u32" | "s_add_co_u32", Dst::Sgpr(r), Some((a, v)))
-                if r == n && a == r && lo.is_none() =>
-            {
-                lo = Some(v);
-            }
-            ("s_getpc_b64", Dst::Sgpr(r), _) if r == n => {
-                let add = (u64::from(hi?) << 32) | u64::from(lo?);
-                let next = i64::from(at) + d.len as i64;
-                return Some(next.wrapping_add(add as i64));
-            }
-            // gfx12 sign-extends the PC's bits 47:32 after s_getpc_b64; a
-            // code address keeps its value (user addresses are below 2^47).
-            ("s_sext_i32_i16", Dst::Sgpr(r), _)
-                if r == n + 1 && matches!(src[0], Src::Sgpr(x) if x == r) => {}
-            // Anything else writing the pair breaks the pattern.
-            (_, Dst::Sgpr(r), _) if r == n || r == n + 1 => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Decode every instruction reachable from offset 0 of `code` (the bytes
 /// from the kernel's entry on): [`build_in`] with the entry at the start.
 pub fn build(isa: Isa, entry: u64, code: &[u8]) -> Program {
@@ -285,51 +231,43 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
     let mut work = vec![entry_at as i64];
     let mut outside: Vec<i64> = Vec::new();
     loop {
-        // Callees are reached through computed addresses: follow the ones the
-        // compiler's direct-call sequence names (see `call_targets`) until no
-        // new code turns up.
+        // Callees and long-branch targets are reached through computed
+        // addresses: follow the PC-relative constants `calls::jumps` finds
+        // until no new code turns up (a target outside the code is left to
+        // coverage and to the run's fault).
         if work.is_empty() {
-            let calls: Vec<u32> = found
-                .iter()
-                .filter(|(_, r)| matches!(r.kind, Kind::SwapPc))
-                .map(|(&at, _)| at)
-                .collect();
             let decoded: BTreeMap<u32, &Instruction> = found
                 .iter()
                 .filter_map(|(&at, r)| r.decoded.as_ref().map(|d| (at, d)))
                 .collect();
-            let targets: Vec<(u32, Option<i64>)> = calls
-                .into_iter()
-                .map(|at| (at, call_target(&decoded, at)))
-                .collect();
+            let jumps = calls::jumps(&decoded);
             let in_code = |t: i64| u32::try_from(t).is_ok_and(|t| (t as usize) < code.len());
-            for &(_, t) in &targets {
-                match t {
-                    Some(t) if in_code(t) => {
-                        work.extend((!found.contains_key(&(t as u32))).then_some(t));
-                    }
+            for t in jumps.targets() {
+                if in_code(t) {
+                    work.extend((!found.contains_key(&(t as u32))).then_some(t));
+                } else {
                     // Outside the code: noted, never work (pushed each
                     // round, it would keep the fixed point from ending).
-                    Some(t) => outside.push(t),
-                    None => {}
+                    outside.push(t);
                 }
             }
             // Return points of calls whose callee turned out to return;
             // more code decoded can make more callees return, hence the
             // fixed point with the callees above.
             let mut verdicts: HashMap<u32, bool> = HashMap::new();
-            for (at, t) in targets {
+            for (&at, reach) in &jumps.calls {
                 if found[&at].falls {
                     continue;
                 }
-                let returns = match t {
-                    Some(t) if in_code(t) => *verdicts
-                        .entry(t as u32)
-                        .or_insert_with(|| may_return(&found, t as u32)),
-                    // A pointer from memory or code outside the bytes
-                    // given: nothing known, so assume it returns.
-                    _ => true,
-                };
+                // A pointer from memory on some path, or code outside the
+                // bytes given: nothing known, so assume it returns.
+                let returns = !reach.direct()
+                    || reach.targets.iter().any(|&t| {
+                        !in_code(t)
+                            || *verdicts
+                                .entry(t as u32)
+                                .or_insert_with(|| may_return(&found, t as u32))
+                    });
                 if returns {
                     let raw = found.get_mut(&at).expect("a call found above");
                     raw.falls = true;

@@ -2,7 +2,10 @@
 //! LLVM's direct-call sequence (`s_getpc_b64`, `s_add_u32`/`s_addc_u32` of
 //! a PC-relative constant, `s_swappc_b64`) reaches a callee after the
 //! kernel's `s_endpgm` or before the kernel's entry, which returns with
-//! `s_setpc_b64`; a callee before the entry that ends the program; a jump
+//! `s_setpc_b64`; a callee before the entry that ends the program; a call
+//! at a join whose pair each path sets in its own getpc block (Tensile's
+//! activation call) reaches the callee of the path taken; a long branch
+//! (`s_getpc_b64`, add, `s_setpc_b64`) lands on code decoded for it; a jump
 //! to an address the interpreter did not decode faults naming it (also a
 //! return through `s_swappc_b64`, which the builder does not count as a
 //! return); `s_sendmsg` MSG_INTERRUPT off a queue goes nowhere and the
@@ -183,5 +186,46 @@ fn an_interrupt_off_a_queue_is_lost_and_the_wave_goes_on() {
     for cpu in TARGETS {
         let body = "  s_mov_b32 m0, 5\n  s_sendmsg sendmsg(MSG_INTERRUPT)\n  v_mov_b32 v1, 9";
         assert_eq!(run(cpu, body, ""), Ok(9), "{cpu}");
+    }
+}
+
+/// Tensile's shape: `s_add_i32 s8, k, 4` then the 64-bit add of s8, one
+/// block per path, the call where the paths join. `s6` picks the path.
+fn join(select: u32) -> String {
+    format!(
+        "  s_mov_b32 s6, {select}\n  s_cmp_eq_u32 s6, 0\n  s_cbranch_scc1 .Lsecond\n  \
+         s_getpc_b64 s[12:13]\n.Lpc1:\n  s_add_i32 s8, first-.Lpc1-4, 4\n  \
+         s_add_u32 s12, s12, s8\n  s_addc_u32 s13, s13, 0\n  s_branch .Ljoin\n\
+         .Lsecond:\n  s_getpc_b64 s[12:13]\n.Lpc2:\n  s_add_i32 s8, second-.Lpc2-4, 4\n  \
+         s_add_u32 s12, s12, s8\n  s_addc_u32 s13, s13, 0\n.Ljoin:\n  \
+         s_swappc_b64 s[30:31], s[12:13]\n  v_add_nc_u32 v1, 1, v1"
+    )
+}
+const TWO_CALLEES: &str = "first:\n  v_mov_b32 v1, 41\n  s_setpc_b64 s[30:31]\n\
+                           second:\n  v_mov_b32 v1, 9\n  s_setpc_b64 s[30:31]";
+
+#[test]
+fn a_call_at_a_join_reaches_the_callee_of_the_path_taken() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in TARGETS {
+        assert_eq!(run(cpu, &join(1), TWO_CALLEES), Ok(42), "{cpu}");
+        assert_eq!(run(cpu, &join(0), TWO_CALLEES), Ok(10), "{cpu}");
+    }
+}
+
+#[test]
+fn a_long_branch_lands_on_its_target() {
+    if !asm::tools() {
+        return;
+    }
+    // The instruction after s_setpc_b64 is skipped: only the long branch
+    // reaches .Lfar.
+    let body = "  s_getpc_b64 s[20:21]\n.Llb:\n  s_add_i32 s22, .Lfar-.Llb-4, 4\n  \
+                s_add_u32 s20, s20, s22\n  s_addc_u32 s21, s21, 0\n  s_setpc_b64 s[20:21]\n  \
+                v_mov_b32 v1, 99\n.Lfar:\n  v_add_nc_u32 v1, 5, v1";
+    for cpu in TARGETS {
+        assert_eq!(run(cpu, body, ""), Ok(12), "{cpu}");
     }
 }
