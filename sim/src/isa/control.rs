@@ -74,7 +74,10 @@ pub(crate) fn prepare(name: &str) -> Option<COp> {
         | "s_inst_prefetch"
         | "s_set_inst_prefetch_distance"
         | "s_setprio"
+        // A wave's s_sleep ends here at once (no pipelines, no clock to
+        // wait on), so there is never a sleeping wave for s_wakeup to wake.
         | "s_sleep"
+        | "s_wakeup"
         | "s_icache_inv"
         | "s_incperflevel"
         | "s_decperflevel"
