@@ -36,11 +36,16 @@ pub(crate) fn run_wave(
     executed: &mut u64,
 ) -> Result<Stop, (u32, IsaFault)> {
     let trace = tracing_on() && wave.wave_in_group == 0 && wave.workgroup_id[1..] == [0; 2];
+    // The wave's clock (`Wave::cycles`) is this run's share of `executed`,
+    // brought up to date before the executors that read it and when the
+    // run stops, not counted per instruction (a store per instruction on
+    // the hot path).
+    let (entry, cycles0) = (*executed, wave.cycles);
+    let sync = |wave: &mut Wave, executed: u64| wave.cycles = cycles0 + (executed - entry);
     loop {
         let pc = wave.pc;
         let inst = &prog.insts[pc as usize];
         *executed += 1;
-        wave.cycles += 1;
         if *executed % CHECK_EVERY == 0 {
             if ctx.discarded() {
                 return Err((pc, IsaFault::Discarded));
@@ -87,10 +92,12 @@ pub(crate) fn run_wave(
         } else if let Some(flow) = branch(wave, inst) {
             flow
         } else if let Kind::Smem(op) = inst.kind {
+            sync(wave, *executed);
             flow!(smem::execute(wave, inst, op, ctx))
         } else if let Kind::Vmem(op) = inst.kind {
             flow!(vmem::execute(wave, inst, op, ctx))
         } else {
+            sync(wave, *executed);
             flow!(other(prog, wave, inst, ctx))
         };
         if trace {
@@ -101,10 +108,12 @@ pub(crate) fn run_wave(
             Flow::Jump(t) => wave.pc = t,
             Flow::Barrier => {
                 wave.pc = inst.next;
+                sync(wave, *executed);
                 return Ok(Stop::Barrier);
             }
             Flow::End => {
                 wave.done = true;
+                sync(wave, *executed);
                 return Ok(Stop::End);
             }
         }

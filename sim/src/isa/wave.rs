@@ -68,7 +68,8 @@ pub struct Wave {
     /// The wave's scratch slot when RSRC2.SCRATCH_EN gave it one.
     pub slot: Option<super::scratch::WaveSlot>,
     /// Instructions this wave has run: its clock reads' model
-    /// (`super::clock`), one cycle each.
+    /// (`super::clock`), one cycle each; up to date where a clock is read
+    /// and between runs (`exec::run_wave`).
     pub cycles: u64,
 }
 
