@@ -40,50 +40,12 @@ fn kernel_text(cpu: &str, body: &str, tail: &str) -> String {
 /// [`run`] with `before` (a function, label `callee`) placed before the
 /// kernel's entry in the text section.
 fn run_after(cpu: &str, before: &str, body: &str) -> Result<u32, String> {
-    let text = kernel_text(cpu, body, "");
-    let source = format!(
-        r#"  .amdgcn_target "amdgcn-amd-amdhsa--{cpu}"
-  .text
-  .p2align 8
-callee:
-{before}
-  .globl calls
-  .p2align 8
-  .type calls,@function
-calls:
-{text}
-.Lend:
-  .size calls, .Lend-calls
-  .rodata
-  .p2align 6
-  .amdhsa_kernel calls
-    .amdhsa_user_sgpr_kernarg_segment_ptr 1
-    .amdhsa_user_sgpr_count 2
-    .amdhsa_kernarg_size 8
-    .amdhsa_next_free_vgpr 8
-    .amdhsa_next_free_sgpr 16
-    .amdhsa_wavefront_size32 1
-  .end_amdhsa_kernel
-  .amdgpu_metadata
----
-amdhsa.version: [ 1, 2 ]
-amdhsa.target: amdgcn-amd-amdhsa--{cpu}
-amdhsa.kernels:
-  - .name: calls
-    .symbol: calls.kd
-    .kernarg_segment_size: 8
-    .kernarg_segment_align: 8
-    .group_segment_fixed_size: 0
-    .private_segment_fixed_size: 0
-    .wavefront_size: 32
-    .sgpr_count: 16
-    .vgpr_count: 8
-    .max_flat_workgroup_size: 64
-    .args:
-      - {{ .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }}
-...
-  .end_amdgpu_metadata
-"#
+    let kernel = asm::kernel_source(cpu, "calls", &kernel_text(cpu, body, ""), "", 1);
+    // The callee goes first in the text section, before the kernel's symbol.
+    let source = kernel.replacen(
+        "  .text\n",
+        &format!("  .text\n  .p2align 8\ncallee:\n{before}\n"),
+        1,
     );
     run_object(cpu, &asm::code_object(cpu, &source))
 }
