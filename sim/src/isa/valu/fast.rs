@@ -1,6 +1,7 @@
 //! The most frequent vector ALU forms, resolved at program build to one
-//! function each: plain f32 and 32-bit integer operations and the carry
-//! adds, with no DPP, SDWA or modifiers, a VGPR destination and sources
+//! function each: plain f32 (NEG allowed) and 32-bit integer operations
+//! (the three-source VOP3 ones too) and the carry adds, with no DPP, SDWA
+//! or other modifiers, a VGPR destination and sources
 //! that are VGPRs, SGPRs or constants. Each runs over exactly the wave's
 //! lanes (a constant count, so the lane loops vectorise) without the
 //! general path's dispatch on operation, encoding and operand kinds.
@@ -34,6 +35,14 @@ const MAXI: u8 = 15;
 const MOV: u8 = 16;
 const CNDMASK: u8 = 17;
 const MULU24: u8 = 18;
+// Three-source integer forms (VOP3), from 32 on: they read a third source.
+const ADD3: u8 = 32;
+const LSHL_ADD: u8 = 33;
+const ADD_LSHL: u8 = 34;
+const LSHL_OR: u8 = 35;
+const AND_OR: u8 = 36;
+const OR3: u8 = 37;
+const XOR3: u8 = 38;
 
 /// The resolved form of `inst` (decoded for a wave of 64 lanes when
 /// `wave64`), if it is one of those this module runs.
@@ -41,7 +50,19 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
     let Kind::Valu(p) = &inst.kind else {
         return None;
     };
-    if p.dpp != Dpp::None || p.vopd.is_some() || p.sdwa.is_some() || p.mods != Mods::default() {
+    // Float forms also take NEG (a sign flip of a source, as the general
+    // path applies it); nothing else modifies a source or the result.
+    let neg_only = p.mods
+        == Mods {
+            neg: p.mods.neg,
+            ..Mods::default()
+        };
+    let float = matches!(p.op, Op::F(_));
+    if p.dpp != Dpp::None
+        || p.vopd.is_some()
+        || p.sdwa.is_some()
+        || !(p.mods == Mods::default() || float && neg_only)
+    {
         return None;
     }
     if !matches!(p.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3) || !matches!(inst.dst, Dst::Vgpr(_)) {
@@ -76,7 +97,8 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
                 FOp::Fma if p.enc == Enc::Vop3 => (FMA, 3),
                 _ => return None,
             };
-            if !srcs(n) {
+            // NEG of a source the form does not read (fmac's third).
+            if !srcs(n) || p.mods.neg >> n != 0 {
                 return None;
             }
             match code {
@@ -110,6 +132,13 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
                 IOp::Ashrrev => (ASHR, 2),
                 // The 32-bit encoding's select reads VCC.
                 IOp::Cndmask if p.enc == Enc::Vop2 => (CNDMASK, 2),
+                IOp::Add3 => (ADD3, 3),
+                IOp::LshlAdd => (LSHL_ADD, 3),
+                IOp::AddLshl => (ADD_LSHL, 3),
+                IOp::LshlOr => (LSHL_OR, 3),
+                IOp::AndOr => (AND_OR, 3),
+                IOp::Or3 => (OR3, 3),
+                IOp::Xor3 => (XOR3, 3),
                 _ => return None,
             };
             if !srcs(n) {
@@ -132,6 +161,13 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
                 LSHL => pick!(int_op, LSHL),
                 LSHR => pick!(int_op, LSHR),
                 ASHR => pick!(int_op, ASHR),
+                ADD3 => pick!(int_op, ADD3),
+                LSHL_ADD => pick!(int_op, LSHL_ADD),
+                ADD_LSHL => pick!(int_op, ADD_LSHL),
+                LSHL_OR => pick!(int_op, LSHL_OR),
+                AND_OR => pick!(int_op, AND_OR),
+                OR3 => pick!(int_op, OR3),
+                XOR3 => pick!(int_op, XOR3),
                 _ => pick!(int_op, CNDMASK),
             }
         }
@@ -215,6 +251,12 @@ fn f32_op<const N: usize, const OP: u8>(
     let (Dst::Vgpr(r), true) = (inst.dst, wave.mode & 0x33 == 0x30 && wave.lanes == N) else {
         return general(wave, inst);
     };
+    let neg = match &inst.kind {
+        Kind::Valu(p) => p.mods.neg,
+        _ => 0,
+    };
+    let flip = |i: u8| if neg >> i & 1 != 0 { 0x8000_0000u32 } else { 0 };
+    let (fa, fb, fc) = (flip(0), flip(1), flip(2));
     let (mut ba, mut bb, mut bc) = (None, None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
@@ -227,9 +269,9 @@ fn f32_op<const N: usize, const OP: u8>(
     let mut d = [0u32; N];
     for i in 0..N {
         let (x, y, z) = (
-            f32::from_bits(a[i]),
-            f32::from_bits(b[i]),
-            f32::from_bits(c[i]),
+            f32::from_bits(a[i] ^ fa),
+            f32::from_bits(b[i] ^ fb),
+            f32::from_bits(c[i] ^ fc),
         );
         d[i] = match OP {
             ADD => x + y,
@@ -261,9 +303,15 @@ fn int_op<const N: usize, const OP: u8>(
     } else {
         lanes::<N>(wave, inst.src[1], &mut bb)?
     };
+    let mut bc = None;
+    let c = if OP >= ADD3 {
+        lanes::<N>(wave, inst.src[2], &mut bc)?
+    } else {
+        bc.insert([0; N])
+    };
     let mut d = [0u32; N];
     for i in 0..N {
-        let (x, y) = (a[i], b[i]);
+        let (x, y, z) = (a[i], b[i], c[i]);
         d[i] = match OP {
             MOV => x,
             ADD => x.wrapping_add(y),
@@ -281,6 +329,13 @@ fn int_op<const N: usize, const OP: u8>(
             LSHL => y << (x & 31),
             LSHR => y >> (x & 31),
             ASHR => ((y as i32) >> (x & 31)) as u32,
+            ADD3 => x.wrapping_add(y).wrapping_add(z),
+            LSHL_ADD => (x << (y & 31)).wrapping_add(z),
+            ADD_LSHL => x.wrapping_add(y) << (z & 31),
+            LSHL_OR => (x << (y & 31)) | z,
+            AND_OR => (x & y) | z,
+            OR3 => x | y | z,
+            XOR3 => x ^ y ^ z,
             _ => {
                 if vcc >> i & 1 != 0 {
                     y

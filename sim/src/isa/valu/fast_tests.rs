@@ -48,9 +48,9 @@ fn word(v: u32) -> [u8; 4] {
 
 /// `op` with VDST v3, second source v2 and first source `src0` (a 9-bit
 /// source code; 255 takes the literal): VOP1, VOP2, or VOP3 with no
-/// modifiers, v0 as the third source, and VCC as the carry-out (`sd`) and
-/// carry-in of the VOP3SD forms.
-fn encode(format: Format, op: u16, sd: bool, src0: u32) -> Vec<u8> {
+/// modifiers but NEG (`neg`, bits 63:61), v0 as the third source, and VCC
+/// as the carry-out (`sd`) and carry-in of the VOP3SD forms.
+fn encode(format: Format, op: u16, sd: bool, src0: u32, neg: u32) -> Vec<u8> {
     let op = u32::from(op);
     let mut out = match format {
         Format::Vop1 => word((0x3F << 25) | (3 << 17) | (op << 9) | src0).to_vec(),
@@ -58,7 +58,7 @@ fn encode(format: Format, op: u16, sd: bool, src0: u32) -> Vec<u8> {
         _ => {
             let (sdst, src2) = if sd { (106, 106) } else { (0, 256) };
             let mut v = word((0x35 << 26) | (op << 16) | (sdst << 8) | 3).to_vec();
-            v.extend(word(src0 | (258 << 9) | (src2 << 18)));
+            v.extend(word(src0 | (258 << 9) | (src2 << 18) | (neg << 29)));
             v
         }
     };
@@ -82,9 +82,15 @@ fn resolved_forms_match_the_general_path() {
             for format in [Format::Vop1, Format::Vop2, Format::Vop3] {
                 for row in relaunch_isa::opcodes(family, format) {
                     let sd = row.sdst != relaunch_isa::table::Dst::None;
+                    // VOP3 with each NEG setting (the float forms take it).
+                    let negs = if format == Format::Vop3 { 0..8 } else { 0..1 };
                     // v1, s5, the integer 1, 0.5, a literal.
-                    for src0 in [257, 5, 0x81, 0xF0, 255] {
-                        let prog = program::build(i, 0, &encode(format, row.code, sd, src0));
+                    for (src0, neg) in [257, 5, 0x81, 0xF0, 255]
+                        .into_iter()
+                        .flat_map(|s| negs.clone().map(move |n| (s, n)))
+                    {
+                        let bytes = encode(format, row.code, sd, src0, neg);
+                        let prog = program::build(i, 0, &bytes);
                         let inst = &prog.insts[0];
                         if inst.fast.is_none() {
                             continue;
@@ -112,8 +118,10 @@ fn resolved_forms_match_the_general_path() {
                                 let a = super::run(&mut w, inst).map_err(|e| e.to_string());
                                 let b = super::general(&mut general, inst)
                                     .map_err(|e| super::name_fault(e, inst).to_string());
-                                let what =
-                                    format!("{} src0 {src0} mode {mode:#x} on {name}", row.name);
+                                let what = format!(
+                                    "{} src0 {src0} neg {neg} mode {mode:#x} on {name}",
+                                    row.name
+                                );
                                 assert_eq!(a, b, "{what}");
                                 assert_eq!(w.vgpr, general.vgpr, "{what}");
                                 assert_eq!(w.sgpr, general.sgpr, "{what}");
