@@ -10,7 +10,7 @@ use super::ops::{Cmp, CmpTy};
 use super::{src, Enc, Prep};
 
 #[inline]
-fn int_cond<T: Ord>(cond: u8, a: T, b: T) -> bool {
+pub(super) fn int_cond<T: Ord>(cond: u8, a: T, b: T) -> bool {
     match cond {
         0 => false,
         1 => a < b,
@@ -24,7 +24,7 @@ fn int_cond<T: Ord>(cond: u8, a: T, b: T) -> bool {
 }
 
 #[inline]
-fn float_cond(cond: u8, a: f64, b: f64) -> bool {
+pub(super) fn float_cond(cond: u8, a: f64, b: f64) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};
     // None: unordered (a NaN operand).
     let o = a.partial_cmp(&b);

@@ -12,7 +12,8 @@ use super::super::fault::{Flow, IsaFault};
 use super::super::operand::{Dst, Src};
 use super::super::program::{Fast, Inst, Kind};
 use super::super::wave::{pack_bits, unpack_bits, Lanes, Wave, MAX_LANES};
-use super::ops::{CarryOp, FOp, IOp, Op};
+use super::cmp::{float_cond, int_cond};
+use super::ops::{CarryOp, CmpTy, FOp, IOp, Op};
 use super::{Dpp, Enc, Mods};
 
 // Operation codes of the const-generic executors.
@@ -43,6 +44,10 @@ const LSHL_OR: u8 = 35;
 const AND_OR: u8 = 36;
 const OR3: u8 = 37;
 const XOR3: u8 = 38;
+// Compare operand types.
+const CMP_U32: u8 = 0;
+const CMP_I32: u8 = 1;
+const CMP_F32: u8 = 2;
 
 /// The resolved form of `inst` (decoded for a wave of 64 lanes when
 /// `wave64`), if it is one of those this module runs.
@@ -65,9 +70,6 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
     {
         return None;
     }
-    if !matches!(p.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3) || !matches!(inst.dst, Dst::Vgpr(_)) {
-        return None;
-    }
     let plain = |s: Src| {
         matches!(
             s,
@@ -83,6 +85,21 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
                 $f::<32, { $op }> as Fast
             })
         };
+    }
+    // The 32-bit compares (not class) into VCC, an SGPR mask or EXEC.
+    if let Op::Cmp(c) = p.op {
+        if c.class || !matches!(p.enc, Enc::Vopc | Enc::Vop3) || !srcs(2) || p.mods.neg != 0 {
+            return None;
+        }
+        return match c.ty {
+            CmpTy::U32 => pick!(cmp_op, CMP_U32),
+            CmpTy::I32 => pick!(cmp_op, CMP_I32),
+            CmpTy::F32 => pick!(cmp_op, CMP_F32),
+            _ => None,
+        };
+    }
+    if !matches!(p.enc, Enc::Vop1 | Enc::Vop2 | Enc::Vop3) || !matches!(inst.dst, Dst::Vgpr(_)) {
+        return None;
     }
     match p.op {
         Op::F(op) => {
@@ -397,6 +414,49 @@ fn carry_op<const N: usize, const OP: u8>(
         wave.write_mask(inst.sdst, cout)?;
     } else {
         wave.set_vcc(cout);
+    }
+    Ok(Flow::Next)
+}
+
+/// The 32-bit compares: `TY` the operand type, the condition from the
+/// prepared op; lanes EXEC disables compare as false.
+fn cmp_op<const N: usize, const TY: u8>(
+    wave: &mut Wave,
+    inst: &Inst,
+) -> Result<Flow, Box<IsaFault>> {
+    // An f32 compare flushes denormal inputs under MODE.FP_DENORM: the
+    // general path models that.
+    let keeps = TY != CMP_F32 || wave.mode & 0x30 == 0x30;
+    let (Kind::Valu(p), true) = (&inst.kind, keeps && wave.lanes == N) else {
+        return general(wave, inst);
+    };
+    let Op::Cmp(c) = p.op else {
+        return general(wave, inst);
+    };
+    let (mut ba, mut bb) = (None, None);
+    let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
+    let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
+    let mut bits = [0u8; MAX_LANES];
+    for i in 0..N {
+        let (x, y) = (a[i], b[i]);
+        bits[i] = u8::from(match TY {
+            CMP_U32 => int_cond(c.cond, x, y),
+            CMP_I32 => int_cond(c.cond, x as i32, y as i32),
+            _ => float_cond(
+                c.cond,
+                f64::from(f32::from_bits(x)),
+                f64::from(f32::from_bits(y)),
+            ),
+        });
+    }
+    let result = pack_bits(&bits, N) & wave.exec;
+    if c.exec {
+        // gfx10+ v_cmpx writes EXEC only.
+        wave.set_exec(result);
+    } else if p.enc == Enc::Vop3 {
+        wave.write_mask(inst.dst, result)?;
+    } else {
+        wave.set_vcc(result);
     }
     Ok(Flow::Next)
 }

@@ -1,5 +1,5 @@
 //! The resolved forms (`fast`) against the general path: every VOP1,
-//! VOP2 and VOP3 opcode of each family that resolves, with VGPR, SGPR, inline and
+//! VOP2, VOP3 and VOPC opcode of each family that resolves, with VGPR, SGPR, inline and
 //! literal first sources, on random lanes (special floats included) under
 //! random EXEC and VCC, in wave32 and wave64, in MODEs the forms run and
 //! in ones they hand to the general path: the same registers after.
@@ -46,8 +46,9 @@ fn word(v: u32) -> [u8; 4] {
     v.to_le_bytes()
 }
 
-/// `op` with VDST v3, second source v2 and first source `src0` (a 9-bit
-/// source code; 255 takes the literal): VOP1, VOP2, or VOP3 with no
+/// `op` with VDST v3 (a VOP3 compare: s3), second source v2 and first
+/// source `src0` (a 9-bit source code; 255 takes the literal): VOP1, VOP2,
+/// VOPC (into VCC), or VOP3 with no
 /// modifiers but NEG (`neg`, bits 63:61), v0 as the third source, and VCC
 /// as the carry-out (`sd`) and carry-in of the VOP3SD forms.
 fn encode(format: Format, op: u16, sd: bool, src0: u32, neg: u32) -> Vec<u8> {
@@ -55,6 +56,7 @@ fn encode(format: Format, op: u16, sd: bool, src0: u32, neg: u32) -> Vec<u8> {
     let mut out = match format {
         Format::Vop1 => word((0x3F << 25) | (3 << 17) | (op << 9) | src0).to_vec(),
         Format::Vop2 => word((op << 25) | (3 << 17) | (2 << 9) | src0).to_vec(),
+        Format::Vopc => word((0x3E << 25) | (op << 17) | (2 << 9) | src0).to_vec(),
         _ => {
             let (sdst, src2) = if sd { (106, 106) } else { (0, 256) };
             let mut v = word((0x35 << 26) | (op << 16) | (sdst << 8) | 3).to_vec();
@@ -78,8 +80,8 @@ fn resolved_forms_match_the_general_path() {
     ] {
         for wave64 in [false, true] {
             let i = isa(name, wave64);
-            let mut resolved = 0;
-            for format in [Format::Vop1, Format::Vop2, Format::Vop3] {
+            let (mut resolved, mut compares) = (0, 0);
+            for format in [Format::Vop1, Format::Vop2, Format::Vop3, Format::Vopc] {
                 for row in relaunch_isa::opcodes(family, format) {
                     let sd = row.sdst != relaunch_isa::table::Dst::None;
                     // VOP3 with each NEG setting (the float forms take it).
@@ -96,6 +98,7 @@ fn resolved_forms_match_the_general_path() {
                             continue;
                         }
                         resolved += 1;
+                        compares += usize::from(format == Format::Vopc);
                         for mode in [0xF0, 0x00, 0xF1] {
                             for _ in 0..8 {
                                 let mut w = Wave::new(i, 8);
@@ -133,6 +136,8 @@ fn resolved_forms_match_the_general_path() {
             }
             // The adds, multiplies, moves, selects and carries of each family.
             assert!(resolved >= 60, "{name}: only {resolved} resolved forms");
+            // The eq/ne/lt/... of u32, i32 and f32 (with each first source).
+            assert!(compares >= 100, "{name}: only {compares} resolved compares");
         }
     }
 }
