@@ -136,14 +136,8 @@ fn a_returning_buffer_atomic_past_num_records_is_refused() {
             ws = sp.wait_scalar,
         );
         let bytes = asm::one_kernel(cpu, "oob_rtn", &body, "");
-        let mut cfg = SimConfig::new(cpu);
-        cfg.kernels = KernelMode::Isa;
-        let rig = Rig::from_bytes(cfg, &bytes);
-        let out = rig.alloc(128);
-        let mut b = rig.builder();
-        rig.dispatch(&mut b, "oob_rtn", &linear(32, 32), &out.to_le_bytes());
-        let (ib, _) = rig.finish(b);
-        let err = format!("{:?}", rig.run(&ib.segments[0].dwords).unwrap_err());
+        let (rig, out, result) = Rig::run_isa_once(cpu, &bytes, "oob_rtn", 128);
+        let err = format!("{:?}", result.unwrap_err());
         assert!(err.contains("lanes outside the buffer"), "{cpu}: {err}");
         assert_eq!(rig.dev.memory.read_u32(out + 64).unwrap(), 0, "{cpu}");
     }

@@ -11,10 +11,8 @@
 //! return); `s_sendmsg` MSG_INTERRUPT off a queue goes nowhere and the
 //! wave goes on. Fails when `CI` is set and the tools are missing.
 
-use relaunch_sim::isa::KernelMode;
-use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::{linear, Rig};
+use relaunch_testsupport::simkit::Rig;
 
 const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 
@@ -52,14 +50,8 @@ fn run_after(cpu: &str, before: &str, body: &str) -> Result<u32, String> {
 
 /// Dispatches kernel `calls` of code object `bytes` on one lane.
 fn run_object(cpu: &str, bytes: &[u8]) -> Result<u32, String> {
-    let mut cfg = SimConfig::new(cpu);
-    cfg.kernels = KernelMode::Isa;
-    let rig = Rig::from_bytes(cfg, bytes);
-    let out = rig.alloc(4);
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "calls", &linear(32, 32), &out.to_le_bytes());
-    let (ib, _) = rig.finish(b);
-    let v = rig.run(&ib.segments[0].dwords).map_err(|e| e.to_string())?;
+    let (rig, out, result) = Rig::run_isa_once(cpu, bytes, "calls", 4);
+    let v = result.map_err(|e| e.to_string())?;
     assert_eq!(v, vec![], "{cpu}");
     Ok(rig.dev.memory.read_u32(out).unwrap())
 }

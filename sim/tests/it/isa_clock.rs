@@ -7,10 +7,8 @@
 //! is refused naming its id. Fails when `CI` is set and the tools are
 //! missing.
 
-use relaunch_sim::isa::KernelMode;
-use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::{linear, Rig};
+use relaunch_testsupport::simkit::Rig;
 
 /// Runs `reads` (which leaves its readings in s[4:11]) in one lane; the
 /// eight dwords s[4:11], or the error.
@@ -30,14 +28,8 @@ fn run(cpu: &str, reads: &str) -> Result<Vec<u32>, String> {
     }
     text.push_str("  s_endpgm\n");
     let bytes = asm::one_kernel(cpu, "clock", &text, "");
-    let mut cfg = SimConfig::new(cpu);
-    cfg.kernels = KernelMode::Isa;
-    let rig = Rig::from_bytes(cfg, &bytes);
-    let out = rig.alloc(32);
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "clock", &linear(32, 32), &out.to_le_bytes());
-    let (ib, _) = rig.finish(b);
-    let v = rig.run(&ib.segments[0].dwords).map_err(|e| e.to_string())?;
+    let (rig, out, result) = Rig::run_isa_once(cpu, &bytes, "clock", 32);
+    let v = result.map_err(|e| e.to_string())?;
     assert_eq!(v, vec![], "{cpu}");
     Ok((0..8)
         .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use relaunch_isa::{Family, Isa};
-use relaunch_sim::isa::{self, KernelMode};
+use relaunch_sim::isa;
 use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::{linear, Rig};
+use relaunch_testsupport::simkit::Rig;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -383,14 +383,8 @@ fn an_unimplemented_instruction_stops_the_dispatch_naming_it() {
     ];
     for (cpu, body, mnemonic, offset) in cases {
         let bytes = asm::one_kernel(cpu, "uses_image", body, "");
-        let mut cfg = SimConfig::new(cpu);
-        cfg.kernels = KernelMode::Isa;
-        let rig = Rig::from_bytes(cfg, &bytes);
-        let out = rig.alloc(64);
-        let mut b = rig.builder();
-        rig.dispatch(&mut b, "uses_image", &linear(32, 32), &out.to_le_bytes());
-        let (ib, _) = rig.finish(b);
-        let err = rig.run(&ib.segments[0].dwords).unwrap_err().to_string();
+        let (rig, out, result) = Rig::run_isa_once(cpu, &bytes, "uses_image", 64);
+        let err = result.unwrap_err().to_string();
         for want in [
             "uses_image".to_string(),
             format!("byte offset {offset:#x}"),

@@ -5,10 +5,8 @@
 //! flushing, and an operation without an exact model refused by name.
 //! Fails when `CI` is set and the tools are missing.
 
-use relaunch_sim::isa::KernelMode;
-use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::{linear, Rig};
+use relaunch_testsupport::simkit::Rig;
 
 const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 
@@ -27,14 +25,8 @@ fn run(cpu: &str, body: &str, directives: &str, n: u64) -> Result<Vec<u32>, Stri
         "  {load} s[2:3], s[0:1], 0x0\n  {wait}\n  s_mov_b32 exec_lo, 1\n  v_mov_b32 v0, 0\n{body}\n  s_endpgm"
     );
     let bytes = asm::one_kernel(cpu, "modes", &text, directives);
-    let mut cfg = SimConfig::new(cpu);
-    cfg.kernels = KernelMode::Isa;
-    let rig = Rig::from_bytes(cfg, &bytes);
-    let out = rig.alloc(4 * n as usize);
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "modes", &linear(32, 32), &out.to_le_bytes());
-    let (ib, _) = rig.finish(b);
-    let v = rig.run(&ib.segments[0].dwords).map_err(|e| e.to_string())?;
+    let (rig, out, result) = Rig::run_isa_once(cpu, &bytes, "modes", 4 * n as usize);
+    let v = result.map_err(|e| e.to_string())?;
     assert_eq!(v, vec![], "{cpu}");
     Ok((0..n)
         .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())

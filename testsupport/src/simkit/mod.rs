@@ -126,6 +126,27 @@ impl Rig {
         }
     }
 
+    /// Kernel `symbol` of `bytes` (a code object a test assembled for
+    /// `cpu`) on the interpreter, dispatched once as one 32-lane workgroup
+    /// whose one argument points at `out_bytes` of fresh device memory:
+    /// the rig, the output's address and the IB's result.
+    pub fn run_isa_once(
+        cpu: &str,
+        bytes: &[u8],
+        symbol: &str,
+        out_bytes: usize,
+    ) -> (Rig, u64, Result<Vec<Violation>, Pm4Error>) {
+        let mut cfg = SimConfig::new(cpu);
+        cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
+        let rig = Rig::from_bytes(cfg, bytes);
+        let out = rig.alloc(out_bytes);
+        let mut b = rig.builder();
+        rig.dispatch(&mut b, symbol, &linear(32, 32), &out.to_le_bytes());
+        let (ib, _) = rig.finish(b);
+        let result = rig.run(&ib.segments[0].dwords);
+        (rig, out, result)
+    }
+
     /// The rig's own queue and completion signal (created on first use).
     pub fn lane(&self) -> &Lane {
         self.lane.get_or_init(|| Lane::new(&self.dev))

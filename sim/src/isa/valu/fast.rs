@@ -88,7 +88,8 @@ pub(crate) fn choose(wave64: bool, inst: &Inst) -> Option<Fast> {
     }
     // The 32-bit compares (not class) into VCC, an SGPR mask or EXEC.
     if let Op::Cmp(c) = p.op {
-        if c.class || !matches!(p.enc, Enc::Vopc | Enc::Vop3) || !srcs(2) || p.mods.neg != 0 {
+        // (Modifiers were refused above: a compare is not a float form.)
+        if c.class || !matches!(p.enc, Enc::Vopc | Enc::Vop3) || !srcs(2) {
             return None;
         }
         return match c.ty {
