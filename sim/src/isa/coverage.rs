@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use relaunch_isa::{Instruction, Isa};
+use relaunch_isa::{Decoded, Format, Instruction, Isa};
 
 use super::calls;
 use super::program::{self, Kind};
@@ -104,6 +104,64 @@ pub fn coverage(isa: Isa, code: &[u8], entry_at: usize) -> Coverage {
         }
     }
     out
+}
+
+/// The mnemonics (as LLVM's disassembler spells them) of the scalar,
+/// memory and control formats the interpreter executes on `family` (the
+/// vector ALU lists its own: `valu::implemented`).
+pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for format in [
+        Format::Sop1,
+        Format::Sop2,
+        Format::Sopc,
+        Format::Sopk,
+        Format::Sopp,
+        Format::Smem,
+        Format::Ds,
+        Format::Flat,
+        Format::Global,
+        Format::Scratch,
+        Format::Mubuf,
+    ] {
+        for row in relaunch_isa::opcodes(family, format) {
+            let n = row.name;
+            let ok = match format {
+                Format::Smem => super::smem::prepare(n).is_some(),
+                Format::Ds => super::lds::prepare(n).is_some(),
+                Format::Flat | Format::Global | Format::Scratch | Format::Mubuf => {
+                    super::vmem::prepare_kind(format, n).is_some()
+                }
+                _ => {
+                    matches!(n, "s_getpc_b64" | "s_setpc_b64" | "s_swappc_b64")
+                        || super::control::prepare(n).is_some()
+                        || super::scalar::prepare(n).is_some()
+                }
+            };
+            if ok && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// See [`super::executes`].
+pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
+    match relaunch_isa::decode(isa, bytes) {
+        Decoded::Known(d) => {
+            let k = program::classify(isa, &d, &program::words_of(bytes, d.len));
+            let mut name = match d.name_y {
+                Some(y) => format!("{} :: {y}", d.mnemonic()),
+                None => d.mnemonic(),
+            };
+            if matches!(k, Kind::GlobalShare) {
+                name.push_str(" gds");
+            }
+            Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
+        }
+        Decoded::Unknown { .. } => None,
+    }
 }
 
 #[cfg(test)]

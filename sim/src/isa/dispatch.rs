@@ -16,7 +16,7 @@ use relaunch_isa::{Family, Isa};
 
 use super::cache;
 use super::fault::IsaFault;
-use super::program::Program;
+use super::growth::Growing;
 use super::scratch::{self, ScratchSetup};
 use super::workgroups::{on_workers, workers, Claims, GroupStart, Worker};
 use crate::device::KernelEntry;
@@ -145,8 +145,8 @@ pub fn run(
     launch: &Launch,
 ) -> Result<u64, KernelFault> {
     let isa = isa_of(launch)?;
-    let prog = cache::program(kernel, isa, mem)?;
-    run_program(ctx, mem, &kernel.symbol, &prog, launch)
+    let code = cache::program(kernel, isa, mem)?;
+    run_program(ctx, mem, &kernel.symbol, &code, launch)
 }
 
 fn setup_fault(kernel: &str, launch: &Launch, what: String) -> KernelFault {
@@ -157,19 +157,19 @@ fn setup_fault(kernel: &str, launch: &Launch, what: String) -> KernelFault {
     ))
 }
 
-/// Run `prog` for every workgroup of `ctx`: in id order on one worker, or
+/// Run `code` (the program as it grows) for every workgroup of `ctx`: in id order on one worker, or
 /// spread over several (see [`workers`]), as the hardware runs workgroups
 /// concurrently on its compute units. Each worker has its waves, LDS and
 /// scratch slots of its own (a compute unit's); the dispatch's trace is
 /// the union of theirs and its fault the lowest workgroup's.
-pub fn run_program(
+pub(crate) fn run_program(
     ctx: &mut DispatchContext,
     mem: &DeviceMemory,
     kernel: &str,
-    prog: &Program,
+    code: &Growing,
     launch: &Launch,
 ) -> Result<u64, KernelFault> {
-    let isa = prog.isa;
+    let isa = code.latest().isa;
     let r2 = launch.rsrc2;
     if r2 & rsrc2::TG_SIZE_EN != 0 {
         return Err(setup_fault(
@@ -227,7 +227,7 @@ pub fn run_program(
         w.run(
             mem,
             kernel,
-            prog,
+            code,
             &claims,
             inactive.as_deref(),
             interrupts.as_deref(),
@@ -307,7 +307,7 @@ pub fn uses_approximate_ops(
     launch: &Launch,
     mem: &DeviceMemory,
 ) -> Result<bool, KernelFault> {
-    let prog = cache::program(kernel, isa_of(launch)?, mem)?;
+    let prog = cache::program(kernel, isa_of(launch)?, mem)?.latest();
     Ok(prog.insts.iter().any(|i| {
         let n = i.decoded.name;
         n.starts_with("v_") && APPROXIMATE.iter().any(|a| n.contains(a))

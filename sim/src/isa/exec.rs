@@ -4,7 +4,10 @@
 //! queue was inactivated (`CHECK_EVERY`).
 
 use super::control::{self, COp};
+use std::sync::Arc;
+
 use super::fault::{Flow, IsaFault};
+use super::growth::Growing;
 use super::lds;
 use super::program::{Kind, Program};
 use super::scalar;
@@ -64,6 +67,11 @@ pub(crate) fn run_wave(
                         if trace {
                             trace_inst(inst, wave);
                         }
+                        // The clock as if the instruction had not run: an
+                        // `Undecoded` jump runs again, and a wave's clock
+                        // must not depend on whether another worker had
+                        // already decoded its target.
+                        sync(wave, *executed - 1);
                         return Err((pc, e));
                     }
                 }
@@ -202,22 +210,21 @@ fn other(
 
 /// An indirect jump (s_setpc_b64, s_swappc_b64) to device address `to`:
 /// the instruction decoded there (direct callees are, and return points
-/// of calls whose callee can return), or a fault naming the address.
+/// of calls whose callee can return), or `Undecoded` for the runner to
+/// decode it (`growth`).
 fn jump_to(prog: &Program, to: u64) -> Result<Flow, IsaFault> {
-    prog.index_at(to).map(Flow::Jump).ok_or_else(|| {
-        IsaFault::Control(format!(
-            "indirect jump to {to:#x}, which is not an instruction of the kernel's code the \
-             simulator decoded (entry {:#x}; it follows direct calls, returns from callees that \
-             have an s_setpc_b64, not pointers computed at run time)",
-            prog.entry
-        ))
-    })
+    prog.index_at(to)
+        .map(Flow::Jump)
+        .ok_or(IsaFault::Undecoded(to))
 }
 
 /// Run every wave of one workgroup to its end. Waves take turns up to each
-/// barrier: when every wave still running has reached it, all go on.
+/// barrier: when every wave still running has reached it, all go on. A
+/// jump to code not decoded yet swaps `prog` for the program `code` grows
+/// to hold it (the same indices, more code) and runs the jump again.
 pub(crate) fn run_workgroup(
-    prog: &Program,
+    prog: &mut Arc<Program>,
+    code: &Growing,
     waves: &mut [Wave],
     ctx: &mut Ctx<'_>,
     executed: &mut u64,
@@ -235,7 +242,17 @@ pub(crate) fn run_workgroup(
             if w.done {
                 continue;
             }
-            match run_wave(prog, w, ctx, executed) {
+            let stop = loop {
+                match run_wave(prog, w, ctx, executed) {
+                    Err((pc, IsaFault::Undecoded(to))) => {
+                        *prog = code.reach(ctx.mem, to).map_err(|e| (i, pc, e))?;
+                        // The jump did not run: it runs again, counted once.
+                        *executed -= 1;
+                    }
+                    other => break other,
+                }
+            };
+            match stop {
                 Ok(Stop::Barrier) => waiting += 1,
                 Ok(Stop::End) => {}
                 Err((pc, e)) => return Err((i, pc, e)),

@@ -39,6 +39,11 @@ pub enum IsaFault {
     /// off the end of the decoded code.
     #[error("{0}")]
     Control(String),
+    /// An indirect jump to an address the program holds no instruction
+    /// at: the workgroup's runner decodes the code there and runs the jump
+    /// again (`growth`), or reports why it cannot.
+    #[error("indirect jump to {0:#x}, where the simulator has decoded no instruction")]
+    Undecoded(u64),
     /// The wave asked the hardware to stop it (s_trap, s_sethalt, ...).
     #[error("{0}")]
     Trap(String),

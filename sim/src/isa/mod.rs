@@ -26,6 +26,7 @@ pub mod coverage;
 pub mod dispatch;
 mod exec;
 pub mod fault;
+mod growth;
 mod lds;
 pub mod operand;
 pub mod program;
@@ -57,7 +58,7 @@ use tracebuf::TraceBuf;
 /// Every mnemonic the interpreter executes on `family`, as LLVM spells it:
 /// what the LLVM round-trip test assembles and decodes.
 pub fn implemented(family: relaunch_isa::Family) -> Vec<&'static str> {
-    let mut v = program::implemented_non_valu(family);
+    let mut v = coverage::implemented_non_valu(family);
     v.extend(valu::implemented(family).iter().copied());
     v
 }
@@ -66,7 +67,7 @@ pub fn implemented(family: relaunch_isa::Family) -> Vec<&'static str> {
 /// `bytes` as decoded for `isa`: its mnemonic and the answer, `None` when
 /// it does not decode.
 pub fn executes(isa: relaunch_isa::Isa, bytes: &[u8]) -> Option<(String, bool)> {
-    program::executes(isa, bytes)
+    coverage::executes(isa, bytes)
 }
 
 /// What an executing instruction may reach beyond its wave: device memory

@@ -111,10 +111,22 @@ pub struct Program {
     /// Device address of the code entry.
     pub entry: u64,
     pub insts: Vec<Inst>,
+    /// Where the entry is in the code decoded (the kernel's allocation),
+    /// and that code's length: what `extend` decodes more of.
+    pub(crate) entry_at: usize,
+    pub(crate) code_len: usize,
+    /// Offsets in that code of entries the first decoding did not reach
+    /// (targets of jumps through pointers met at run time), in the order
+    /// met.
+    pub(crate) roots: Vec<u32>,
+    /// (offset from the entry, index) of every instruction, by offset:
+    /// `index_at` (an extended program's indices are not in offset
+    /// order).
+    lookup: Vec<(u32, u32)>,
 }
 
 /// The raw words of the instruction at the start of `code`.
-fn words_of(code: &[u8], len: usize) -> [u32; 4] {
+pub(super) fn words_of(code: &[u8], len: usize) -> [u32; 4] {
     let mut w = [0u32; 4];
     for (i, slot) in w.iter_mut().enumerate() {
         let at = 4 * i;
@@ -151,7 +163,7 @@ pub(super) fn resolve(d: &Instruction) -> ([Src; 3], Dst, Dst) {
 }
 
 /// Choose the executor of a decoded instruction.
-fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
+pub(super) fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
     let name = d.name;
     let found = match d.format {
         Format::Sop1 | Format::Sop2 | Format::Sopc | Format::Sopk | Format::Sopp => {
@@ -227,8 +239,57 @@ struct Raw {
 /// instructions are ordered by their offset from the entry as a wrapping
 /// u32, so the entry is index 0 and code before it comes last.
 pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
+    build_from(isa, entry, code, entry_at, &[], None)
+}
+
+/// `prev` with the code reached from `root` (an offset in `code`, the
+/// bytes `prev` was decoded from) decoded too: a jump through a pointer
+/// met at run time. Every instruction keeps its index (a wave mid-kernel
+/// goes on in the new program where it was), the new ones come after;
+/// fall-through, branches and calls are resolved anew, so an old return
+/// point may now lead into new code.
+pub(crate) fn extend(prev: &Program, code: &[u8], root: u32) -> Program {
+    let mut roots = prev.roots.clone();
+    roots.push(root);
+    build_from(
+        prev.isa,
+        prev.entry,
+        code,
+        prev.entry_at,
+        &roots,
+        Some(prev),
+    )
+}
+
+/// [`build_in`] from the entry and `roots` too, keeping `prev`'s indices.
+fn build_from(
+    isa: Isa,
+    entry: u64,
+    code: &[u8],
+    entry_at: usize,
+    roots: &[u32],
+    prev: Option<&Program>,
+) -> Program {
     let mut found: BTreeMap<u32, Raw> = BTreeMap::new();
-    let mut work = vec![entry_at as i64];
+    // The previous program's instructions are roots too: whatever it held
+    // is held again, whatever the analyses now say.
+    let at_of = |i: &Inst| (entry_at as i64).wrapping_add(i.from_entry()) as u32;
+    // The previous program's slots in index order (`None`: its
+    // past-the-code placeholder).
+    let kept: Vec<Option<u32>> = prev.map_or_else(Vec::new, |p| {
+        p.insts
+            .iter()
+            .map(|i| (!matches!(i.kind, Kind::OutOfCode)).then(|| at_of(i)))
+            .collect()
+    });
+    let mut work: Vec<i64> = std::iter::once(entry_at as i64)
+        .chain(
+            roots
+                .iter()
+                .chain(kept.iter().flatten())
+                .map(|&r| i64::from(r)),
+        )
+        .collect();
     let mut outside: Vec<i64> = Vec::new();
     loop {
         // Callees and long-branch targets are reached through computed
@@ -330,16 +391,26 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
         }
     }
     // Indices in order of the offset from the entry (wrapping: the entry
-    // first, code before it last); a past-the-code instruction at the end.
+    // first, code before it last), then a past-the-code instruction; an
+    // extension keeps the previous order and placeholder and adds its new
+    // code after them.
     let from_entry = |at: i64| at.wrapping_sub(entry_at as i64) as u32;
-    let mut order: Vec<u32> = found.keys().copied().collect();
-    order.sort_by_key(|&at| from_entry(i64::from(at)));
-    let index: HashMap<u32, u32> = order
+    let old: std::collections::HashSet<u32> = kept.iter().flatten().copied().collect();
+    let mut fresh: Vec<u32> = found.keys().copied().filter(|a| !old.contains(a)).collect();
+    fresh.sort_by_key(|&at| from_entry(i64::from(at)));
+    let slots: Vec<Option<u32>> = if prev.is_some() {
+        kept.into_iter()
+            .chain(fresh.into_iter().map(Some))
+            .collect()
+    } else {
+        fresh.into_iter().map(Some).chain([None]).collect()
+    };
+    let out_of_code = slots.iter().position(Option::is_none).unwrap_or(0) as u32;
+    let index: HashMap<u32, u32> = slots
         .iter()
         .enumerate()
-        .map(|(i, &o)| (o, i as u32))
+        .filter_map(|(i, o)| o.map(|o| (o, i as u32)))
         .collect();
-    let out_of_code = found.len() as u32;
     let placeholder = || relaunch_isa::Instruction {
         len: 4,
         format: Format::Sopp,
@@ -359,7 +430,25 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
             .unwrap_or(out_of_code)
     };
     let mut insts = Vec::with_capacity(found.len() + 1);
-    for at in order {
+    let end = outside.iter().copied().max().unwrap_or(code.len() as i64);
+    let past_the_code = Inst {
+        offset: from_entry(end),
+        words: [0; 4],
+        decoded: placeholder(),
+        src: [Src::Null; 3],
+        dst: Dst::None,
+        sdst: Dst::None,
+        target: out_of_code,
+        imm: 0,
+        next: out_of_code,
+        kind: Kind::OutOfCode,
+        fast: None,
+    };
+    for slot in slots {
+        let Some(at) = slot else {
+            insts.push(past_the_code.clone());
+            continue;
+        };
         let raw = &found[&at];
         let decoded = raw.decoded.clone().unwrap_or_else(placeholder);
         let (mut src, dst, sdst) = resolve(&decoded);
@@ -398,21 +487,22 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
         inst.fast = valu::fast::choose(isa.wave64, &inst);
         insts.push(inst);
     }
-    let end = outside.iter().copied().max().unwrap_or(code.len() as i64);
-    insts.push(Inst {
-        offset: from_entry(end),
-        words: [0; 4],
-        decoded: placeholder(),
-        src: [Src::Null; 3],
-        dst: Dst::None,
-        sdst: Dst::None,
-        target: out_of_code,
-        imm: 0,
-        next: out_of_code,
-        kind: Kind::OutOfCode,
-        fast: None,
-    });
-    Program { isa, entry, insts }
+    let mut lookup: Vec<(u32, u32)> = insts
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| !matches!(i.kind, Kind::OutOfCode))
+        .map(|(n, i)| (i.offset, n as u32))
+        .collect();
+    lookup.sort_unstable();
+    Program {
+        isa,
+        entry,
+        insts,
+        entry_at,
+        code_len: code.len(),
+        roots: roots.to_vec(),
+        lookup,
+    }
 }
 
 /// Whether the function at `callee` (an offset `found` holds) may return
@@ -452,10 +542,16 @@ impl Program {
         // Offsets wrap as u32 (see `Inst::offset`): code before the entry
         // sorts after the rest, and the search keys agree.
         let offset = i32::try_from(addr.wrapping_sub(self.entry) as i64).ok()? as u32;
-        let code = &self.insts[..self.insts.len().saturating_sub(1)];
-        code.binary_search_by_key(&offset, |i| i.offset)
+        self.lookup
+            .binary_search_by_key(&offset, |&(o, _)| o)
             .ok()
-            .map(|i| i as u32)
+            .map(|i| self.lookup[i].1)
+    }
+
+    /// The device address of the first byte of the code decoded (the
+    /// kernel's allocation), and its length.
+    pub(crate) fn code_span(&self) -> (u64, usize) {
+        (self.entry.wrapping_sub(self.entry_at as u64), self.code_len)
     }
 
     /// Mnemonics of decoded instructions the interpreter does not execute.
@@ -480,64 +576,6 @@ impl Inst {
             Kind::GlobalShare => name + " gds",
             _ => name,
         }
-    }
-}
-
-/// The mnemonics (as LLVM's disassembler spells them) of the scalar,
-/// memory and control formats the interpreter executes on `family` (the
-/// vector ALU lists its own: `valu::implemented`).
-pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    for format in [
-        Format::Sop1,
-        Format::Sop2,
-        Format::Sopc,
-        Format::Sopk,
-        Format::Sopp,
-        Format::Smem,
-        Format::Ds,
-        Format::Flat,
-        Format::Global,
-        Format::Scratch,
-        Format::Mubuf,
-    ] {
-        for row in relaunch_isa::opcodes(family, format) {
-            let n = row.name;
-            let ok = match format {
-                Format::Smem => smem::prepare(n).is_some(),
-                Format::Ds => lds::prepare(n).is_some(),
-                Format::Flat | Format::Global | Format::Scratch | Format::Mubuf => {
-                    vmem::prepare_kind(format, n).is_some()
-                }
-                _ => {
-                    matches!(n, "s_getpc_b64" | "s_setpc_b64" | "s_swappc_b64")
-                        || control::prepare(n).is_some()
-                        || scalar::prepare(n).is_some()
-                }
-            };
-            if ok && !out.contains(&n) {
-                out.push(n);
-            }
-        }
-    }
-    out
-}
-
-/// See [`super::executes`].
-pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
-    match relaunch_isa::decode(isa, bytes) {
-        Decoded::Known(d) => {
-            let k = classify(isa, &d, &words_of(bytes, d.len));
-            let mut name = match d.name_y {
-                Some(y) => format!("{} :: {y}", d.mnemonic()),
-                None => d.mnemonic(),
-            };
-            if matches!(k, Kind::GlobalShare) {
-                name.push_str(" gds");
-            }
-            Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
-        }
-        Decoded::Unknown { .. } => None,
     }
 }
 

@@ -122,3 +122,30 @@ fn offsets_before_the_entry_print_negative() {
     let prog = build_in(gfx1030(), 8, &CALLEE_FIRST, 8);
     assert_eq!(signed_hex(prog.insts[5].from_entry()), "-0x8");
 }
+
+#[test]
+fn an_extension_keeps_every_index_and_adds_the_new_code_after() {
+    // The entry's return point (44, padding) and the s_endpgm after it
+    // (48) were never decoded: a run reaching 48 extends the program.
+    let code = nested(false);
+    let prog = build_in(gfx1030(), 24, &code, 24);
+    let n = prog.insts.len();
+    assert!(prog.index_at(48).is_none());
+    let grown = extend(&prog, &code, 48);
+    for (old, new) in prog.insts.iter().zip(&grown.insts) {
+        assert_eq!(
+            (old.offset, old.decoded.name),
+            (new.offset, new.decoded.name)
+        );
+    }
+    assert_eq!(grown.insts.len(), n + 1);
+    assert_eq!(grown.index_at(48), Some(n as u32));
+    assert_eq!(grown.insts[n].decoded.name, "s_endpgm");
+    assert!(matches!(grown.insts[n - 1].kind, Kind::OutOfCode));
+    // Again, from the extended one: its roots are kept, 44 is added.
+    let again = extend(&grown, &code, 44);
+    assert_eq!(again.roots, [48, 44]);
+    assert_eq!(again.index_at(48), Some(n as u32));
+    assert_eq!(again.index_at(44), Some(n as u32 + 1));
+    assert!(matches!(again.insts[n + 1].kind, Kind::Undecodable(0)));
+}

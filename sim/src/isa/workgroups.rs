@@ -15,6 +15,7 @@ use relaunch_isa::Isa;
 use super::dispatch::{rsrc2, wave_offset_sgpr, IsaError, Launch};
 use super::exec;
 use super::fault::IsaFault;
+use super::growth::Growing;
 use super::program::Program;
 use super::scratch::{slot_of, ScratchSetup, WaveSlot};
 use super::wave::{full_mask, Wave, TTMP0};
@@ -327,7 +328,7 @@ impl<'a> Worker<'a> {
         &mut self,
         mem: &DeviceMemory,
         kernel: &str,
-        prog: &Program,
+        code: &Growing,
         claims: &Claims,
         inactive: Option<&AtomicBool>,
         interrupt: Option<&(dyn Fn(u32) + Send + Sync)>,
@@ -336,6 +337,9 @@ impl<'a> Worker<'a> {
         // (let go between workgroups and every `exec::CHECK_EVERY`
         // instructions for a waiting allocation or free).
         let pin = mem.pin();
+        // This worker's copy of the program, swapped for a grown one when
+        // a wave jumps to code not decoded yet.
+        let mut prog = code.latest();
         while let Some(run) = claims.claim() {
             for g in run {
                 pin.yield_to_writers();
@@ -353,10 +357,14 @@ impl<'a> Worker<'a> {
                     inactive,
                     interrupt,
                 };
-                if let Err((w, pc, fault)) =
-                    exec::run_workgroup(prog, &mut self.waves, &mut c, &mut self.executed)
-                {
-                    let f = group_fault(kernel, prog, self.start.launch, wg, w, pc, fault);
+                if let Err((w, pc, fault)) = exec::run_workgroup(
+                    &mut prog,
+                    code,
+                    &mut self.waves,
+                    &mut c,
+                    &mut self.executed,
+                ) {
+                    let f = group_fault(kernel, &prog, self.start.launch, wg, w, pc, fault);
                     claims.failed(g);
                     self.failure = Some((g, f));
                     return;

@@ -5,14 +5,15 @@
 //! `s_setpc_b64`; a callee before the entry that ends the program; a call
 //! at a join whose pair each path sets in its own getpc block (Tensile's
 //! activation call) reaches the callee of the path taken; a long branch
-//! (`s_getpc_b64`, add, `s_setpc_b64`) lands on code decoded for it; a jump
-//! to an address the interpreter did not decode faults naming it (also a
-//! return through `s_swappc_b64`, which the builder does not count as a
-//! return); `s_sendmsg` MSG_INTERRUPT off a queue goes nowhere and the
+//! (`s_getpc_b64`, add, `s_setpc_b64`) lands on code decoded for it; code
+//! reached only through a pointer (or a return through `s_swappc_b64`,
+//! which the builder does not count as a return) is decoded when a wave
+//! jumps there; a jump outside the kernel's code faults naming the
+//! address; `s_sendmsg` MSG_INTERRUPT off a queue goes nowhere and the
 //! wave goes on. Fails when `CI` is set and the tools are missing.
 
 use relaunch_testsupport::asm;
-use relaunch_testsupport::simkit::Rig;
+use relaunch_testsupport::simkit::{linear, Rig};
 
 const TARGETS: [&str; 3] = ["gfx1030", "gfx1100", "gfx1201"];
 
@@ -105,23 +106,83 @@ fn a_callee_before_the_entry_that_ends_the_program_skips_the_padding() {
 }
 
 #[test]
-fn a_return_the_builder_did_not_see_faults_naming_the_address() {
+fn a_return_the_builder_did_not_see_is_decoded_when_reached() {
     if !asm::tools() {
         return;
     }
     for cpu in TARGETS {
         // The callee returns through s_swappc_b64, not s_setpc_b64: the
         // builder takes it for a function that never returns and leaves
-        // the return point undecoded, so the run stops there, named.
+        // the return point undecoded; the run decodes it when it gets
+        // there (`growth`) and goes on.
         let callee = "callee:\n  v_mov_b32 v1, 41\n  s_swappc_b64 s[32:33], s[30:31]";
-        let err = run(cpu, CALL, callee).unwrap_err();
-        assert!(err.contains("indirect jump to 0x"), "{cpu}: {err}");
-        assert!(err.contains("s_swappc_b64"), "{cpu}: {err}");
+        assert_eq!(run(cpu, CALL, callee), Ok(42), "{cpu}");
+    }
+}
+
+/// A call through a pointer the builder cannot follow: the callee's
+/// address, PC-relative, goes through a VGPR and back
+/// (`v_readfirstlane_b32`), as a pointer loaded per lane would.
+const POINTER_CALL: &str = "  s_getpc_b64 s[4:5]\n.Lpc:\n  s_add_u32 s4, s4, callee-.Lpc\n  \
+                            s_addc_u32 s5, s5, 0\n  v_mov_b32 v2, s4\n  v_mov_b32 v3, s5\n  \
+                            v_readfirstlane_b32 s6, v2\n  v_readfirstlane_b32 s7, v3\n  \
+                            s_swappc_b64 s[30:31], s[6:7]\n  v_add_nc_u32 v1, 1, v1";
+
+#[test]
+fn a_call_through_a_pointer_reaches_code_decoded_at_run_time() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in TARGETS {
+        // The callee is reached from nowhere else: decoded when the wave
+        // jumps there, and it calls a second function the same way
+        // (decoded on demand too), which returns through both.
+        let callee = format!(
+            "callee:\n  s_mov_b64 s[40:41], s[30:31]\n{}\n  s_setpc_b64 s[40:41]\n\
+             inner:\n  v_mov_b32 v1, 40\n  s_setpc_b64 s[30:31]",
+            POINTER_CALL
+                .replace("callee", "inner")
+                .replace(".Lpc", ".Lpc2")
+        );
+        // inner sets 40, callee's return point adds 1, the kernel's too.
+        assert_eq!(run(cpu, POINTER_CALL, &callee), Ok(42), "{cpu}");
     }
 }
 
 #[test]
-fn a_jump_to_code_never_decoded_faults_naming_the_address() {
+fn a_pointer_call_from_many_workgroups_gives_the_same_result_at_any_worker_count() {
+    if !asm::tools() {
+        return;
+    }
+    // Each of 64 workgroups makes the call and adds its 42 to the output:
+    // with several workers, whichever reaches the callee first has it
+    // decoded and the others find it decoded.
+    for cpu in TARGETS {
+        let sp = asm::spelling(cpu);
+        let text = kernel_text(
+            cpu,
+            POINTER_CALL,
+            "callee:\n  v_mov_b32 v1, 41\n  s_setpc_b64 s[30:31]",
+        )
+        .replace(sp.global_store_b32, sp.global_atomic_add_u32);
+        let bytes = asm::one_kernel(cpu, "calls", &text, "");
+        let mut cfg = relaunch_sim::SimConfig::new(cpu);
+        cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
+        let rig = Rig::from_bytes(cfg, &bytes);
+        let out = rig.alloc(4);
+        let mut b = rig.builder();
+        rig.dispatch(&mut b, "calls", &linear(32 * 64, 32), &out.to_le_bytes());
+        let (ib, _) = rig.finish(b);
+        assert_eq!(
+            rig.run(&ib.segments[0].dwords).map_err(|e| e.to_string()),
+            Ok(vec![])
+        );
+        assert_eq!(rig.dev.memory.read_u32(out).unwrap(), 42 * 64, "{cpu}");
+    }
+}
+
+#[test]
+fn a_jump_outside_the_kernels_code_faults_naming_the_address() {
     if !asm::tools() {
         return;
     }
@@ -129,6 +190,10 @@ fn a_jump_to_code_never_decoded_faults_naming_the_address() {
         let body = "  s_mov_b32 s4, 0x1234\n  s_mov_b32 s5, 0\n  s_swappc_b64 s[30:31], s[4:5]";
         let err = run(cpu, body, "").unwrap_err();
         assert!(err.contains("indirect jump to 0x1234"), "{cpu}: {err}");
+        assert!(
+            err.contains("outside the kernel's code allocation"),
+            "{cpu}: {err}"
+        );
     }
 }
 
