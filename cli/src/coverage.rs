@@ -9,11 +9,12 @@
 //! Output, one line per kernel after a heading per code object:
 //! `  runs     NAME (N instructions)` or
 //! `  missing  NAME (N instructions): MNEMONIC xCOUNT, ...` (with
-//! `<undecodable> xN` for unknown words and `<indirect call> xN` for calls
-//! through a pointer from memory, `<call outside the code> xN` for direct
-//! calls to an address outside the segment, `<long branch outside the
-//! code> xN` for `s_getpc_b64`-based jumps out of it: none can the
-//! simulator follow)
+//! `<undecodable> xN` for unknown words, `<indirect call> xN` for calls
+//! through a pointer the analysis cannot follow (a run decodes their
+//! targets when it gets there, so whether those run is not known before),
+//! `<call outside the code> xN` for direct calls to an address outside the
+//! segment, `<long branch outside the code> xN` for `s_getpc_b64`-based
+//! jumps out of it (a run faults there, naming the address))
 //! (`scripts/sim-corpus` reads these lines). Scratch instructions count
 //! like any other: the interpreter runs private memory when the queue
 //! gives the dispatch a scratch ring (`relaunch_sim::isa::ScratchSetup`).

@@ -8,8 +8,15 @@
 //! each path with its own `s_getpc_b64` block), so the analysis walks the
 //! jump's control-flow predecessors backwards (branch edges, fall-through,
 //! the return from an earlier call) and collects one constant per path.
-//! A path where the pair comes from anything else (memory, a VGPR lane, the
-//! kernel's arguments, a caller) makes the pair *computed*.
+//! A path where the pair comes from anything else (memory, a computed VGPR
+//! value, the kernel's arguments, a caller) makes the pair *computed*.
+//!
+//! Between the block and the jump the compiler may move the pair: copies
+//! (`s_mov_b32`/`s_mov_b64`) and, under register pressure, spills of its
+//! halves to VGPR lanes (`v_writelane_b32` then `v_readlane_b32` with a
+//! constant lane; RCCL's kernels keep dozens of callee addresses so), which
+//! the walk follows back to the block (any other write to a lane's VGPR on
+//! the way makes the pair computed).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -22,8 +29,10 @@ use super::program::resolve;
 
 /// Instructions one jump's walk may visit before it stops; the pair then
 /// counts as computed (a conservative verdict that keeps pathological code
-/// fast: a program is built at a kernel's first dispatch).
-const BUDGET: usize = 1 << 13;
+/// fast: a program is built at a kernel's first dispatch). RCCL's calls
+/// through spilled pairs need up to about 12 000: their walks cross the
+/// kernel's whole switch of collectives back to the spills at its start.
+const BUDGET: usize = 1 << 14;
 
 /// What a jump's pair can hold where the jump reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -182,10 +191,21 @@ struct Flow<'a> {
     seen: HashSet<(u32, State), QuickBuild>,
 }
 
+/// Where one half of the pair is held at a point of the walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Loc {
+    Sgpr(u8),
+    /// A lane of a VGPR (an SGPR spilled by `v_writelane_b32`).
+    Lane(u16, u8),
+}
+
 /// Where a backward walk stands: what the instructions after this point
 /// (up to the jump) do to the pair.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct State {
+    /// Where the pair's low and high halves are held here.
+    lo: Loc,
+    hi: Loc,
     /// Added to the pair's value here to give its value at the jump.
     add: u64,
     /// The high half of a 64-bit add whose low half is still to be met:
@@ -275,7 +295,15 @@ impl<'a> Flow<'a> {
             out.computed = true;
             return out;
         };
-        let start = State::default();
+        let start = State {
+            lo: Loc::Sgpr(pair),
+            hi: Loc::Sgpr(pair + 1),
+            add: 0,
+            high: None,
+            reg: None,
+            reg_add: 0,
+            pc: None,
+        };
         let mut seen = std::mem::take(&mut self.seen);
         seen.clear();
         let mut stack = Vec::new();
@@ -288,7 +316,7 @@ impl<'a> Flow<'a> {
                 out.computed = true;
                 break;
             }
-            let s = match step(self.insts[p as usize], self.offsets[p as usize], pair, s) {
+            let s = match step(self.insts[p as usize], self.offsets[p as usize], s) {
                 Step::Same => s,
                 Step::Moved(n) => n,
                 Step::Done(t) => {
@@ -340,16 +368,94 @@ fn adds_to(src: &[Src; 3], r: u8) -> Option<u32> {
     }
 }
 
+/// Whether `d` may write SGPR `r`.
+fn writes_sgpr(d: &Instruction, r: u8) -> bool {
+    d.writes_any_sgpr
+        || d.sgpr_writes()
+            .any(|(f, c)| (u16::from(f)..u16::from(f) + u16::from(c)).contains(&u16::from(r)))
+}
+
+/// Whether `d` writes VGPR `v` (any lanes).
+fn writes_vgpr(d: &Instruction, v: u16) -> bool {
+    d.writes.iter().any(|w| match *w {
+        Operand::Vgpr { first, count } => (first..first + u16::from(count)).contains(&v),
+        _ => false,
+    })
+}
+
+/// A lane select that is a constant (`v_readlane_b32`/`v_writelane_b32`
+/// src1), within a wave.
+fn lane_of(c: Src) -> Option<u8> {
+    constant(c)
+        .and_then(|l| u8::try_from(l).ok())
+        .filter(|&l| l < 64)
+}
+
+/// The effect of `d` on where the pair's halves are held: a copy or a
+/// lane spill moves a half (walking backwards: to where it came from); a
+/// write to a VGPR holding a half, other than to another lane, makes the
+/// pair computed. `None`: `d` moves nothing (the value rules decide).
+fn relocate(d: &Instruction, s: State) -> Option<Step> {
+    let (src, dst, _) = resolve(d);
+    let mut n = s;
+    let mut moved = false;
+    for half in [&mut n.lo, &mut n.hi] {
+        match *half {
+            Loc::Lane(v, l) if d.name == "v_writelane_b32" && dst == Dst::Vgpr(v) => {
+                match (lane_of(src[1]), src[0]) {
+                    (Some(k), _) if k != l => {}
+                    (Some(_), Src::Sgpr(r)) => {
+                        *half = Loc::Sgpr(r);
+                        moved = true;
+                    }
+                    _ => return Some(Step::Computed),
+                }
+            }
+            Loc::Lane(v, _) if writes_vgpr(d, v) => return Some(Step::Computed),
+            Loc::Lane(..) => {}
+            Loc::Sgpr(r) if writes_sgpr(d, r) => {
+                let Dst::Sgpr(first) = dst else { continue };
+                let from = match (d.name, src[0]) {
+                    ("v_readlane_b32", Src::Vgpr(v)) if first == r => match lane_of(src[1]) {
+                        Some(l) => Loc::Lane(v, l),
+                        None => return Some(Step::Computed),
+                    },
+                    ("s_mov_b32", Src::Sgpr(x)) if first == r => Loc::Sgpr(x),
+                    ("s_mov_b64", Src::Sgpr(x)) if r.wrapping_sub(first) < 2 => {
+                        Loc::Sgpr(x + (r - first))
+                    }
+                    _ => continue,
+                };
+                *half = from;
+                moved = true;
+            }
+            Loc::Sgpr(_) => {}
+        }
+    }
+    moved.then_some(Step::Moved(n))
+}
+
 /// The effect of instruction `d` at `at`, met walking backwards in state
-/// `s`, on the value of the pair from SGPR `pair`.
-fn step(d: &Instruction, at: u32, pair: u8, s: State) -> Step {
-    let writes = |r: u8| {
-        d.writes_any_sgpr
-            || d.sgpr_writes()
-                .any(|(f, c)| (u16::from(f)..u16::from(f) + u16::from(c)).contains(&u16::from(r)))
+/// `s`, on the value of the pair.
+fn step(d: &Instruction, at: u32, s: State) -> Step {
+    if s.pc.is_none() {
+        if let Some(step) = relocate(d, s) {
+            return step;
+        }
+    }
+    let writes = |r: u8| writes_sgpr(d, r);
+    // The value rules need the pair in SGPRs; a half in a lane is only
+    // moved back (above).
+    let (lo, hi) = match (s.lo, s.hi) {
+        (Loc::Sgpr(lo), Loc::Sgpr(hi)) => (lo, hi),
+        (Loc::Sgpr(r), Loc::Lane(..)) | (Loc::Lane(..), Loc::Sgpr(r)) => (r, r),
+        (Loc::Lane(..), Loc::Lane(..)) => return Step::Same,
     };
-    let (lo, hi) = (pair, pair + 1);
+    let split = !matches!((s.lo, s.hi), (Loc::Sgpr(_), Loc::Sgpr(_)));
     let on_pair = s.pc.is_none() && (writes(lo) || writes(hi));
+    if on_pair && split {
+        return Step::Computed;
+    }
     let on_reg = s.reg.is_some_and(|(r, _)| writes(r));
     if !on_pair && !on_reg {
         return Step::Same;
@@ -416,7 +522,7 @@ fn pair_write(d: &Instruction, at: u32, src: &[Src; 3], dst: u8, lo: u8, hi: u8,
                 _ => return Step::Computed,
             }
         }
-        "s_getpc_b64" if dst == lo && s.high.is_none() => {
+        "s_getpc_b64" if dst == lo && hi == lo.wrapping_add(1) && s.high.is_none() => {
             let pc = i64::from(at) + d.len as i64;
             if s.reg.is_none() {
                 return Step::Done(pc.wrapping_add(s.add as i64));

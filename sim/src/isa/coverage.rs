@@ -7,10 +7,10 @@
 //! run can tell (MODE's directed rounding, an LDS access outside the
 //! allocation, scratch) is not known here. A call whose pair is not a
 //! PC-relative constant on every path to it (`calls::jumps`; a function
-//! pointer loaded from memory, as RCCL's table of collective
-//! implementations) may reach code the builder never decoded and fault at
-//! run time, so it stops the kernel here too; so does a direct call or a
-//! long branch (`s_getpc_b64`-based `s_setpc_b64`) to code outside the
+//! pointer loaded from memory or computed) reaches code a run decodes only
+//! when it gets there (`growth`), so what runs there is not known here and
+//! the call stops the verdict (`indirect_calls`); so does a direct call or
+//! a long branch (`s_getpc_b64`-based `s_setpc_b64`) to code outside the
 //! bytes given (a dispatch decodes the kernel's whole allocation, so give
 //! the whole text section or segment).
 
@@ -32,7 +32,8 @@ pub struct Coverage {
     /// Reachable words the decoder does not know.
     pub undecodable: usize,
     /// Calls (`s_swappc_b64`) whose target is not a PC-relative constant
-    /// on every path to them.
+    /// on every path to them: a run decodes what they reach when it gets
+    /// there, unchecked here.
     pub indirect_calls: usize,
     /// Direct calls to code outside the bytes given (at run time, outside
     /// the kernel's code allocation): nothing there to decode.

@@ -142,3 +142,44 @@ fn a_register_set_elsewhere_keeps_the_pair_computed() {
     assert_eq!(call.targets, set(&[0x38]));
     assert!(call.computed);
 }
+
+/// RCCL's shape: the callee's address, built by a getpc block, spilled
+/// to lanes 0 and 1 of v42 and read back (another lane written between),
+/// then copied to the pair the call uses.
+const SPILLED: [u8; 80] = [
+    0x00, 0x1f, 0x84, 0xbe, // s_getpc_b64 s[4:5] (4)
+    0x04, 0xc0, 0x04, 0x80, // s_add_u32 s4, s4, 64
+    0x05, 0x80, 0x05, 0x82, // s_addc_u32 s5, s5, 0
+    0x2a, 0x00, 0x61, 0xd7, 0x04, 0x00, 0x01, 0x00, // 0xc: v_writelane_b32 v42, s4, 0
+    0x2a, 0x00, 0x61, 0xd7, 0x05, 0x02, 0x01, 0x00, // v_writelane_b32 v42, s5, 1
+    0x80, 0x03, 0x84, 0xbe, // s_mov_b32 s4, 0
+    0x2a, 0x00, 0x61, 0xd7, 0x04, 0x04, 0x01, 0x00, // 0x20: v_writelane_b32 v42, s4, 2
+    0x08, 0x00, 0x60, 0xd7, 0x2a, 0x01, 0x01, 0x00, // v_readlane_b32 s8, v42, 0
+    0x09, 0x00, 0x60, 0xd7, 0x2a, 0x03, 0x01, 0x00, // v_readlane_b32 s9, v42, 1
+    0x08, 0x04, 0x8a, 0xbe, // s_mov_b64 s[10:11], s[8:9]
+    0x0a, 0x21, 0x9e, 0xbe, // 0x3c: s_swappc_b64 s[30:31], s[10:11]
+    0x00, 0x00, 0x81, 0xbf, // s_endpgm
+    0xa9, 0x02, 0x02, 0x7e, // 0x44: v_mov_b32_e32 v1, 41
+    0x1e, 0x20, 0x80, 0xbe, // s_setpc_b64 s[30:31]
+    0x00, 0x00, 0x81, 0xbf, // s_endpgm
+];
+
+#[test]
+fn a_pair_spilled_to_vgpr_lanes_and_copied_is_followed_to_its_block() {
+    let (offsets, j) = analyse("gfx1030", &SPILLED);
+    let call = &j.calls[&0x3c];
+    assert_eq!(call.targets, set(&[0x44]));
+    assert!(call.direct(), "{call:?}");
+    assert!(offsets.contains(&0x44));
+}
+
+#[test]
+fn a_spill_lane_overwritten_on_the_way_makes_the_pair_computed() {
+    // The write of lane 2 becomes v_mov_b32_e64 v42, 0: every lane.
+    let mut code = SPILLED;
+    code[0x20..0x28].copy_from_slice(&[0x2a, 0x00, 0x81, 0xd5, 0x80, 0x00, 0x00, 0x00]);
+    let (offsets, j) = analyse("gfx1030", &code);
+    let call = &j.calls[&0x3c];
+    assert!(call.computed && call.targets.is_empty(), "{call:?}");
+    assert!(!offsets.contains(&0x44));
+}
