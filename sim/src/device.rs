@@ -316,6 +316,17 @@ impl SimDevice {
             self.memory
                 .write(base + seg.vaddr, object.segment_bytes(seg))?;
         }
+        // Then the load-time relocations, as ROCr's loader applies them
+        // (a `__device__` table of function pointers holds its callees'
+        // addresses only once relocated).
+        let patches = object
+            .patches(base)
+            .map_err(|e| SimError::CodeObject(e.to_string()))?;
+        for p in patches {
+            let bytes = p.value.to_le_bytes();
+            self.memory
+                .write(base + p.vaddr, &bytes[..usize::from(p.width)])?;
+        }
         let mut out = Vec::new();
         for k in object.kernels() {
             let kd_addr = base + k.kd_vaddr;

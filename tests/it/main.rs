@@ -14,6 +14,7 @@ mod certify_asm;
 mod demo_kernels;
 mod examples;
 mod facade;
+mod fn_pointers;
 mod generic_code;
 mod graph_launch;
 mod keepalive;

@@ -205,6 +205,25 @@ pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// `tests/kernels/hip/<name>`, built by clang++-19 for `arch` at `-O2` as
+/// code object v4 with the HIP headers and without the device libraries,
+/// as a plain ELF (`--no-gpu-bundle-output`). None when clang++-19 or the
+/// HIP headers are missing, which [`crate::missing`] makes a failure
+/// under CI.
+pub fn hip_o2_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, lld-19 and libamdhip64-dev";
+    if !crate::require_tool("clang++-19", HINT) {
+        return None;
+    }
+    let args = [
+        "-nogpulib",
+        "-mcode-object-version=4",
+        "-O2",
+        "--no-gpu-bundle-output",
+    ];
+    clang_hip(name, arch, "o2-plain", &args, HINT)
+}
+
 /// `tests/kernels/hip/<name>` built for `arch` exactly as `clang++-19 -O0`
 /// builds it: no attributor, so the queue pointer, the dispatch id and the
 /// hostcall buffer stay enabled whatever the code reads (what the reader's

@@ -11,8 +11,7 @@ use std::mem::size_of;
 
 use object::elf::{
     FileHeader64, NoteHeader64, ProgramHeader64, Rel64, Rela64, SectionHeader64, Sym64, ELFCLASS64,
-    ELFDATA2LSB, PT_LOAD, PT_NOTE, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_REL, SHT_RELA, SHT_STRTAB,
-    SHT_SYMTAB,
+    ELFDATA2LSB, PT_LOAD, PT_NOTE, SHT_DYNSYM, SHT_NOBITS, SHT_NOTE, SHT_STRTAB, SHT_SYMTAB,
 };
 use object::pod::{from_bytes, slice_from_bytes, Pod};
 use object::LittleEndian as LE;
@@ -22,13 +21,13 @@ use super::error::CodeObjectError as E;
 pub use object::elf::EM_AMDGPU;
 /// `ELFOSABI_AMDGPU_HSA` (LLVM AMDGPUUsage; `object` does not name it).
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
-const SHF_ALLOC: u64 = object::elf::SHF_ALLOC as u64;
-const RELA_BYTES: u64 = size_of::<Rela64<LE>>() as u64;
-const REL_BYTES: u64 = size_of::<Rel64<LE>>() as u64;
+pub(super) const SHF_ALLOC: u64 = object::elf::SHF_ALLOC as u64;
+pub(super) const RELA_BYTES: u64 = size_of::<Rela64<LE>>() as u64;
+pub(super) const REL_BYTES: u64 = size_of::<Rel64<LE>>() as u64;
 const EHDR_BYTES: u64 = size_of::<FileHeader64<LE>>() as u64;
 const PHDR_BYTES: u64 = size_of::<ProgramHeader64<LE>>() as u64;
 const SHDR_BYTES: u64 = size_of::<SectionHeader64<LE>>() as u64;
-const SYM_BYTES: u64 = size_of::<Sym64<LE>>() as u64;
+pub(super) const SYM_BYTES: u64 = size_of::<Sym64<LE>>() as u64;
 const NOTE_HEADER_BYTES: usize = size_of::<NoteHeader64<LE>>();
 /// Largest loaded image accepted: code objects are kilobytes to a few
 /// megabytes, and a loader allocates this much, so a crafted memsz must not
@@ -121,15 +120,15 @@ impl LoadSegment {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Section {
-    kind: u32,
-    flags: u64,
-    addr: u64,
-    offset: u64,
-    size: u64,
-    link: u32,
-    info: u32,
-    entsize: u64,
+pub(super) struct Section {
+    pub(super) kind: u32,
+    pub(super) flags: u64,
+    pub(super) addr: u64,
+    pub(super) offset: u64,
+    pub(super) size: u64,
+    pub(super) link: u32,
+    pub(super) info: u32,
+    pub(super) entsize: u64,
 }
 
 /// A note's type and payload, owner already matched by the caller.
@@ -148,7 +147,7 @@ pub struct Elf<'a> {
     pub version: CodeObjectVersion,
     pub e_flags: u32,
     pub segments: Vec<LoadSegment>,
-    sections: Vec<Section>,
+    pub(super) sections: Vec<Section>,
     note_ranges: Vec<(u64, u64)>,
 }
 
@@ -157,7 +156,12 @@ fn len64(bytes: &[u8]) -> u64 {
 }
 
 /// `bytes[offset..offset + size]`, or an error naming `what`.
-fn range<'a>(bytes: &'a [u8], offset: u64, size: u64, what: &str) -> Result<&'a [u8], E> {
+pub(super) fn range<'a>(
+    bytes: &'a [u8],
+    offset: u64,
+    size: u64,
+    what: &str,
+) -> Result<&'a [u8], E> {
     let out_of_bounds = || E::OutOfBounds {
         what: what.to_string(),
         offset,
@@ -173,14 +177,14 @@ fn range<'a>(bytes: &'a [u8], offset: u64, size: u64, what: &str) -> Result<&'a 
 }
 
 /// `table` (already bounds-checked by `range`) as `count` ELF structures.
-fn entries<T: Pod>(table: &[u8], count: u64) -> &[T] {
+pub(super) fn entries<T: Pod>(table: &[u8], count: u64) -> &[T] {
     // `range` sized the table as count * size_of::<T>(), and these
     // structures are byte arrays (alignment 1), so the slice always fits.
     slice_from_bytes::<T>(table, count as usize).map_or(&[], |(entries, _)| entries)
 }
 
 /// A NUL-terminated string inside `table`.
-fn cstr<'a>(table: &'a [u8], offset: u32, name: &'static str) -> Result<&'a str, E> {
+pub(super) fn cstr<'a>(table: &'a [u8], offset: u32, name: &'static str) -> Result<&'a str, E> {
     let bad = || E::BadString {
         table: name,
         offset: u64::from(offset),
@@ -449,49 +453,6 @@ impl<'a> Elf<'a> {
             return Err(E::NoSymbolTable);
         }
         Ok(found)
-    }
-
-    /// Where a loader writes into the image: the `r_offset` (a virtual
-    /// address in a linked object) of every entry of the relocation
-    /// sections it applies, sorted. Like ROCr, every REL/RELA section
-    /// counts except those for a section that is not loaded (link-time
-    /// relocations kept by `--emit-relocs` for debug info).
-    pub fn load_time_relocations(&self) -> Result<Vec<u64>, E> {
-        let mut at = Vec::new();
-        for s in &self.sections {
-            let entry = match s.kind {
-                SHT_RELA => RELA_BYTES,
-                SHT_REL => REL_BYTES,
-                _ => continue,
-            };
-            let target = self.sections.get(s.info as usize);
-            if s.info != 0 && target.is_some_and(|t| t.flags & SHF_ALLOC == 0) {
-                continue;
-            }
-            if s.entsize != entry {
-                return Err(E::BadEntrySize {
-                    what: "relocation",
-                    found: s.entsize,
-                    expected: entry,
-                });
-            }
-            let table = range(self.bytes, s.offset, s.size, "relocation table")?;
-            let count = s.size / entry;
-            match s.kind {
-                SHT_RELA => at.extend(
-                    entries::<Rela64<LE>>(table, count)
-                        .iter()
-                        .map(|r| r.r_offset.get(LE)),
-                ),
-                _ => at.extend(
-                    entries::<Rel64<LE>>(table, count)
-                        .iter()
-                        .map(|r| r.r_offset.get(LE)),
-                ),
-            }
-        }
-        at.sort_unstable();
-        Ok(at)
     }
 
     /// The file bytes at virtual address `vaddr`, `size` long, when they lie

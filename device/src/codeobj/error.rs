@@ -71,6 +71,8 @@ pub enum CodeObjectError {
     BadStringTableIndex(u32),
     #[error("string at offset {offset} in {table} is not NUL-terminated UTF-8")]
     BadString { table: &'static str, offset: u64 },
+    #[error("relocation of type {kind} at 0x{offset:x} cannot be applied: {why}")]
+    Relocation { offset: u64, kind: u32, why: String },
     #[error("no symbol table (.symtab or .dynsym): kernel descriptors cannot be found")]
     NoSymbolTable,
     #[error("symbol table links to section {0}, which is not a string table")]

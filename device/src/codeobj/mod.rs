@@ -26,6 +26,7 @@ pub mod kernel;
 pub mod metadata;
 pub mod notes;
 pub mod object;
+pub mod relocate;
 
 pub use args::{AqlFill, ArgFill, Axis, KernelArg, ValueKind};
 pub use certify::{Certificate, ReadCache};

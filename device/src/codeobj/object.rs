@@ -195,6 +195,12 @@ impl CodeObject {
         &self.bytes
     }
 
+    /// What a loader writes after copying the segments of an image placed
+    /// at `base`: the load-time relocations resolved (`relocate`).
+    pub fn patches(&self, base: u64) -> Result<Vec<super::relocate::Patch>, E> {
+        super::elf::Elf::parse(&self.bytes)?.patches(base)
+    }
+
     /// PT_LOAD segments: copy `filesz` bytes from `file_offset` to `vaddr`
     /// in the image and zero the rest up to `memsz`.
     pub fn load_segments(&self) -> &[LoadSegment] {
