@@ -215,12 +215,16 @@ pub fn run_program(
         counts,
     };
     let groups = counts.iter().map(|&c| u64::from(c)).product::<u64>();
-    let workers = workers(groups, private, nwaves);
-    let claims = Claims::new(groups, workers);
     // On a queue's processor thread: its inactivation stops the kernel,
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
     let interrupts = super::bound_interrupts();
+    if super::gws::used_by(&prog.insts) {
+        let (i, s) = (inactive.as_deref(), interrupts.as_deref());
+        return super::cooperative::run(ctx, mem, kernel, prog, &start, groups, i, s);
+    }
+    let workers = workers(groups, private, nwaves);
+    let claims = Claims::new(groups, workers);
     let lds_bytes = ctx.lds_bytes;
     let work = |k: usize| {
         let mut w = Worker::new(&start, lds_bytes, k);

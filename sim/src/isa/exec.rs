@@ -24,6 +24,8 @@ pub(crate) const CHECK_EVERY: u64 = 1024;
 pub(crate) enum Stop {
     Barrier,
     End,
+    /// At a global wave sync instruction, not yet performed (`Flow::GlobalSync`).
+    GlobalSync,
 }
 
 /// Run `wave` until a barrier or s_endpgm. On a fault, the index of the
@@ -116,6 +118,10 @@ pub(crate) fn run_wave(
                 sync(wave, *executed);
                 return Ok(Stop::End);
             }
+            Flow::GlobalSync => {
+                sync(wave, *executed);
+                return Ok(Stop::GlobalSync);
+            }
         }
     }
 }
@@ -184,6 +190,8 @@ fn other(
             mnemonic: inst.decoded.mnemonic(),
             family,
         }),
+        // Performed by the cooperative runner, which sees the stop.
+        Kind::Gws(_) => Ok(Flow::GlobalSync),
         Kind::GlobalShare => Err(IsaFault::Unimplemented {
             mnemonic: inst.refused_name(),
             family,
@@ -238,6 +246,12 @@ pub(crate) fn run_workgroup(
             match run_wave(prog, w, ctx, executed) {
                 Ok(Stop::Barrier) => waiting += 1,
                 Ok(Stop::End) => {}
+                // The dispatch runs a program with GWS instructions
+                // cooperatively (`cooperative`), never here.
+                Ok(Stop::GlobalSync) => {
+                    let e = IsaFault::Control("a GWS instruction outside a cooperative run".into());
+                    return Err((i, w.pc, e));
+                }
                 Err((pc, e)) => return Err((i, pc, e)),
             }
         }

@@ -93,9 +93,12 @@ pub(crate) enum Kind {
     SwapPc,
     /// Decoded but not executed by the interpreter.
     Unimplemented,
-    /// A DS access with GDS set (gfx10/gfx11): the global data share and
-    /// the global wave sync (ds_gws_*, ds_ordered_count), which the
-    /// simulator does not model; refused as `<mnemonic> gds`.
+    /// A global wave sync instruction (ds_gws_*, GDS set): performed by
+    /// the cooperative runner (`gws`, `cooperative`).
+    Gws(super::gws::GOp),
+    /// Any other DS access with GDS set (gfx10/gfx11): the global data
+    /// share (`ds_* gds`, ds_ordered_count), which the simulator does not
+    /// model; refused as `<mnemonic> gds`.
     GlobalShare,
     /// Bytes the decoder does not know (dword 0 kept for the error).
     Undecodable(u32),
@@ -166,7 +169,9 @@ fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
                 .or_else(|| scalar::prepare(name).map(Kind::Salu))
         }
         Format::Smem => smem::prepare(name).map(Kind::Smem),
-        Format::Ds if gds(isa, words) => return Kind::GlobalShare,
+        Format::Ds if gds(isa, words) => {
+            return super::gws::prepare(name).map_or(Kind::GlobalShare, Kind::Gws)
+        }
         Format::Ds => lds::prepare(name).map(Kind::Ds),
         Format::Global | Format::Flat | Format::Scratch | Format::Mubuf | Format::Vbuffer => {
             vmem::prepare(isa.family, d, words).map(Kind::Vmem)
@@ -505,7 +510,7 @@ pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
             let n = row.name;
             let ok = match format {
                 Format::Smem => smem::prepare(n).is_some(),
-                Format::Ds => lds::prepare(n).is_some(),
+                Format::Ds => lds::prepare(n).is_some() || super::gws::prepare(n).is_some(),
                 Format::Flat | Format::Global | Format::Scratch | Format::Mubuf => {
                     vmem::prepare_kind(format, n).is_some()
                 }
@@ -532,7 +537,7 @@ pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
                 Some(y) => format!("{} :: {y}", d.mnemonic()),
                 None => d.mnemonic(),
             };
-            if matches!(k, Kind::GlobalShare) {
+            if matches!(k, Kind::GlobalShare | Kind::Gws(_)) {
                 name.push_str(" gds");
             }
             Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
