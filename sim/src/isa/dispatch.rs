@@ -219,7 +219,7 @@ pub fn run_program(
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
     let interrupts = super::bound_interrupts();
-    if super::gws::used_by(&prog.insts) {
+    if prog.global_sync {
         let (i, s) = (inactive.as_deref(), interrupts.as_deref());
         return super::cooperative::run(ctx, mem, kernel, prog, &start, groups, i, s);
     }

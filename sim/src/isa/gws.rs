@@ -14,7 +14,7 @@
 //!   machine-readable spec lists ADDR as the input) in the first lane EXEC
 //!   holds: with EXEC zero there is none, a fault.
 //! - the counter holds 12 bits: a value past 4095 faults.
-//! - ds_gws_init sets the counter and clears the flag; it does not
+//! - ds_gws_init sets the counter (and clears the flag); it does not
 //!   release queued waves, so an init while waves wait there faults.
 //! - ds_gws_barrier: "the total wave count minus one" (the guide's prose,
 //!   LLVM's intrinsic docs, ockl's `nwm1`), so a barrier initialised with
@@ -154,10 +154,10 @@ enum Type {
 struct Resource {
     /// `None` until a ds_gws_init of this dispatch.
     counter: Option<u32>,
-    flag: bool,
     kind: Option<Type>,
-    /// Waves queued at the barrier (all tagged with the current flag: the
-    /// flag flips exactly when they are released).
+    /// Waves queued at the barrier: those tagged with the hardware's
+    /// current flag, which flips exactly when they are released, so the
+    /// flag itself need not be kept.
     at_barrier: Vec<usize>,
     /// Waves queued at ds_gws_sema_p, first come first served.
     at_p: VecDeque<usize>,
@@ -207,25 +207,28 @@ impl Resources {
                     ))
                 })
         };
-        if op == GOp::Init {
-            let queued = r.at_barrier.len() + r.at_p.len();
-            if queued > 0 {
-                return Err(fault(format!(
-                    "initialised while {queued} waves are queued on it (an init does not \
-                     release them; what becomes of them is not documented)"
-                )));
+        let counter = match (op, r.counter) {
+            (GOp::Init, _) => {
+                let queued = r.at_barrier.len() + r.at_p.len();
+                if queued > 0 {
+                    return Err(fault(format!(
+                        "initialised while {queued} waves are queued on it (an init does not \
+                         release them; what becomes of them is not documented)"
+                    )));
+                }
+                r.counter = Some(bounded(value.into(), "the count")?);
+                return Ok(Outcome::Go);
             }
-            r.counter = Some(bounded(value.into(), "the count")?);
-            r.flag = false;
-            return Ok(Outcome::Go);
-        }
-        let Some(counter) = r.counter else {
-            return Err(fault(
-                "no ds_gws_init of this dispatch initialised it, so its counter is undefined \
-                 (\"on entry: counter previously initialized\"; the simulated driver grants a \
-                 queue no GWS, so nothing carries over from an earlier dispatch)"
-                    .into(),
-            ));
+            (_, Some(counter)) => counter,
+            (_, None) => {
+                return Err(fault(
+                    "no ds_gws_init of this dispatch initialised it, so its counter is \
+                     undefined (\"on entry: counter previously initialized\"; the simulated \
+                     driver grants a queue no GWS, so nothing carries over from an earlier \
+                     dispatch)"
+                        .into(),
+                ))
+            }
         };
         let kind = match op {
             GOp::Barrier => Type::Barrier,
@@ -245,10 +248,9 @@ impl Resources {
         let outcome = match op {
             GOp::Init => unreachable!("handled above"),
             GOp::Barrier if counter == 0 => {
-                // The last arrival: release the queued waves, flip the
-                // flag, and take this wave's value as the next count.
+                // The last arrival: release the queued waves (the flag
+                // flips), and take this wave's value as the next count.
                 released.append(&mut r.at_barrier);
-                r.flag = !r.flag;
                 r.counter = Some(bounded(value.into(), "the next count")?);
                 Outcome::Go
             }

@@ -114,6 +114,9 @@ pub struct Program {
     /// Device address of the code entry.
     pub entry: u64,
     pub insts: Vec<Inst>,
+    /// It has a global wave sync instruction (`gws::used_by`), so its
+    /// dispatches run cooperatively: kept here, not found per dispatch.
+    pub(crate) global_sync: bool,
 }
 
 /// The raw words of the instruction at the start of `code`.
@@ -417,7 +420,13 @@ pub fn build_in(isa: Isa, entry: u64, code: &[u8], entry_at: usize) -> Program {
         kind: Kind::OutOfCode,
         fast: None,
     });
-    Program { isa, entry, insts }
+    let global_sync = super::gws::used_by(&insts);
+    Program {
+        isa,
+        entry,
+        insts,
+        global_sync,
+    }
 }
 
 /// Whether the function at `callee` (an offset `found` holds) may return
