@@ -128,3 +128,34 @@ fn gws_without_m0_and_grids_too_large_to_be_resident_are_refused() {
     assert!(err.contains("must be resident at once"), "{err}");
     assert!(err.contains("1024"), "{err}");
 }
+
+#[test]
+fn gws_encodings_round_trip_through_llvm_mc_and_other_gds_accesses_stay_refused() {
+    if !asm::mc() {
+        return;
+    }
+    let lines: Vec<String> = [
+        "ds_gws_init v1 gds",
+        "ds_gws_barrier v2 offset:5 gds",
+        "ds_gws_sema_v gds",
+        "ds_gws_sema_br v3 gds",
+        "ds_gws_sema_p offset:63 gds",
+        "ds_gws_sema_release_all gds",
+        "ds_add_u32 v1, v2 gds",
+        "ds_ordered_count v1, v2 gds",
+    ]
+    .map(String::from)
+    .to_vec();
+    for cpu in ["gfx1030", "gfx1100"] {
+        let isa = relaunch_isa::Isa::from_processor(cpu, false).unwrap();
+        for (line, bytes) in lines.iter().zip(asm::encodings(cpu, &lines)) {
+            let bytes = bytes.unwrap_or_else(|| panic!("{cpu}: llvm-mc refused {line}"));
+            let (name, runs) = relaunch_sim::isa::executes(isa, &bytes).expect("decodes");
+            let mnemonic = line.split(' ').next().unwrap();
+            assert_eq!(name, format!("{mnemonic} gds"), "{cpu}: {line}");
+            assert_eq!(runs, mnemonic.starts_with("ds_gws_"), "{cpu}: {line}");
+        }
+    }
+    // gfx12 has no GDS: LLVM refuses them all.
+    assert!(asm::encodings("gfx1201", &lines).iter().all(Option::is_none));
+}
