@@ -7,7 +7,9 @@
 //! with RSRC2.SCRATCH_EN each wave's scratch slot (the private segment
 //! wave byte offset SGPR on gfx10, FLAT_SCRATCH on gfx11/gfx12: see
 //! `scratch`); then the workgroups run, in id order on each of up to one
-//! worker per core (each with waves, LDS and scratch slots of its own).
+//! worker per core (each with waves, LDS and scratch slots of its own),
+//! or, for a program with global wave sync instructions, all resident at
+//! once on one worker (`cooperative`).
 
 use std::sync::Arc;
 

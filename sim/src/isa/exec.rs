@@ -28,7 +28,8 @@ pub(crate) enum Stop {
     GlobalSync,
 }
 
-/// Run `wave` until a barrier or s_endpgm. On a fault, the index of the
+/// Run `wave` until a barrier, s_endpgm or a GWS instruction (left for
+/// the cooperative runner to perform). On a fault, the index of the
 /// instruction that raised it comes with it. `executed` counts the
 /// instructions run (wave-instructions, for the benchmark).
 pub(crate) fn run_wave(

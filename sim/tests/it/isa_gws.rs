@@ -3,8 +3,11 @@
 //! ds_gws_barrier (wave 0 of each, as ockl's grid sync does, the others
 //! at their s_barrier), then each reads its neighbour's value; a barrier
 //! expecting more waves than the dispatch has is a deadlock fault naming
-//! it; a wave that never wrote M0 and a grid too large to be resident are
-//! refused by name. Fails when `CI` is set and the tools are missing.
+//! it; workgroups pass a GWS semaphore on in turn; a wave that never wrote
+//! M0 and a grid too large to be resident are refused by name. Workgroup
+//! 0 initialises the resources: it runs first here (on hardware a kernel
+//! of its own does it first, as ROCclr's `__amd_rocclr_gwsInit`). Fails
+//! when `CI` is set and the tools are missing.
 
 use relaunch_sim::SimConfig;
 use relaunch_testsupport::asm;
@@ -114,6 +117,78 @@ fn a_gws_barrier_expecting_more_waves_than_arrive_is_a_named_deadlock() {
     }
 }
 
+/// A chain through a GWS semaphore (M0[21:16] = 1, offset 2: resource
+/// 3), one wave per workgroup: workgroup 0 initialises it to 0; every
+/// workgroup but the last queues at ds_gws_sema_p, in id order; the last
+/// stores 1 at its out[wg] and gives the semaphore (ds_gws_sema_v), which
+/// releases the first queued, which stores its predecessor's value (out of
+/// workgroup (wg - 1) mod groups) plus one and gives it on.
+fn chain(cpu: &str, groups: u32) -> Vec<u8> {
+    let sp = asm::spelling(cpu);
+    let (load, wait, store) = (sp.s_load_b64, sp.wait_scalar, sp.global_store_b32);
+    let gload = match store {
+        "global_store_dword" => "global_load_dword",
+        _ => "global_load_b32",
+    };
+    let last = groups - 1;
+    let body = format!(
+        "  {load} s[4:5], s[0:1], 0x0
+  {wait}
+  s_mov_b32 exec_lo, 1
+  s_mov_b32 m0, 0x10000
+  s_lshl_b32 s7, s2, 2
+  v_mov_b32 v1, s7
+  s_cmp_eq_u32 s2, 0
+  s_cbranch_scc0 .Lstart
+  v_mov_b32 v3, 0
+  ds_gws_init v3 offset:2 gds
+.Lstart:
+  s_cmp_eq_u32 s2, {last}
+  s_cbranch_scc0 .Lwait
+  v_mov_b32 v2, 1
+  s_branch .Lstore
+.Lwait:
+  ds_gws_sema_p offset:2 gds
+  s_add_u32 s8, s2, {last}
+  s_sub_u32 s9, s8, {groups}
+  s_cmp_ge_u32 s8, {groups}
+  s_cselect_b32 s8, s9, s8
+  s_lshl_b32 s8, s8, 2
+  v_mov_b32 v4, s8
+  {gload} v2, v4, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_add_nc_u32 v2, v2, 1
+.Lstore:
+  {store} v1, v2, s[4:5]
+  ds_gws_sema_v offset:2 gds
+  s_endpgm
+"
+    );
+    asm::one_kernel(cpu, "gws", &body, "")
+}
+
+#[test]
+fn workgroups_queued_at_a_gws_semaphore_are_released_in_turn() {
+    if !asm::tools() {
+        return;
+    }
+    for cpu in ["gfx1030", "gfx1100"] {
+        let mut cfg = SimConfig::new(cpu);
+        cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
+        let rig = Rig::from_bytes(cfg, &chain(cpu, GROUPS));
+        let out = rig.alloc(4 * GROUPS as usize);
+        let mut b = rig.builder();
+        rig.dispatch(&mut b, "gws", &linear(32 * GROUPS, 32), &out.to_le_bytes());
+        let (ib, _) = rig.finish(b);
+        assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![], "{cpu}");
+        let got: Vec<u32> = (0..u64::from(GROUPS))
+            .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())
+            .collect();
+        // The last workgroup first (1), then 0, 1, 2 in the order queued.
+        assert_eq!(got, vec![2, 3, 4, 1], "{cpu}");
+    }
+}
+
 #[test]
 fn gws_without_m0_and_grids_too_large_to_be_resident_are_refused() {
     if !asm::tools() {
@@ -157,5 +232,7 @@ fn gws_encodings_round_trip_through_llvm_mc_and_other_gds_accesses_stay_refused(
         }
     }
     // gfx12 has no GDS: LLVM refuses them all.
-    assert!(asm::encodings("gfx1201", &lines).iter().all(Option::is_none));
+    assert!(asm::encodings("gfx1201", &lines)
+        .iter()
+        .all(Option::is_none));
 }
