@@ -91,13 +91,19 @@ fn workgroups_meet_at_a_gws_barrier_and_read_each_others_values() {
     if !asm::tools() {
         return;
     }
+    let want: Vec<u32> = (0..GROUPS)
+        .map(|g| g + 100)
+        .chain((0..GROUPS).map(|g| (g + 1) % GROUPS + 100))
+        .collect();
     for cpu in ["gfx1030", "gfx1100"] {
-        let out = run(cpu, &kernel(cpu, GROUPS, GROUPS - 1, true), GROUPS).unwrap();
-        let want: Vec<u32> = (0..GROUPS)
-            .map(|g| g + 100)
-            .chain((0..GROUPS).map(|g| (g + 1) % GROUPS + 100))
-            .collect();
-        assert_eq!(out, want, "{cpu}");
+        let bytes = kernel(cpu, GROUPS, GROUPS - 1, true);
+        // The same on one worker and on one per core.
+        for workers in [1, 0] {
+            relaunch_sim::isa::set_workers(workers);
+            let out = run(cpu, &bytes, GROUPS);
+            relaunch_sim::isa::set_workers(0);
+            assert_eq!(out.unwrap(), want, "{cpu} on {workers} workers");
+        }
     }
 }
 
