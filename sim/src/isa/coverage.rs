@@ -98,6 +98,7 @@ pub fn coverage(isa: Isa, code: &[u8], entry_at: usize) -> Coverage {
             | Kind::Ctrl(_)
             | Kind::Smem(_)
             | Kind::Ds(_)
+            | Kind::Gws(_)
             | Kind::Vmem(_)
             | Kind::GetPc
             | Kind::SetPc
@@ -129,7 +130,7 @@ pub fn implemented_non_valu(family: relaunch_isa::Family) -> Vec<&'static str> {
             let n = row.name;
             let ok = match format {
                 Format::Smem => super::smem::prepare(n).is_some(),
-                Format::Ds => super::lds::prepare(n).is_some(),
+                Format::Ds => super::lds::prepare(n).is_some() || super::gws::prepare(n).is_some(),
                 Format::Flat | Format::Global | Format::Scratch | Format::Mubuf => {
                     super::vmem::prepare_kind(format, n).is_some()
                 }
@@ -156,7 +157,7 @@ pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
                 Some(y) => format!("{} :: {y}", d.mnemonic()),
                 None => d.mnemonic(),
             };
-            if matches!(k, Kind::GlobalShare) {
+            if matches!(k, Kind::GlobalShare | Kind::Gws(_)) {
                 name.push_str(" gds");
             }
             Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
@@ -174,22 +175,32 @@ mod tests {
     }
 
     #[test]
-    fn gds_accesses_are_refused_by_name_and_lds_ones_run() {
+    fn gws_runs_other_gds_accesses_are_refused_by_name_and_lds_ones_run() {
         // llvm-mc-19 -show-encoding, gfx1030 and gfx1100 alike.
         let gws_barrier = [0x00, 0x00, 0x76, 0xd8, 0x01, 0x00, 0x00, 0x00];
+        let gws_init = [0x00, 0x00, 0x66, 0xd8, 0x01, 0x00, 0x00, 0x00];
         let add_gds = [0x00, 0x00, 0x02, 0xd8, 0x01, 0x02, 0x00, 0x00];
+        let ordered_count = [0x00, 0x00, 0xfe, 0xd8, 0x02, 0x00, 0x00, 0x01];
         let add_lds = [0x00, 0x00, 0x00, 0xd8, 0x01, 0x02, 0x00, 0x00];
         for (cpu, end) in [("gfx1030", 0xbf81_0000u32), ("gfx1100", 0xbfb0_0000)] {
             let isa = Isa::from_processor(cpu, false).unwrap();
-            let code: Vec<u8> = [&gws_barrier[..], &add_gds, &add_lds, &end.to_le_bytes()].concat();
+            let code: Vec<u8> = [
+                &gws_init[..],
+                &gws_barrier,
+                &add_gds,
+                &ordered_count,
+                &add_lds,
+                &end.to_le_bytes(),
+            ]
+            .concat();
             let c = coverage(isa, &code, 0);
-            assert_eq!(c.instructions, 4, "{cpu}");
+            assert_eq!(c.instructions, 6, "{cpu}");
+            assert_eq!(c.missing.get("ds_add_u32 gds"), Some(&1), "{cpu}: {c:?}");
             assert_eq!(
-                c.missing.get("ds_gws_barrier gds"),
+                c.missing.get("ds_ordered_count gds"),
                 Some(&1),
                 "{cpu}: {c:?}"
             );
-            assert_eq!(c.missing.get("ds_add_u32 gds"), Some(&1), "{cpu}: {c:?}");
             assert_eq!(c.missing.len(), 2, "{cpu}: {c:?}");
         }
     }

@@ -7,7 +7,9 @@
 //! with RSRC2.SCRATCH_EN each wave's scratch slot (the private segment
 //! wave byte offset SGPR on gfx10, FLAT_SCRATCH on gfx11/gfx12: see
 //! `scratch`); then the workgroups run, in id order on each of up to one
-//! worker per core (each with waves, LDS and scratch slots of its own).
+//! worker per core (each with waves, LDS and scratch slots of its own),
+//! or, for a program with global wave sync instructions, all resident at
+//! once on one worker (`cooperative`).
 
 use std::sync::Arc;
 
@@ -157,8 +159,9 @@ fn setup_fault(kernel: &str, launch: &Launch, what: String) -> KernelFault {
     ))
 }
 
-/// Run `code` (the program as it grows) for every workgroup of `ctx`: in id order on one worker, or
-/// spread over several (see [`workers`]), as the hardware runs workgroups
+/// Run `code` (the program as it grows) for every workgroup of `ctx`: in
+/// id order on one worker, or spread over several (see [`workers`]), as
+/// the hardware runs workgroups
 /// concurrently on its compute units. Each worker has its waves, LDS and
 /// scratch slots of its own (a compute unit's); the dispatch's trace is
 /// the union of theirs and its fault the lowest workgroup's.
@@ -215,12 +218,16 @@ pub(crate) fn run_program(
         counts,
     };
     let groups = counts.iter().map(|&c| u64::from(c)).product::<u64>();
-    let workers = workers(groups, private, nwaves);
-    let claims = Claims::new(groups, workers);
     // On a queue's processor thread: its inactivation stops the kernel,
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
     let interrupts = super::bound_interrupts();
+    if code.latest().global_sync {
+        let (i, s) = (inactive.as_deref(), interrupts.as_deref());
+        return super::cooperative::run(ctx, mem, kernel, code, &start, groups, i, s);
+    }
+    let workers = workers(groups, private, nwaves);
+    let claims = Claims::new(groups, workers);
     let lds_bytes = ctx.lds_bytes;
     let work = |k: usize| {
         let mut w = Worker::new(&start, lds_bytes, k);

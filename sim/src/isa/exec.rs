@@ -27,9 +27,12 @@ pub(crate) const CHECK_EVERY: u64 = 1024;
 pub(crate) enum Stop {
     Barrier,
     End,
+    /// At a global wave sync instruction, not yet performed (`Flow::GlobalSync`).
+    GlobalSync,
 }
 
-/// Run `wave` until a barrier or s_endpgm. On a fault, the index of the
+/// Run `wave` until a barrier, s_endpgm or a GWS instruction (left for
+/// the cooperative runner to perform). On a fault, the index of the
 /// instruction that raised it comes with it. `executed` counts the
 /// instructions run (wave-instructions, for the benchmark).
 pub(crate) fn run_wave(
@@ -124,6 +127,10 @@ pub(crate) fn run_wave(
                 sync(wave, *executed);
                 return Ok(Stop::End);
             }
+            Flow::GlobalSync => {
+                sync(wave, *executed);
+                return Ok(Stop::GlobalSync);
+            }
         }
     }
 }
@@ -192,6 +199,8 @@ fn other(
             mnemonic: inst.decoded.mnemonic(),
             family,
         }),
+        // Performed by the cooperative runner, which sees the stop.
+        Kind::Gws(_) => Ok(Flow::GlobalSync),
         Kind::GlobalShare => Err(IsaFault::Unimplemented {
             mnemonic: inst.refused_name(),
             family,
@@ -255,6 +264,18 @@ pub(crate) fn run_workgroup(
             match stop {
                 Ok(Stop::Barrier) => waiting += 1,
                 Ok(Stop::End) => {}
+                // A program with GWS instructions runs cooperatively
+                // (`cooperative`); here only if one was decoded after the
+                // dispatch began (reached through a pointer).
+                Ok(Stop::GlobalSync) => {
+                    let e = IsaFault::Control(
+                        "a global wave sync instruction in code first reached through a pointer \
+                         during this dispatch: it did not start cooperatively (every wave \
+                         resident), so the simulator cannot sync it"
+                            .into(),
+                    );
+                    return Err((i, w.pc, e));
+                }
                 Err((pc, e)) => return Err((i, pc, e)),
             }
         }

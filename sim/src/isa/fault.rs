@@ -58,6 +58,11 @@ pub enum IsaFault {
          destroyed): the interpreter stopped the kernel here and its work is discarded"
     )]
     Discarded,
+    /// No wave of a cooperative dispatch can go on: each waits at a
+    /// barrier or semaphore that only waves which ended or wait too
+    /// could release.
+    #[error("no wave can go on (deadlock): {0}")]
+    Deadlock(String),
 }
 
 /// What the execution loop does after an instruction.
@@ -72,4 +77,8 @@ pub enum Flow {
     Barrier,
     /// s_endpgm: the wave is done.
     End,
+    /// A global wave sync instruction (`gws`): the wave stops before it
+    /// (the program counter stays on it) for the cooperative runner,
+    /// which performs it and holds or lets the wave go.
+    GlobalSync,
 }

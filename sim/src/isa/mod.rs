@@ -4,8 +4,10 @@
 //! Owns: the wave state (`wave`), operand reading and writing (`operand`),
 //! the fault type (`fault`), decoded programs (`program`) with the targets
 //! of their PC-relative calls and long branches (`calls`), and the
-//! executors per instruction class; `valu` is the vector ALU; `coverage`
-//! says before a run what a kernel's code would meet that is refused.
+//! executors per instruction class; `valu` is the vector ALU; `gws` the
+//! global wave sync, whose dispatches `cooperative` runs with every wave
+//! resident; `coverage` says before a run what a kernel's code would meet
+//! that is refused.
 //! Refuses: any instruction it does not implement, with an error naming
 //! the kernel, byte offset, mnemonic and family (a host twin can stand in).
 //! Every memory access goes through the device's checked memory and the
@@ -22,11 +24,13 @@ mod cache;
 mod calls;
 mod clock;
 mod control;
+mod cooperative;
 pub mod coverage;
 pub mod dispatch;
 mod exec;
 pub mod fault;
 mod growth;
+mod gws;
 mod lds;
 pub mod operand;
 pub mod program;

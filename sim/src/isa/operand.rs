@@ -273,7 +273,10 @@ impl Wave {
         }
         match dst {
             Dst::Sgpr(n) => self.sgpr[n as usize] = value,
-            Dst::M0 => self.m0 = value,
+            Dst::M0 => {
+                self.m0 = value;
+                self.m0_written = true;
+            }
             Dst::Null | Dst::None => {}
             Dst::ExecLo => self.set_exec((self.exec & !0xFFFF_FFFF) | u64::from(value)),
             Dst::ExecHi => self.set_exec((self.exec & 0xFFFF_FFFF) | (u64::from(value) << 32)),

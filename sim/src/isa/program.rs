@@ -93,9 +93,12 @@ pub(crate) enum Kind {
     SwapPc,
     /// Decoded but not executed by the interpreter.
     Unimplemented,
-    /// A DS access with GDS set (gfx10/gfx11): the global data share and
-    /// the global wave sync (ds_gws_*, ds_ordered_count), which the
-    /// simulator does not model; refused as `<mnemonic> gds`.
+    /// A global wave sync instruction (ds_gws_*, GDS set): performed by
+    /// the cooperative runner (`gws`, `cooperative`).
+    Gws(super::gws::GOp),
+    /// Any other DS access with GDS set (gfx10/gfx11): the global data
+    /// share (`ds_* gds`, ds_ordered_count), which the simulator does not
+    /// model; refused as `<mnemonic> gds`.
     GlobalShare,
     /// Bytes the decoder does not know (dword 0 kept for the error).
     Undecodable(u32),
@@ -123,6 +126,9 @@ pub struct Program {
     /// `index_at` (an extended program's indices are not in offset
     /// order).
     lookup: Vec<(u32, u32)>,
+    /// It has a global wave sync instruction (`gws::used_by`), so its
+    /// dispatches run cooperatively: kept here, not found per dispatch.
+    pub(crate) global_sync: bool,
 }
 
 /// The raw words of the instruction at the start of `code`.
@@ -178,7 +184,9 @@ pub(super) fn classify(isa: Isa, d: &Instruction, words: &[u32; 4]) -> Kind {
                 .or_else(|| scalar::prepare(name).map(Kind::Salu))
         }
         Format::Smem => smem::prepare(name).map(Kind::Smem),
-        Format::Ds if gds(isa, words) => return Kind::GlobalShare,
+        Format::Ds if gds(isa, words) => {
+            return super::gws::prepare(name).map_or(Kind::GlobalShare, Kind::Gws)
+        }
         Format::Ds => lds::prepare(name).map(Kind::Ds),
         Format::Global | Format::Flat | Format::Scratch | Format::Mubuf | Format::Vbuffer => {
             vmem::prepare(isa.family, d, words).map(Kind::Vmem)
@@ -494,6 +502,7 @@ fn build_from(
         .map(|(n, i)| (i.offset, n as u32))
         .collect();
     lookup.sort_unstable();
+    let global_sync = super::gws::used_by(&insts);
     Program {
         isa,
         entry,
@@ -502,6 +511,7 @@ fn build_from(
         code_len: code.len(),
         roots: roots.to_vec(),
         lookup,
+        global_sync,
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Wave {
     /// Scalar registers by encoding slot (see the module doc).
     pub sgpr: [u32; SGPR_SLOTS],
     pub m0: u32,
+    /// M0 was written since the wave started (its initial value is
+    /// undefined; the GWS instructions read M0[21:16]).
+    pub m0_written: bool,
     /// Lane mask; bits at and above `lanes` are always zero.
     pub exec: u64,
     pub scc: bool,
@@ -83,6 +86,7 @@ impl Wave {
             lanes,
             sgpr: [0; SGPR_SLOTS],
             m0: 0,
+            m0_written: false,
             exec: full_mask(lanes),
             scc: false,
             mode: 0,
@@ -152,6 +156,7 @@ impl Wave {
     pub fn reset(&mut self) {
         self.sgpr = [0; SGPR_SLOTS];
         self.m0 = 0;
+        self.m0_written = false;
         self.exec = self.full_mask();
         self.scc = false;
         for r in &mut self.vgpr {

@@ -190,7 +190,7 @@ pub(super) struct GroupStart<'a> {
 
 impl GroupStart<'_> {
     /// Workgroup `g`'s id (x fastest, as the hardware walks the grid).
-    fn id(&self, g: u64) -> [u32; 3] {
+    pub(super) fn id(&self, g: u64) -> [u32; 3] {
         let [cx, cy, _] = self.counts.map(u64::from);
         [
             (g % cx) as u32,
@@ -200,7 +200,7 @@ impl GroupStart<'_> {
     }
 
     /// Set `waves` up for workgroup `wg` on worker `worker`.
-    fn init(&self, waves: &mut [Wave], wg: [u32; 3], worker: u32) {
+    pub(super) fn init(&self, waves: &mut [Wave], wg: [u32; 3], worker: u32) {
         let (launch, r2) = (self.launch, self.launch.rsrc2);
         for (w, wave) in waves.iter_mut().enumerate() {
             wave.reset();
@@ -375,7 +375,7 @@ impl<'a> Worker<'a> {
 }
 
 /// The fault of wave `w` of workgroup `wg` at instruction `pc`.
-fn group_fault(
+pub(super) fn group_fault(
     kernel: &str,
     prog: &Program,
     launch: &Launch,

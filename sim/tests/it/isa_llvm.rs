@@ -82,6 +82,9 @@ fn templates() -> Vec<&'static str> {
         " v[2:3], v1, v[4:5]",
         " v[2:3], v1, v[4:5], v[6:7]",
         " v1, v2 offset:swizzle(SWAP,16)",
+        // GWS (GDS set, which LLVM requires for them)
+        " v1 gds",
+        " gds",
         // global / flat
         " v1, v[2:3], off",
         " v[4:5], v[2:3], off",

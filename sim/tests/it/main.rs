@@ -12,6 +12,7 @@ mod isa_calls;
 mod isa_clock;
 mod isa_d16;
 mod isa_fixtures;
+mod isa_gws;
 mod isa_kernels_dot;
 mod isa_kernels_reference;
 mod isa_llvm;
