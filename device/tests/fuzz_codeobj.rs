@@ -139,6 +139,14 @@ fn read_and_check(bytes: &[u8], target: Option<&str>) {
         assert!(seg.file_offset + seg.filesz <= size);
         assert_eq!(object.segment_bytes(seg).len() as u64, seg.filesz);
     }
+    // Every patch a loader would write lies inside a loaded segment.
+    if let Ok(patches) = object.patches(0x7f00_0000_0000) {
+        for p in patches {
+            assert!(object.load_segments().iter().any(|s| {
+                p.vaddr >= s.vaddr && p.vaddr + u64::from(p.width) <= s.vaddr + s.memsz
+            }));
+        }
+    }
     for k in object.kernels() {
         assert!(k
             .args

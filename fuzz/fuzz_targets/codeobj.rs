@@ -1,5 +1,5 @@
 //! The code-object reader: ELF, clang offload bundles, the metadata note,
-//! the PM4 verdict and kernarg packing. Property: any input is a value or
+//! the load-time relocations, the PM4 verdict and kernarg packing. Property: any input is a value or
 //! an error, never a panic (or an allocation far beyond the input).
 #![no_main]
 
@@ -19,6 +19,8 @@ fuzz_target!(|data: &[u8]| {
         for segment in object.load_segments() {
             let _ = object.segment_bytes(segment);
         }
+        // The load-time relocations, resolved for an image at some base.
+        let _ = object.patches(0x7f00_0000_0000);
         for kernel in object.kernels() {
             if !kernel.pm4_verdict().accepted() {
                 continue; // packing is for kernels the verdict accepted
