@@ -19,8 +19,9 @@ pub struct TraceBuf {
     open: [[(u64, u64); OPEN]; 4],
     /// The open slot the next new range replaces, per kind (round robin).
     victim: [usize; 4],
-    /// The open slot last used, per kind (checked first).
-    recent: [usize; 4],
+    /// The open slots the last four records used, per kind (a byte each,
+    /// the latest lowest).
+    history: [u32; 4],
     /// Per lane two open ranges ([which][kind][lane]) and which of the two
     /// was used last (a bit per lane, per kind).
     lane_start: [[[u64; 64]; 4]; 2],
@@ -34,7 +35,7 @@ impl Default for TraceBuf {
             kinds: Default::default(),
             open: [[(0, 0); OPEN]; 4],
             victim: [0; 4],
-            recent: [0; 4],
+            history: [0; 4],
             lane_start: [[[0; 64]; 4]; 2],
             lane_end: [[[0; 64]; 4]; 2],
             lane_newer: [0; 4],
@@ -71,39 +72,57 @@ fn merge(v: &mut Vec<(u64, u64)>) {
 
 impl TraceBuf {
     /// Record `[addr, addr + len)`.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, kind: AccessKind, addr: u64, len: u64) {
         let k = slot(kind);
         let end = addr.saturating_add(len);
-        // The range last opened or extended first: a single stream hits it.
-        let last = &mut self.open[k][self.recent[k]];
-        if last.1 == addr && last.1 != last.0 {
-            last.1 = end;
-            return;
-        }
-        // Or lies in it (a stream read again, as each wave of a workgroup
-        // reads the same row).
-        if last.0 <= addr && end <= last.1 {
-            return;
-        }
-        for (i, r) in self.open[k].iter_mut().enumerate() {
-            // Empty slots are (0, 0): never extended, only replaced.
-            if r.1 == addr && r.1 != r.0 {
-                r.1 = end;
-                self.recent[k] = i;
+        // The slots the last four records used first, inline in the
+        // caller: a kernel streaming through up to four arrays in turn
+        // finds its range at the same history position every time (a
+        // branch the CPU predicts).
+        let h = self.history[k];
+        for j in 0..4 {
+            if self.take(k, (h >> (8 * j)) as usize % OPEN, addr, end) {
                 return;
             }
-            if r.0 <= addr && end <= r.1 {
+        }
+        self.record_other(k, addr, end);
+    }
+
+    /// [`TraceBuf::record`] of a range no recently used slot takes.
+    #[inline(never)]
+    fn record_other(&mut self, k: usize, addr: u64, end: u64) {
+        for i in 0..OPEN {
+            if self.take(k, i, addr, end) {
                 return;
             }
         }
         let v = self.victim[k];
-        self.recent[k] = v;
         self.victim[k] = (v + 1) % OPEN;
+        self.history[k] = (self.history[k] << 8) | v as u32;
         let done = std::mem::replace(&mut self.open[k][v], (addr, end));
         if done.1 > done.0 {
             self.push(k, done);
         }
+    }
+
+    /// Whether open range `i` of kind `k` takes `[addr, end)`: continued
+    /// by it (then extended) or already covering it.
+    #[inline(always)]
+    fn take(&mut self, k: usize, i: usize, addr: u64, end: u64) -> bool {
+        let r = &mut self.open[k][i];
+        // Empty slots are (0, 0): never extended, only replaced.
+        let continues = r.1 == addr && r.1 != r.0;
+        // Or lies in it (a stream read again, as each wave of a workgroup
+        // reads the same row).
+        if !(continues || r.0 <= addr && end <= r.1) {
+            return false;
+        }
+        if continues {
+            r.1 = end;
+        }
+        self.history[k] = (self.history[k] << 8) | i as u32;
+        true
     }
 
     fn push(&mut self, k: usize, range: (u64, u64)) {
@@ -198,7 +217,7 @@ impl TraceBuf {
                 }
             }
             self.victim[k] = 0;
-            self.recent[k] = 0;
+            self.history[k] = 0;
         }
         for (i, kind) in [
             AccessKind::ScalarRead,

@@ -4,7 +4,9 @@
 //! or other modifiers, a VGPR destination and sources
 //! that are VGPRs, SGPRs or constants. Each runs over exactly the wave's
 //! lanes (a constant count, so the lane loops vectorise) without the
-//! general path's dispatch on operation, encoding and operand kinds.
+//! general path's dispatch on operation, encoding and operand kinds; the
+//! f32 and integer forms under an EXEC of one or two lanes (a serial loop
+//! in a one-lane wave) compute just those lanes.
 //! Same results as the general path (`exec`, `fp`): MODE other than
 //! round-to-nearest-even with every f32 denormal kept goes there.
 
@@ -253,6 +255,28 @@ fn store<const N: usize>(wave: &mut Wave, r: u16, d: &[u32; N]) -> Result<(), Is
     Ok(())
 }
 
+/// Lanes `exec` enables in a wave of `N`, when they are so few (a wave
+/// narrowed to one lane, as a serial loop runs) that computing them one by
+/// one beats computing all `N`; `None` otherwise, and for no lane at all
+/// (the full form then faults on a missing register just the same).
+#[inline(always)]
+fn sparse<const N: usize>(exec: u64) -> Option<u64> {
+    let live = exec & super::super::wave::full_mask(N);
+    (live != 0 && live.count_ones() <= SPARSE).then_some(live)
+}
+
+/// At most this many lanes run one by one.
+const SPARSE: u32 = 2;
+
+/// Source `src` in lane `l`.
+#[inline(always)]
+fn lane(wave: &Wave, src: Src, l: usize) -> Result<u32, IsaFault> {
+    match src {
+        Src::Vgpr(r) => Ok(wave.v(r)?[l]),
+        _ => wave.scalar(src),
+    }
+}
+
 /// The general path, for what a form does not model (another MODE, a
 /// wave of another size).
 fn general(wave: &mut Wave, inst: &Inst) -> Result<Flow, Box<IsaFault>> {
@@ -275,6 +299,21 @@ fn f32_op<const N: usize, const OP: u8>(
     };
     let flip = |i: u8| if neg >> i & 1 != 0 { 0x8000_0000u32 } else { 0 };
     let (fa, fb, fc) = (flip(0), flip(1), flip(2));
+    if let Some(live) = sparse::<N>(wave.exec) {
+        // Each source read in the first lane before anything is written,
+        // in the order the full form reads them: the same faults.
+        for l in crate::lanemask::set_lanes(live) {
+            let x = lane(wave, inst.src[0], l)?;
+            let y = lane(wave, inst.src[1], l)?;
+            let z = match OP {
+                FMAC => lane(wave, Src::Vgpr(r), l)?,
+                FMA => lane(wave, inst.src[2], l)?,
+                _ => 0,
+            };
+            wave.v_mut(r)?[l] = f32_lane::<OP>(x ^ fa, y ^ fb, z ^ fc);
+        }
+        return Ok(Flow::Next);
+    }
     let (mut ba, mut bb, mut bc) = (None, None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
@@ -286,24 +325,26 @@ fn f32_op<const N: usize, const OP: u8>(
     };
     let mut d = [0u32; N];
     for i in 0..N {
-        let (x, y, z) = (
-            f32::from_bits(a[i] ^ fa),
-            f32::from_bits(b[i] ^ fb),
-            f32::from_bits(c[i] ^ fc),
-        );
-        d[i] = match OP {
-            ADD => x + y,
-            SUB => x - y,
-            SUBREV => y - x,
-            MUL => x * y,
-            MIN => x.min(y),
-            MAX => x.max(y),
-            _ => x.mul_add(y, z),
-        }
-        .to_bits();
+        d[i] = f32_lane::<OP>(a[i] ^ fa, b[i] ^ fb, c[i] ^ fc);
     }
     store::<N>(wave, r, &d)?;
     Ok(Flow::Next)
+}
+
+/// One lane of `f32_op` (sources already negated as NEG says).
+#[inline(always)]
+fn f32_lane<const OP: u8>(a: u32, b: u32, c: u32) -> u32 {
+    let (x, y, z) = (f32::from_bits(a), f32::from_bits(b), f32::from_bits(c));
+    match OP {
+        ADD => x + y,
+        SUB => x - y,
+        SUBREV => y - x,
+        MUL => x * y,
+        MIN => x.min(y),
+        MAX => x.max(y),
+        _ => x.mul_add(y, z),
+    }
+    .to_bits()
 }
 
 fn int_op<const N: usize, const OP: u8>(
@@ -314,6 +355,24 @@ fn int_op<const N: usize, const OP: u8>(
         return general(wave, inst);
     };
     let vcc = if OP == CNDMASK { wave.vcc() } else { 0 };
+    if let Some(live) = sparse::<N>(wave.exec) {
+        // Sources read in the full form's order before any write.
+        for l in crate::lanemask::set_lanes(live) {
+            let x = lane(wave, inst.src[0], l)?;
+            let y = if OP == MOV {
+                0
+            } else {
+                lane(wave, inst.src[1], l)?
+            };
+            let z = if OP >= ADD3 {
+                lane(wave, inst.src[2], l)?
+            } else {
+                0
+            };
+            wave.v_mut(r)?[l] = int_lane::<OP>(x, y, z, vcc >> l & 1 != 0);
+        }
+        return Ok(Flow::Next);
+    }
     let (mut ba, mut bb) = (None, None);
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = if OP == MOV {
@@ -329,42 +388,47 @@ fn int_op<const N: usize, const OP: u8>(
     };
     let mut d = [0u32; N];
     for i in 0..N {
-        let (x, y, z) = (a[i], b[i], c[i]);
-        d[i] = match OP {
-            MOV => x,
-            ADD => x.wrapping_add(y),
-            SUB => x.wrapping_sub(y),
-            SUBREV => y.wrapping_sub(x),
-            MUL => x.wrapping_mul(y),
-            MULU24 => (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF),
-            MIN => x.min(y),
-            MAX => x.max(y),
-            MINI => (x as i32).min(y as i32) as u32,
-            MAXI => (x as i32).max(y as i32) as u32,
-            AND => x & y,
-            OR => x | y,
-            XOR => x ^ y,
-            LSHL => y << (x & 31),
-            LSHR => y >> (x & 31),
-            ASHR => ((y as i32) >> (x & 31)) as u32,
-            ADD3 => x.wrapping_add(y).wrapping_add(z),
-            LSHL_ADD => (x << (y & 31)).wrapping_add(z),
-            ADD_LSHL => x.wrapping_add(y) << (z & 31),
-            LSHL_OR => (x << (y & 31)) | z,
-            AND_OR => (x & y) | z,
-            OR3 => x | y | z,
-            XOR3 => x ^ y ^ z,
-            _ => {
-                if vcc >> i & 1 != 0 {
-                    y
-                } else {
-                    x
-                }
-            }
-        };
+        d[i] = int_lane::<OP>(a[i], b[i], c[i], vcc >> i & 1 != 0);
     }
     store::<N>(wave, r, &d)?;
     Ok(Flow::Next)
+}
+
+/// One lane of `int_op`; `sel` the lane's VCC bit (v_cndmask).
+#[inline(always)]
+fn int_lane<const OP: u8>(x: u32, y: u32, z: u32, sel: bool) -> u32 {
+    match OP {
+        MOV => x,
+        ADD => x.wrapping_add(y),
+        SUB => x.wrapping_sub(y),
+        SUBREV => y.wrapping_sub(x),
+        MUL => x.wrapping_mul(y),
+        MULU24 => (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF),
+        MIN => x.min(y),
+        MAX => x.max(y),
+        MINI => (x as i32).min(y as i32) as u32,
+        MAXI => (x as i32).max(y as i32) as u32,
+        AND => x & y,
+        OR => x | y,
+        XOR => x ^ y,
+        LSHL => y << (x & 31),
+        LSHR => y >> (x & 31),
+        ASHR => ((y as i32) >> (x & 31)) as u32,
+        ADD3 => x.wrapping_add(y).wrapping_add(z),
+        LSHL_ADD => (x << (y & 31)).wrapping_add(z),
+        ADD_LSHL => x.wrapping_add(y) << (z & 31),
+        LSHL_OR => (x << (y & 31)) | z,
+        AND_OR => (x & y) | z,
+        OR3 => x | y | z,
+        XOR3 => x ^ y ^ z,
+        _ => {
+            if sel {
+                y
+            } else {
+                x
+            }
+        }
+    }
 }
 
 /// The carry adds and subtracts; `OP & 0x80` reads a carry in.
@@ -385,29 +449,33 @@ fn carry_op<const N: usize, const OP: u8>(
     let a = lanes::<N>(wave, inst.src[0], &mut ba)?;
     let b = lanes::<N>(wave, inst.src[1], &mut bb)?;
     // Carries as one byte per lane (see `carry` in `exec`).
-    let cins = unpack_bits(cin, N);
+    let cins = if OP & 0x80 != 0 {
+        unpack_bits(cin, N)
+    } else {
+        [0; MAX_LANES]
+    };
     let mut couts = [0u8; MAX_LANES];
     let mut d = [0u32; N];
     for i in 0..N {
-        let (x, y, c) = (a[i], b[i], u32::from(cins[i]));
-        // With a carry of at most 1 only one of the two steps can wrap.
+        let c = u32::from(cins[i]);
+        let (x, y) = match OP & 0x7F {
+            SUBREV => (b[i], a[i]),
+            _ => (a[i], b[i]),
+        };
+        // The carry (borrow) out of bit 31, from the operands' and the
+        // result's top bits: a full adder's (subtractor's) last stage.
         let (v, out) = match OP & 0x7F {
             ADD => {
-                let t = x.wrapping_add(y);
-                let s = t.wrapping_add(c);
-                (s, (t < x) | (s < t))
-            }
-            SUB => {
-                let t = x.wrapping_sub(y);
-                (t.wrapping_sub(c), (y > x) | (c > t))
+                let s = x.wrapping_add(y).wrapping_add(c);
+                (s, (x & y) | ((x | y) & !s))
             }
             _ => {
-                let t = y.wrapping_sub(x);
-                (t.wrapping_sub(c), (x > y) | (c > t))
+                let s = x.wrapping_sub(y).wrapping_sub(c);
+                (s, (!x & y) | (!(x ^ y) & s))
             }
         };
         d[i] = v;
-        couts[i] = u8::from(out);
+        couts[i] = (out >> 31) as u8;
     }
     let cout = pack_bits(&couts, N) & wave.exec;
     store::<N>(wave, r, &d)?;

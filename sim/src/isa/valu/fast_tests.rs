@@ -1,7 +1,7 @@
 //! The resolved forms (`fast`) against the general path: every VOP1,
 //! VOP2, VOP3 and VOPC opcode of each family that resolves, with VGPR, SGPR, inline and
 //! literal first sources, on random lanes (special floats included) under
-//! random EXEC and VCC, in wave32 and wave64, in MODEs the forms run and
+//! random EXEC (full, sparse, one or two lanes, none) and VCC, in wave32 and wave64, in MODEs the forms run and
 //! in ones they hand to the general path: the same registers after.
 
 use relaunch_isa::{Family, Format};
@@ -23,7 +23,8 @@ impl Rng {
 
     /// A lane value: often a special float or a small integer.
     fn lane(&mut self) -> u32 {
-        const SPECIAL: [u32; 8] = [
+        const SPECIAL: [u32; 9] = [
+            0xFFFF_FFFF, // a NaN; all ones for the carries
             0x7FC0_0000, // quiet NaN
             0x7F80_0001, // signalling NaN
             0x7F80_0000, // +inf
@@ -111,10 +112,15 @@ fn resolved_forms_match_the_general_path() {
                                 w.sgpr[5] = rng.lane();
                                 w.sgpr[106] = rng.next() as u32;
                                 w.sgpr[107] = rng.next() as u32;
-                                let exec = if rng.next() % 2 == 0 {
-                                    u64::MAX
-                                } else {
-                                    rng.next()
+                                // Full, random, one or two lanes (the
+                                // forms' lane-by-lane path), none.
+                                let bit = |r: &mut Rng| 1u64 << (r.next() % 64);
+                                let exec = match rng.next() % 6 {
+                                    0 | 1 => u64::MAX,
+                                    2 => rng.next(),
+                                    3 => bit(&mut rng),
+                                    4 => bit(&mut rng) | bit(&mut rng),
+                                    _ => 0,
                                 };
                                 w.set_exec(exec);
                                 let mut general = w.clone();

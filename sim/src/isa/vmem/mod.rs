@@ -16,6 +16,7 @@ use super::Ctx;
 use crate::trace::AccessKind;
 
 mod buffer_address;
+mod coalesced;
 mod names;
 mod private;
 
@@ -323,15 +324,21 @@ fn load(
     wave.v(r + n as u16 - 1)?;
     let b = usize::from(bytes);
     let lanes = wave.lanes;
-    record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, b as u64);
     if b == 4 && d16 == D16::No {
-        // The common case: one dword per lane, straight into the VGPR.
+        // The common case: one dword per lane, straight into the VGPR; in
+        // a few runs of one address or consecutive dwords if it can.
+        let out = &mut wave.vgpr[r as usize][..lanes];
+        if coalesced::load(ctx, &addrs[..lanes], live, out) {
+            return Ok(());
+        }
+        record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, 4);
         return Ok(ctx.mem.gather_u32(
             &addrs[..lanes],
             live,
             &mut wave.vgpr[r as usize][..lanes],
         )?);
     }
+    record_lanes(ctx, AccessKind::VectorRead, addrs, live, lanes, b as u64);
     let buf = &mut ctx.scratch[..];
     ctx.mem.gather(&addrs[..lanes], live, b, buf)?;
     write_loaded(wave, r, buf, live, (bytes, signed, d16));
