@@ -310,12 +310,24 @@ fn hip_printf_runs_through_the_hostcall_listener() {
                 printf: ok\n";
     let (code, plain, err) = run_hip(&exe, &args, None);
     let (code_pre, preloaded, log) = run_hip(&exe, &args, Some(interposer));
+    // Strict: the hostcall traffic (the GPU's stores to the buffer and the
+    // signal, the listener's replies) raises no ordering violation.
+    let mut strict = relaunch("sim-rocm");
+    strict
+        .args(["--strict", "--target", "gfx1030", "--"])
+        .arg(&exe)
+        .args(args);
+    strict.env_remove("RELAUNCH_LOG").env_remove("LD_PRELOAD");
+    let (code_strict, checked, strict_err) = run(&mut strict);
     let _ = std::fs::remove_file(&co);
     assert_eq!(code, 0, "{plain}{err}");
     assert_eq!(plain, want, "{err}");
     assert_eq!(code_pre, 0, "under the interposer: {preloaded}{log}");
     assert_eq!(preloaded, want, "under the interposer: {log}");
     assert!(!log.contains("ERROR"), "{log}");
+    assert_eq!(code_strict, 0, "strict: {checked}{strict_err}");
+    assert_eq!(checked, want, "strict: {strict_err}");
+    assert!(!strict_err.contains("violation"), "{strict_err}");
 }
 
 #[test]
