@@ -288,3 +288,147 @@ pub fn hip_v4(name: &str, arch: &str) -> Option<Vec<u8>> {
     let args = ["-mcode-object-version=4", "-O2", libs.as_str()];
     clang_hip(name, arch, "v4", &args, HINT)
 }
+
+/// `tests/hip/<name>.hip`'s kernels for `arch` as code object v4 against
+/// the device libraries, with `hidden_none` where clang-19 lists
+/// `hidden_default_queue` and `hidden_completion_action`, as LLVM's older
+/// metadata streamer wrote them for every kernel that does not enqueue.
+/// Those two are OpenCL device enqueue's; ROCclr before ROCm 5.7 (ROCm/clr
+/// c585aefdb) reads `hidden_completion_action` as "run the device-enqueue
+/// scheduler after the kernel", which dereferences a device queue HIP never
+/// creates (`VirtualGPU::submitKernelInternal` -> `getVQVirtualAddress`: a
+/// SIGSEGV in hipLaunchKernel). clang-19 lists them whenever it cannot
+/// prove the kernel leaves them unread, which for any hostcall user it
+/// cannot (ockl's `__ockl_hostcall_internal` is optnone). So: clang++-19
+/// to optimised IR, the two `amdgpu-no-*` attributes added to each
+/// kernel's attribute group (the code reads neither), then `llc-19` and
+/// `ld.lld-19`; the machine code is clang's. None when a tool is missing,
+/// which [`crate::missing`] makes a failure under CI.
+pub fn hip_v4_without_enqueue_args(name: &str, arch: &str) -> Option<Vec<u8>> {
+    const HINT: &str = "Debian clang-19, llvm-19, lld-19, libamdhip64-dev and rocm-device-libs";
+    for tool in ["clang++-19", "llc-19", "ld.lld-19"] {
+        if !crate::require_tool(tool, HINT) {
+            return None;
+        }
+    }
+    if !std::path::Path::new(DEVICE_LIBS).join("ockl.bc").is_file() {
+        crate::missing(&format!("the ROCm device libraries ({DEVICE_LIBS})"), HINT);
+        return None;
+    }
+    let src = crate::workspace().join(format!("tests/hip/{name}.hip"));
+    let dir = scratch("hip-no-enqueue");
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let (ll, marked, obj, co) = (
+        dir.join("k.ll"),
+        dir.join("k2.ll"),
+        dir.join("k.o"),
+        dir.join("k.co"),
+    );
+    let run = |tool: &str, args: Vec<std::ffi::OsString>| -> bool {
+        let out = Command::new(tool)
+            .args(&args)
+            .output()
+            .expect("run the tool");
+        if !out.status.success() {
+            crate::missing(
+                &format!(
+                    "a {tool} that builds {} for {arch} ({})",
+                    src.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+                HINT,
+            );
+        }
+        out.status.success()
+    };
+    let clang: Vec<std::ffi::OsString> = [
+        "-x",
+        "hip",
+        &format!("--offload-arch={arch}"),
+        "-mcode-object-version=4",
+        &format!("--rocm-device-lib-path={DEVICE_LIBS}"),
+        "-O2",
+        "--cuda-device-only",
+        "-emit-llvm",
+        "-S",
+    ]
+    .iter()
+    .map(Into::into)
+    .chain([src.clone().into(), "-o".into(), ll.clone().into()])
+    .collect();
+    let built = run("clang++-19", clang) && {
+        let ir = std::fs::read_to_string(&ll).expect("read clang's IR");
+        std::fs::write(&marked, without_enqueue_args(&ir)).expect("write the IR");
+        let llc = [
+            "-O2",
+            "-mtriple=amdgcn-amd-amdhsa",
+            &format!("-mcpu={arch}"),
+        ]
+        .iter()
+        .map(Into::into)
+        .chain(["-filetype=obj".into(), marked.clone().into()])
+        .chain(["-o".into(), obj.clone().into()])
+        .collect();
+        run("llc-19", llc)
+            && run(
+                "ld.lld-19",
+                vec!["-shared".into(), obj.into(), "-o".into(), co.clone().into()],
+            )
+    };
+    let bytes = built.then(|| std::fs::read(&co).expect("read the built code object"));
+    let _ = std::fs::remove_dir_all(&dir);
+    bytes
+}
+
+/// `ir` (textual LLVM IR) with `"amdgpu-no-default-queue"` and
+/// `"amdgpu-no-completion-action"` in the attribute group of every
+/// `amdgpu_kernel` definition. Panics when a kernel has no group, which
+/// clang always gives it.
+fn without_enqueue_args(ir: &str) -> String {
+    let groups: std::collections::BTreeSet<&str> = ir
+        .lines()
+        .filter(|l| l.starts_with("define ") && l.contains(" amdgpu_kernel "))
+        .map(|l| {
+            l.split_whitespace()
+                .rev()
+                .find(|t| {
+                    t.strip_prefix('#')
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+                })
+                .unwrap_or_else(|| panic!("a kernel without an attribute group: {l}"))
+        })
+        .collect();
+    assert!(!groups.is_empty(), "no amdgpu_kernel in the IR");
+    let mut out = String::with_capacity(ir.len() + 64 * groups.len());
+    for line in ir.lines() {
+        let group = line
+            .strip_prefix("attributes ")
+            .and_then(|rest| rest.split_once(" = { "));
+        match group {
+            Some((id, attrs)) if groups.contains(id) => out.push_str(&format!(
+                "attributes {id} = {{ \"amdgpu-no-default-queue\" \"amdgpu-no-completion-action\" \
+                 {attrs}"
+            )),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_the_kernels_groups_gain_the_attributes() {
+        let ir = "define protected amdgpu_kernel void @k(ptr %0) local_unnamed_addr #1 {\n\
+                  define internal void @f() #2 {\n\
+                  attributes #1 = { convergent nounwind }\n\
+                  attributes #2 = { nounwind }\n";
+        let out = super::without_enqueue_args(ir);
+        assert!(out.contains(
+            "attributes #1 = { \"amdgpu-no-default-queue\" \"amdgpu-no-completion-action\" \
+             convergent nounwind }"
+        ));
+        assert!(out.contains("attributes #2 = { nounwind }\n"), "{out}");
+    }
+}

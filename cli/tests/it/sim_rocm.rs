@@ -279,6 +279,57 @@ fn hip_programs_give_the_same_results_with_and_without_the_interposer() {
     }
 }
 
+/// Device printf through HIP 5.2.3's hostcall listener: the GPU's
+/// requests wake the listener through the doorbell signal and wait for its
+/// replies, so each line is whole and in lane order, with and without the
+/// interposer. The kernel's metadata lists no device-enqueue arguments, as
+/// older LLVM wrote it (`hip_v4_without_enqueue_args` says why clang-19's
+/// crashes HIP 5.2.3 before the listener sees a request).
+#[test]
+fn hip_printf_runs_through_the_hostcall_listener() {
+    let Some(interposer) = stack() else {
+        return;
+    };
+    let Some(exe) = hip_program("printf") else {
+        return;
+    };
+    let Some(kernels) = relaunch_testsupport::hip::hip_v4_without_enqueue_args("printf", "gfx1030")
+    else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip-printf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let co = dir.join(format!("printf-{}.co", std::process::id()));
+    std::fs::write(&co, kernels).unwrap();
+    let args = [co.to_str().unwrap()];
+    let want = "lane 0 of 4 says hello 40\n\
+                lane 1 of 4 says hello 41\n\
+                lane 2 of 4 says hello 42\n\
+                lane 3 of 4 says hello 43\n\
+                tag 40:  1.50 0xbeef z|ab  |\n\
+                printf: ok\n";
+    let (code, plain, err) = run_hip(&exe, &args, None);
+    let (code_pre, preloaded, log) = run_hip(&exe, &args, Some(interposer));
+    // Strict: the hostcall traffic (the GPU's stores to the buffer and the
+    // signal, the listener's replies) raises no ordering violation.
+    let mut strict = relaunch("sim-rocm");
+    strict
+        .args(["--strict", "--target", "gfx1030", "--"])
+        .arg(&exe)
+        .args(args);
+    strict.env_remove("RELAUNCH_LOG").env_remove("LD_PRELOAD");
+    let (code_strict, checked, strict_err) = run(&mut strict);
+    let _ = std::fs::remove_file(&co);
+    assert_eq!(code, 0, "{plain}{err}");
+    assert_eq!(plain, want, "{err}");
+    assert_eq!(code_pre, 0, "under the interposer: {preloaded}{log}");
+    assert_eq!(preloaded, want, "under the interposer: {log}");
+    assert!(!log.contains("ERROR"), "{log}");
+    assert_eq!(code_strict, 0, "strict: {checked}{strict_err}");
+    assert_eq!(checked, want, "strict: {strict_err}");
+    assert!(!strict_err.contains("violation"), "{strict_err}");
+}
+
 #[test]
 fn a_hip_program_asks_the_interposer_which_graphs_it_replays() {
     let Some(interposer) = stack() else {
