@@ -183,19 +183,7 @@ pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
         ),
     ];
     for (tool, args) in steps {
-        let run = Command::new(tool)
-            .args(&args)
-            .output()
-            .expect("run the tool");
-        if !run.status.success() {
-            crate::missing(
-                &format!(
-                    "a {tool} that builds {} for {arch} ({})",
-                    src.display(),
-                    String::from_utf8_lossy(&run.stderr)
-                ),
-                HINT,
-            );
+        if !run_tool(tool, &args, &src, arch, HINT) {
             let _ = std::fs::remove_dir_all(&dir);
             return None;
         }
@@ -203,6 +191,33 @@ pub fn hip_o0_with(name: &str, arch: &str, flags: &[&str]) -> Option<Vec<u8>> {
     let bytes = std::fs::read(&co).expect("read the built code object");
     let _ = std::fs::remove_dir_all(&dir);
     Some(bytes)
+}
+
+/// Run one build step of `src` for `arch`; a failure is reported through
+/// [`crate::missing`] (naming the tool, the source and its stderr) and
+/// gives false.
+fn run_tool(
+    tool: &str,
+    args: &[std::ffi::OsString],
+    src: &std::path::Path,
+    arch: &str,
+    hint: &str,
+) -> bool {
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .expect("run the tool");
+    if !out.status.success() {
+        crate::missing(
+            &format!(
+                "a {tool} that builds {} for {arch} ({})",
+                src.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+            hint,
+        );
+    }
+    out.status.success()
 }
 
 /// `tests/kernels/hip/<name>`, built by clang++-19 for `arch` at `-O2` as
@@ -324,23 +339,7 @@ pub fn hip_v4_without_enqueue_args(name: &str, arch: &str) -> Option<Vec<u8>> {
         dir.join("k.o"),
         dir.join("k.co"),
     );
-    let run = |tool: &str, args: Vec<std::ffi::OsString>| -> bool {
-        let out = Command::new(tool)
-            .args(&args)
-            .output()
-            .expect("run the tool");
-        if !out.status.success() {
-            crate::missing(
-                &format!(
-                    "a {tool} that builds {} for {arch} ({})",
-                    src.display(),
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-                HINT,
-            );
-        }
-        out.status.success()
-    };
+    let run = |tool: &str, args: Vec<std::ffi::OsString>| run_tool(tool, &args, &src, arch, HINT);
     let clang: Vec<std::ffi::OsString> = [
         "-x",
         "hip",
