@@ -16,7 +16,7 @@ use crate::memory::{DeviceMemory, VmFault};
 
 /// (the kernel entry's address, wave64).
 type Key = (usize, bool);
-/// The kernel a program was decoded for, and the program.
+/// The kernel a program was decoded for, and its program as it grows.
 type Slot = (Weak<KernelEntry>, Arc<Growing>);
 
 fn cache() -> &'static Mutex<HashMap<Key, Slot>> {
