@@ -19,6 +19,9 @@ use crate::signal::SignalTable;
 /// How many violations the device log keeps (later ones are counted only).
 const VIOLATION_LOG_CAP: usize = 10_000;
 
+/// Compute units a [`SimConfig`] reports unless told otherwise.
+pub const DEFAULT_COMPUTE_UNITS: u32 = 32;
+
 /// How the simulated device is set up.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -68,7 +71,7 @@ impl SimConfig {
             strict: true,
             memory_limit: 4 << 30,
             product_name: format!("relaunch simulated {target}"),
-            compute_units: 32,
+            compute_units: DEFAULT_COMPUTE_UNITS,
             max_workgroups_per_dispatch: 1 << 18,
             uuid: None,
             pci: None,

@@ -26,14 +26,11 @@ use super::Ctx;
 use crate::memory::DeviceMemory;
 use crate::twins::{DispatchContext, KernelFault};
 
-/// Compute units of the simulated board (`SimConfig::compute_units`'
-/// default; the interpreter is not given the configuration).
-const COMPUTE_UNITS: usize = 32;
 /// Waves one compute unit holds: two SIMD32s of 16 waves each (LLVM's
-/// `getMaxWavesPerEU`: 16 on gfx10.3 and later, 2 SIMDs per CU).
-const WAVES_PER_CU: usize = 32;
-/// Waves a cooperative dispatch may have: all of them resident at once.
-pub(super) const RESIDENT_WAVES: usize = COMPUTE_UNITS * WAVES_PER_CU;
+/// `getMaxWavesPerEU`: 16 on gfx10.3 and later, 2 SIMDs per CU). A
+/// cooperative dispatch may have this many per compute unit of the device
+/// (`Launch::compute_units`), all resident at once.
+pub(super) const WAVES_PER_CU: u64 = 32;
 
 /// Where a wave of the dispatch is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +56,14 @@ struct Group {
 /// they cannot.
 fn too_large(groups: u64, nwaves: usize, start: &GroupStart<'_>) -> Option<String> {
     let total = groups.saturating_mul(nwaves as u64);
-    if total > RESIDENT_WAVES as u64 {
+    let cus = u64::from(start.launch.compute_units);
+    let resident = cus * WAVES_PER_CU;
+    if total > resident {
         return Some(format!(
             "the kernel uses the global wave sync (ds_gws_*), so all {groups} workgroups x \
-             {nwaves} waves must be resident at once, but the simulated device holds {} \
-             ({COMPUTE_UNITS} compute units x {WAVES_PER_CU} waves), as a cooperative launch \
-             of this size would be refused",
-            RESIDENT_WAVES
+             {nwaves} waves must be resident at once, but the simulated device holds \
+             {resident} ({cus} compute units x {WAVES_PER_CU} waves), as a cooperative launch \
+             of this size would be refused"
         ));
     }
     match start.private {

@@ -59,6 +59,9 @@ pub struct Launch {
     /// larger `private_segment_size`): a wave needing more than a slot is
     /// refused ("scratch needed").
     pub private_segment_bytes: u32,
+    /// The device's compute units (`SimConfig::compute_units`): how many
+    /// waves a cooperative dispatch may keep resident.
+    pub compute_units: u32,
 }
 
 impl Launch {
@@ -88,6 +91,7 @@ impl Launch {
             trap_handler,
             scratch: None,
             private_segment_bytes: kd.private_segment_fixed_size,
+            compute_units: crate::device::DEFAULT_COMPUTE_UNITS,
         })
     }
 }

@@ -532,6 +532,7 @@ pub(crate) fn select_runner(
         trap_handler,
         scratch: ctx.scratch,
         private_segment_bytes: kd.private_segment_fixed_size.max(ctx.private_segment_bytes),
+        compute_units: device.config().compute_units,
     };
     runner::select(&device.config().kernels, &kernel.symbol, launch)
 }

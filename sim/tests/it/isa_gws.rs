@@ -72,7 +72,12 @@ fn kernel(cpu: &str, groups: u32, count: u32, m0: bool) -> Vec<u8> {
 /// Dispatch `bytes`'s kernel over `groups` workgroups of 64; the output
 /// words, or the error.
 fn run(cpu: &str, bytes: &[u8], groups: u32) -> Result<Vec<u32>, String> {
-    let mut cfg = SimConfig::new(cpu);
+    run_on(SimConfig::new(cpu), bytes, groups)
+}
+
+/// [`run`] on a device configured by `cfg`.
+fn run_on(mut cfg: SimConfig, bytes: &[u8], groups: u32) -> Result<Vec<u32>, String> {
+    let cpu = cfg.target.clone();
     cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
     let rig = Rig::from_bytes(cfg, bytes);
     let out = rig.alloc(8 * groups as usize);
@@ -208,6 +213,13 @@ fn gws_without_m0_and_grids_too_large_to_be_resident_are_refused() {
     let err = run(cpu, &kernel(cpu, 600, 599, true), 600).unwrap_err();
     assert!(err.contains("must be resident at once"), "{err}");
     assert!(err.contains("1024"), "{err}");
+    // The bound is the device's: 4 compute units hold 128 waves, so 80
+    // workgroups of two are refused there and run on the default board.
+    let mut small = SimConfig::new(cpu);
+    small.compute_units = 4;
+    let err = run_on(small, &kernel(cpu, 80, 79, true), 80).unwrap_err();
+    assert!(err.contains("holds 128 (4 compute units"), "{err}");
+    assert!(run(cpu, &kernel(cpu, 80, 79, true), 80).is_ok());
 }
 
 #[test]

@@ -184,6 +184,7 @@ fn dispatch(
         trap_handler: false,
         scratch: Some(setup),
         private_segment_bytes: kd.private_segment_fixed_size,
+        compute_units: relaunch_sim::device::DEFAULT_COMPUTE_UNITS,
     };
     let mut ctx =
         DispatchContext::new(ka, kd.kernarg_size as usize, [grid, 1, 1], [block, 1, 1], 0);
