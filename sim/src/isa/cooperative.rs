@@ -161,7 +161,7 @@ pub(super) fn run(
                     while turns.state[i] == State::Ready {
                         moved = true;
                         let wave = &mut group.waves[w];
-                        match exec::run_wave(&prog, wave, &mut c, &mut executed) {
+                        match exec::run_wave_growing(&mut prog, code, wave, &mut c, &mut executed) {
                             Ok(Stop::Barrier) => turns.state[i] = State::AtBarrier,
                             Ok(Stop::End) => turns.state[i] = State::Done,
                             Ok(Stop::GlobalSync) => {
@@ -170,14 +170,6 @@ pub(super) fn run(
                                     return finish(ctx, tbuf, fail(&prog, g, w, at, e));
                                 }
                             }
-                            Err((pc, IsaFault::Undecoded(to))) => match code.reach(&pin, to) {
-                                // The jump did not run: again, counted once.
-                                Ok(grown) => {
-                                    prog = grown;
-                                    executed -= 1;
-                                }
-                                Err(e) => return finish(ctx, tbuf, fail(&prog, g, w, pc, e)),
-                            },
                             Err((pc, e)) => return finish(ctx, tbuf, fail(&prog, g, w, pc, e)),
                         }
                     }

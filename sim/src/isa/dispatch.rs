@@ -176,7 +176,8 @@ pub(crate) fn run_program(
     code: &Growing,
     launch: &Launch,
 ) -> Result<u64, KernelFault> {
-    let isa = code.latest().isa;
+    let first = code.latest();
+    let isa = first.isa;
     let r2 = launch.rsrc2;
     if r2 & rsrc2::TG_SIZE_EN != 0 {
         return Err(setup_fault(
@@ -226,7 +227,7 @@ pub(crate) fn run_program(
     // on every worker (the flag is bound to that thread only).
     let inactive = crate::memory::bound_inactivation();
     let interrupts = super::bound_interrupts();
-    if code.latest().global_sync {
+    if first.global_sync {
         let (i, s) = (inactive.as_deref(), interrupts.as_deref());
         return super::cooperative::run(ctx, mem, kernel, code, &start, groups, i, s);
     }

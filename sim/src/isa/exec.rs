@@ -227,10 +227,30 @@ fn jump_to(prog: &Program, to: u64) -> Result<Flow, IsaFault> {
         .ok_or(IsaFault::Undecoded(to))
 }
 
+/// [`run_wave`], swapping `prog` for the program `code` grows to hold the
+/// target of a jump to code not decoded yet (the same indices, more code)
+/// and running the jump again, counted once.
+pub(crate) fn run_wave_growing(
+    prog: &mut Arc<Program>,
+    code: &Growing,
+    wave: &mut Wave,
+    ctx: &mut Ctx<'_>,
+    executed: &mut u64,
+) -> Result<Stop, (u32, IsaFault)> {
+    loop {
+        match run_wave(prog, wave, ctx, executed) {
+            Err((pc, IsaFault::Undecoded(to))) => {
+                *prog = code.reach(ctx.mem, to).map_err(|e| (pc, e))?;
+                *executed -= 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Run every wave of one workgroup to its end. Waves take turns up to each
-/// barrier: when every wave still running has reached it, all go on. A
-/// jump to code not decoded yet swaps `prog` for the program `code` grows
-/// to hold it (the same indices, more code) and runs the jump again.
+/// barrier: when every wave still running has reached it, all go on. The
+/// program grows as [`run_wave_growing`] says.
 pub(crate) fn run_workgroup(
     prog: &mut Arc<Program>,
     code: &Growing,
@@ -251,17 +271,7 @@ pub(crate) fn run_workgroup(
             if w.done {
                 continue;
             }
-            let stop = loop {
-                match run_wave(prog, w, ctx, executed) {
-                    Err((pc, IsaFault::Undecoded(to))) => {
-                        *prog = code.reach(ctx.mem, to).map_err(|e| (i, pc, e))?;
-                        // The jump did not run: it runs again, counted once.
-                        *executed -= 1;
-                    }
-                    other => break other,
-                }
-            };
-            match stop {
+            match run_wave_growing(prog, code, w, ctx, executed) {
                 Ok(Stop::Barrier) => waiting += 1,
                 Ok(Stop::End) => {}
                 // A program with GWS instructions runs cooperatively
