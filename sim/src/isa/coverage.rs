@@ -153,14 +153,8 @@ pub(crate) fn executes(isa: Isa, bytes: &[u8]) -> Option<(String, bool)> {
     match relaunch_isa::decode(isa, bytes) {
         Decoded::Known(d) => {
             let k = program::classify(isa, &d, &program::words_of(bytes, d.len));
-            let mut name = match d.name_y {
-                Some(y) => format!("{} :: {y}", d.mnemonic()),
-                None => d.mnemonic(),
-            };
-            if matches!(k, Kind::GlobalShare | Kind::Gws(_)) {
-                name.push_str(" gds");
-            }
-            Some((name, !matches!(k, Kind::Unimplemented | Kind::GlobalShare)))
+            let runs = !matches!(k, Kind::Unimplemented | Kind::GlobalShare);
+            Some((program::listed_name(&d, k), runs))
         }
         Decoded::Unknown { .. } => None,
     }

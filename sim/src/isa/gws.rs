@@ -59,18 +59,19 @@ pub(crate) enum GOp {
 
 /// The GWS operation `name` names (with GDS set; the decoder's mnemonic).
 pub(crate) fn prepare(name: &str) -> Option<GOp> {
-    Some(match name {
-        "ds_gws_init" => GOp::Init,
-        "ds_gws_barrier" => GOp::Barrier,
-        "ds_gws_sema_v" => GOp::SemaV,
-        "ds_gws_sema_br" => GOp::SemaBr,
-        "ds_gws_sema_p" => GOp::SemaP,
-        "ds_gws_sema_release_all" => GOp::SemaReleaseAll,
-        _ => return None,
-    })
+    GOp::ALL.into_iter().find(|op| op.mnemonic() == name)
 }
 
 impl GOp {
+    const ALL: [GOp; 6] = [
+        GOp::Init,
+        GOp::Barrier,
+        GOp::SemaV,
+        GOp::SemaBr,
+        GOp::SemaP,
+        GOp::SemaReleaseAll,
+    ];
+
     fn mnemonic(self) -> &'static str {
         match self {
             GOp::Init => "ds_gws_init",

@@ -575,17 +575,23 @@ impl Program {
 }
 
 impl Inst {
-    /// The name a refusal gives this instruction: its mnemonic as LLVM
-    /// prints it (`X :: Y` for VOPD), with ` gds` for a GDS access.
+    /// The name a refusal gives this instruction ([`listed_name`]).
     pub fn refused_name(&self) -> String {
-        let name = match self.decoded.name_y {
-            Some(y) => format!("{} :: {y}", self.decoded.mnemonic()),
-            None => self.decoded.mnemonic(),
-        };
-        match self.kind {
-            Kind::GlobalShare => name + " gds",
-            _ => name,
-        }
+        listed_name(&self.decoded, self.kind)
+    }
+}
+
+/// The name the interpreter lists `d` by (classified as `kind`): its
+/// mnemonic as LLVM prints it (`X :: Y` for VOPD), with ` gds` for a GDS
+/// access.
+pub(super) fn listed_name(d: &Instruction, kind: Kind) -> String {
+    let name = match d.name_y {
+        Some(y) => format!("{} :: {y}", d.mnemonic()),
+        None => d.mnemonic(),
+    };
+    match kind {
+        Kind::GlobalShare | Kind::Gws(_) => name + " gds",
+        _ => name,
     }
 }
 
