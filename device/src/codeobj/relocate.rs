@@ -80,29 +80,28 @@ impl Elf<'_> {
             }
             let table = range(self.bytes(), s.offset, s.size, "relocation table")?;
             let count = s.size / entry;
-            let split = |info: u64| ((info >> 32) as u32, info as u32);
+            // r_info: the symbol index in the high half, the type below.
+            let entry = |offset: u64, info: u64, addend: Option<i64>| Relocation {
+                offset,
+                kind: info as u32,
+                symbol: (info >> 32) as u32,
+                addend,
+                table: s.link,
+            };
             if s.kind == SHT_RELA {
                 out.extend(entries::<Rela64<LE>>(table, count).iter().map(|r| {
-                    let (symbol, kind) = split(r.r_info.get(LE));
-                    Relocation {
-                        offset: r.r_offset.get(LE),
-                        kind,
-                        symbol,
-                        addend: Some(r.r_addend.get(LE)),
-                        table: s.link,
-                    }
+                    entry(
+                        r.r_offset.get(LE),
+                        r.r_info.get(LE),
+                        Some(r.r_addend.get(LE)),
+                    )
                 }));
             } else {
-                out.extend(entries::<Rel64<LE>>(table, count).iter().map(|r| {
-                    let (symbol, kind) = split(r.r_info.get(LE));
-                    Relocation {
-                        offset: r.r_offset.get(LE),
-                        kind,
-                        symbol,
-                        addend: None,
-                        table: s.link,
-                    }
-                }));
+                out.extend(
+                    entries::<Rel64<LE>>(table, count)
+                        .iter()
+                        .map(|r| entry(r.r_offset.get(LE), r.r_info.get(LE), None)),
+                );
             }
         }
         Ok(out)
