@@ -260,24 +260,14 @@ pub fn hip_o0_plain(name: &str, arch: &str) -> Option<Vec<u8>> {
 fn clang_hip(name: &str, arch: &str, tag: &str, flags: &[&str], hint: &str) -> Option<Vec<u8>> {
     let src = crate::workspace().join("tests/kernels/hip").join(name);
     let out = scratch(&format!("hip-{tag}.co"));
-    let run = Command::new("clang++-19")
-        .args(["-x", "hip", "--cuda-device-only"])
-        .arg(format!("--offload-arch={arch}"))
-        .args(flags)
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang++-19");
-    if !run.status.success() {
-        crate::missing(
-            &format!(
-                "a clang++-19 that builds {} for {arch} ({})",
-                src.display(),
-                String::from_utf8_lossy(&run.stderr)
-            ),
-            hint,
-        );
+    let args: Vec<std::ffi::OsString> = ["-x", "hip", "--cuda-device-only"]
+        .into_iter()
+        .map(Into::into)
+        .chain([format!("--offload-arch={arch}").into()])
+        .chain(flags.iter().map(Into::into))
+        .chain([src.clone().into(), "-o".into(), out.clone().into()])
+        .collect();
+    if !run_tool("clang++-19", &args, &src, arch, hint) {
         return None;
     }
     let bytes = std::fs::read(&out).expect("read the built code object");

@@ -76,15 +76,11 @@ fn run(cpu: &str, bytes: &[u8], groups: u32) -> Result<Vec<u32>, String> {
 }
 
 /// [`run`] on a device configured by `cfg`.
-fn run_on(mut cfg: SimConfig, bytes: &[u8], groups: u32) -> Result<Vec<u32>, String> {
+fn run_on(cfg: SimConfig, bytes: &[u8], groups: u32) -> Result<Vec<u32>, String> {
     let cpu = cfg.target.clone();
-    cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
-    let rig = Rig::from_bytes(cfg, bytes);
-    let out = rig.alloc(8 * groups as usize);
-    let mut b = rig.builder();
-    rig.dispatch(&mut b, "gws", &linear(64 * groups, 64), &out.to_le_bytes());
-    let (ib, _) = rig.finish(b);
-    let v = rig.run(&ib.segments[0].dwords).map_err(|e| e.to_string())?;
+    let launch = linear(64 * groups, 64);
+    let (rig, out, result) = Rig::run_isa(cfg, bytes, "gws", 8 * groups as usize, &launch);
+    let v = result.map_err(|e| e.to_string())?;
     assert_eq!(v, vec![], "{cpu}");
     Ok((0..2 * u64::from(groups))
         .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())
@@ -184,14 +180,16 @@ fn workgroups_queued_at_a_gws_semaphore_are_released_in_turn() {
         return;
     }
     for cpu in ["gfx1030", "gfx1100"] {
-        let mut cfg = SimConfig::new(cpu);
-        cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
-        let rig = Rig::from_bytes(cfg, &chain(cpu, GROUPS));
-        let out = rig.alloc(4 * GROUPS as usize);
-        let mut b = rig.builder();
-        rig.dispatch(&mut b, "gws", &linear(32 * GROUPS, 32), &out.to_le_bytes());
-        let (ib, _) = rig.finish(b);
-        assert_eq!(rig.run(&ib.segments[0].dwords).unwrap(), vec![], "{cpu}");
+        let launch = linear(32 * GROUPS, 32);
+        let bytes = chain(cpu, GROUPS);
+        let (rig, out, result) = Rig::run_isa(
+            SimConfig::new(cpu),
+            &bytes,
+            "gws",
+            4 * GROUPS as usize,
+            &launch,
+        );
+        assert_eq!(result.unwrap(), vec![], "{cpu}");
         let got: Vec<u32> = (0..u64::from(GROUPS))
             .map(|i| rig.dev.memory.read_u32(out + 4 * i).unwrap())
             .collect();

@@ -136,12 +136,29 @@ impl Rig {
         symbol: &str,
         out_bytes: usize,
     ) -> (Rig, u64, Result<Vec<Violation>, Pm4Error>) {
-        let mut cfg = SimConfig::new(cpu);
+        Rig::run_isa(
+            SimConfig::new(cpu),
+            bytes,
+            symbol,
+            out_bytes,
+            &linear(32, 32),
+        )
+    }
+
+    /// [`Rig::run_isa_once`] on a device configured by `cfg` (its kernel
+    /// mode set to the interpreter), dispatched as `launch`.
+    pub fn run_isa(
+        mut cfg: SimConfig,
+        bytes: &[u8],
+        symbol: &str,
+        out_bytes: usize,
+        launch: &Launch,
+    ) -> (Rig, u64, Result<Vec<Violation>, Pm4Error>) {
         cfg.kernels = relaunch_sim::isa::KernelMode::Isa;
         let rig = Rig::from_bytes(cfg, bytes);
         let out = rig.alloc(out_bytes);
         let mut b = rig.builder();
-        rig.dispatch(&mut b, symbol, &linear(32, 32), &out.to_le_bytes());
+        rig.dispatch(&mut b, symbol, launch, &out.to_le_bytes());
         let (ib, _) = rig.finish(b);
         let result = rig.run(&ib.segments[0].dwords);
         (rig, out, result)
